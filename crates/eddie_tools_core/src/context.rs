@@ -1,0 +1,124 @@
+//! [`Ctx`]: what every tool call gets besides its arguments — the workspace, the caller's
+//! `confirm` callback, the child environment and a cancellation flag.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::watch;
+
+use crate::error::{ErrorCode, Result, ToolError};
+use crate::workspace::Workspace;
+
+/// A boxed, sendable future.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// The caller's confirm callback: resolves `true` to go ahead. An `Err` means the callback
+/// itself failed (threw or rejected), and the tool call fails with it.
+pub type ConfirmFn = Arc<dyn Fn(String) -> BoxFuture<Result<bool>> + Send + Sync>;
+
+/// Cancellation shared between the caller and a running tool.
+#[derive(Clone)]
+pub struct Cancel {
+    flag: Arc<AtomicBool>,
+    tx: Arc<watch::Sender<bool>>,
+}
+
+impl Default for Cancel {
+    fn default() -> Self {
+        Self { flag: Arc::new(AtomicBool::new(false)), tx: Arc::new(watch::channel(false).0) }
+    }
+}
+
+impl Cancel {
+    /// Ask the running tool to stop.
+    pub fn cancel(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        self.tx.send_replace(true);
+    }
+
+    /// Whether [`Cancel::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// `Err(CANCELLED)` once cancelled; for checks inside loops.
+    pub fn check(&self) -> Result<()> {
+        if self.is_cancelled() { Err(ToolError::cancelled()) } else { Ok(()) }
+    }
+
+    /// Resolves when cancelled (never, if it never is).
+    pub async fn cancelled(&self) {
+        let mut rx = self.tx.subscribe();
+        // The sender lives as long as `self`, so `wait_for` only ends by cancellation.
+        let _ = rx.wait_for(|v| *v).await;
+    }
+
+    /// The shared flag, for blocking code.
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.flag)
+    }
+}
+
+/// The execution context of one call (`ctx` in `@eddie/tools`).
+#[derive(Clone)]
+pub struct Ctx {
+    /// The workspace every path is confined to (`ctx.cwd`).
+    pub workspace: Workspace,
+    /// `ctx.confirm`; `None` when the caller gave none (a tool that needs it declines).
+    pub confirm: Option<ConfirmFn>,
+    /// `ctx.env`: the child environment for `bash` and `CONFIG_ROOT` for the plan tools.
+    /// `None` means "inherit this process's environment".
+    pub env: Option<HashMap<String, String>>,
+    /// Cancellation (`ctx.signal`).
+    pub cancel: Cancel,
+}
+
+impl Ctx {
+    /// A context for `cwd` with no confirm callback and the inherited environment.
+    pub fn new(cwd: &str) -> Result<Self> {
+        Ok(Self { workspace: Workspace::new(cwd)?, confirm: None, env: None, cancel: Cancel::default() })
+    }
+
+    /// Builder: set the confirm callback.
+    pub fn with_confirm(mut self, confirm: ConfirmFn) -> Self {
+        self.confirm = Some(confirm);
+        self
+    }
+
+    /// Builder: set the environment.
+    pub fn with_env(mut self, env: HashMap<String, String>) -> Self {
+        self.env = Some(env);
+        self
+    }
+
+    /// Ask the caller. Without a callback the answer is "no" (like eddie's non-interactive mode).
+    pub async fn confirm(&self, message: String) -> Result<bool> {
+        self.cancel.check()?;
+        let Some(confirm) = &self.confirm else { return Ok(false) };
+        let answer = confirm(message).await.map_err(|e| {
+            if e.code() == ErrorCode::ConfirmFailed {
+                e
+            } else {
+                ToolError::new(ErrorCode::ConfirmFailed, e.message().to_owned())
+            }
+        })?;
+        self.cancel.check()?;
+        Ok(answer)
+    }
+
+    /// An environment variable as the tool sees it.
+    pub fn env_var(&self, key: &str) -> Option<String> {
+        match &self.env {
+            Some(env) => env.get(key).cloned(),
+            None => std::env::var(key).ok(),
+        }
+    }
+}
+
+/// A confirm callback that always answers `answer` (for tests and `--yes`).
+pub fn constant_confirm(answer: bool) -> ConfirmFn {
+    Arc::new(move |_| Box::pin(async move { Ok(answer) }))
+}

@@ -1,0 +1,255 @@
+//! The one error type of the crate, [`ToolError`], with stable string codes ([`ErrorCode`]).
+//!
+//! Messages keep the exact texts of `@eddie/tools` (an LLM and existing callers match on them);
+//! the code is what programs should branch on.
+
+use std::io;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+/// Stable, append-only error codes. `as_str` is the `code` a JS caller sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// An argument has the wrong type, is missing, or is out of range.
+    InvalidArgument,
+    /// A path (or a symlink on it) leaves the workspace.
+    OutsideWorkspace,
+    /// A file or directory does not exist.
+    NotFound,
+    /// A directory was given where a file is needed.
+    IsADirectory,
+    /// A file was given where a directory is needed.
+    NotADirectory,
+    /// The OS refused access.
+    PermissionDenied,
+    /// Any other I/O failure.
+    Io,
+    /// A regular expression does not compile.
+    InvalidRegex,
+    /// A stored document (plan, task list, config) is not valid JSON/YAML.
+    Parse,
+    /// A task id or task number does not exist.
+    TaskNotFound,
+    /// A command exited with a non-zero status or was killed by a signal.
+    CommandFailed,
+    /// A command ran past its time limit and was killed.
+    Timeout,
+    /// A command wrote more than its output limit and was killed.
+    OutputLimit,
+    /// The caller aborted the call (`ctx.signal`).
+    Cancelled,
+    /// `ctx.confirm` threw, rejected, or returned something other than a boolean.
+    ConfirmFailed,
+    /// No tool has this name.
+    UnknownTool,
+    /// A bug: a panic or a broken invariant inside the addon.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The SCREAMING_SNAKE_CASE string of the code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArgument => "INVALID_ARGUMENT",
+            Self::OutsideWorkspace => "OUTSIDE_WORKSPACE",
+            Self::NotFound => "NOT_FOUND",
+            Self::IsADirectory => "IS_A_DIRECTORY",
+            Self::NotADirectory => "NOT_A_DIRECTORY",
+            Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::Io => "IO",
+            Self::InvalidRegex => "INVALID_REGEX",
+            Self::Parse => "PARSE",
+            Self::TaskNotFound => "TASK_NOT_FOUND",
+            Self::CommandFailed => "COMMAND_FAILED",
+            Self::Timeout => "TIMEOUT",
+            Self::OutputLimit => "OUTPUT_LIMIT",
+            Self::Cancelled => "CANCELLED",
+            Self::ConfirmFailed => "CONFIRM_FAILED",
+            Self::UnknownTool => "UNKNOWN_TOOL",
+            Self::Internal => "INTERNAL",
+        }
+    }
+
+    /// Every code, in declaration order (for docs and tests).
+    pub const ALL: &'static [ErrorCode] = &[
+        Self::InvalidArgument,
+        Self::OutsideWorkspace,
+        Self::NotFound,
+        Self::IsADirectory,
+        Self::NotADirectory,
+        Self::PermissionDenied,
+        Self::Io,
+        Self::InvalidRegex,
+        Self::Parse,
+        Self::TaskNotFound,
+        Self::CommandFailed,
+        Self::Timeout,
+        Self::OutputLimit,
+        Self::Cancelled,
+        Self::ConfirmFailed,
+        Self::UnknownTool,
+        Self::Internal,
+    ];
+}
+
+/// Which JS constructor the error should be thrown as (eddie throws a few `RangeError`s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JsErrorKind {
+    /// `Error`
+    #[default]
+    Error,
+    /// `RangeError`
+    RangeError,
+    /// `TypeError`
+    TypeError,
+    /// `SyntaxError`
+    SyntaxError,
+}
+
+/// An error from a tool: a stable code, eddie's message, and optional extra properties
+/// (for example `exitCode`, `stdout` on a failed command).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    code: ErrorCode,
+    message: String,
+    kind: JsErrorKind,
+    props: Map<String, Value>,
+}
+
+/// The crate's result type.
+pub type Result<T, E = ToolError> = std::result::Result<T, E>;
+
+impl ToolError {
+    /// A new error with `code` and `message`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), kind: JsErrorKind::Error, props: Map::new() }
+    }
+
+    /// `INVALID_ARGUMENT` with `message`.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidArgument, message)
+    }
+
+    /// `OUTSIDE_WORKSPACE` for a path argument, with the §5.2 text.
+    pub fn outside_workspace(path_as_given: &str) -> Self {
+        Self::new(ErrorCode::OutsideWorkspace, format!("Path is outside the workspace: {path_as_given}"))
+    }
+
+    /// `INTERNAL`: a bug.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Internal, message)
+    }
+
+    /// `CANCELLED`: the caller aborted.
+    pub fn cancelled() -> Self {
+        Self::new(ErrorCode::Cancelled, "The operation was aborted")
+    }
+
+    /// Throw as another JS constructor.
+    pub fn with_kind(mut self, kind: JsErrorKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Attach an extra property to the thrown JS error.
+    pub fn with_prop(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.props.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// The message (eddie's text).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The JS constructor to use.
+    pub fn kind(&self) -> JsErrorKind {
+        self.kind
+    }
+
+    /// Extra properties for the JS error object.
+    pub fn props(&self) -> &Map<String, Value> {
+        &self.props
+    }
+
+    /// A Node-style fs error: `ENOENT: no such file or directory, open '/abs/path'`.
+    /// `path` is omitted from the text when `None` (Node does so for `read` on a directory).
+    pub fn fs(err: &io::Error, syscall: &str, path: Option<&Path>) -> Self {
+        let (errno, text, code) = describe_io(err);
+        let message = match path {
+            Some(p) => format!("{errno}: {text}, {syscall} '{}'", p.display()),
+            None => format!("{errno}: {text}, {syscall}"),
+        };
+        let mut e = Self::new(code, message).with_prop("errno_code", errno).with_prop("syscall", syscall);
+        if let Some(p) = path {
+            e = e.with_prop("path", p.display().to_string());
+        }
+        e
+    }
+}
+
+/// (errno name, libuv description, our code) for an I/O error.
+fn describe_io(err: &io::Error) -> (String, String, ErrorCode) {
+    let raw = err.raw_os_error();
+    let known: Option<(&str, &str, ErrorCode)> = match raw {
+        Some(libc::ENOENT) => Some(("ENOENT", "no such file or directory", ErrorCode::NotFound)),
+        Some(libc::EACCES) => Some(("EACCES", "permission denied", ErrorCode::PermissionDenied)),
+        Some(libc::EPERM) => Some(("EPERM", "operation not permitted", ErrorCode::PermissionDenied)),
+        Some(libc::EISDIR) => Some(("EISDIR", "illegal operation on a directory", ErrorCode::IsADirectory)),
+        Some(libc::ENOTDIR) => Some(("ENOTDIR", "not a directory", ErrorCode::NotADirectory)),
+        Some(libc::EEXIST) => Some(("EEXIST", "file already exists", ErrorCode::Io)),
+        Some(libc::ELOOP) => Some(("ELOOP", "too many symbolic links encountered", ErrorCode::Io)),
+        Some(libc::ENAMETOOLONG) => Some(("ENAMETOOLONG", "name too long", ErrorCode::InvalidArgument)),
+        Some(libc::ENOSPC) => Some(("ENOSPC", "no space left on device", ErrorCode::Io)),
+        Some(libc::EROFS) => Some(("EROFS", "read-only file system", ErrorCode::PermissionDenied)),
+        Some(libc::EMFILE) => Some(("EMFILE", "too many open files", ErrorCode::Io)),
+        _ => None,
+    };
+    match known {
+        Some((n, t, c)) => (n.to_owned(), t.to_owned(), c),
+        None => match err.kind() {
+            io::ErrorKind::NotFound => {
+                ("ENOENT".into(), "no such file or directory".into(), ErrorCode::NotFound)
+            }
+            io::ErrorKind::PermissionDenied => {
+                ("EACCES".into(), "permission denied".into(), ErrorCode::PermissionDenied)
+            }
+            _ => ("EIO".into(), err.to_string(), ErrorCode::Io),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_screaming_snake() {
+        let mut seen = std::collections::HashSet::new();
+        for c in ErrorCode::ALL {
+            let s = c.as_str();
+            assert!(s.chars().all(|ch| ch.is_ascii_uppercase() || ch == '_'), "{s}");
+            assert!(seen.insert(s), "duplicate {s}");
+        }
+    }
+
+    #[test]
+    fn fs_error_uses_node_text() {
+        let e = io::Error::from_raw_os_error(libc::ENOENT);
+        let t = ToolError::fs(&e, "open", Some(Path::new("/w/x.txt")));
+        assert_eq!(t.message(), "ENOENT: no such file or directory, open '/w/x.txt'");
+        assert_eq!(t.code(), ErrorCode::NotFound);
+        let e = io::Error::from_raw_os_error(libc::EISDIR);
+        let t = ToolError::fs(&e, "read", None);
+        assert_eq!(t.message(), "EISDIR: illegal operation on a directory, read");
+        assert_eq!(t.code(), ErrorCode::IsADirectory);
+    }
+}

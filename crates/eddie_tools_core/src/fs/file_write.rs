@@ -1,0 +1,42 @@
+//! `file_write`: confirmed, atomic write of UTF-8 text.
+
+use serde_json::{Value, json};
+
+use crate::atomic::write_atomic;
+use crate::context::Ctx;
+use crate::error::{Result, ToolError};
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.file_write.result.v1";
+
+/// Run `file_write`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = match args.get("path") {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        _ => return Err(ToolError::invalid("path must be a non-empty string")),
+    };
+    let content = match args.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        _ => return Err(ToolError::invalid("content must be a string")),
+    };
+    let resolved = ctx.workspace.resolve(&path)?;
+    if !ctx.confirm(format!("Write file: {path}")).await? {
+        return Ok(ToolOutput::new(
+            SCHEMA,
+            "Write cancelled by user.",
+            json!({"path": path, "bytesWritten": 0}),
+        ));
+    }
+    // Resolve again after the prompt: a symlink swapped in while the user was deciding must
+    // not redirect the write outside the workspace.
+    let resolved = ctx
+        .workspace
+        .resolve(&path)
+        .map(|again| if again.real == resolved.real { resolved } else { again })?;
+    let bytes = content.len();
+    tokio::task::spawn_blocking(move || write_atomic(&resolved.real, content.as_bytes(), &resolved.lexical))
+        .await
+        .map_err(|e| ToolError::internal(format!("file_write worker failed: {e}")))??;
+    Ok(ToolOutput::new(SCHEMA, format!("Wrote {path}"), json!({"path": path, "bytesWritten": bytes})))
+}

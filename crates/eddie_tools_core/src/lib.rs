@@ -1,0 +1,26 @@
+//! Pure Rust core of `@eddie/tools-native`: every tool's behaviour, with no napi.
+//!
+//! Each tool is an `async fn run(args: &serde_json::Value, ctx: &Ctx) -> Result<ToolOutput>`
+//! in a module of its family. Arguments are taken as JSON and coerced the way the
+//! `@eddie/tools` handlers coerce them; results are `{schema, content, data}`. Every path
+//! goes through [`workspace::Workspace::resolve`], every write through
+//! [`atomic::write_atomic`], and every failure is a [`error::ToolError`] with a stable code.
+#![deny(missing_docs)]
+
+pub mod atomic;
+pub mod context;
+pub mod error;
+pub mod fs;
+pub mod js;
+pub mod locks;
+pub mod output;
+pub mod plan;
+pub mod registry;
+pub mod search;
+pub mod shell;
+pub mod tasks;
+pub mod workspace;
+
+pub use context::Ctx;
+pub use error::{ErrorCode, Result, ToolError};
+pub use output::ToolOutput;

@@ -1,0 +1,41 @@
+//! `agent__delete_task`: remove one task, after `ctx.confirm`.
+
+use serde_json::Value;
+
+use super::store;
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::js;
+use crate::output::ToolOutput;
+
+/// Run `agent__delete_task`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let name = store::sanitise_task_list_name(args.get("taskListName"))?;
+    let id = store::sanitise_task_id(args.get("taskId"))?;
+    let abridged = js::truthy(args.get("abridged"));
+    let path = store::locate(&ctx.workspace, &name)?;
+    let current = {
+        let path = path.clone();
+        store::blocking(move || store::read(&path)).await?
+    };
+    if store::find(&current, &id).is_none() {
+        return Err(store::not_found(&id, &name));
+    }
+    if !ctx.confirm(format!("Delete task \"{id}\" from list \"{name}\"?")).await? {
+        let header = format!("Deletion cancelled for \"{name}\".");
+        return Ok(store::format_result(&name, current, Some(&header), abridged));
+    }
+    let _guard = crate::locks::lock(&store::lock_key(&path)).await;
+    let (task_id, list) = (id.clone(), name.clone());
+    let doc = store::blocking(move || {
+        let mut doc = store::read(&path)?;
+        let index = store::find(&doc, &task_id).ok_or_else(|| store::not_found(&task_id, &list))?;
+        if let Some(tasks) = doc["tasks"].as_array_mut() {
+            tasks.remove(index);
+        }
+        store::write(&path, &doc, true)
+    })
+    .await?;
+    let header = format!("Deleted task \"{id}\" from list \"{name}\".");
+    Ok(store::format_result(&name, doc, Some(&header), abridged))
+}

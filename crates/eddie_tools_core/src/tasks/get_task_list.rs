@@ -1,0 +1,19 @@
+//! `agent__get_task_list`: read a list, creating an empty one when missing.
+
+use serde_json::Value;
+
+use super::store;
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::js;
+use crate::output::ToolOutput;
+
+/// Run `agent__get_task_list`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let name = store::sanitise_task_list_name(args.get("taskListName"))?;
+    let abridged = js::truthy(args.get("abridged"));
+    let path = store::locate(&ctx.workspace, &name)?;
+    let _guard = crate::locks::lock(&store::lock_key(&path)).await;
+    let doc = store::blocking(move || store::ensure(&path)).await?;
+    Ok(store::format_result(&name, doc, None, abridged))
+}

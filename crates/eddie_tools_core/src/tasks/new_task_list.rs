@@ -1,0 +1,27 @@
+//! `agent__new_task_list`: create (or replace) a task list, after `ctx.confirm`.
+
+use serde_json::{Value, json};
+
+use super::store;
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::output::ToolOutput;
+
+/// Run `agent__new_task_list`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let name = store::sanitise_task_list_name(args.get("taskListName"))?;
+    let path = store::locate(&ctx.workspace, &name)?;
+    if !ctx.confirm(format!("Create new task list \"{name}\"?")).await? {
+        let content = format!("Task list creation cancelled for \"{name}\".");
+        return Ok(ToolOutput::new(super::SCHEMA, content, store::empty_document()));
+    }
+    let metadata = match args.get("metadata") {
+        Some(Value::Object(m)) => Value::Object(m.clone()),
+        _ => json!({}),
+    };
+    let _guard = crate::locks::lock(&store::lock_key(&path)).await;
+    let doc =
+        store::blocking(move || store::write(&path, &json!({"metadata": metadata, "tasks": []}), false))
+            .await?;
+    Ok(ToolOutput::new(super::SCHEMA, format!("Created task list \"{name}\" with 0 tasks."), doc))
+}

@@ -1,0 +1,210 @@
+//! One exported async function per tool, plus the registry view for `index.js`.
+
+use eddie_tools_core::registry;
+use eddie_tools_core::{ToolError, ToolOutput};
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::convert::{output, reject, to_json};
+use crate::ctx::convert;
+
+/// Run tool `name` for JS: convert on the JS thread, work on tokio, settle on the JS thread.
+fn spawn<'env>(
+    env: &'env Env,
+    name: &'static str,
+    args: Unknown<'_>,
+    ctx: Option<Object<'_>>,
+) -> Result<PromiseRaw<'env, Object<'env>>> {
+    let prepared = to_json(env, args, 0)
+        .map_err(|e| ToolError::invalid(format!("arguments of {name} must be JSON-compatible: {}", e.reason)))
+        .and_then(|a| a.ok_or_else(|| ToolError::invalid(format!("arguments of {name} must be an object"))))
+        .and_then(|a| convert(env, ctx).map(|c| (a, c)));
+    env.spawn_future_with_callback(
+        async move {
+            let (args, converted) = prepared?;
+            if converted.already_aborted {
+                return Err(ToolError::cancelled());
+            }
+            let ctx = converted.ctx;
+            let cancel = ctx.cancel.clone();
+            // A separate task turns a panic into a rejection with code INTERNAL.
+            let work = tokio::spawn(async move { registry::run(name, &args, &ctx).await });
+            let abort = work.abort_handle();
+            tokio::select! {
+                joined = work => joined.unwrap_or_else(|e| Err(ToolError::internal(panic_text(e)))),
+                () = cancel.cancelled() => {
+                    // Give the tool a moment to clean up (bash kills its process group).
+                    tokio::time::sleep(std::time::Duration::from_millis(0)).await;
+                    abort.abort();
+                    Err(ToolError::cancelled())
+                }
+            }
+        }
+        .map_ok_wrap(),
+        |env, result: std::result::Result<ToolOutput, ToolError>| match result {
+            Ok(out) => output(env, &out),
+            Err(e) => Err(reject(env, &e)),
+        },
+    )
+}
+
+fn panic_text(e: tokio::task::JoinError) -> String {
+    if !e.is_panic() {
+        return "tool task was cancelled".to_owned();
+    }
+    let payload = e.into_panic();
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned());
+    format!("internal error (panic): {msg}")
+}
+
+/// `Future<Output = T>` → `Future<Output = napi::Result<T>>`, so core errors reach the
+/// settle callback as values (where they become JS errors with codes).
+trait MapOkWrap: std::future::Future + Sized {
+    fn map_ok_wrap(self) -> impl std::future::Future<Output = Result<Self::Output>> + Send + 'static
+    where
+        Self: Send + 'static,
+    {
+        async move { Ok(self.await) }
+    }
+}
+
+impl<F: std::future::Future> MapOkWrap for F {}
+
+macro_rules! tool_export {
+    ($(#[$doc:meta])* $fn_name:ident, $tool:literal, $args:literal) => {
+        $(#[$doc])*
+        #[napi(
+            catch_unwind,
+            ts_args_type = $args,
+            ts_return_type = "Promise<ToolResult>"
+        )]
+        pub fn $fn_name<'env>(env: &'env Env, args: Unknown<'_>, ctx: Option<Object<'_>>) -> Result<PromiseRaw<'env, Object<'env>>> {
+            spawn(env, $tool, args, ctx)
+        }
+    };
+}
+
+tool_export!(
+    /// Run a shell command in the workspace (`bash`).
+    bash, "bash", "args: BashArgs, ctx: ToolContext"
+);
+tool_export!(
+    /// Read one page of a UTF-8 text file (`file_read`).
+    file_read, "file_read", "args: FileReadArgs, ctx: ToolContext"
+);
+tool_export!(
+    /// Write a UTF-8 text file atomically, after confirm (`file_write`).
+    file_write, "file_write", "args: FileWriteArgs, ctx: ToolContext"
+);
+tool_export!(
+    /// Find files by name and content regexes (`file_search`).
+    file_search, "file_search", "args: FileSearchArgs, ctx: ToolContext"
+);
+tool_export!(
+    /// List the directory tree (`get_folder_tree_structure`).
+    get_folder_tree_structure, "get_folder_tree_structure", "args: GetFolderTreeStructureArgs, ctx: ToolContext"
+);
+tool_export!(
+    /// Read the workspace plan (`get_plan`).
+    get_plan, "get_plan", "args: GetPlanArgs, ctx: ToolContext"
+);
+tool_export!(
+    /// Mark a plan task complete (`complete_task`).
+    complete_task, "complete_task", "args: CompleteTaskArgs, ctx: ToolContext"
+);
+tool_export!(
+    /// Replace the workspace plan, after confirm (`update_plan`).
+    update_plan, "update_plan", "args: UpdatePlanArgs, ctx: ToolContext"
+);
+tool_export!(
+    /// Create a task list, after confirm (`agent__new_task_list`).
+    agent_new_task_list, "agent__new_task_list", "args: AgentNewTaskListArgs, ctx: ToolContext"
+);
+tool_export!(
+    /// Add a task to a list, after confirm (`agent__new_task`).
+    agent_new_task, "agent__new_task", "args: AgentNewTaskArgs, ctx: ToolContext"
+);
+tool_export!(
+    /// Read a task list, creating it when missing (`agent__get_task_list`).
+    agent_get_task_list, "agent__get_task_list", "args: AgentGetTaskListArgs, ctx: ToolContext"
+);
+tool_export!(
+    /// Change a task's status, after confirm (`agent__set_task_status`).
+    agent_set_task_status, "agent__set_task_status", "args: AgentSetTaskStatusArgs, ctx: ToolContext"
+);
+tool_export!(
+    /// Delete a task, after confirm (`agent__delete_task`).
+    agent_delete_task, "agent__delete_task", "args: AgentDeleteTaskArgs, ctx: ToolContext"
+);
+
+/// Run any tool by its model name (`file_read`) or JS name (`fileRead`).
+#[napi(
+    catch_unwind,
+    ts_args_type = "name: string, args: Record<string, unknown>, ctx: ToolContext",
+    ts_return_type = "Promise<ToolResult>"
+)]
+pub fn run_tool<'env>(
+    env: &'env Env,
+    name: String,
+    args: Unknown<'_>,
+    ctx: Option<Object<'_>>,
+) -> Result<PromiseRaw<'env, Object<'env>>> {
+    match registry::find(&name) {
+        Some(spec) => spawn(env, spec.name, args, ctx),
+        None => env.spawn_future_with_callback(
+            async move {
+                Ok(ToolError::new(eddie_tools_core::ErrorCode::UnknownTool, format!("Unknown tool: {name}")))
+            },
+            |env, e: ToolError| -> Result<Object> { Err(reject(env, &e)) },
+        ),
+    }
+}
+
+/// One registry entry: eddie's definition plus our facts.
+#[napi(object)]
+pub struct NativeToolSpec {
+    /// Model-facing name (`file_read`).
+    pub name: String,
+    /// JS export name (`fileRead`).
+    pub js_name: String,
+    /// The description sent to the model.
+    pub description: String,
+    /// Input JSON Schema (identical to `@eddie/tools`).
+    pub json_schema: serde_json::Value,
+    /// Schema of `result.data` (identical to `@eddie/tools`).
+    pub output_schema: serde_json::Value,
+    /// Whether the tool can change the workspace or run code.
+    pub mutating: bool,
+    /// Whether the tool asks `ctx.confirm` first.
+    pub confirms: bool,
+}
+
+/// Every tool, in `builtinTools` order.
+#[napi(catch_unwind)]
+pub fn tool_specs() -> Vec<NativeToolSpec> {
+    registry::TOOLS
+        .iter()
+        .filter_map(|t| {
+            let def = registry::definition(t.name)?;
+            Some(NativeToolSpec {
+                name: t.name.to_owned(),
+                js_name: t.js_name.to_owned(),
+                description: def.get("description").and_then(|d| d.as_str()).unwrap_or_default().to_owned(),
+                json_schema: def.get("jsonSchema").cloned().unwrap_or_default(),
+                output_schema: def.get("outputSchema").cloned().unwrap_or_default(),
+                mutating: t.mutating,
+                confirms: t.confirms,
+            })
+        })
+        .collect()
+}
+
+/// The stable error codes, in declaration order.
+#[napi(catch_unwind)]
+pub fn error_codes() -> Vec<String> {
+    eddie_tools_core::ErrorCode::ALL.iter().map(|c| c.as_str().to_owned()).collect()
+}
