@@ -8,6 +8,8 @@
 
 mod convert;
 mod ctx;
+mod task_list;
 mod tools;
 
+pub use task_list::*;
 pub use tools::*;

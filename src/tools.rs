@@ -75,8 +75,8 @@ trait MapOkWrap: std::future::Future + Sized {
 impl<F: std::future::Future> MapOkWrap for F {}
 
 macro_rules! tool_export {
-    ($(#[$doc:meta])* $fn_name:ident, $tool:literal, $args:literal) => {
-        $(#[$doc])*
+    ($doc:literal, $fn_name:ident, $tool:literal, $args:literal) => {
+        #[doc = $doc]
         #[napi(
             catch_unwind,
             ts_args_type = $args,
@@ -89,55 +89,55 @@ macro_rules! tool_export {
 }
 
 tool_export!(
-    /// Run a shell command in the workspace (`bash`).
+    "Run a shell command in the workspace (`bash`).",
     bash, "bash", "args: BashArgs, ctx: ToolContext"
 );
 tool_export!(
-    /// Read one page of a UTF-8 text file (`file_read`).
+    "Read one page of a UTF-8 text file (`file_read`).",
     file_read, "file_read", "args: FileReadArgs, ctx: ToolContext"
 );
 tool_export!(
-    /// Write a UTF-8 text file atomically, after confirm (`file_write`).
+    "Write a UTF-8 text file atomically, after confirm (`file_write`).",
     file_write, "file_write", "args: FileWriteArgs, ctx: ToolContext"
 );
 tool_export!(
-    /// Find files by name and content regexes (`file_search`).
+    "Find files by name and content regexes (`file_search`).",
     file_search, "file_search", "args: FileSearchArgs, ctx: ToolContext"
 );
 tool_export!(
-    /// List the directory tree (`get_folder_tree_structure`).
+    "List the directory tree (`get_folder_tree_structure`).",
     get_folder_tree_structure, "get_folder_tree_structure", "args: GetFolderTreeStructureArgs, ctx: ToolContext"
 );
 tool_export!(
-    /// Read the workspace plan (`get_plan`).
+    "Read the workspace plan (`get_plan`).",
     get_plan, "get_plan", "args: GetPlanArgs, ctx: ToolContext"
 );
 tool_export!(
-    /// Mark a plan task complete (`complete_task`).
+    "Mark a plan task complete (`complete_task`).",
     complete_task, "complete_task", "args: CompleteTaskArgs, ctx: ToolContext"
 );
 tool_export!(
-    /// Replace the workspace plan, after confirm (`update_plan`).
+    "Replace the workspace plan, after confirm (`update_plan`).",
     update_plan, "update_plan", "args: UpdatePlanArgs, ctx: ToolContext"
 );
 tool_export!(
-    /// Create a task list, after confirm (`agent__new_task_list`).
+    "Create a task list, after confirm (`agent__new_task_list`).",
     agent_new_task_list, "agent__new_task_list", "args: AgentNewTaskListArgs, ctx: ToolContext"
 );
 tool_export!(
-    /// Add a task to a list, after confirm (`agent__new_task`).
+    "Add a task to a list, after confirm (`agent__new_task`).",
     agent_new_task, "agent__new_task", "args: AgentNewTaskArgs, ctx: ToolContext"
 );
 tool_export!(
-    /// Read a task list, creating it when missing (`agent__get_task_list`).
+    "Read a task list, creating it when missing (`agent__get_task_list`).",
     agent_get_task_list, "agent__get_task_list", "args: AgentGetTaskListArgs, ctx: ToolContext"
 );
 tool_export!(
-    /// Change a task's status, after confirm (`agent__set_task_status`).
+    "Change a task's status, after confirm (`agent__set_task_status`).",
     agent_set_task_status, "agent__set_task_status", "args: AgentSetTaskStatusArgs, ctx: ToolContext"
 );
 tool_export!(
-    /// Delete a task, after confirm (`agent__delete_task`).
+    "Delete a task, after confirm (`agent__delete_task`).",
     agent_delete_task, "agent__delete_task", "args: AgentDeleteTaskArgs, ctx: ToolContext"
 );
 

@@ -188,23 +188,25 @@ pub struct InsertAt {
     pub position: Option<Value>,
 }
 
-/// `insertTaskPayload`: insert `task` per `at` (append by default).
-pub fn insert(tasks: &mut Vec<Value>, task: Value, at: &InsertAt) {
+/// `insertTaskPayload`: insert `task` per `at` (append by default); returns the index used.
+pub fn insert(tasks: &mut Vec<Value>, task: Value, at: &InsertAt) -> usize {
+    let mut index = tasks.len();
     if let Some(id) = at.before_task_id.as_deref().filter(|s| !s.is_empty()) {
         if let Some(i) = tasks.iter().position(|t| t.get("id").and_then(Value::as_str) == Some(id)) {
-            tasks.insert(i, task);
-            return;
+            index = i;
         }
     }
-    if let Some(Value::Number(n)) = &at.position {
-        if let Some(p) = n.as_f64() {
-            if p.fract() == 0.0 && p >= 0.0 && p <= tasks.len() as f64 {
-                tasks.insert(p as usize, task);
-                return;
+    if index == tasks.len() {
+        if let Some(Value::Number(n)) = &at.position {
+            if let Some(p) = n.as_f64() {
+                if p.fract() == 0.0 && p >= 0.0 && p <= tasks.len() as f64 {
+                    index = p as usize;
+                }
             }
         }
     }
-    tasks.push(task);
+    tasks.insert(index, task);
+    index
 }
 
 fn status_of(t: &Value) -> &str {
