@@ -70,37 +70,38 @@ pub fn convert(env: &Env, ctx: Option<Object<'_>>) -> std::result::Result<Conver
     }
 
     let env_value: Option<Unknown> = obj.get("env").map_err(|e| invalid(&e.reason))?;
-    if let Some(v) = env_value {
-        if v.get_type().ok() == Some(ValueType::Object) {
-            let vars =
-                unsafe { Object::from_napi_value(env.raw(), v.raw()) }.map_err(|e| invalid(&e.reason))?;
-            let mut map = HashMap::new();
-            for key in Object::keys(&vars).map_err(|e| invalid(&e.reason))? {
-                let val: Unknown = vars.get_named_property(&key).map_err(|e| invalid(&e.reason))?;
-                match val.get_type() {
-                    Ok(ValueType::Undefined) => {}
-                    _ => {
-                        let s =
-                            val.coerce_to_string().and_then(|s| s.into_utf8()).and_then(|s| s.into_owned());
-                        map.insert(key, s.map_err(|e| invalid(&e.reason))?);
-                    }
+    if let Some(v) = env_value
+        && v.get_type().ok() == Some(ValueType::Object)
+    {
+        let vars = unsafe { Object::from_napi_value(env.raw(), v.raw()) }.map_err(|e| invalid(&e.reason))?;
+        let mut map = HashMap::new();
+        for key in Object::keys(&vars).map_err(|e| invalid(&e.reason))? {
+            let val: Unknown = vars.get_named_property(&key).map_err(|e| invalid(&e.reason))?;
+            match val.get_type() {
+                Ok(ValueType::Undefined) => {}
+                _ => {
+                    let s = val.coerce_to_string().and_then(|s| s.into_utf8()).and_then(|s| s.into_owned());
+                    map.insert(key, s.map_err(|e| invalid(&e.reason))?);
                 }
             }
-            core = core.with_env(map);
         }
+        core = core.with_env(map);
     }
 
     let signal: Option<Unknown> = obj.get("signal").map_err(|e| invalid(&e.reason))?;
     let mut already_aborted = false;
-    if let Some(s) = signal {
-        if s.get_type().ok() == Some(ValueType::Object) {
-            let s = unsafe { Object::from_napi_value(env.raw(), s.raw()) }.map_err(|e| invalid(&e.reason))?;
-            already_aborted = watch_signal(env, &s, &core.cancel)
-                .map_err(|e| invalid(&format!("ctx.signal: {}", e.reason)))?;
-        }
+    if let Some(s) = signal
+        && s.get_type().ok() == Some(ValueType::Object)
+    {
+        let s = unsafe { Object::from_napi_value(env.raw(), s.raw()) }.map_err(|e| invalid(&e.reason))?;
+        already_aborted =
+            watch_signal(env, &s, &core.cancel).map_err(|e| invalid(&format!("ctx.signal: {}", e.reason)))?;
     }
     Ok(Converted { ctx: core, already_aborted })
 }
+
+/// `signal.addEventListener(type, listener, options)`.
+type AddEventListener<'a> = Function<'a, FnArgs<(&'a str, Function<'a, (), ()>, Object<'a>)>, ()>;
 
 /// Hook `signal` to `cancel`; returns whether it is already aborted.
 fn watch_signal(env: &Env, signal: &Object<'_>, cancel: &Cancel) -> Result<bool> {
@@ -108,8 +109,7 @@ fn watch_signal(env: &Env, signal: &Object<'_>, cancel: &Cancel) -> Result<bool>
     if aborted == Some(true) {
         return Ok(true);
     }
-    let add: Option<Function<FnArgs<(&str, Function<(), ()>, Object)>, ()>> =
-        signal.get("addEventListener")?;
+    let add: Option<AddEventListener> = signal.get("addEventListener")?;
     let Some(add) = add else { return Ok(false) };
     let cancel = cancel.clone();
     let listener = env.create_function_from_closure::<(), (), _>("onabort", move |_| {

@@ -1,8 +1,8 @@
 //! The `task_list.ts` helpers that `@eddie/tools` exports, backed by the core's task store.
 
+use eddie_tools_core::ToolError;
 use eddie_tools_core::tasks::store;
 use eddie_tools_core::workspace::Workspace;
-use eddie_tools_core::ToolError;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{Value, json};
@@ -36,7 +36,11 @@ pub fn is_task_list_task_status(value: Option<Value>) -> bool {
 }
 
 /// `insertTaskPayload({tasks, task, beforeTaskId?, position?})` → `{tasks, index}`.
-#[napi(catch_unwind, ts_args_type = "options: InsertTaskPayloadOptions", ts_return_type = "InsertTaskPayloadResult")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "options: InsertTaskPayloadOptions",
+    ts_return_type = "InsertTaskPayloadResult"
+)]
 pub fn insert_task_payload(options: Value) -> Value {
     let mut tasks = field(&options, "tasks").and_then(Value::as_array).cloned().unwrap_or_default();
     let task = field(&options, "task").cloned().unwrap_or_else(|| json!({}));
@@ -57,7 +61,11 @@ pub fn render_task_list_content(options: Value) -> String {
 }
 
 /// `formatTaskListResult({document, listName, header?, abridged?})`.
-#[napi(catch_unwind, ts_args_type = "options: FormatTaskListResultOptions", ts_return_type = "TaskListResult")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "options: FormatTaskListResultOptions",
+    ts_return_type = "TaskListResult"
+)]
 pub fn format_task_list_result(options: Value) -> Value {
     let name = field(&options, "listName").and_then(Value::as_str).unwrap_or_default().to_owned();
     let doc = field(&options, "document").cloned().unwrap_or_else(|| json!({}));
@@ -97,20 +105,41 @@ fn storage<'env>(env: &'env Env, options: Value, op: StoreOp) -> Result<PromiseR
 }
 
 /// `readTaskListDocument({rootDir, listName})`: the list, or an empty one when missing.
-#[napi(catch_unwind, ts_args_type = "options: ReadTaskListDocumentOptions", ts_return_type = "Promise<TaskListDocument>")]
-pub fn read_task_list_document<'env>(env: &'env Env, options: Value) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+#[napi(
+    catch_unwind,
+    ts_args_type = "options: ReadTaskListDocumentOptions",
+    ts_return_type = "Promise<TaskListDocument>"
+)]
+pub fn read_task_list_document<'env>(
+    env: &'env Env,
+    options: Value,
+) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     storage(env, options, StoreOp::Read)
 }
 
 /// `ensureTaskListDocument({rootDir, listName})`: read, creating the file when missing.
-#[napi(catch_unwind, ts_args_type = "options: ReadTaskListDocumentOptions", ts_return_type = "Promise<TaskListDocument>")]
-pub fn ensure_task_list_document<'env>(env: &'env Env, options: Value) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+#[napi(
+    catch_unwind,
+    ts_args_type = "options: ReadTaskListDocumentOptions",
+    ts_return_type = "Promise<TaskListDocument>"
+)]
+pub fn ensure_task_list_document<'env>(
+    env: &'env Env,
+    options: Value,
+) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     storage(env, options, StoreOp::Ensure)
 }
 
 /// `writeTaskListDocument({rootDir, listName, document, preserveTaskUpdatedAt?})` (atomic).
-#[napi(catch_unwind, ts_args_type = "options: WriteTaskListDocumentOptions", ts_return_type = "Promise<TaskListDocument>")]
-pub fn write_task_list_document<'env>(env: &'env Env, options: Value) -> Result<PromiseRaw<'env, Unknown<'env>>> {
+#[napi(
+    catch_unwind,
+    ts_args_type = "options: WriteTaskListDocumentOptions",
+    ts_return_type = "Promise<TaskListDocument>"
+)]
+pub fn write_task_list_document<'env>(
+    env: &'env Env,
+    options: Value,
+) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     let document = field(&options, "document").cloned().unwrap_or_else(|| json!({}));
     let preserve = field(&options, "preserveTaskUpdatedAt").and_then(Value::as_bool).unwrap_or(false);
     storage(env, options, StoreOp::Write { document, preserve })

@@ -78,11 +78,15 @@ macro_rules! tool_export {
     ($doc:literal, $fn_name:ident, $tool:literal, $args:literal) => {
         #[doc = $doc]
         #[napi(
-            catch_unwind,
-            ts_args_type = $args,
-            ts_return_type = "Promise<ToolResult>"
-        )]
-        pub fn $fn_name<'env>(env: &'env Env, args: Unknown<'_>, ctx: Option<Object<'_>>) -> Result<PromiseRaw<'env, Object<'env>>> {
+                                    catch_unwind,
+                                    ts_args_type = $args,
+                                    ts_return_type = "Promise<ToolResult>"
+                                )]
+        pub fn $fn_name<'env>(
+            env: &'env Env,
+            args: Unknown<'_>,
+            ctx: Option<Object<'_>>,
+        ) -> Result<PromiseRaw<'env, Object<'env>>> {
             spawn(env, $tool, args, ctx)
         }
     };
@@ -90,55 +94,81 @@ macro_rules! tool_export {
 
 tool_export!(
     "Run a shell command in the workspace (`bash`).",
-    bash, "bash", "args: BashArgs, ctx: ToolContext"
+    bash,
+    "bash",
+    "args: BashArgs, ctx: ToolContext"
 );
 tool_export!(
     "Read one page of a UTF-8 text file (`file_read`).",
-    file_read, "file_read", "args: FileReadArgs, ctx: ToolContext"
+    file_read,
+    "file_read",
+    "args: FileReadArgs, ctx: ToolContext"
 );
 tool_export!(
     "Write a UTF-8 text file atomically, after confirm (`file_write`).",
-    file_write, "file_write", "args: FileWriteArgs, ctx: ToolContext"
+    file_write,
+    "file_write",
+    "args: FileWriteArgs, ctx: ToolContext"
 );
 tool_export!(
     "Find files by name and content regexes (`file_search`).",
-    file_search, "file_search", "args: FileSearchArgs, ctx: ToolContext"
+    file_search,
+    "file_search",
+    "args: FileSearchArgs, ctx: ToolContext"
 );
 tool_export!(
     "List the directory tree (`get_folder_tree_structure`).",
-    get_folder_tree_structure, "get_folder_tree_structure", "args: GetFolderTreeStructureArgs, ctx: ToolContext"
+    get_folder_tree_structure,
+    "get_folder_tree_structure",
+    "args: GetFolderTreeStructureArgs, ctx: ToolContext"
 );
 tool_export!(
     "Read the workspace plan (`get_plan`).",
-    get_plan, "get_plan", "args: GetPlanArgs, ctx: ToolContext"
+    get_plan,
+    "get_plan",
+    "args: GetPlanArgs, ctx: ToolContext"
 );
 tool_export!(
     "Mark a plan task complete (`complete_task`).",
-    complete_task, "complete_task", "args: CompleteTaskArgs, ctx: ToolContext"
+    complete_task,
+    "complete_task",
+    "args: CompleteTaskArgs, ctx: ToolContext"
 );
 tool_export!(
     "Replace the workspace plan, after confirm (`update_plan`).",
-    update_plan, "update_plan", "args: UpdatePlanArgs, ctx: ToolContext"
+    update_plan,
+    "update_plan",
+    "args: UpdatePlanArgs, ctx: ToolContext"
 );
 tool_export!(
     "Create a task list, after confirm (`agent__new_task_list`).",
-    agent_new_task_list, "agent__new_task_list", "args: AgentNewTaskListArgs, ctx: ToolContext"
+    agent_new_task_list,
+    "agent__new_task_list",
+    "args: AgentNewTaskListArgs, ctx: ToolContext"
 );
 tool_export!(
     "Add a task to a list, after confirm (`agent__new_task`).",
-    agent_new_task, "agent__new_task", "args: AgentNewTaskArgs, ctx: ToolContext"
+    agent_new_task,
+    "agent__new_task",
+    "args: AgentNewTaskArgs, ctx: ToolContext"
 );
 tool_export!(
     "Read a task list, creating it when missing (`agent__get_task_list`).",
-    agent_get_task_list, "agent__get_task_list", "args: AgentGetTaskListArgs, ctx: ToolContext"
+    agent_get_task_list,
+    "agent__get_task_list",
+    "args: AgentGetTaskListArgs, ctx: ToolContext"
 );
 tool_export!(
     "Change a task's status, after confirm (`agent__set_task_status`).",
-    agent_set_task_status, "agent__set_task_status", "args: AgentSetTaskStatusArgs, ctx: ToolContext"
+    agent_set_task_status,
+    "agent__set_task_status",
+    "args: AgentSetTaskStatusArgs, ctx: ToolContext"
 );
 tool_export!(
     "Delete a task, after confirm (`agent__delete_task`).",
-    agent_delete_task, "agent__delete_task", "args: AgentDeleteTaskArgs, ctx: ToolContext"
+    agent_delete_task,
+    "agent__delete_task",
+    "args: AgentDeleteTaskArgs, ctx: ToolContext"
 );
 
 /// Run any tool by its model name (`file_read`) or JS name (`fileRead`).

@@ -42,7 +42,7 @@ fn current_umask() -> u32 {
         let old = unsafe { libc::umask(0o022) };
         // SAFETY: as above; restores the previous mask.
         unsafe { libc::umask(old) };
-        u32::from(old)
+        old
     })
 }
 

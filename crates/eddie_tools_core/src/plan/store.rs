@@ -180,10 +180,11 @@ pub fn render(plan: &Value, abridged: bool) -> String {
         };
         let title = task.get("title").map(crate::js::string).unwrap_or_else(|| "undefined".into());
         lines.push(format!("{}. {symbol} {title}", i + 1));
-        if let Some(Value::String(details)) = task.get("details") {
-            if !details.is_empty() && (!abridged || status == "in_progress") {
-                lines.push(format!("   - {details}"));
-            }
+        if let Some(Value::String(details)) = task.get("details")
+            && !details.is_empty()
+            && (!abridged || status == "in_progress")
+        {
+            lines.push(format!("   - {details}"));
         }
     }
     lines.join("\n")

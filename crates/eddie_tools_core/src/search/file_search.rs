@@ -133,10 +133,10 @@ impl Query {
         if self.exclude.iter().any(|r| r.test(rel)) {
             return false;
         }
-        if let Some(name) = &self.name {
-            if !name.test(basename) {
-                return false;
-            }
+        if let Some(name) = &self.name
+            && !name.test(basename)
+        {
+            return false;
         }
         self.content.is_some() || self.name.is_some()
     }
@@ -449,7 +449,10 @@ mod tests {
         EsRegex::new(p, "gu", "content").unwrap()
     }
 
-    fn lines_of(text: &str, p: &str) -> Vec<(usize, Vec<(usize, usize, String)>)> {
+    /// (line number, [(start, end, text)]) for each matching line.
+    type Lines = Vec<(usize, Vec<(usize, usize, String)>)>;
+
+    fn lines_of(text: &str, p: &str) -> Lines {
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("f");
         std::fs::write(&f, text).unwrap();

@@ -191,19 +191,19 @@ pub struct InsertAt {
 /// `insertTaskPayload`: insert `task` per `at` (append by default); returns the index used.
 pub fn insert(tasks: &mut Vec<Value>, task: Value, at: &InsertAt) -> usize {
     let mut index = tasks.len();
-    if let Some(id) = at.before_task_id.as_deref().filter(|s| !s.is_empty()) {
-        if let Some(i) = tasks.iter().position(|t| t.get("id").and_then(Value::as_str) == Some(id)) {
-            index = i;
-        }
+    if let Some(id) = at.before_task_id.as_deref().filter(|s| !s.is_empty())
+        && let Some(i) = tasks.iter().position(|t| t.get("id").and_then(Value::as_str) == Some(id))
+    {
+        index = i;
     }
-    if index == tasks.len() {
-        if let Some(Value::Number(n)) = &at.position {
-            if let Some(p) = n.as_f64() {
-                if p.fract() == 0.0 && p >= 0.0 && p <= tasks.len() as f64 {
-                    index = p as usize;
-                }
-            }
-        }
+    if index == tasks.len()
+        && let Some(Value::Number(n)) = &at.position
+        && let Some(p) = n.as_f64()
+        && p.fract() == 0.0
+        && p >= 0.0
+        && p <= tasks.len() as f64
+    {
+        index = p as usize;
     }
     tasks.insert(index, task);
     index
@@ -260,10 +260,10 @@ pub fn render(name: &str, doc: &Value, abridged: bool) -> String {
         };
         let title = t.get("title").and_then(Value::as_str).unwrap_or("");
         let mut line = format!("{}. {bullet} [{status}] {title}", i + 1);
-        if let Some(Value::String(s)) = t.get("summary") {
-            if !s.is_empty() {
-                line.push_str(&format!(" — {s}"));
-            }
+        if let Some(Value::String(s)) = t.get("summary")
+            && !s.is_empty()
+        {
+            line.push_str(&format!(" — {s}"));
         }
         lines.push(line);
     }
