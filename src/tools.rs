@@ -77,11 +77,7 @@ impl<F: std::future::Future> MapOkWrap for F {}
 macro_rules! tool_export {
     ($doc:literal, $fn_name:ident, $tool:literal, $args:literal) => {
         #[doc = $doc]
-        #[napi(
-                                    catch_unwind,
-                                    ts_args_type = $args,
-                                    ts_return_type = "Promise<ToolResult>"
-                                )]
+        #[napi(catch_unwind, ts_args_type = $args, ts_return_type = "Promise<ToolResult>")]
         pub fn $fn_name<'env>(
             env: &'env Env,
             args: Unknown<'_>,
