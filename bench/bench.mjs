@@ -40,8 +40,16 @@ const proc = (cmd, args) => time(async () => { spawnSync(cmd, args, { cwd: corpu
 
 // Native search with the baseline's summary (all results fetched once for setDigest).
 async function nativeSearch(args) {
-  const [, root, content, name] = args
-  const a = { root, content: content || undefined, name: name || undefined, includeDependencies: args.includes('--include-deps') }
+  const pos = []
+  const include = [], exclude = []
+  for (let i = 1; i < args.length; i++) {
+    if (args[i] === '--include') include.push(args[++i])
+    else if (args[i] === '--exclude') exclude.push(args[++i])
+    else if (args[i] === '--page' || args[i] === '--page-size') i++
+    else if (!args[i].startsWith('--')) pos.push(args[i])
+  }
+  const [root, content, name] = pos
+  const a = { root, content: content || undefined, name: name || undefined, include, exclude, includeDependencies: args.includes('--include-deps') }
   const pi = args.indexOf('--page'), si = args.indexOf('--page-size')
   const page = pi >= 0 ? Number(args[pi + 1]) : undefined
   const pageSize = si >= 0 ? Number(args[si + 1]) : undefined
@@ -92,7 +100,8 @@ for (const e of expected) {
   const mismatched = Object.entries(summary).filter(([k, v]) => k in e.summary && e.summary[k] !== v).map(([k, v]) => `${k}: ${v} != ${e.summary[k]}`)
   const row = { name: e.name, nativeMs: +ms.toFixed(3), equal: mismatched.length === 0, mismatched }
   if (op === 'search' && RG) {
-    const [, root, content, name] = e.args
+    const pos = e.args.slice(1).filter((x, i, all) => !x.startsWith('--') && !['--include', '--exclude', '--page', '--page-size'].includes(all[i - 1]))
+    const [root, content, name] = pos
     const rgArgs = ['-a', '--hidden', '--no-ignore', '-n', '-j2']
     if (!e.args.includes('--include-deps')) rgArgs.push('-g', `!${DEPS}/`)
     if (content) {

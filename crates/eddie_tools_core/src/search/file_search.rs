@@ -252,7 +252,8 @@ pub fn search_file(path: &Path, re: &EsRegex, cancel: &AtomicBool) -> std::io::R
     let mut file = std::fs::File::open(path)?;
     BUFFER.with(|cell| {
         let mut buf = cell.borrow_mut();
-        buf.clear();
+        // `buf` keeps its length between files (only `filled` bytes are live), so no block
+        // is zero-filled again.
         let mut out = Vec::new();
         let mut first_line = 1usize;
         let mut filled = 0usize;
@@ -285,7 +286,7 @@ pub fn search_file(path: &Path, re: &EsRegex, cancel: &AtomicBool) -> std::io::R
                 break;
             }
         }
-        if buf.capacity() > 4 * BLOCK {
+        if buf.len() > 4 * BLOCK {
             *buf = Vec::new(); // do not keep a huge line's buffer alive
         }
         Ok(out)
