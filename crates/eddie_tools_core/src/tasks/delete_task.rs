@@ -13,14 +13,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let name = store::sanitise_task_list_name(args.get("taskListName"))?;
     let id = store::sanitise_task_id(args.get("taskId"))?;
     let abridged = js::truthy(args.get("abridged"));
-    let path = store::locate(&ctx.workspace, &name)?;
-    let current = {
-        let path = path.clone();
-        store::blocking(move || store::read(&path)).await?
-    };
-    if store::find(&current, &id).is_none() {
-        return Err(store::not_found(&id, &name));
-    }
+    let (path, current) = store::load_with_task(&ctx.workspace, &name, &id).await?;
     if !ctx.confirm(format!("Delete task \"{id}\" from list \"{name}\"?")).await? {
         let header = format!("Deletion cancelled for \"{name}\".");
         return Ok(store::format_result(&name, current, Some(&header), abridged));

@@ -18,14 +18,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     }
     let status = args.get("status").and_then(Value::as_str).unwrap_or_default().to_owned();
     let abridged = js::truthy(args.get("abridged"));
-    let path = store::locate(&ctx.workspace, &name)?;
-    let current = {
-        let path = path.clone();
-        store::blocking(move || store::read(&path)).await?
-    };
-    if store::find(&current, &id).is_none() {
-        return Err(store::not_found(&id, &name));
-    }
+    let (path, current) = store::load_with_task(&ctx.workspace, &name, &id).await?;
     if !ctx.confirm(format!("Update task \"{id}\" in list \"{name}\" to status \"{status}\"?")).await? {
         let header = format!("Status update cancelled for \"{name}\".");
         return Ok(store::format_result(&name, current, Some(&header), abridged));

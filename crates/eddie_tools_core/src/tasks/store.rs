@@ -1,7 +1,7 @@
 //! Task-list storage: name checks, reading with normalisation, atomic writes, insertion and
 //! rendering. These back the `task_list.ts` helpers that `@eddie/tools` exports.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
@@ -293,6 +293,19 @@ pub fn not_found(id: &str, name: &str) -> ToolError {
     )
 }
 
+/// Locate list `name`, read it, and check that task `id` exists (before any confirm).
+pub async fn load_with_task(ws: &Workspace, name: &str, id: &str) -> Result<(Resolved, Value)> {
+    let path = locate(ws, name)?;
+    let doc = {
+        let path = path.clone();
+        blocking(move || read(&path)).await?
+    };
+    if find(&doc, id).is_none() {
+        return Err(not_found(id, name));
+    }
+    Ok((path, doc))
+}
+
 /// The lock key of a list file.
 pub fn lock_key(path: &Resolved) -> PathBuf {
     path.real.clone()
@@ -303,11 +316,6 @@ pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| ToolError::internal(format!("task list worker failed: {e}")))?
-}
-
-/// `true` when `p` exists (for tests).
-pub fn exists(p: &Path) -> bool {
-    p.exists()
 }
 
 #[cfg(test)]
