@@ -13,10 +13,6 @@ fn sync_err(e: &ToolError) -> Error<String> {
     Error::new(e.code().as_str().to_owned(), e.message().to_owned())
 }
 
-fn field<'a>(options: &'a Value, key: &str) -> Option<&'a Value> {
-    options.get(key)
-}
-
 /// `sanitiseTaskListName`: trimmed name; throws for non-strings, blanks and separators.
 #[napi(catch_unwind, ts_args_type = "value: unknown")]
 pub fn sanitise_task_list_name(value: Option<Value>) -> std::result::Result<String, Error<String>> {
@@ -42,11 +38,11 @@ pub fn is_task_list_task_status(value: Option<Value>) -> bool {
     ts_return_type = "InsertTaskPayloadResult"
 )]
 pub fn insert_task_payload(options: Value) -> Value {
-    let mut tasks = field(&options, "tasks").and_then(Value::as_array).cloned().unwrap_or_default();
-    let task = field(&options, "task").cloned().unwrap_or_else(|| json!({}));
+    let mut tasks = options.get("tasks").and_then(Value::as_array).cloned().unwrap_or_default();
+    let task = options.get("task").cloned().unwrap_or_else(|| json!({}));
     let at = store::InsertAt {
-        before_task_id: field(&options, "beforeTaskId").and_then(Value::as_str).map(str::to_owned),
-        position: field(&options, "position").cloned(),
+        before_task_id: options.get("beforeTaskId").and_then(Value::as_str).map(str::to_owned),
+        position: options.get("position").cloned(),
     };
     let index = store::insert(&mut tasks, task, &at);
     json!({"tasks": tasks, "index": index})
@@ -55,9 +51,9 @@ pub fn insert_task_payload(options: Value) -> Value {
 /// `renderTaskListContent({listName, document, abridged?})`.
 #[napi(catch_unwind, ts_args_type = "options: RenderTaskListContentOptions")]
 pub fn render_task_list_content(options: Value) -> String {
-    let name = field(&options, "listName").and_then(Value::as_str).unwrap_or_default();
-    let doc = field(&options, "document").cloned().unwrap_or_else(|| json!({}));
-    store::render(name, &doc, field(&options, "abridged").and_then(Value::as_bool).unwrap_or(false))
+    let name = options.get("listName").and_then(Value::as_str).unwrap_or_default();
+    let doc = options.get("document").cloned().unwrap_or_else(|| json!({}));
+    store::render(name, &doc, options.get("abridged").and_then(Value::as_bool).unwrap_or(false))
 }
 
 /// `formatTaskListResult({document, listName, header?, abridged?})`.
@@ -67,10 +63,10 @@ pub fn render_task_list_content(options: Value) -> String {
     ts_return_type = "TaskListResult"
 )]
 pub fn format_task_list_result(options: Value) -> Value {
-    let name = field(&options, "listName").and_then(Value::as_str).unwrap_or_default().to_owned();
-    let doc = field(&options, "document").cloned().unwrap_or_else(|| json!({}));
-    let header = field(&options, "header").and_then(Value::as_str).map(str::to_owned);
-    let abridged = field(&options, "abridged").and_then(Value::as_bool).unwrap_or(false);
+    let name = options.get("listName").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let doc = options.get("document").cloned().unwrap_or_else(|| json!({}));
+    let header = options.get("header").and_then(Value::as_str).map(str::to_owned);
+    let abridged = options.get("abridged").and_then(Value::as_bool).unwrap_or(false);
     store::format_result(&name, doc, header.as_deref(), abridged).to_json()
 }
 
@@ -83,9 +79,9 @@ enum StoreOp {
 fn storage<'env>(env: &'env Env, options: Value, op: StoreOp) -> Result<PromiseRaw<'env, Unknown<'env>>> {
     env.spawn_future_with_callback(
         async move {
-            Ok(tokio::task::spawn_blocking(move || {
-                let root = field(&options, "rootDir").and_then(Value::as_str).unwrap_or_default();
-                let name = field(&options, "listName").and_then(Value::as_str).unwrap_or_default();
+            Ok(eddie_tools_core::blocking("task list", move || {
+                let root = options.get("rootDir").and_then(Value::as_str).unwrap_or_default();
+                let name = options.get("listName").and_then(Value::as_str).unwrap_or_default();
                 let ws = Workspace::new(root)?;
                 let path = store::locate(&ws, name)?;
                 match op {
@@ -94,8 +90,7 @@ fn storage<'env>(env: &'env Env, options: Value, op: StoreOp) -> Result<PromiseR
                     StoreOp::Write { document, preserve } => store::write(&path, &document, preserve),
                 }
             })
-            .await
-            .unwrap_or_else(|e| Err(ToolError::internal(format!("task list worker failed: {e}")))))
+            .await)
         },
         |env, r: eddie_tools_core::Result<Value>| match r {
             Ok(doc) => env.to_js_value(&doc),
@@ -140,7 +135,7 @@ pub fn write_task_list_document<'env>(
     env: &'env Env,
     options: Value,
 ) -> Result<PromiseRaw<'env, Unknown<'env>>> {
-    let document = field(&options, "document").cloned().unwrap_or_else(|| json!({}));
-    let preserve = field(&options, "preserveTaskUpdatedAt").and_then(Value::as_bool).unwrap_or(false);
+    let document = options.get("document").cloned().unwrap_or_else(|| json!({}));
+    let preserve = options.get("preserveTaskUpdatedAt").and_then(Value::as_bool).unwrap_or(false);
     storage(env, options, StoreOp::Write { document, preserve })
 }

@@ -19,28 +19,28 @@ fn spawn<'env>(
         .map_err(|e| ToolError::invalid(format!("arguments of {name} must be JSON-compatible: {}", e.reason)))
         .and_then(|a| a.ok_or_else(|| ToolError::invalid(format!("arguments of {name} must be an object"))))
         .and_then(|a| convert(env, ctx).map(|c| (a, c)));
-    env.spawn_future_with_callback(
-        async move {
-            let (args, converted) = prepared?;
-            if converted.already_aborted {
-                return Err(ToolError::cancelled());
-            }
-            let ctx = converted.ctx;
-            let cancel = ctx.cancel.clone();
-            // A separate task turns a panic into a rejection with code INTERNAL.
-            let work = tokio::spawn(async move { registry::run(name, &args, &ctx).await });
-            let abort = work.abort_handle();
-            tokio::select! {
-                joined = work => joined.unwrap_or_else(|e| Err(ToolError::internal(panic_text(e)))),
-                () = cancel.cancelled() => {
-                    // Give the tool a moment to clean up (bash kills its process group).
-                    tokio::time::sleep(std::time::Duration::from_millis(0)).await;
-                    abort.abort();
-                    Err(ToolError::cancelled())
-                }
+    let work = async move {
+        let (args, converted) = prepared?;
+        if converted.already_aborted {
+            return Err(ToolError::cancelled());
+        }
+        let ctx = converted.ctx;
+        let cancel = ctx.cancel.clone();
+        // A separate task turns a panic into a rejection with code INTERNAL.
+        let task = tokio::spawn(async move { registry::run(name, &args, &ctx).await });
+        let abort = task.abort_handle();
+        tokio::select! {
+            joined = task => joined.unwrap_or_else(|e| Err(ToolError::internal(panic_text(e)))),
+            () = cancel.cancelled() => {
+                // Dropping the tool's future runs its clean-up (bash's guard kills the group).
+                abort.abort();
+                Err(ToolError::cancelled())
             }
         }
-        .map_ok_wrap(),
+    };
+    // Core errors reach the settle callback as values, where they become JS errors with codes.
+    env.spawn_future_with_callback(
+        async move { Ok(work.await) },
         |env, result: std::result::Result<ToolOutput, ToolError>| match result {
             Ok(out) => output(env, &out),
             Err(e) => Err(reject(env, &e)),
@@ -60,19 +60,6 @@ fn panic_text(e: tokio::task::JoinError) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned());
     format!("internal error (panic): {msg}")
 }
-
-/// `Future<Output = T>` → `Future<Output = napi::Result<T>>`, so core errors reach the
-/// settle callback as values (where they become JS errors with codes).
-trait MapOkWrap: std::future::Future + Sized {
-    fn map_ok_wrap(self) -> impl std::future::Future<Output = Result<Self::Output>> + Send + 'static
-    where
-        Self: Send + 'static,
-    {
-        async move { Ok(self.await) }
-    }
-}
-
-impl<F: std::future::Future> MapOkWrap for F {}
 
 macro_rules! tool_export {
     ($doc:literal, $fn_name:ident, $tool:literal, $args:literal) => {

@@ -118,6 +118,17 @@ impl Ctx {
     }
 }
 
+/// Run blocking work (file system, walks, git) on tokio's blocking pool. A panic or an
+/// abandoned worker becomes an `INTERNAL` error naming `what`.
+pub async fn blocking<T: Send + 'static>(
+    what: &'static str,
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ToolError::internal(format!("{what} worker failed: {e}")))?
+}
+
 /// A confirm callback that always answers `answer` (for tests and `--yes`).
 pub fn constant_confirm(answer: bool) -> ConfirmFn {
     Arc::new(move |_| Box::pin(async move { Ok(answer) }))

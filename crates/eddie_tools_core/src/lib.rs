@@ -21,6 +21,6 @@ pub mod shell;
 pub mod tasks;
 pub mod workspace;
 
-pub use context::Ctx;
+pub use context::{Ctx, blocking};
 pub use error::{ErrorCode, Result, ToolError};
 pub use output::ToolOutput;

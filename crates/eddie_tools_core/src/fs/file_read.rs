@@ -54,9 +54,7 @@ impl FileReadArgs {
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let args = FileReadArgs::parse(args)?;
     let resolved = ctx.workspace.resolve(&args.path)?;
-    tokio::task::spawn_blocking(move || read_page(&resolved.real, &resolved.lexical, &args))
-        .await
-        .map_err(|e| ToolError::internal(format!("file_read worker failed: {e}")))?
+    crate::blocking("file_read", move || read_page(&resolved.real, &resolved.lexical, &args)).await
 }
 
 /// Read one page (blocking).

@@ -35,8 +35,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         .resolve(&path)
         .map(|again| if again.real == resolved.real { resolved } else { again })?;
     let bytes = content.len();
-    tokio::task::spawn_blocking(move || write_atomic(&resolved.real, content.as_bytes(), &resolved.lexical))
-        .await
-        .map_err(|e| ToolError::internal(format!("file_write worker failed: {e}")))??;
+    crate::blocking("file_write", move || {
+        write_atomic(&resolved.real, content.as_bytes(), &resolved.lexical)
+    })
+    .await?;
     Ok(ToolOutput::new(SCHEMA, format!("Wrote {path}"), json!({"path": path, "bytesWritten": bytes})))
 }

@@ -21,12 +21,10 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let abridged = js::truthy(args.get("abridged"));
     let path = {
         let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || store::locate(&ctx, filename.as_deref()))
-            .await
-            .map_err(|e| ToolError::internal(format!("complete_task worker failed: {e}")))??
+        crate::blocking("complete_task", move || store::locate(&ctx, filename.as_deref())).await?
     };
-    let _guard = crate::locks::lock(&store::lock_key(&path)).await;
-    tokio::task::spawn_blocking(move || {
+    let _guard = crate::locks::lock(&path.real).await;
+    crate::blocking("complete_task", move || {
         let plan = store::read(&path)?;
         let mut tasks = plan.get("tasks").and_then(Value::as_array).cloned().unwrap_or_default();
         let index = (n - 1.0) as usize;
@@ -53,5 +51,4 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         Ok(store::result(doc, abridged))
     })
     .await
-    .map_err(|e| ToolError::internal(format!("complete_task worker failed: {e}")))?
 }

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::store;
 use crate::context::Ctx;
-use crate::error::{Result, ToolError};
+use crate::error::Result;
 use crate::js;
 use crate::output::ToolOutput;
 
@@ -13,10 +13,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let abridged = js::truthy(args.get("abridged"));
     let filename = store::sanitise_filename(args.get("filename"))?;
     let ctx = ctx.clone();
-    tokio::task::spawn_blocking(move || {
+    crate::blocking("get_plan", move || {
         let path = store::locate(&ctx, filename.as_deref())?;
         Ok(store::result(store::read(&path)?, abridged))
     })
     .await
-    .map_err(|e| ToolError::internal(format!("get_plan worker failed: {e}")))?
 }

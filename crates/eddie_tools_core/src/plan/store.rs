@@ -1,6 +1,6 @@
 //! Plan storage: locate, read, write and render the plan document.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
@@ -199,9 +199,4 @@ pub fn result(plan: Value, abridged: bool) -> ToolOutput {
 /// Whether `s` is a plan task status.
 pub fn is_status(s: &str) -> bool {
     STATUSES.contains(&s)
-}
-
-/// The path a plan file is locked under.
-pub fn lock_key(path: &Resolved) -> PathBuf {
-    path.real.clone()
 }

@@ -67,13 +67,11 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let filename = store::sanitise_filename(args.get("filename"))?;
     let path = {
         let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || store::locate(&ctx, filename.as_deref()))
-            .await
-            .map_err(|e| ToolError::internal(format!("update_plan worker failed: {e}")))??
+        crate::blocking("update_plan", move || store::locate(&ctx, filename.as_deref())).await?
     };
     let approved = ctx.confirm(format!("Update plan with {} tasks?", tasks.len())).await?;
-    let _guard = crate::locks::lock(&store::lock_key(&path)).await;
-    tokio::task::spawn_blocking(move || {
+    let _guard = crate::locks::lock(&path.real).await;
+    crate::blocking("update_plan", move || {
         if !approved {
             return Ok(store::result(store::read(&path)?, abridged));
         }
@@ -85,5 +83,4 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         Ok(store::result(doc, abridged))
     })
     .await
-    .map_err(|e| ToolError::internal(format!("update_plan worker failed: {e}")))?
 }

@@ -149,9 +149,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let page_size = args.get("pageSize").cloned();
     let ws = ctx.workspace.clone();
     let cancel = ctx.cancel.flag();
-    let hits = tokio::task::spawn_blocking(move || search(&ws, &query, &cancel))
-        .await
-        .map_err(|e| ToolError::internal(format!("file_search worker failed: {e}")))??;
+    let hits = crate::blocking("file_search", move || search(&ws, &query, &cancel)).await?;
     ctx.cancel.check()?;
     Ok(paginate(hits, page.as_ref(), page_size.as_ref()))
 }

@@ -47,13 +47,12 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let offset = js::real_number(args.get("offset")).map_or(0.0, |o| o.floor().max(0.0));
     let prefix = ctx.workspace.relative(&resolved.lexical);
     let cancel = ctx.cancel.clone();
-    let (entries, flat) = tokio::task::spawn_blocking(move || {
+    let (entries, flat) = crate::blocking("get_folder_tree_structure", move || {
         let mut flat = Vec::new();
         let entries = walk(&resolved.real, &resolved.lexical, &prefix, 0.0, opts, &mut flat, &cancel)?;
-        Ok::<_, ToolError>((entries, flat))
+        Ok((entries, flat))
     })
-    .await
-    .map_err(|e| ToolError::internal(format!("tree worker failed: {e}")))??;
+    .await?;
 
     let total = flat.len();
     let offset = offset.min(total as f64) as usize;

@@ -18,9 +18,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         let header = format!("Deletion cancelled for \"{name}\".");
         return Ok(store::format_result(&name, current, Some(&header), abridged));
     }
-    let _guard = crate::locks::lock(&store::lock_key(&path)).await;
+    let _guard = crate::locks::lock(&path.real).await;
     let (task_id, list) = (id.clone(), name.clone());
-    let doc = store::blocking(move || {
+    let doc = crate::blocking("task list", move || {
         let mut doc = store::read(&path)?;
         let index = store::find(&doc, &task_id).ok_or_else(|| store::not_found(&task_id, &list))?;
         if let Some(tasks) = doc["tasks"].as_array_mut() {

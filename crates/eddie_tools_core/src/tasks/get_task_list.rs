@@ -13,7 +13,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let name = store::sanitise_task_list_name(args.get("taskListName"))?;
     let abridged = js::truthy(args.get("abridged"));
     let path = store::locate(&ctx.workspace, &name)?;
-    let _guard = crate::locks::lock(&store::lock_key(&path)).await;
-    let doc = store::blocking(move || store::ensure(&path)).await?;
+    let _guard = crate::locks::lock(&path.real).await;
+    let doc = crate::blocking("task list", move || store::ensure(&path)).await?;
     Ok(store::format_result(&name, doc, None, abridged))
 }

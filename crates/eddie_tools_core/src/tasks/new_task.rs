@@ -23,9 +23,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let path = store::locate(&ctx.workspace, &name)?;
     let approved = ctx.confirm(format!("Add task \"{title}\" to list \"{name}\"?")).await?;
-    let _guard = crate::locks::lock(&store::lock_key(&path)).await;
+    let _guard = crate::locks::lock(&path.real).await;
     if !approved {
-        let doc = store::blocking(move || store::read(&path)).await?;
+        let doc = crate::blocking("task list", move || store::read(&path)).await?;
         let header = format!("Task creation cancelled for \"{name}\".");
         return Ok(store::format_result(&name, doc, Some(&header), false));
     }
@@ -43,7 +43,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         before_task_id: args.get("beforeTaskId").and_then(Value::as_str).map(str::to_owned),
         position: args.get("position").cloned(),
     };
-    let doc = store::blocking(move || {
+    let doc = crate::blocking("task list", move || {
         let mut doc = store::read(&path)?;
         let mut tasks = doc.get("tasks").and_then(Value::as_array).cloned().unwrap_or_default();
         store::insert(&mut tasks, Value::Object(task), &at);

@@ -19,9 +19,10 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         Some(Value::Object(m)) => Value::Object(m.clone()),
         _ => json!({}),
     };
-    let _guard = crate::locks::lock(&store::lock_key(&path)).await;
-    let doc =
-        store::blocking(move || store::write(&path, &json!({"metadata": metadata, "tasks": []}), false))
-            .await?;
+    let _guard = crate::locks::lock(&path.real).await;
+    let doc = crate::blocking("task list", move || {
+        store::write(&path, &json!({"metadata": metadata, "tasks": []}), false)
+    })
+    .await?;
     Ok(ToolOutput::new(super::SCHEMA, format!("Created task list \"{name}\" with 0 tasks."), doc))
 }

@@ -1,8 +1,6 @@
 //! Task-list storage: name checks, reading with normalisation, atomic writes, insertion and
 //! rendering. These back the `task_list.ts` helpers that `@eddie/tools` exports.
 
-use std::path::PathBuf;
-
 use serde_json::{Map, Value, json};
 
 use crate::error::{ErrorCode, JsErrorKind, Result, ToolError};
@@ -298,24 +296,12 @@ pub async fn load_with_task(ws: &Workspace, name: &str, id: &str) -> Result<(Res
     let path = locate(ws, name)?;
     let doc = {
         let path = path.clone();
-        blocking(move || read(&path)).await?
+        crate::blocking("task list", move || read(&path)).await?
     };
     if find(&doc, id).is_none() {
         return Err(not_found(id, name));
     }
     Ok((path, doc))
-}
-
-/// The lock key of a list file.
-pub fn lock_key(path: &Resolved) -> PathBuf {
-    path.real.clone()
-}
-
-/// Run blocking storage work off the async threads.
-pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ToolError::internal(format!("task list worker failed: {e}")))?
 }
 
 #[cfg(test)]
