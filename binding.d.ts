@@ -67,6 +67,10 @@ export interface NativeToolSpec {
   name: string
   /** JS export name (`fileRead`). */
   jsName: string
+  /** Its family (`eddie` = `@eddie/tools`' built-ins, in `builtinTools`). */
+  family: string
+  /** How careful a host should be: `none`, `moderate` or `dangerous`. */
+  permission: string
   /** The description sent to the model. */
   description: string
   /** Input JSON Schema (identical to `@eddie/tools`). */
@@ -94,7 +98,7 @@ export declare function sanitiseTaskId(value: unknown): string
 /** `sanitiseTaskListName`: trimmed name; throws for non-strings, blanks and separators. */
 export declare function sanitiseTaskListName(value: unknown): string
 
-/** Every tool, in `builtinTools` order. */
+/** Every tool of every family, `builtinTools` first. */
 export declare function toolSpecs(): Array<NativeToolSpec>
 
 /** Replace the workspace plan, after confirm (`update_plan`). */

@@ -55,6 +55,10 @@ export interface NativeToolSpec {
   description: string
   jsonSchema: Record<string, unknown>
   outputSchema: Record<string, unknown>
+  /** `eddie` for @eddie/tools' built-ins; other families come from the other reference agents. */
+  family: string
+  /** How careful a host should be with the tool. */
+  permission: 'none' | 'moderate' | 'dangerous'
   mutating: boolean
   confirms: boolean
 }
@@ -437,15 +441,17 @@ export type AgentDeleteTaskData = {
 export declare function agentDeleteTask(args: AgentDeleteTaskArgs, ctx: ToolContext): Promise<ToolResult<AgentDeleteTaskData>>
 export declare const agentDeleteTaskTool: ToolDefinition<AgentDeleteTaskArgs, AgentDeleteTaskData>
 
-/** Every built-in tool, in @eddie/tools order. */
+/** Every built-in tool of @eddie/tools, in its order. */
 export declare const builtinTools: ToolDefinition<any, any>[]
+/** Every tool of every family: builtinTools first. */
+export declare const allTools: ToolDefinition<any, any>[]
 /** The outputSchema shared by the five agent__ task-list tools. */
 export declare const TASK_LIST_RESULT_SCHEMA: Record<string, unknown>
 /** The outputSchema shared by get_plan, complete_task and update_plan. */
 export declare const PLAN_RESULT_SCHEMA: Record<string, unknown>
 /** Run any tool by model name (`file_read`) or JS name (`fileRead`). */
 export declare function runTool(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>
-/** Every tool with its schemas, in builtinTools order. */
+/** Every tool with its schemas and facts, builtinTools first. */
 export declare function toolSpecs(): NativeToolSpec[]
 /** Every error code, in declaration order. */
 export declare function errorCodes(): ErrorCode[]

@@ -33,8 +33,10 @@ const agentGetTaskListTool = define("agent__get_task_list")
 const agentSetTaskStatusTool = define("agent__set_task_status")
 const agentDeleteTaskTool = define("agent__delete_task")
 
-/** Every built-in tool, in @eddie/tools order. */
+/** Every built-in tool of @eddie/tools, in its order. */
 const builtinTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
+/** Every tool of every family: builtinTools, then the tools from the other reference agents. */
+const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
 
 const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').outputSchema
 const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema
@@ -66,6 +68,7 @@ exports.agentGetTaskListTool = agentGetTaskListTool
 exports.agentSetTaskStatusTool = agentSetTaskStatusTool
 exports.agentDeleteTaskTool = agentDeleteTaskTool
 exports.builtinTools = builtinTools
+exports.allTools = allTools
 exports.TASK_LIST_RESULT_SCHEMA = TASK_LIST_RESULT_SCHEMA
 exports.PLAN_RESULT_SCHEMA = PLAN_RESULT_SCHEMA
 exports.sanitiseTaskListName = binding.sanitiseTaskListName

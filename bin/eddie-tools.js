@@ -7,7 +7,10 @@ const readline = require('node:readline')
 const tools = require('../index.js')
 
 function usage(code) {
-  const names = tools.toolSpecs().map((s) => `  ${s.name}${s.mutating ? ' (mutating)' : ''}`).join('\n')
+  const names = tools
+    .toolSpecs()
+    .map((s) => `  ${s.name.padEnd(28)} ${s.family.padEnd(8)} ${s.permission}${s.mutating ? ', mutating' : ''}`)
+    .join('\n')
   const out = code === 0 ? process.stdout : process.stderr
   out.write(`usage: eddie-tools <tool> ['<json args>'] [--yes] [--cwd DIR]\n\ntools:\n${names}\n`)
   process.exit(code)

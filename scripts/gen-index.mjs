@@ -60,7 +60,9 @@ js += `const byName = new Map(specs.map((s) => [s.name, s]))\n\n`
 js += `/** A ToolDefinition (as @eddie/tools defines it) whose handler is the native tool. */\n`
 js += `function define(name) {\n  const spec = byName.get(name)\n  const run = binding[spec.jsName]\n  return {\n    name: spec.name,\n    description: spec.description,\n    jsonSchema: spec.jsonSchema,\n    outputSchema: spec.outputSchema,\n    handler: (args, ctx) => run(args, ctx),\n  }\n}\n\n`
 for (const s of specs) js += `const ${s.jsName}Tool = define(${JSON.stringify(s.name)})\n`
-js += `\n/** Every built-in tool, in @eddie/tools order. */\nconst builtinTools = [${specs.map((s) => `${s.jsName}Tool`).join(', ')}]\n\n`
+const builtin = specs.filter((s) => s.family === 'eddie')
+js += `\n/** Every built-in tool of @eddie/tools, in its order. */\nconst builtinTools = [${builtin.map((s) => `${s.jsName}Tool`).join(', ')}]\n`
+js += `/** Every tool of every family: builtinTools, then the tools from the other reference agents. */\nconst allTools = [${specs.map((s) => `${s.jsName}Tool`).join(', ')}]\n\n`
 js += `const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').outputSchema\n`
 js += `const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema\n\n`
 // One `exports.X =` per name, so that ESM `import { X }` sees every export.
@@ -68,6 +70,7 @@ const exported = [
   ...specs.map((s) => [s.jsName, `binding.${s.jsName}`]),
   ...specs.map((s) => [`${s.jsName}Tool`, `${s.jsName}Tool`]),
   ['builtinTools', 'builtinTools'],
+  ['allTools', 'allTools'],
   ['TASK_LIST_RESULT_SCHEMA', 'TASK_LIST_RESULT_SCHEMA'],
   ['PLAN_RESULT_SCHEMA', 'PLAN_RESULT_SCHEMA'],
   ...helperNames.map((h) => [h, `binding.${h}`]),
@@ -134,6 +137,10 @@ export interface NativeToolSpec {
   description: string
   jsonSchema: Record<string, unknown>
   outputSchema: Record<string, unknown>
+  /** \`eddie\` for @eddie/tools' built-ins; other families come from the other reference agents. */
+  family: string
+  /** How careful a host should be with the tool. */
+  permission: 'none' | 'moderate' | 'dangerous'
   mutating: boolean
   confirms: boolean
 }
@@ -147,15 +154,17 @@ for (const s of specs) {
   dts += `export declare const ${s.jsName}Tool: ToolDefinition<${base}Args, ${base}Data>\n`
 }
 dts += `
-/** Every built-in tool, in @eddie/tools order. */
+/** Every built-in tool of @eddie/tools, in its order. */
 export declare const builtinTools: ToolDefinition<any, any>[]
+/** Every tool of every family: builtinTools first. */
+export declare const allTools: ToolDefinition<any, any>[]
 /** The outputSchema shared by the five agent__ task-list tools. */
 export declare const TASK_LIST_RESULT_SCHEMA: Record<string, unknown>
 /** The outputSchema shared by get_plan, complete_task and update_plan. */
 export declare const PLAN_RESULT_SCHEMA: Record<string, unknown>
 /** Run any tool by model name (\`file_read\`) or JS name (\`fileRead\`). */
 export declare function runTool(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>
-/** Every tool with its schemas, in builtinTools order. */
+/** Every tool with its schemas and facts, builtinTools first. */
 export declare function toolSpecs(): NativeToolSpec[]
 /** Every error code, in declaration order. */
 export declare function errorCodes(): ErrorCode[]

@@ -6,10 +6,13 @@
 //! stable string `code`. All behaviour lives in the core crate.
 #![deny(clippy::all)]
 
+// First, so that `tool_export!` is in scope in the family files below it.
+#[macro_use]
+mod tools;
+
 mod convert;
 mod ctx;
 mod task_list;
-mod tools;
 
 pub use task_list::*;
 pub use tools::*;

@@ -9,7 +9,7 @@ use crate::convert::{output, reject, to_json};
 use crate::ctx::convert;
 
 /// Run tool `name` for JS: convert on the JS thread, work on tokio, settle on the JS thread.
-fn spawn<'env>(
+pub(crate) fn spawn<'env>(
     env: &'env Env,
     name: &'static str,
     args: Unknown<'_>,
@@ -61,6 +61,9 @@ fn panic_text(e: tokio::task::JoinError) -> String {
     format!("internal error (panic): {msg}")
 }
 
+/// One `#[napi]` async export per tool: `tool_export!("doc", js_fn_name, "model_name", "ts args")`.
+/// Families other than `eddie` put their exports in their own file under `src/`, declared in
+/// `lib.rs` after `tools` (the macro is `#[macro_use]`).
 macro_rules! tool_export {
     ($doc:literal, $fn_name:ident, $tool:literal, $args:literal) => {
         #[doc = $doc]
@@ -70,7 +73,7 @@ macro_rules! tool_export {
             args: Unknown<'_>,
             ctx: Option<Object<'_>>,
         ) -> Result<PromiseRaw<'env, Object<'env>>> {
-            spawn(env, $tool, args, ctx)
+            $crate::tools::spawn(env, $tool, args, ctx)
         }
     };
 }
@@ -184,6 +187,10 @@ pub struct NativeToolSpec {
     pub name: String,
     /// JS export name (`fileRead`).
     pub js_name: String,
+    /// Its family (`eddie` = `@eddie/tools`' built-ins, in `builtinTools`).
+    pub family: String,
+    /// How careful a host should be: `none`, `moderate` or `dangerous`.
+    pub permission: String,
     /// The description sent to the model.
     pub description: String,
     /// Input JSON Schema (identical to `@eddie/tools`).
@@ -196,16 +203,17 @@ pub struct NativeToolSpec {
     pub confirms: bool,
 }
 
-/// Every tool, in `builtinTools` order.
+/// Every tool of every family, `builtinTools` first.
 #[napi(catch_unwind)]
 pub fn tool_specs() -> Vec<NativeToolSpec> {
-    registry::TOOLS
-        .iter()
+    registry::tools()
         .filter_map(|t| {
             let def = registry::definition(t.name)?;
             Some(NativeToolSpec {
                 name: t.name.to_owned(),
                 js_name: t.js_name.to_owned(),
+                family: t.family.to_owned(),
+                permission: t.permission.as_str().to_owned(),
                 description: def.get("description").and_then(|d| d.as_str()).unwrap_or_default().to_owned(),
                 json_schema: def.get("jsonSchema").cloned().unwrap_or_default(),
                 output_schema: def.get("outputSchema").cloned().unwrap_or_default(),

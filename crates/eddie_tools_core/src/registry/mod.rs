@@ -1,7 +1,17 @@
-//! The one registry: every tool with its name, JS export name, whether it mutates, its
-//! description and its input/output JSON Schemas (byte-identical to `@eddie/tools`), and
-//! [`run`] to dispatch a call by name.
+//! The one registry: every tool with its name, JS export name, family, whether it mutates,
+//! its permission level, its description and its input/output JSON Schemas, and [`run`] to
+//! dispatch a call by name.
+//!
+//! Tools come in families. A family owns a list of [`ToolSpec`]s, a JSON array of
+//! definitions (`{name, description, jsonSchema, outputSchema}`, in the same order) and a
+//! dispatch function. The `eddie` family is `@eddie/tools`' built-ins (`builtinTools`);
+//! every other family adds tools from the reference agents. To add a family, give its module
+//! a `pub const FAMILY: Family` and list it in [`FAMILIES`].
 
+pub mod eddie;
+
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -9,7 +19,28 @@ use serde_json::Value;
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
-use crate::{fs, plan, search, shell, tasks};
+
+/// How careful a host should be with a tool (Floyd's levels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    /// Reads only.
+    None,
+    /// Changes the workspace in ways that can be undone or reviewed.
+    Moderate,
+    /// Runs code, deletes, or reaches outside the workspace.
+    Dangerous,
+}
+
+impl Permission {
+    /// The stable string (`none`, `moderate`, `dangerous`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Moderate => "moderate",
+            Self::Dangerous => "dangerous",
+        }
+    }
+}
 
 /// Static facts about one tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,39 +49,49 @@ pub struct ToolSpec {
     pub name: &'static str,
     /// The JS export (`fileRead`).
     pub js_name: &'static str,
+    /// The family it belongs to (`eddie` for `@eddie/tools`' built-ins).
+    pub family: &'static str,
     /// Whether a call can change the workspace or run code (defensive: `true` when in doubt).
     pub mutating: bool,
     /// Whether the tool asks `ctx.confirm` before acting.
     pub confirms: bool,
+    /// How careful a host should be with it.
+    pub permission: Permission,
 }
 
-const fn spec(name: &'static str, js_name: &'static str, mutating: bool, confirms: bool) -> ToolSpec {
-    ToolSpec { name, js_name, mutating, confirms }
+/// A boxed tool future, as family dispatchers return it.
+pub type RunFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput>> + Send + 'a>>;
+
+/// A family of tools: specs, schemas (a JSON array in spec order) and a dispatcher.
+pub struct Family {
+    /// Its name (`eddie`, `files`, ...).
+    pub name: &'static str,
+    /// Its tools, in export order.
+    pub tools: &'static [ToolSpec],
+    /// `[{name, description, jsonSchema, outputSchema}, ...]` in `tools` order.
+    pub schemas: &'static str,
+    /// Runs one of its tools by model name.
+    pub run: for<'a> fn(&'a str, &'a Value, &'a Ctx) -> RunFuture<'a>,
 }
 
-/// Every tool, in `builtinTools` order.
-pub const TOOLS: &[ToolSpec] = &[
-    spec("bash", "bash", true, true),
-    spec("file_read", "fileRead", false, false),
-    spec("file_write", "fileWrite", true, true),
-    spec("file_search", "fileSearch", false, false),
-    spec("get_folder_tree_structure", "getFolderTreeStructure", false, false),
-    spec("get_plan", "getPlan", false, false),
-    spec("complete_task", "completeTask", true, false),
-    spec("update_plan", "updatePlan", true, true),
-    spec("agent__new_task_list", "agentNewTaskList", true, true),
-    spec("agent__new_task", "agentNewTask", true, true),
-    // Creates `.tasks/<name>.json` when the list is missing.
-    spec("agent__get_task_list", "agentGetTaskList", true, false),
-    spec("agent__set_task_status", "agentSetTaskStatus", true, true),
-    spec("agent__delete_task", "agentDeleteTask", true, true),
-];
+/// Every family, `eddie` first.
+pub const FAMILIES: &[&Family] = &[&eddie::FAMILY];
 
-/// The schemas of every tool, as `@eddie/tools` defines them (`name`, `description`,
-/// `jsonSchema`, `outputSchema`), in [`TOOLS`] order.
+/// Every tool of every family, `builtinTools` first.
+pub fn tools() -> impl Iterator<Item = &'static ToolSpec> {
+    FAMILIES.iter().flat_map(|f| f.tools.iter())
+}
+
+/// The definitions of every tool (`name`, `description`, `jsonSchema`, `outputSchema`), in
+/// [`tools`] order.
 pub fn definitions() -> &'static [Value] {
     static DEFS: OnceLock<Vec<Value>> = OnceLock::new();
-    DEFS.get_or_init(|| serde_json::from_str(include_str!("schemas.json")).unwrap_or_default())
+    DEFS.get_or_init(|| {
+        FAMILIES
+            .iter()
+            .flat_map(|f| serde_json::from_str::<Vec<Value>>(f.schemas).unwrap_or_default())
+            .collect()
+    })
 }
 
 /// The definition of tool `name`.
@@ -60,7 +101,7 @@ pub fn definition(name: &str) -> Option<&'static Value> {
 
 /// The spec of tool `name` (model name or JS name).
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
-    TOOLS.iter().find(|t| t.name == name || t.js_name == name)
+    tools().find(|t| t.name == name || t.js_name == name)
 }
 
 /// Run tool `name` (model or JS name) with `args`.
@@ -72,22 +113,10 @@ pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         return Err(ToolError::invalid(format!("arguments of {} must be an object", spec.name)));
     }
     ctx.cancel.check()?;
-    match spec.name {
-        "bash" => shell::bash::run(args, ctx).await,
-        "file_read" => fs::file_read::run(args, ctx).await,
-        "file_write" => fs::file_write::run(args, ctx).await,
-        "file_search" => search::file_search::run(args, ctx).await,
-        "get_folder_tree_structure" => search::tree::run(args, ctx).await,
-        "get_plan" => plan::get_plan::run(args, ctx).await,
-        "complete_task" => plan::complete_task::run(args, ctx).await,
-        "update_plan" => plan::update_plan::run(args, ctx).await,
-        "agent__new_task_list" => tasks::new_task_list::run(args, ctx).await,
-        "agent__new_task" => tasks::new_task::run(args, ctx).await,
-        "agent__get_task_list" => tasks::get_task_list::run(args, ctx).await,
-        "agent__set_task_status" => tasks::set_task_status::run(args, ctx).await,
-        "agent__delete_task" => tasks::delete_task::run(args, ctx).await,
-        other => Err(ToolError::internal(format!("tool {other} is registered but not dispatched"))),
-    }
+    let Some(family) = FAMILIES.iter().find(|f| f.name == spec.family) else {
+        return Err(ToolError::internal(format!("tool {} has no family {}", spec.name, spec.family)));
+    };
+    (family.run)(spec.name, args, ctx).await
 }
 
 #[cfg(test)]
@@ -95,14 +124,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn registry_and_schemas_agree() {
-        let defs = definitions();
-        assert_eq!(defs.len(), TOOLS.len());
-        for (spec, def) in TOOLS.iter().zip(defs) {
-            assert_eq!(def["name"], spec.name);
-            let id = def["outputSchema"]["$id"].as_str().unwrap_or_default();
-            assert!(id.starts_with("eddie.tool."), "{id}");
-            assert_eq!(def["jsonSchema"]["type"], "object");
+    fn every_family_lists_schemas_in_spec_order() {
+        for family in FAMILIES {
+            let defs: Vec<Value> = serde_json::from_str(family.schemas).expect(family.name);
+            assert_eq!(defs.len(), family.tools.len(), "{}", family.name);
+            for (spec, def) in family.tools.iter().zip(&defs) {
+                assert_eq!(def["name"], spec.name);
+                assert_eq!(spec.family, family.name, "{}", spec.name);
+                let id = def["outputSchema"]["$id"].as_str().unwrap_or_default();
+                assert!(id.starts_with("eddie.tool."), "{id}");
+                assert_eq!(def["jsonSchema"]["type"], "object");
+                assert!(def["description"].as_str().is_some_and(|d| !d.is_empty()), "{}", spec.name);
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        // A lookup by model or JS name must find exactly one tool.
+        for t in tools() {
+            for key in [t.name, t.js_name] {
+                let hits = tools().filter(|o| o.name == key || o.js_name == key).count();
+                assert_eq!(hits, 1, "{key}");
+            }
         }
     }
 
@@ -117,7 +161,7 @@ mod tests {
         for n in ["get_plan", "complete_task", "update_plan"] {
             assert_eq!(id(n), crate::plan::SCHEMA);
         }
-        for t in TOOLS.iter().filter(|t| t.name.starts_with("agent__")) {
+        for t in eddie::FAMILY.tools.iter().filter(|t| t.name.starts_with("agent__")) {
             assert_eq!(id(t.name), crate::tasks::SCHEMA);
         }
     }
