@@ -29,6 +29,10 @@ pub(crate) fn spawn<'env>(
         // A separate task turns a panic into a rejection with code INTERNAL.
         let task = tokio::spawn(async move { registry::run(name, &args, &ctx).await });
         let abort = task.abort_handle();
+        if registry::family_of(name).is_some_and(|f| f.partial_on_cancel) {
+            // The tool watches ctx.cancel itself and returns its partial result.
+            return task.await.unwrap_or_else(|e| Err(ToolError::internal(panic_text(e))));
+        }
         tokio::select! {
             joined = task => joined.unwrap_or_else(|e| Err(ToolError::internal(panic_text(e)))),
             () = cancel.cancelled() => {

@@ -41,6 +41,7 @@ pub const FAMILY: Family = Family {
     ],
     schemas: include_str!("eddie.json"),
     run,
+    partial_on_cancel: false,
 };
 
 fn run<'a>(name: &'a str, args: &'a Value, ctx: &'a Ctx) -> RunFuture<'a> {

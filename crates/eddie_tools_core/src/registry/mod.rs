@@ -72,6 +72,10 @@ pub struct Family {
     pub schemas: &'static str,
     /// Runs one of its tools by model name.
     pub run: for<'a> fn(&'a str, &'a Value, &'a Ctx) -> RunFuture<'a>,
+    /// When `true`, an abort only sets `ctx.cancel` and the tool itself returns what it has
+    /// (flagged `cancelled`); when `false`, the call's future is dropped and it rejects with
+    /// `CANCELLED`.
+    pub partial_on_cancel: bool,
 }
 
 /// Every family, `eddie` first.
@@ -94,6 +98,12 @@ pub fn definitions() -> &'static [Value] {
     })
 }
 
+/// The family of tool `name` (model name or JS name).
+pub fn family_of(name: &str) -> Option<&'static Family> {
+    let spec = find(name)?;
+    FAMILIES.iter().copied().find(|f| f.name == spec.family)
+}
+
 /// The definition of tool `name`.
 pub fn definition(name: &str) -> Option<&'static Value> {
     definitions().iter().find(|d| d.get("name").and_then(Value::as_str) == Some(name))
@@ -113,7 +123,7 @@ pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         return Err(ToolError::invalid(format!("arguments of {} must be an object", spec.name)));
     }
     ctx.cancel.check()?;
-    let Some(family) = FAMILIES.iter().find(|f| f.name == spec.family) else {
+    let Some(family) = family_of(spec.name) else {
         return Err(ToolError::internal(format!("tool {} has no family {}", spec.name, spec.family)));
     };
     (family.run)(spec.name, args, ctx).await
