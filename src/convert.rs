@@ -88,17 +88,30 @@ pub fn reject(env: &Env, err: &ToolError) -> Error {
     Error::from(js_error(env, err))
 }
 
+/// A result ready to cross: `data` already serialised (off the JS thread).
+pub struct Rendered {
+    schema: &'static str,
+    content: String,
+    data_json: String,
+}
+
+impl Rendered {
+    /// Serialise `out`'s data; run this on a worker thread.
+    pub fn new(out: ToolOutput) -> std::result::Result<Self, ToolError> {
+        let data_json = out.data_json()?.into_owned();
+        Ok(Self { schema: out.schema, content: out.content, data_json })
+    }
+}
+
 /// `{schema, content, data}` as a JS object. `data` crosses as one JSON string parsed by V8's
 /// `JSON.parse`, which is much faster than building a large tree object by object.
-pub fn output<'env>(env: &'env Env, out: &ToolOutput) -> Result<Object<'env>> {
+pub fn output<'env>(env: &'env Env, out: &Rendered) -> Result<Object<'env>> {
     let mut obj = Object::new(env)?;
     obj.set_named_property("schema", out.schema)?;
     obj.set_named_property("content", out.content.as_str())?;
-    let text =
-        serde_json::to_string(&out.data).map_err(|e| Error::from_reason(format!("serialise result: {e}")))?;
     let json: Object = env.get_global()?.get_named_property("JSON")?;
     let parse: Function<napi::JsString, Unknown> = json.get_named_property("parse")?;
-    let data = parse.apply(json, env.create_string(&text)?)?;
+    let data = parse.apply(json, env.create_string(&out.data_json)?)?;
     obj.set_named_property("data", data)?;
     Ok(obj)
 }

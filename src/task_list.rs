@@ -62,12 +62,14 @@ pub fn render_task_list_content(options: Value) -> String {
     ts_args_type = "options: FormatTaskListResultOptions",
     ts_return_type = "TaskListResult"
 )]
-pub fn format_task_list_result(options: Value) -> Value {
+pub fn format_task_list_result(options: Value) -> napi::Result<Value> {
     let name = options.get("listName").and_then(Value::as_str).unwrap_or_default().to_owned();
     let doc = options.get("document").cloned().unwrap_or_else(|| json!({}));
     let header = options.get("header").and_then(Value::as_str).map(str::to_owned);
     let abridged = options.get("abridged").and_then(Value::as_bool).unwrap_or(false);
-    store::format_result(&name, doc, header.as_deref(), abridged).to_json()
+    store::format_result(&name, doc, header.as_deref(), abridged)
+        .to_json()
+        .map_err(|e| napi::Error::from_reason(e.message()))
 }
 
 enum StoreOp {

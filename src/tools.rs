@@ -1,11 +1,11 @@
 //! One exported async function per tool, plus the registry view for `index.js`.
 
+use eddie_tools_core::ToolError;
 use eddie_tools_core::registry;
-use eddie_tools_core::{ToolError, ToolOutput};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::convert::{output, reject, to_json};
+use crate::convert::{Rendered, output, reject, to_json};
 use crate::ctx::convert;
 
 /// Run tool `name` for JS: convert on the JS thread, work on tokio, settle on the JS thread.
@@ -44,8 +44,8 @@ pub(crate) fn spawn<'env>(
     };
     // Core errors reach the settle callback as values, where they become JS errors with codes.
     env.spawn_future_with_callback(
-        async move { Ok(work.await) },
-        |env, result: std::result::Result<ToolOutput, ToolError>| match result {
+        async move { Ok(work.await.and_then(Rendered::new)) },
+        |env, result: std::result::Result<Rendered, ToolError>| match result {
             Ok(out) => output(env, &out),
             Err(e) => Err(reject(env, &e)),
         },

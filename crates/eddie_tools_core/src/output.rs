@@ -1,26 +1,60 @@
 //! [`ToolOutput`]: the `{schema, content, data}` result every tool returns.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
+use crate::error::{Result, ToolError};
+
 /// A tool result, exactly `{schema, content, data}`.
+///
+/// `data` is usually a [`Value`]. A tool with a very large result (the whole tree of
+/// `get_folder_tree_structure`) may instead hand over its data already serialised
+/// ([`ToolOutput::from_json_text`]); then `data` is `Null` and [`ToolOutput::data_json`] /
+/// [`ToolOutput::data_value`] give the data either way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
     /// The outputSchema `$id` (e.g. `eddie.tool.file_read.result.v1`).
     pub schema: &'static str,
     /// The text the model reads.
     pub content: String,
-    /// Structured data matching the outputSchema.
+    /// Structured data matching the outputSchema (`Null` when it came as JSON text).
     pub data: Value,
+    data_text: Option<String>,
 }
 
 impl ToolOutput {
     /// A new result.
     pub fn new(schema: &'static str, content: impl Into<String>, data: Value) -> Self {
-        Self { schema, content: content.into(), data }
+        Self { schema, content: content.into(), data, data_text: None }
+    }
+
+    /// A new result whose data is already JSON text (it must be valid JSON).
+    pub fn from_json_text(schema: &'static str, content: impl Into<String>, data_json: String) -> Self {
+        Self { schema, content: content.into(), data: Value::Null, data_text: Some(data_json) }
+    }
+
+    /// `data` as JSON text.
+    pub fn data_json(&self) -> Result<Cow<'_, str>> {
+        match &self.data_text {
+            Some(text) => Ok(Cow::Borrowed(text)),
+            None => serde_json::to_string(&self.data)
+                .map(Cow::Owned)
+                .map_err(|e| ToolError::internal(format!("serialise result: {e}"))),
+        }
+    }
+
+    /// `data` as a [`Value`] (parsed when it came as JSON text).
+    pub fn data_value(&self) -> Result<Value> {
+        match &self.data_text {
+            Some(text) => serde_json::from_str(text)
+                .map_err(|e| ToolError::internal(format!("result is not JSON: {e}"))),
+            None => Ok(self.data.clone()),
+        }
     }
 
     /// The result as one JSON object (key order schema, content, data).
-    pub fn to_json(&self) -> Value {
-        serde_json::json!({ "schema": self.schema, "content": self.content, "data": self.data })
+    pub fn to_json(&self) -> Result<Value> {
+        Ok(serde_json::json!({ "schema": self.schema, "content": self.content, "data": self.data_value()? }))
     }
 }

@@ -4,13 +4,20 @@
 //! ties keep byte order (Node's `readdir` order). Symlinks are listed as files and never
 //! followed. The nested `entries` tree is always complete; `maxEntries`/`offset` page the
 //! flat `pageEntries` list.
+//!
+//! The engine ([`Tree::walk`]) lists directories on all cores and sorts each listing where it
+//! was read; the result is then written as JSON text in one pass, without building a value
+//! per entry, and only the requested page of flat entries is materialised.
 
+use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
 
-use super::collate::{Sensitivity, sort_by_collation};
+use super::collate::{Sensitivity, sort_key};
 use super::is_dependency_dir;
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
@@ -22,11 +29,267 @@ pub const SCHEMA: &str = "eddie.tool.get_folder_tree_structure.result.v1";
 /// Default page of flat entries.
 pub const DEFAULT_MAX_ENTRIES: f64 = 200.0;
 
-#[derive(Debug, Clone, Copy)]
-struct Options {
-    max_depth: Option<f64>,
-    include_hidden: bool,
-    include_dependencies: bool,
+/// What [`Tree::walk`] lists.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TreeOptions {
+    /// Directories deeper than this (the root's children are depth 0) are shown but not
+    /// opened. `None` = unlimited.
+    pub max_depth: Option<f64>,
+    /// List names starting with `.`.
+    pub include_hidden: bool,
+    /// Open dependency directories (`node_modules`, `target`, ...; see
+    /// [`super::DEPENDENCY_DIRS`]). When false they are left out entirely.
+    pub include_dependencies: bool,
+}
+
+/// One entry of a listed directory.
+#[derive(Debug, Clone)]
+pub struct TreeEntry {
+    /// The file name (lossy UTF-8).
+    pub name: String,
+    /// A directory (symlinks are not: they are listed as files and never followed).
+    pub is_dir: bool,
+    /// For an opened directory, the index of its own listing.
+    listing: Option<usize>,
+}
+
+/// A walked directory tree: every opened directory's entries, each in collation order.
+#[derive(Debug)]
+pub struct Tree {
+    listings: Vec<Vec<TreeEntry>>,
+    total: usize,
+}
+
+impl Tree {
+    /// List the tree under `real` (errors name paths under `lexical`), in parallel.
+    pub fn walk(real: &Path, lexical: &Path, opts: TreeOptions, cancel: &AtomicBool) -> Result<Self> {
+        let root = Job { id: 0, real: real.to_path_buf(), lexical: lexical.to_path_buf(), depth: 0.0 };
+        let shared = Shared {
+            state: Mutex::new(State { jobs: vec![root], pending: 1, results: vec![None] }),
+            wake: Condvar::new(),
+        };
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+        std::thread::scope(|scope| {
+            for _ in 1..workers {
+                scope.spawn(|| shared.work(opts, cancel));
+            }
+            shared.work(opts, cancel);
+        });
+        if cancel.load(Ordering::Relaxed) {
+            return Err(ToolError::cancelled());
+        }
+        let state = shared.state.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut listings = Vec::with_capacity(state.results.len());
+        // Report the first failure in listing order, as a sequential walk would.
+        for result in state.results {
+            match result {
+                Some(listing) => listings.push(listing?),
+                None => return Err(ToolError::internal("a directory of the tree was never listed")),
+            }
+        }
+        let total = listings.iter().map(Vec::len).sum();
+        Ok(Self { listings, total })
+    }
+
+    /// How many entries the tree has (not counting the root).
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// The root's entries.
+    pub fn root(&self) -> &[TreeEntry] {
+        self.listings.first().map_or(&[], Vec::as_slice)
+    }
+
+    /// The entries of directory `entry`, if it was opened.
+    pub fn children(&self, entry: &TreeEntry) -> Option<&[TreeEntry]> {
+        entry.listing.and_then(|i| self.listings.get(i)).map(Vec::as_slice)
+    }
+
+    /// Visit every entry in pre-order with its depth (root's children = 0) and its path
+    /// (`prefix/…/name`, `/`-separated; no prefix when `prefix` is empty).
+    pub fn visit(&self, prefix: &str, mut f: impl FnMut(usize, &TreeEntry, &str)) {
+        let mut path = prefix.to_owned();
+        self.visit_in(self.root(), 0, &mut path, &mut f);
+    }
+
+    fn visit_in(
+        &self,
+        entries: &[TreeEntry],
+        depth: usize,
+        path: &mut String,
+        f: &mut impl FnMut(usize, &TreeEntry, &str),
+    ) {
+        for entry in entries {
+            let len = push_name(path, &entry.name);
+            f(depth, entry, path);
+            if let Some(children) = self.children(entry) {
+                self.visit_in(children, depth + 1, path, f);
+            }
+            path.truncate(len);
+        }
+    }
+
+    /// The nested `entries` array of the result, as JSON text, plus the flat pre-order list
+    /// (directories end in `/`) cut to `[offset, offset + limit)`.
+    fn render(&self, prefix: &str, offset: usize, limit: usize) -> Result<(Vec<u8>, Vec<String>)> {
+        let mut out = Vec::with_capacity(self.total * 96);
+        let mut page = Vec::with_capacity(limit.min(self.total));
+        let mut index = 0;
+        let mut path = prefix.to_owned();
+        let mut w = Render { out: &mut out, page: &mut page, index: &mut index, offset, end: offset + limit };
+        self.render_in(self.root(), &mut path, &mut w)?;
+        Ok((out, page))
+    }
+
+    fn render_in(&self, entries: &[TreeEntry], path: &mut String, w: &mut Render<'_>) -> Result<()> {
+        w.out.push(b'[');
+        for (i, entry) in entries.iter().enumerate() {
+            if i > 0 {
+                w.out.push(b',');
+            }
+            let len = push_name(path, &entry.name);
+            if (w.offset..w.end).contains(w.index) {
+                w.page.push(if entry.is_dir { format!("{path}/") } else { path.clone() });
+            }
+            *w.index += 1;
+            w.out.extend_from_slice(b"{\"name\":");
+            json_str(w.out, &entry.name)?;
+            w.out.extend_from_slice(b",\"path\":");
+            json_str(w.out, path)?;
+            if entry.is_dir {
+                w.out.extend_from_slice(b",\"type\":\"directory\",\"entries\":");
+                self.render_in(self.children(entry).unwrap_or(&[]), path, w)?;
+                w.out.push(b'}');
+            } else {
+                w.out.extend_from_slice(b",\"type\":\"file\"}");
+            }
+            path.truncate(len);
+        }
+        w.out.push(b']');
+        Ok(())
+    }
+}
+
+struct Render<'a> {
+    out: &'a mut Vec<u8>,
+    page: &'a mut Vec<String>,
+    index: &'a mut usize,
+    offset: usize,
+    end: usize,
+}
+
+/// Append `/name` (or `name` to an empty path); returns the length to truncate back to.
+fn push_name(path: &mut String, name: &str) -> usize {
+    let len = path.len();
+    if !path.is_empty() {
+        path.push('/');
+    }
+    path.push_str(name);
+    len
+}
+
+fn json_str(out: &mut Vec<u8>, s: &str) -> Result<()> {
+    serde_json::to_writer(out, s).map_err(|e| ToolError::internal(format!("serialise tree: {e}")))
+}
+
+struct Job {
+    id: usize,
+    real: PathBuf,
+    lexical: PathBuf,
+    depth: f64,
+}
+
+struct State {
+    jobs: Vec<Job>,
+    /// Jobs queued or being listed.
+    pending: usize,
+    /// One slot per directory to list, by job id.
+    results: Vec<Option<Result<Vec<TreeEntry>>>>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn work(&self, opts: TreeOptions, cancel: &AtomicBool) {
+        loop {
+            let job = {
+                let mut state = self.lock();
+                loop {
+                    if state.pending == 0 || cancel.load(Ordering::Relaxed) {
+                        self.wake.notify_all();
+                        return;
+                    }
+                    if let Some(job) = state.jobs.pop() {
+                        break job;
+                    }
+                    state = self.wake.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+            };
+            let listed = list_dir(&job, opts);
+            let mut state = self.lock();
+            let result = listed.map(|(mut entries, dirs)| {
+                for (index, real) in dirs {
+                    let id = state.results.len();
+                    state.results.push(None);
+                    let lexical = job.lexical.join(&entries[index].name);
+                    entries[index].listing = Some(id);
+                    state.jobs.push(Job { id, real, lexical, depth: job.depth + 1.0 });
+                    state.pending += 1;
+                }
+                entries
+            });
+            if let Some(slot) = state.results.get_mut(job.id) {
+                *slot = Some(result);
+            }
+            state.pending -= 1;
+            self.wake.notify_all();
+        }
+    }
+}
+
+/// One directory's entries in collation order, and the (index, real path) of those to open.
+type Listing = (Vec<TreeEntry>, Vec<(usize, PathBuf)>);
+
+fn list_dir(job: &Job, opts: TreeOptions) -> Result<Listing> {
+    let read = std::fs::read_dir(&job.real).map_err(|e| ToolError::fs(&e, "scandir", Some(&job.lexical)))?;
+    let open_children = opts.max_depth.is_none_or(|m| job.depth < m);
+    let mut found: Vec<(Vec<u8>, OsString, bool)> = Vec::new();
+    for entry in read {
+        let entry = entry.map_err(|e| ToolError::fs(&e, "scandir", Some(&job.lexical)))?;
+        let name = entry.file_name();
+        let bytes = name.as_bytes();
+        if !opts.include_hidden && bytes.first() == Some(&b'.') {
+            continue;
+        }
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && !opts.include_dependencies && is_dependency_dir(bytes) {
+            continue;
+        }
+        let key = sort_key(&name.to_string_lossy(), Sensitivity::Base);
+        found.push((key, name, is_dir));
+    }
+    // Collation order; equal keys keep byte order.
+    found.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.as_bytes().cmp(b.1.as_bytes())));
+    let mut dirs = Vec::new();
+    let entries = found
+        .into_iter()
+        .enumerate()
+        .map(|(i, (_, name, is_dir))| {
+            if is_dir && open_children {
+                dirs.push((i, job.real.join(&name)));
+            }
+            TreeEntry { name: name.to_string_lossy().into_owned(), is_dir, listing: None }
+        })
+        .collect();
+    Ok((entries, dirs))
 }
 
 /// Run the tool.
@@ -37,7 +300,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let root_label = if requested.is_empty() { ".".to_owned() } else { requested.clone() };
     let resolved = ctx.workspace.resolve(&requested)?;
-    let opts = Options {
+    let opts = TreeOptions {
         max_depth: js::real_number(args.get("maxDepth")).map(|d| d.floor().max(0.0)),
         include_hidden: js::truthy(args.get("includeHidden")),
         include_dependencies: js::truthy(args.get("includeDependencies")),
@@ -46,85 +309,136 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         js::real_number(args.get("maxEntries")).map_or(DEFAULT_MAX_ENTRIES, |m| m.floor().max(1.0));
     let offset = js::real_number(args.get("offset")).map_or(0.0, |o| o.floor().max(0.0));
     let prefix = ctx.workspace.relative(&resolved.lexical);
-    let cancel = ctx.cancel.clone();
-    let (entries, flat) = crate::blocking("get_folder_tree_structure", move || {
-        let mut flat = Vec::new();
-        let entries = walk(&resolved.real, &resolved.lexical, &prefix, 0.0, opts, &mut flat, &cancel)?;
-        Ok((entries, flat))
-    })
-    .await?;
-
-    let total = flat.len();
-    let offset = offset.min(total as f64) as usize;
-    let limit =
-        if max_entries >= total as f64 { total - offset } else { (max_entries as usize).min(total - offset) };
-    let page: Vec<String> = flat.into_iter().skip(offset).take(limit).collect();
-    let returned = page.len();
-    let has_more = offset + returned < total;
-    let header = if offset > 0 {
-        format!("Tree for {root_label} (showing {returned} of {total} entries starting at offset {offset})")
-    } else {
-        format!("Tree for {root_label} (showing {returned} of {total} entries)")
-    };
-    let content = if page.is_empty() { header } else { format!("{header}\n{}", page.join("\n")) };
-    let data = json!({
-        "root": root_label,
-        "entries": entries,
-        "pageEntries": page,
-        "pagination": {
+    let cancel = ctx.cancel.flag();
+    crate::blocking("get_folder_tree_structure", move || {
+        let tree = Tree::walk(&resolved.real, &resolved.lexical, opts, &cancel)?;
+        let total = tree.total();
+        let offset = offset.min(total as f64) as usize;
+        let limit = if max_entries >= total as f64 {
+            total - offset
+        } else {
+            (max_entries as usize).min(total - offset)
+        };
+        let (entries, page) = tree.render(&prefix, offset, limit)?;
+        let returned = page.len();
+        let has_more = offset + returned < total;
+        let header = if offset > 0 {
+            format!(
+                "Tree for {root_label} (showing {returned} of {total} entries starting at offset {offset})"
+            )
+        } else {
+            format!("Tree for {root_label} (showing {returned} of {total} entries)")
+        };
+        let content = if page.is_empty() { header } else { format!("{header}\n{}", page.join("\n")) };
+        let pagination = json!({
             "limit": max_entries as i64,
             "offset": offset,
             "returnedEntries": returned,
             "totalEntries": total,
             "hasMore": has_more,
             "nextOffset": if has_more { json!(offset + returned) } else { Value::Null },
-        },
-    });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+        });
+        // {"root", "entries", "pageEntries", "pagination"}, in eddie's key order.
+        let mut data = Vec::with_capacity(entries.len() + 64 * (returned + 4));
+        data.extend_from_slice(b"{\"root\":");
+        json_str(&mut data, &root_label)?;
+        data.extend_from_slice(b",\"entries\":");
+        data.extend_from_slice(&entries);
+        drop(entries);
+        data.extend_from_slice(b",\"pageEntries\":");
+        serde_json::to_writer(&mut data, &page)
+            .and_then(|()| {
+                data.extend_from_slice(b",\"pagination\":");
+                serde_json::to_writer(&mut data, &pagination)
+            })
+            .map_err(|e| ToolError::internal(format!("serialise tree: {e}")))?;
+        data.push(b'}');
+        let text = String::from_utf8(data).map_err(|e| ToolError::internal(format!("tree JSON: {e}")))?;
+        Ok(ToolOutput::from_json_text(SCHEMA, content, text))
+    })
+    .await
 }
 
-fn walk(
-    real: &Path,
-    lexical: &Path,
-    prefix: &str,
-    depth: f64,
-    opts: Options,
-    flat: &mut Vec<String>,
-    cancel: &crate::context::Cancel,
-) -> Result<Vec<Value>> {
-    cancel.check()?;
-    let read = std::fs::read_dir(real).map_err(|e| ToolError::fs(&e, "scandir", Some(lexical)))?;
-    let mut children: Vec<(String, bool, PathBuf)> = Vec::new();
-    for entry in read {
-        let entry = entry.map_err(|e| ToolError::fs(&e, "scandir", Some(lexical)))?;
-        let name = entry.file_name();
-        let bytes = name.as_bytes();
-        if !opts.include_hidden && bytes.first() == Some(&b'.') {
-            continue;
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn sample() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for d in ["b", "B2", "a/c", "a/node_modules/x", ".hid", "deep/1/2/3"] {
+            fs::create_dir_all(dir.path().join(d)).expect("mkdir");
         }
-        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        if is_dir && !opts.include_dependencies && is_dependency_dir(bytes) {
-            continue;
+        for f in ["a/z.txt", "a/c/é.md", "a/c/e.md", "Readme.md", "readme.md", ".hid/f", "deep/1/2/3/f"] {
+            fs::write(dir.path().join(f), "x").expect("write");
         }
-        children.push((name.to_string_lossy().into_owned(), is_dir, entry.path()));
+        dir
     }
-    children.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    sort_by_collation(&mut children, Sensitivity::Base, |c| &c.0);
-    let mut out = Vec::with_capacity(children.len());
-    for (name, is_dir, path) in children {
-        let rel = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
-        if is_dir {
-            flat.push(format!("{rel}/"));
-            let nested = if opts.max_depth.is_none_or(|m| depth < m) {
-                walk(&path, &lexical.join(&name), &rel, depth + 1.0, opts, flat, cancel)?
-            } else {
-                Vec::new()
-            };
-            out.push(json!({"name": name, "path": rel, "type": "directory", "entries": nested}));
-        } else {
-            flat.push(rel.clone());
-            out.push(json!({"name": name, "path": rel, "type": "file"}));
-        }
+
+    fn flat(tree: &Tree) -> Vec<String> {
+        let mut v = Vec::new();
+        tree.visit("", |_, e, p| v.push(if e.is_dir { format!("{p}/") } else { p.to_owned() }));
+        v
     }
-    Ok(out)
+
+    #[test]
+    fn walk_orders_by_base_collation_and_prunes() {
+        // Base-equal names (`e.md`/`é.md`, `Readme.md`/`readme.md`) keep byte order.
+        let dir = sample();
+        let no = AtomicBool::new(false);
+        let tree = Tree::walk(dir.path(), Path::new("."), TreeOptions::default(), &no).expect("walk");
+        assert_eq!(
+            flat(&tree),
+            [
+                "a/",
+                "a/c/",
+                "a/c/e.md",
+                "a/c/é.md",
+                "a/z.txt",
+                "b/",
+                "B2/",
+                "deep/",
+                "deep/1/",
+                "deep/1/2/",
+                "deep/1/2/3/",
+                "deep/1/2/3/f",
+                "Readme.md",
+                "readme.md",
+            ]
+        );
+        assert_eq!(tree.total(), 14);
+        let opts = TreeOptions { max_depth: Some(1.0), include_hidden: true, include_dependencies: true };
+        let tree = Tree::walk(dir.path(), Path::new("."), opts, &no).expect("walk");
+        let names = flat(&tree);
+        assert!(names.contains(&".hid/f".to_owned()) && names.contains(&"a/node_modules/".to_owned()));
+        assert!(names.contains(&"deep/1/".to_owned()) && !names.contains(&"deep/1/2/".to_owned()));
+    }
+
+    #[test]
+    fn render_matches_a_value_tree_and_pages() {
+        let dir = sample();
+        let no = AtomicBool::new(false);
+        let tree = Tree::walk(dir.path(), Path::new("."), TreeOptions::default(), &no).expect("walk");
+        let (json_text, page) = tree.render("p", 2, 3).expect("render");
+        let v: Value = serde_json::from_slice(&json_text).expect("valid JSON");
+        assert_eq!(v[0]["name"], "a");
+        assert_eq!(v[0]["path"], "p/a");
+        assert_eq!(v[0]["type"], "directory");
+        assert_eq!(
+            v[0]["entries"][0]["entries"][1],
+            json!({"name": "é.md", "path": "p/a/c/é.md", "type": "file"})
+        );
+        assert_eq!(page, ["p/a/c/e.md", "p/a/c/é.md", "p/a/z.txt"]);
+    }
+
+    #[test]
+    fn unreadable_and_cancelled_walks_fail() {
+        let dir = sample();
+        let no = AtomicBool::new(false);
+        let missing = Tree::walk(&dir.path().join("nope"), Path::new("nope"), TreeOptions::default(), &no);
+        assert_eq!(missing.map(|_| ()).map_err(|e| e.code()), Err(crate::ErrorCode::NotFound));
+        let yes = AtomicBool::new(true);
+        let cancelled = Tree::walk(dir.path(), Path::new("."), TreeOptions::default(), &yes);
+        assert_eq!(cancelled.map(|_| ()).map_err(|e| e.code()), Err(crate::ErrorCode::Cancelled));
+    }
 }
