@@ -3,6 +3,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readFileSync, symlinkSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { getEventListeners } from 'node:events'
 import { join } from 'node:path'
 import * as tools from '../index.js'
 import { workspace, context, rejectsWith } from './helpers.mjs'
@@ -178,4 +179,33 @@ test('file_write is atomic and creates parents', async () => {
   await Promise.all(Array.from({ length: 20 }, (_, i) => tools.fileWrite({ path: 'race.txt', content: String(i).repeat(10000) }, ctx)))
   const text = readFileSync(join(ws, 'race.txt'), 'utf8')
   assert.ok(/^(\d+)\1*$/.test(text) && text.length >= 10000, 'one whole write won')
+})
+
+test('calls on the blocking pool (file_read) honour aborts, codes and concurrency', async () => {
+  const ws = workspace({ 'a.txt': 'héllo' })
+  const { ctx, prompts } = context(ws)
+  const aborted = new AbortController()
+  aborted.abort()
+  await rejectsWith(assert, tools.fileRead({ path: 'a.txt' }, { ...ctx, signal: aborted.signal }), 'CANCELLED')
+  await rejectsWith(assert, tools.fileRead({ path: 'missing.txt' }, ctx), 'NOT_FOUND')
+  await rejectsWith(assert, tools.fileRead({ path: 'a.txt' }, { cwd: 42 }), 'INVALID_ARGUMENT')
+  await rejectsWith(assert, tools.fileRead({ path: 'a.txt' }, { cwd: ws, confirm: 'yes' }), 'INVALID_ARGUMENT')
+  const live = new AbortController()
+  const pages = await Promise.all(Array.from({ length: 200 }, () => tools.fileRead({ path: 'a.txt' }, { ...ctx, signal: live.signal })))
+  assert.ok(pages.every((p) => p.content === 'héllo' && p.schema === 'eddie.tool.file_read.result.v1'))
+  assert.deepEqual(prompts, [], 'a reading tool never asks')
+})
+
+test('a long-lived AbortSignal collects no listeners, on either path', async () => {
+  const ws = workspace({ 'a.txt': 'x' })
+  const { ctx } = context(ws)
+  const live = new AbortController()
+  const c = { ...ctx, signal: live.signal }
+  await Promise.all(Array.from({ length: 30 }, () => tools.fileRead({ path: 'a.txt' }, c)))
+  await Promise.all(Array.from({ length: 30 }, () => tools.fileSearch({ content: 'x' }, c)))
+  await tools.fileRead({ path: 'missing' }, c).catch(() => {})
+  await tools.bash({ command: 'true' }, { ...c, confirm: () => true })
+  assert.equal(getEventListeners(live.signal, 'abort').length, 0)
+  // A signal that is not an EventTarget is ignored rather than failing the call.
+  assert.equal((await tools.fileRead({ path: 'a.txt' }, { ...ctx, signal: { aborted: false } })).content, 'x')
 })

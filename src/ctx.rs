@@ -40,8 +40,40 @@ fn invalid(message: &str) -> ToolError {
     ToolError::invalid(message)
 }
 
-/// Convert `ctx`. Errors are core errors so that they reject with a code.
-pub fn convert(env: &Env, ctx: Option<Object<'_>>) -> std::result::Result<Converted, ToolError> {
+/// The abort listener a call put on `ctx.signal`; [`AbortHook::release`] takes it off again
+/// (on the JS thread, when the call settles), so a long-lived signal collects no listeners.
+pub struct AbortHook {
+    signal: ObjectRef<false>,
+    listener: FunctionRef<(), ()>,
+}
+
+/// `signal.removeEventListener(type, listener)`.
+type RemoveEventListener<'a> = Function<'a, FnArgs<(&'a str, Function<'a, (), ()>)>, ()>;
+
+impl AbortHook {
+    /// Remove the listener and drop the references (JS thread only).
+    pub fn release(self, env: &Env) {
+        let remove = || -> Result<()> {
+            let signal = self.signal.get_value(env)?;
+            let remove: Option<RemoveEventListener> = signal.get("removeEventListener")?;
+            if let Some(remove) = remove {
+                remove.apply(signal, FnArgs::from(("abort", self.listener.borrow_back(env)?)))?;
+            }
+            Ok(())
+        };
+        // A signal whose removeEventListener throws keeps the listener; the call is done anyway.
+        let _ = remove();
+        let _ = self.signal.unref(env);
+    }
+}
+
+/// Convert `ctx`. Errors are core errors so that they reject with a code. Without
+/// `may_confirm`, `ctx.confirm` is only checked to be a function (the tool never asks).
+pub fn convert(
+    env: &Env,
+    ctx: Option<Object<'_>>,
+    may_confirm: bool,
+) -> std::result::Result<(Converted, Option<AbortHook>), ToolError> {
     let Some(obj) = ctx else { return Err(invalid("ctx must be an object with a string cwd")) };
     let cwd: Option<Unknown> = obj.get("cwd").map_err(|e| invalid(&e.reason))?;
     let cwd = match cwd {
@@ -55,6 +87,7 @@ pub fn convert(env: &Env, ctx: Option<Object<'_>>) -> std::result::Result<Conver
     let confirm: Option<Unknown> = obj.get("confirm").map_err(|e| invalid(&e.reason))?;
     match confirm.as_ref().map(|c| c.get_type()) {
         None | Some(Ok(ValueType::Undefined | ValueType::Null)) => {}
+        Some(Ok(ValueType::Function)) if !may_confirm => {}
         Some(Ok(ValueType::Function)) => {
             let raw = confirm.map(|c| c.raw()).unwrap_or(std::ptr::null_mut());
             let tsfn =
@@ -90,27 +123,39 @@ pub fn convert(env: &Env, ctx: Option<Object<'_>>) -> std::result::Result<Conver
 
     let signal: Option<Unknown> = obj.get("signal").map_err(|e| invalid(&e.reason))?;
     let mut already_aborted = false;
+    let mut hook = None;
     if let Some(s) = signal
         && s.get_type().ok() == Some(ValueType::Object)
     {
         let s = unsafe { Object::from_napi_value(env.raw(), s.raw()) }.map_err(|e| invalid(&e.reason))?;
-        already_aborted =
-            watch_signal(env, &s, &core.cancel).map_err(|e| invalid(&format!("ctx.signal: {}", e.reason)))?;
+        match watch_signal(env, &s, &core.cancel)
+            .map_err(|e| invalid(&format!("ctx.signal: {}", e.reason)))?
+        {
+            Watch::Aborted => already_aborted = true,
+            Watch::Hooked(h) => hook = Some(h),
+            Watch::NotASignal => {}
+        }
     }
-    Ok(Converted { ctx: core, already_aborted })
+    Ok((Converted { ctx: core, already_aborted }, hook))
+}
+
+enum Watch {
+    Aborted,
+    Hooked(AbortHook),
+    NotASignal,
 }
 
 /// `signal.addEventListener(type, listener, options)`.
 type AddEventListener<'a> = Function<'a, FnArgs<(&'a str, Function<'a, (), ()>, Object<'a>)>, ()>;
 
-/// Hook `signal` to `cancel`; returns whether it is already aborted.
-fn watch_signal(env: &Env, signal: &Object<'_>, cancel: &Cancel) -> Result<bool> {
+/// Hook `signal` to `cancel`, unless it is already aborted.
+fn watch_signal(env: &Env, signal: &Object<'_>, cancel: &Cancel) -> Result<Watch> {
     let aborted: Option<bool> = signal.get("aborted")?;
     if aborted == Some(true) {
-        return Ok(true);
+        return Ok(Watch::Aborted);
     }
     let add: Option<AddEventListener> = signal.get("addEventListener")?;
-    let Some(add) = add else { return Ok(false) };
+    let Some(add) = add else { return Ok(Watch::NotASignal) };
     let cancel = cancel.clone();
     let listener = env.create_function_from_closure::<(), (), _>("onabort", move |_| {
         cancel.cancel();
@@ -118,6 +163,7 @@ fn watch_signal(env: &Env, signal: &Object<'_>, cancel: &Cancel) -> Result<bool>
     })?;
     let mut options = Object::new(env)?;
     options.set_named_property("once", true)?;
+    let listener_ref = listener.create_ref()?;
     add.apply(signal, FnArgs::from(("abort", listener, options)))?;
-    Ok(false)
+    Ok(Watch::Hooked(AbortHook { signal: signal.create_ref()?, listener: listener_ref }))
 }

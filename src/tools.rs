@@ -5,8 +5,8 @@ use eddie_tools_core::registry;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::convert::{Rendered, output, reject, to_json};
-use crate::ctx::convert;
+use crate::convert::{Rendered, output as output_object, reject, to_json};
+use crate::ctx::{AbortHook, Converted, convert};
 
 /// Run tool `name` for JS: convert on the JS thread, work on tokio, settle on the JS thread.
 pub(crate) fn spawn<'env>(
@@ -15,10 +15,22 @@ pub(crate) fn spawn<'env>(
     args: Unknown<'_>,
     ctx: Option<Object<'_>>,
 ) -> Result<PromiseRaw<'env, Object<'env>>> {
-    let prepared = to_json(env, args, 0)
+    let spec = registry::find(name);
+    // Only tools that may ask get a confirm channel (creating one costs a threadsafe function).
+    let may_confirm = spec.is_none_or(|s| s.confirms || s.permission != registry::Permission::None);
+    let converted = to_json(env, args, 0)
         .map_err(|e| ToolError::invalid(format!("arguments of {name} must be JSON-compatible: {}", e.reason)))
         .and_then(|a| a.ok_or_else(|| ToolError::invalid(format!("arguments of {name} must be an object"))))
-        .and_then(|a| convert(env, ctx).map(|c| (a, c)));
+        .and_then(|a| convert(env, ctx, may_confirm).map(|(c, hook)| ((a, c), hook)));
+    let (prepared, hook) = match converted {
+        Ok((prepared, hook)) => (Ok(prepared), hook),
+        Err(e) => (Err(e), None),
+    };
+    if spec.and_then(|s| registry::blocking_form(s.name)).is_some() {
+        // A few syscalls: run on libuv's pool, which settles faster than a future does.
+        let call = BlockingCall { name, prepared: Some(prepared), hook };
+        return env.spawn(call).map(|p| p.promise_object());
+    }
     let work = async move {
         let (args, converted) = prepared?;
         if converted.already_aborted {
@@ -45,18 +57,76 @@ pub(crate) fn spawn<'env>(
     // Core errors reach the settle callback as values, where they become JS errors with codes.
     env.spawn_future_with_callback(
         async move { Ok(work.await.and_then(Rendered::new)) },
-        |env, result: std::result::Result<Rendered, ToolError>| match result {
-            Ok(out) => output(env, &out),
-            Err(e) => Err(reject(env, &e)),
+        move |env, result: std::result::Result<Rendered, ToolError>| {
+            if let Some(hook) = hook {
+                hook.release(env);
+            }
+            match result {
+                Ok(out) => output_object(env, &out),
+                Err(e) => Err(reject(env, &e)),
+            }
         },
     )
+}
+
+/// A call of a tool with a blocking form, as libuv work.
+struct BlockingCall {
+    name: &'static str,
+    prepared: Option<std::result::Result<(serde_json::Value, Converted), ToolError>>,
+    hook: Option<AbortHook>,
+}
+
+impl<'env> napi::ScopedTask<'env> for BlockingCall {
+    type Output = std::result::Result<Rendered, ToolError>;
+    type JsValue = Object<'env>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let name = self.name;
+        let Some(prepared) = self.prepared.take() else {
+            return Ok(Err(ToolError::internal("blocking call computed twice")));
+        };
+        let run = move || {
+            let (args, converted) = prepared?;
+            if converted.already_aborted {
+                return Err(ToolError::cancelled());
+            }
+            let ctx = converted.ctx;
+            let out = registry::run_blocking(name, &args, &ctx)
+                .unwrap_or_else(|| Err(ToolError::internal(format!("{name} has no blocking form"))))?;
+            // An abort while it ran still rejects, as it would for a future.
+            ctx.cancel.check()?;
+            Rendered::new(out)
+        };
+        Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+            .unwrap_or_else(|payload| Err(ToolError::internal(panic_message(payload.as_ref())))))
+    }
+
+    fn finally(mut self, env: Env) -> Result<()> {
+        if let Some(hook) = self.hook.take() {
+            hook.release(&env);
+        }
+        Ok(())
+    }
+
+    fn resolve(&mut self, env: &'env Env, output: Self::Output) -> Result<Self::JsValue> {
+        if let Some(hook) = self.hook.take() {
+            hook.release(env);
+        }
+        match output {
+            Ok(out) => output_object(env, &out),
+            Err(e) => Err(reject(env, &e)),
+        }
+    }
 }
 
 fn panic_text(e: tokio::task::JoinError) -> String {
     if !e.is_panic() {
         return "tool task was cancelled".to_owned();
     }
-    let payload = e.into_panic();
+    panic_message(e.into_panic().as_ref())
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     let msg = payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_owned())

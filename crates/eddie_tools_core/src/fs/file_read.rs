@@ -57,6 +57,13 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     crate::blocking("file_read", move || read_page(&resolved.real, &resolved.lexical, &args)).await
 }
 
+/// Run `file_read` on the calling thread (a few syscalls; for hosts with a blocking pool).
+pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let args = FileReadArgs::parse(args)?;
+    let resolved = ctx.workspace.resolve(&args.path)?;
+    read_page(&resolved.real, &resolved.lexical, &args)
+}
+
 /// Read one page (blocking).
 pub fn read_page(
     real: &std::path::Path,

@@ -78,6 +78,19 @@ pub struct Family {
     pub partial_on_cancel: bool,
 }
 
+/// A tool that can run to completion on the calling thread: a handful of syscalls, no
+/// confirm, no child process, no waiting. Hosts may run these on a blocking pool directly,
+/// which saves the hops of an async runtime (the latency of a small call).
+pub type BlockingFn = fn(&Value, &Ctx) -> Result<ToolOutput>;
+
+/// The tools with a [`BlockingFn`], by model name.
+const BLOCKING: &[(&str, BlockingFn)] = &[("file_read", crate::fs::file_read::run_blocking)];
+
+/// The blocking form of tool `name` (model name), if it has one.
+pub fn blocking_form(name: &str) -> Option<BlockingFn> {
+    BLOCKING.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+}
+
 /// Every family, `eddie` first.
 pub const FAMILIES: &[&Family] = &[&eddie::FAMILY];
 
@@ -114,8 +127,8 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
     tools().find(|t| t.name == name || t.js_name == name)
 }
 
-/// Run tool `name` (model or JS name) with `args`.
-pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+/// The spec of `name`, once the call is known to be runnable.
+fn admit(name: &str, args: &Value, ctx: &Ctx) -> Result<&'static ToolSpec> {
     let Some(spec) = find(name) else {
         return Err(ToolError::new(ErrorCode::UnknownTool, format!("Unknown tool: {name}")));
     };
@@ -123,6 +136,19 @@ pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         return Err(ToolError::invalid(format!("arguments of {} must be an object", spec.name)));
     }
     ctx.cancel.check()?;
+    Ok(spec)
+}
+
+/// Run tool `name` (model or JS name) with `args` on the calling thread, if it has a
+/// [`BlockingFn`]; `None` if it must run as a future ([`run`]).
+pub fn run_blocking(name: &str, args: &Value, ctx: &Ctx) -> Option<Result<ToolOutput>> {
+    let f = blocking_form(find(name)?.name)?;
+    Some(admit(name, args, ctx).and_then(|_| f(args, ctx)))
+}
+
+/// Run tool `name` (model or JS name) with `args`.
+pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let spec = admit(name, args, ctx)?;
     let Some(family) = family_of(spec.name) else {
         return Err(ToolError::internal(format!("tool {} has no family {}", spec.name, spec.family)));
     };
