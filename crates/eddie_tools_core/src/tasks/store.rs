@@ -92,25 +92,34 @@ pub fn normalise_task(task: &Value, created: &str, updated: Option<&str>) -> Val
     Value::Object(out)
 }
 
-/// Normalise a stored document (fallback timestamps = now).
-pub fn normalise_document(doc: &Value) -> Value {
-    let now = now_iso();
+/// Normalise a document. Missing timestamps fall back to `now`; each task's `updatedAt` is
+/// kept when `task_updated` is set (with it as the fallback) and reset to its `createdAt`
+/// fallback otherwise (see [`normalise_task`]); the document's `updatedAt` is kept when
+/// `keep_updated_at`, else `now`.
+fn normalise(doc: &Value, now: &str, task_updated: Option<&str>, keep_updated_at: bool) -> Value {
     let empty = Map::new();
     let d = doc.as_object().unwrap_or(&empty);
     let metadata = match d.get("metadata") {
         Some(Value::Object(m)) => Value::Object(m.clone()),
         _ => json!({}),
     };
-    let tasks = match d.get("tasks") {
-        Some(Value::Array(items)) => items.iter().map(|t| normalise_task(t, &now, Some(&now))).collect(),
+    let tasks: Vec<Value> = match d.get("tasks") {
+        Some(Value::Array(items)) => items.iter().map(|t| normalise_task(t, now, task_updated)).collect(),
         _ => Vec::new(),
     };
+    let stored_updated = if keep_updated_at { non_empty_string(d.get("updatedAt")) } else { None };
     json!({
         "metadata": metadata,
         "tasks": tasks,
-        "createdAt": non_empty_string(d.get("createdAt")).unwrap_or_else(|| now.clone()),
-        "updatedAt": non_empty_string(d.get("updatedAt")).unwrap_or(now),
+        "createdAt": non_empty_string(d.get("createdAt")).unwrap_or_else(|| now.to_owned()),
+        "updatedAt": stored_updated.unwrap_or_else(|| now.to_owned()),
     })
+}
+
+/// Normalise a stored document as read (every missing timestamp = now, the rest kept).
+pub fn normalise_document(doc: &Value) -> Value {
+    let now = now_iso();
+    normalise(doc, &now, Some(&now), true)
 }
 
 /// An empty document stamped now.
@@ -154,25 +163,7 @@ pub fn ensure(path: &Resolved) -> Result<Value> {
 /// keeps its `createdAt`, and its `updatedAt` only when `preserve_task_updated_at`.
 pub fn write(path: &Resolved, doc: &Value, preserve_task_updated_at: bool) -> Result<Value> {
     let now = now_iso();
-    let empty = Map::new();
-    let d = doc.as_object().unwrap_or(&empty);
-    let metadata = match d.get("metadata") {
-        Some(Value::Object(m)) => Value::Object(m.clone()),
-        _ => json!({}),
-    };
-    let tasks: Vec<Value> = match d.get("tasks") {
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|t| normalise_task(t, &now, preserve_task_updated_at.then_some(now.as_str())))
-            .collect(),
-        _ => Vec::new(),
-    };
-    let out = json!({
-        "metadata": metadata,
-        "tasks": tasks,
-        "createdAt": non_empty_string(d.get("createdAt")).unwrap_or_else(|| now.clone()),
-        "updatedAt": now,
-    });
+    let out = normalise(doc, &now, preserve_task_updated_at.then_some(now.as_str()), false);
     crate::atomic::write_atomic(&path.real, pretty_json(&out)?.as_bytes(), &path.lexical)?;
     Ok(out)
 }
