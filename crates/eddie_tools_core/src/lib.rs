@@ -19,6 +19,7 @@ pub mod registry;
 pub mod search;
 pub mod shell;
 pub mod tasks;
+pub mod utf8;
 pub mod workspace;
 
 pub use context::{Ctx, blocking};

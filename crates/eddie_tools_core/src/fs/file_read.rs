@@ -87,7 +87,7 @@ pub fn read_page(
     let start = align(&buf, window_start, start_nominal, total);
     let end = align(&buf, window_start, end_nominal, total);
     let slice = &buf[idx(start - window_start)..idx(end - window_start)];
-    let content = String::from_utf8_lossy(slice).into_owned();
+    let content = crate::utf8::lossy(slice).into_owned();
     let total_pages = total.div_ceil(ps).max(1);
     let data = json!({
         "path": args.path,

@@ -294,7 +294,7 @@ pub fn search_file(path: &Path, re: &EsRegex, cancel: &AtomicBool) -> std::io::R
 /// Scan complete lines in `block` (which ends with `\n` unless it is the file's last).
 /// Returns the line number that follows the block.
 fn scan_block(block: &[u8], first_line: usize, last: bool, re: &EsRegex, out: &mut Vec<LineHit>) -> usize {
-    let text = String::from_utf8_lossy(block);
+    let text = crate::utf8::lossy(block);
     let hay = text.as_bytes();
     let mut line_no = first_line;
     let mut line_start = 0usize;
@@ -308,16 +308,18 @@ fn scan_block(block: &[u8], first_line: usize, last: bool, re: &EsRegex, out: &m
     };
     let is_line = |start: usize| start < hay.len() || last;
     // A non-final block ends with `\n`, so its lines are exactly its `\n`s.
-    let next_block_line = first_line + memchr::memchr_iter(b'\n', hay).count();
+    let newlines = |bytes: &[u8]| memchr::memchr_iter(b'\n', bytes).count();
     match &re.prefilter {
         Some(pre) => {
+            // Invariant: `line_no` = `first_line` + the `\n`s in `hay[..line_start]`.
             let mut at = 0usize;
             while at <= hay.len() && is_line(at) {
                 let Some(m) = pre.find_at(hay, at) else { break };
-                // Move to the line holding the match start.
-                while let Some(i) = memchr::memchr(b'\n', &hay[line_start..m.start()]) {
+                // Move to the line holding the match start (counting, not walking, the gap).
+                let gap = &hay[line_start..m.start()];
+                if let Some(i) = memchr::memrchr(b'\n', gap) {
+                    line_no += newlines(gap);
                     line_start += i + 1;
-                    line_no += 1;
                 }
                 // Every line the match touches, through the line holding its end.
                 loop {
@@ -337,21 +339,25 @@ fn scan_block(block: &[u8], first_line: usize, last: bool, re: &EsRegex, out: &m
                     }
                 }
             }
+            line_no + newlines(hay.get(line_start..).unwrap_or_default())
         }
-        None => loop {
-            if !is_line(line_start) {
-                break;
+        None => {
+            let next_block_line = first_line + newlines(hay);
+            loop {
+                if !is_line(line_start) {
+                    break;
+                }
+                let line_end = line_end_of(line_start);
+                emit(line_no, line_start, line_end, out);
+                line_no += 1;
+                if line_end >= hay.len() {
+                    break;
+                }
+                line_start = line_end + 1;
             }
-            let line_end = line_end_of(line_start);
-            emit(line_no, line_start, line_end, out);
-            line_no += 1;
-            if line_end >= hay.len() {
-                break;
-            }
-            line_start = line_end + 1;
-        },
+            next_block_line
+        }
     }
-    next_block_line
 }
 
 /// All ECMAScript matches in one line, or `None` if there are none.
@@ -546,5 +552,44 @@ mod tests {
         let hits = search_file(&f, &re("\u{FFFD}+"), &AtomicBool::new(false)).unwrap();
         assert_eq!(hits[0].matches[0].start, 2);
         assert_eq!(hits[0].matches[0].end, 4);
+    }
+}
+
+#[cfg(test)]
+mod perf_probe {
+    #[test]
+    #[ignore]
+    fn probe() {
+        use std::time::Instant;
+        let data = std::fs::read("/tmp/corpus/data/big-utf8.txt").unwrap();
+        for _ in 0..2 {
+            let t = Instant::now();
+            let ok = std::str::from_utf8(&data).is_ok();
+            let t1 = t.elapsed();
+            let t = Instant::now();
+            let n = memchr::memchr_iter(b'\n', &data).count();
+            let t2 = t.elapsed();
+            let t = Instant::now();
+            let re = super::super::es_regex::EsRegex::new("MARKER", "u", "content").unwrap();
+            let hits = super::search_file(
+                std::path::Path::new("/tmp/corpus/data/big-utf8.txt"),
+                &re,
+                &Default::default(),
+            )
+            .unwrap();
+            let t3 = t.elapsed();
+            eprintln!("utf8 {ok} {t1:?} nl {n} {t2:?} search {} {t3:?}", hits.len());
+            let pre = re.prefilter.as_ref().unwrap();
+            eprintln!("{pre:?}");
+            let t = Instant::now();
+            let c = pre.find_iter(&data).count();
+            eprintln!("prefilter over all {c} {:?}", t.elapsed());
+            let t = Instant::now();
+            let mut f = std::fs::File::open("/tmp/corpus/data/big-utf8.txt").unwrap();
+            let mut buf = vec![0u8; 1 << 20];
+            use std::io::Read;
+            while f.read(&mut buf).unwrap() > 0 {}
+            eprintln!("read all {:?}", t.elapsed());
+        }
     }
 }

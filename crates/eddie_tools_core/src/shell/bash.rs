@@ -273,7 +273,7 @@ fn decode(bytes: &[u8]) -> String {
         }
         break;
     }
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
+    crate::utf8::lossy(&bytes[..end]).into_owned()
 }
 
 fn signal_name(sig: i32) -> String {
