@@ -1,0 +1,190 @@
+//! `write_file`: create, overwrite or append (Stack `write` with `append`, Floyd `write_file`
+//! with `createBackup`, TunaCode `write_file` that never overwrites, Alfredo `write_to_file`).
+//!
+//! An existing text file keeps its encoding, BOM and line-ending style (LF in `content` becomes
+//! CRLF in a CRLF file); `overwrite: false` refuses an existing file with `ALREADY_EXISTS`;
+//! `createBackup` copies the old content to `<path>.bak` in the same atomic commit.
+
+use serde_json::{Value, json};
+
+use super::commit::{Change, commit};
+use super::text::{self, Detected, Enc, TextDoc, detect, encode_into, eol_style, with_eol};
+use super::{encoding_arg, exists_error, expected_hash, flag, flag_or_true, path_arg, req_text};
+use crate::context::Ctx;
+use crate::error::{ErrorCode, Result, ToolError};
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.write_file.result.v1";
+
+/// Run `write_file`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = path_arg(args)?;
+    let content = req_text(args, &["content"])?;
+    let append = flag(args, &["append"]);
+    let backup = flag(args, &["createBackup", "create_backup"]);
+    let overwrite = flag_or_true(args, &["overwrite"]) && !flag(args, &["noOverwrite", "no_overwrite"]);
+    let forced = encoding_arg(args)?;
+    let expected = expected_hash(args)?;
+    let resolved = ctx.workspace.resolve(&path)?;
+    let _lock = crate::locks::lock(&resolved.real).await;
+    let (real, lexical) = (resolved.real.clone(), resolved.lexical.clone());
+    let existing: Option<Vec<u8>> = crate::blocking("write_file", move || match std::fs::metadata(&real) {
+        Ok(m) if m.is_dir() => {
+            Err(ToolError::fs(&std::io::Error::from_raw_os_error(libc::EISDIR), "open", Some(&lexical)))
+        }
+        Ok(_) => std::fs::read(&real).map(Some).map_err(|e| ToolError::fs(&e, "open", Some(&lexical))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ToolError::fs(&e, "stat", Some(&lexical))),
+    })
+    .await?;
+    if let Some(exp) = &expected {
+        match &existing {
+            Some(bytes) => text::check_hash(Some(exp), bytes, &path)?,
+            None => {
+                return Err(ToolError::new(
+                    ErrorCode::Stale,
+                    format!("{path} no longer exists (expected hash {exp})"),
+                )
+                .with_prop("path", path.clone()));
+            }
+        }
+    }
+    if existing.is_some() && !overwrite && !append {
+        return Err(exists_error(&path, "overwrite: false forbids replacing it; use edit_file to change it"));
+    }
+    // Encoding and EOL: the existing file's, unless `encoding` says otherwise.
+    let det = match (&existing, forced) {
+        (_, Some(enc)) => {
+            Detected { enc, bom: enc != Enc::Utf8 && !matches!(enc, Enc::Legacy(_)), binary: false }
+        }
+        (Some(bytes), None) => detect(&bytes[..bytes.len().min(text::SAMPLE)], bytes.len() <= text::SAMPLE),
+        (None, None) => Detected { enc: Enc::Utf8, bom: false, binary: false },
+    };
+    let keep_bom = |d: Detected| match (&existing, forced) {
+        (Some(bytes), Some(enc)) if !enc.bom().is_empty() => {
+            Detected { bom: bytes.starts_with(enc.bom()) || d.bom, ..d }
+        }
+        _ => d,
+    };
+    let det = keep_bom(det);
+    let file_eol = match &existing {
+        Some(bytes) if !det.binary => {
+            TextDoc::decode(bytes, Some(det.enc), &path).map(|d| eol_style(&d.text).0).unwrap_or("\n")
+        }
+        _ => "\n",
+    };
+    let body = with_eol(&content, file_eol);
+    let new_bytes = if append {
+        let Some(old) = &existing else {
+            return write_new(ctx, &path, resolved.real, det, &body, false).await;
+        };
+        if det.binary {
+            return Err(ToolError::new(
+                ErrorCode::BinaryFile,
+                format!("{path} is a binary file; text cannot be appended to it"),
+            )
+            .with_prop("path", path.clone()));
+        }
+        let mut out = old.clone();
+        if old.is_empty() && det.bom {
+            out.extend_from_slice(det.enc.bom());
+        }
+        encode_into(det.enc, &body, &mut out, &path)?;
+        out
+    } else {
+        let det = if det.binary { Detected { enc: Enc::Utf8, bom: false, binary: false } } else { det };
+        let mut out = if det.bom { det.enc.bom().to_vec() } else { Vec::new() };
+        encode_into(det.enc, &body, &mut out, &path)?;
+        out
+    };
+    let Some(old) = existing else {
+        return write_new(ctx, &path, resolved.real, det, &body, false).await;
+    };
+    let verb = if append { "Append to file" } else { "Write file" };
+    if !ctx.confirm(format!("{verb}: {path}")).await? {
+        return Ok(cancelled(&path));
+    }
+    let again = ctx.workspace.resolve(&path)?;
+    let mut changes = vec![Change {
+        display: path.clone(),
+        real: again.real.clone(),
+        old: Some(old.clone()),
+        new: Some(new_bytes.clone()),
+    }];
+    let mut backup_path = Value::Null;
+    if backup {
+        let (shown, real) = free_backup_name(ctx, &path)?;
+        changes.push(Change { display: shown.clone(), real, old: None, new: Some(old.clone()) });
+        backup_path = json!(shown);
+    }
+    crate::blocking("write_file", move || commit(&changes)).await?;
+    let written = new_bytes.len() - if append { old.len() } else { 0 };
+    let lines = body.lines().count();
+    let note = if backup_path.is_null() {
+        String::new()
+    } else {
+        format!(" (backup: {})", backup_path.as_str().unwrap_or_default())
+    };
+    let what = if append { "Appended" } else { "Wrote" };
+    Ok(ToolOutput::new(
+        SCHEMA,
+        format!("{what} {written} bytes ({lines} lines) to {path}{note}."),
+        json!({
+            "path": path, "bytesWritten": written, "linesWritten": lines, "created": false, "appended": append,
+            "backupPath": backup_path, "encoding": det.enc.name(), "bom": det.bom, "hash": text::hash(&new_bytes),
+            "cancelled": false,
+        }),
+    ))
+}
+
+async fn write_new(
+    ctx: &Ctx,
+    path: &str,
+    real: std::path::PathBuf,
+    det: Detected,
+    body: &str,
+    _append: bool,
+) -> Result<ToolOutput> {
+    let mut bytes = if det.bom { det.enc.bom().to_vec() } else { Vec::new() };
+    encode_into(det.enc, body, &mut bytes, path)?;
+    if !ctx.confirm(format!("Create file: {path}")).await? {
+        return Ok(cancelled(path));
+    }
+    let again = ctx.workspace.resolve(path)?;
+    let real = if again.real == real { real } else { again.real };
+    let change = Change { display: path.to_owned(), real, old: None, new: Some(bytes.clone()) };
+    crate::blocking("write_file", move || commit(&[change])).await?;
+    let lines = body.lines().count();
+    Ok(ToolOutput::new(
+        SCHEMA,
+        format!("Created {path} ({} bytes, {lines} lines).", bytes.len()),
+        json!({
+            "path": path, "bytesWritten": bytes.len(), "linesWritten": lines, "created": true, "appended": false,
+            "backupPath": null, "encoding": det.enc.name(), "bom": det.bom, "hash": text::hash(&bytes), "cancelled": false,
+        }),
+    ))
+}
+
+fn cancelled(path: &str) -> ToolOutput {
+    ToolOutput::new(
+        SCHEMA,
+        format!("Write of {path} cancelled by user; nothing changed."),
+        json!({
+            "path": path, "bytesWritten": 0, "linesWritten": 0, "created": false, "appended": false,
+            "backupPath": null, "encoding": null, "bom": false, "hash": null, "cancelled": true,
+        }),
+    )
+}
+
+/// `<path>.bak`, or `<path>.bak.N` when taken.
+fn free_backup_name(ctx: &Ctx, path: &str) -> Result<(String, std::path::PathBuf)> {
+    for n in 0..1000 {
+        let shown = if n == 0 { format!("{path}.bak") } else { format!("{path}.bak.{n}") };
+        let r = ctx.workspace.resolve(&shown)?;
+        if std::fs::symlink_metadata(&r.real).is_err() {
+            return Ok((shown, r.real));
+        }
+    }
+    Err(ToolError::new(ErrorCode::AlreadyExists, format!("no free backup name for {path}")))
+}
