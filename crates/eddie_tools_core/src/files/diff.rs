@@ -73,7 +73,9 @@ pub fn unified(path_old: Option<&str>, path_new: Option<&str>, old: &str, new: &
             let (tag, o, n) = op.as_tag_tuple();
             let mut emit = |sign: char, line: &str| {
                 out.push(sign);
+                // CRs are left out of the rendering (line endings are kept on disk).
                 let body = line.strip_suffix('\n').unwrap_or(line);
+                let body = body.strip_suffix('\r').unwrap_or(body);
                 out.push_str(body);
                 out.push('\n');
                 if !line.ends_with('\n') {

@@ -102,22 +102,6 @@ fn run<'a>(name: &'a str, args: &'a Value, ctx: &'a Ctx) -> RunFuture<'a> {
     })
 }
 
-/// The outputSchema `$id` of tool `name`.
-pub const fn schema_id(name: &str) -> &'static str {
-    match name.as_bytes() {
-        b"read_file" => "eddie.tool.read_file.result.v1",
-        b"write_file" => "eddie.tool.write_file.result.v1",
-        b"copy_file" => "eddie.tool.copy_file.result.v1",
-        b"move_file" => "eddie.tool.move_file.result.v1",
-        b"delete_file" => "eddie.tool.delete_file.result.v1",
-        b"list_directory" => "eddie.tool.list_directory.result.v1",
-        b"get_file_info" => "eddie.tool.get_file_info.result.v1",
-        b"assess_patch_risk" => "eddie.tool.assess_patch_risk.result.v1",
-        b"apply_unified_diff" | b"apply_patch" => "eddie.tool.patch.result.v1",
-        _ => "eddie.tool.edit.result.v1",
-    }
-}
-
 // ---- arguments (each seed's spelling is accepted)
 
 /// The first of `names` present in `args`.
@@ -383,4 +367,32 @@ pub fn not_root(ctx: &Ctx, r: &Resolved, path: &str, what: &str) -> Result<()> {
 /// `d` (a directory) contains `p` or is it.
 pub fn inside(p: &Path, d: &Path) -> bool {
     p.starts_with(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_ids_match_what_tools_return() {
+        let id = |n: &str| crate::registry::definition(n).and_then(|d| d["outputSchema"]["$id"].as_str()).unwrap_or_default();
+        assert_eq!(id("read_file"), read_file::SCHEMA);
+        assert_eq!(id("write_file"), write_file::SCHEMA);
+        for n in ["edit_file", "multi_edit", "edit_range", "insert_at", "delete_range"] {
+            assert_eq!(id(n), edit_file::SCHEMA, "{n}");
+        }
+        assert_eq!(id("apply_unified_diff"), apply_unified_diff::SCHEMA);
+        assert_eq!(id("apply_patch"), apply_unified_diff::SCHEMA);
+        assert_eq!(id("assess_patch_risk"), assess_patch_risk::SCHEMA);
+        assert_eq!(id("copy_file"), copy_file::SCHEMA);
+        assert_eq!(id("move_file"), move_file::SCHEMA);
+        assert_eq!(id("delete_file"), delete_file::SCHEMA);
+        assert_eq!(id("list_directory"), list_directory::SCHEMA);
+        assert_eq!(id("get_file_info"), get_file_info::SCHEMA);
+        let spec = |n: &str| FAMILY.tools.iter().find(|t| t.name == n).map(|t| t.permission);
+        assert_eq!(spec("delete_file"), Some(Permission::Dangerous));
+        for t in FAMILY.tools {
+            assert_eq!(t.mutating, t.confirms, "{}: every mutating files tool confirms", t.name);
+        }
+    }
 }
