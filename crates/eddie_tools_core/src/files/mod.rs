@@ -375,7 +375,9 @@ mod tests {
 
     #[test]
     fn schema_ids_match_what_tools_return() {
-        let id = |n: &str| crate::registry::definition(n).and_then(|d| d["outputSchema"]["$id"].as_str()).unwrap_or_default();
+        let id = |n: &str| {
+            crate::registry::definition(n).and_then(|d| d["outputSchema"]["$id"].as_str()).unwrap_or_default()
+        };
         assert_eq!(id("read_file"), read_file::SCHEMA);
         assert_eq!(id("write_file"), write_file::SCHEMA);
         for n in ["edit_file", "multi_edit", "edit_range", "insert_at", "delete_range"] {
