@@ -10,7 +10,11 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use super::index::Fingerprint;
 use crate::error::{ErrorCode, Result, ToolError};
+
+/// Threads that write temp files at once.
+const STAGE_THREADS: usize = 8;
 
 /// One file's change.
 #[derive(Debug, Clone)]
@@ -23,6 +27,9 @@ pub struct Change {
     pub old: Option<Vec<u8>>,
     /// The new bytes; `None` = delete the file.
     pub new: Option<Vec<u8>>,
+    /// The file's fingerprint taken before `old` was read: when it is unchanged, the file
+    /// is not read again to check it.
+    pub seen: Option<Fingerprint>,
 }
 
 /// Apply `changes` atomically as a set (blocking).
@@ -35,15 +42,26 @@ fn commit_inner(changes: &[Change], fail_at: Option<usize>) -> Result<()> {
     for c in changes {
         verify(c)?;
     }
+    // Writing and fsyncing the temp files is I/O-bound: several threads overlap the syncs.
+    // On any error the staged files are dropped, which removes them.
+    let per = changes.len().div_ceil(STAGE_THREADS).max(1);
+    let staged: Vec<Result<Vec<Option<tempfile::TempPath>>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = changes
+            .chunks(per)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter().map(|c| c.new.as_ref().map(|b| stage(c, b)).transpose()).collect()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(ToolError::internal("a staging thread panicked"))))
+            .collect()
+    });
     let mut temps: Vec<Option<tempfile::TempPath>> = Vec::with_capacity(changes.len());
-    for c in changes {
-        match &c.new {
-            Some(bytes) => match stage(c, bytes) {
-                Ok(t) => temps.push(Some(t)),
-                Err(e) => return Err(e), // dropping `temps` removes the staged files
-            },
-            None => temps.push(None),
-        }
+    for part in staged {
+        temps.extend(part?);
     }
     let mut done: Vec<(usize, Option<PathBuf>)> = Vec::new();
     for (i, c) in changes.iter().enumerate() {
@@ -72,6 +90,12 @@ fn commit_inner(changes: &[Change], fail_at: Option<usize>) -> Result<()> {
 }
 
 fn verify(c: &Change) -> Result<()> {
+    if let (Some(seen), Ok(meta)) = (c.seen, std::fs::metadata(&c.real))
+        && c.old.is_some()
+        && Fingerprint::of(&meta) == seen
+    {
+        return Ok(());
+    }
     let current = match std::fs::read(&c.real) {
         Ok(b) => Some(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -143,6 +167,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_change_after_the_fingerprint_is_stale() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        std::fs::write(&a, "v1").unwrap();
+        let seen = Fingerprint::of(&std::fs::metadata(&a).unwrap());
+        let change = |old: &str| Change {
+            display: "a".into(),
+            real: a.clone(),
+            old: Some(old.as_bytes().to_vec()),
+            new: Some(b"mine".to_vec()),
+            seen: Some(seen),
+        };
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::fs::write(&a, "v2").unwrap(); // same size, new mtime/ctime
+        assert_eq!(commit(&[change("v1")]).unwrap_err().code(), ErrorCode::Stale);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "v2");
+        // A different fingerprint alone is not stale when the bytes are still the same.
+        commit(&[change("v2")]).unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "mine");
+    }
+
+    #[test]
     fn all_or_nothing() {
         let d = tempfile::tempdir().unwrap();
         let a = d.path().join("a");
@@ -154,6 +200,7 @@ mod tests {
             real: p.to_path_buf(),
             old: old.map(|s| s.as_bytes().to_vec()),
             new: new.map(|s| s.as_bytes().to_vec()),
+            seen: None,
         };
         // A stale second file stops everything before anything is written.
         let e = commit(&[ch(&a, Some("A"), Some("A2")), ch(&b, Some("not B"), Some("B2"))]).unwrap_err();

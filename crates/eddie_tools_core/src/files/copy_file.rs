@@ -125,7 +125,13 @@ fn plan(src: &Path, dst: &Path, shown: &str, dshown: &str, overwrite: bool) -> R
                 ),
             ));
         }
-        p.changes.push(Change { display: show_to, real: to.to_path_buf(), old, new: Some(bytes) });
+        p.changes.push(Change {
+            display: show_to,
+            real: to.to_path_buf(),
+            old,
+            new: Some(bytes),
+            seen: None,
+        });
         p.modes.push((to.to_path_buf(), mode));
         Ok(())
     };

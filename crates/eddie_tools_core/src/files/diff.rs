@@ -28,23 +28,23 @@ pub fn unified(path_old: Option<&str>, path_new: Option<&str>, old: &str, new: &
     }
     // Cut the common head and tail at line boundaries.
     let (ob, nb) = (old.as_bytes(), new.as_bytes());
-    let mut head = ob.iter().zip(nb).take_while(|(a, b)| a == b).count();
-    head = old[..head].rfind('\n').map_or(0, |i| i + 1);
+    let mut head = common_prefix(ob, nb);
+    head = memchr::memrchr(b'\n', &ob[..head]).map_or(0, |i| i + 1);
     let max_tail = (ob.len() - head).min(nb.len() - head);
-    let mut tail = ob.iter().rev().zip(nb.iter().rev()).take(max_tail).take_while(|(a, b)| a == b).count();
+    let mut tail = common_suffix(&ob[ob.len() - max_tail..], &nb[nb.len() - max_tail..]);
     // Move the tail start forward to a line start on both sides.
     let line_start = |s: &[u8], i: usize| i == 0 || s[i - 1] == b'\n';
     while tail > 0 && !(line_start(ob, ob.len() - tail) && line_start(nb, nb.len() - tail)) {
         tail -= 1;
     }
-    let head_lines = old[..head].matches('\n').count();
+    let head_lines = memchr::memchr_iter(b'\n', &ob[..head]).count();
     let old_mid = &old[head..old.len() - tail];
     let new_mid = &new[head..new.len() - tail];
     // Up to CONTEXT lines of the cut parts come back as context.
-    let before: Vec<&str> = lines(&old[..head]);
-    let after: Vec<&str> = lines(&old[old.len() - tail..]);
-    let pre = &before[before.len().saturating_sub(CONTEXT)..];
-    let post = &after[..after.len().min(CONTEXT)];
+    let before: Vec<&str> = lines(last_lines(&old[..head], CONTEXT));
+    let after: Vec<&str> = lines(&old[old.len() - tail..]).into_iter().take(CONTEXT).collect();
+    let pre = before.as_slice();
+    let post = after.as_slice();
     let mut ol: Vec<&str> = pre.to_vec();
     ol.extend(lines(old_mid));
     ol.extend_from_slice(post);
@@ -101,6 +101,45 @@ pub fn unified(path_old: Option<&str>, path_new: Option<&str>, old: &str, new: &
     (out, stat)
 }
 
+/// Length of the common prefix (compared in blocks, then bytes).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 4096;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    i + a[i..n].iter().zip(&b[i..n]).take_while(|(x, y)| x == y).count()
+}
+
+/// Length of the common suffix.
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 4096;
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let mut k = 0;
+    while k + BLOCK <= n && a[n - k - BLOCK..n - k] == b[n - k - BLOCK..n - k] {
+        k += BLOCK;
+    }
+    k + a[..n - k].iter().rev().zip(b[..n - k].iter().rev()).take_while(|(x, y)| x == y).count()
+}
+
+/// The last `n` lines of `s` (which ends at a line start).
+fn last_lines(s: &str, n: usize) -> &str {
+    let b = s.as_bytes();
+    let mut end = b.len();
+    for _ in 0..n {
+        if end == 0 {
+            return s;
+        }
+        match memchr::memrchr(b'\n', &b[..end - 1]) {
+            Some(i) => end = i + 1,
+            None => return s,
+        }
+    }
+    &s[end..]
+}
+
 /// `diff` cut to `max` bytes at a line end, with a note of what was left out.
 pub fn capped(diff: &str, max: usize) -> String {
     if diff.len() <= max {
@@ -113,6 +152,17 @@ pub fn capped(diff: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefix_suffix_and_last_lines() {
+        let a = "x".repeat(10_000) + "A" + &"y".repeat(9_000);
+        let b = "x".repeat(10_000) + "BB" + &"y".repeat(9_000);
+        assert_eq!(common_prefix(a.as_bytes(), b.as_bytes()), 10_000);
+        assert_eq!(common_suffix(a.as_bytes(), b.as_bytes()), 9_000);
+        assert_eq!(last_lines("a\nb\nc\nd\n", 2), "c\nd\n");
+        assert_eq!(last_lines("a\n", 3), "a\n");
+        assert_eq!(last_lines("", 3), "");
+    }
 
     #[test]
     fn diff_with_line_numbers_and_context() {

@@ -116,6 +116,7 @@ fn build(file: &std::fs::File, fingerprint: Fingerprint, display: &Path) -> Resu
     let mut prev_cr = false;
     let mut utf8_carry: Vec<u8> = Vec::new();
     let mut utf8_ok = true;
+    let mut first_bad: Option<u64> = None;
     let mut nul_seen = false;
     let mut last_byte_is_lf = false;
     let mut pending_odd: Option<u8> = None;
@@ -145,7 +146,11 @@ fn build(file: &std::fs::File, fingerprint: Fingerprint, display: &Path) -> Resu
                             let keep = utf8_carry.split_off(e.valid_up_to());
                             utf8_carry = keep;
                         }
-                        Err(_) => utf8_ok = false,
+                        Err(e) => {
+                            utf8_ok = false;
+                            let carried = utf8_carry.len() - chunk.len();
+                            first_bad = Some((pos + e.valid_up_to() as u64).saturating_sub(carried as u64));
+                        }
                     }
                 }
                 for i in memchr::memchr_iter(b'\n', chunk) {
@@ -195,14 +200,18 @@ fn build(file: &std::fs::File, fingerprint: Fingerprint, display: &Path) -> Resu
         det.binary = true;
     }
     if !det.binary && det.enc == Enc::Utf8 && (!utf8_ok || !utf8_carry.is_empty()) {
-        // Valid UTF-8 at the start only: guess a code page from a larger sample.
-        let mut sample = vec![0u8; usize::try_from(pos.min(4 * CHUNK as u64)).unwrap_or(CHUNK)];
-        let got = read_at_most(file, &mut sample, 0).map_err(io)?;
-        sample.truncate(got);
-        let mut det2 = detect(&sample, true);
+        // Valid UTF-8 at the start only: guess a code page from the text around the first
+        // invalid byte.
+        let at = first_bad.unwrap_or(pos.saturating_sub(utf8_carry.len() as u64));
+        let from = at.saturating_sub(1024);
+        let mut window = vec![0u8; usize::try_from((pos - from).min(SAMPLE as u64 + 1024)).unwrap_or(SAMPLE)];
+        let got = read_at_most(file, &mut window, from).map_err(io)?;
+        window.truncate(got);
+        let mut det2 = detect(&window, from + got as u64 == pos);
         if det2.enc == Enc::Utf8 {
             det2.enc = Enc::Legacy(encoding_rs::WINDOWS_1252);
         }
+        det2.bom = false;
         det = det2;
     }
     let content_len = pos.saturating_sub(det.bom_len() as u64);

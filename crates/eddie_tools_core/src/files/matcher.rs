@@ -111,15 +111,19 @@ pub fn locate(text: &str, req: &Request<'_>, display: &str) -> Result<Vec<Found>
             "the text to replace must not be empty (use write_file to create a file, insert_at to add lines)",
         ));
     }
-    let (dominant, _) = eol_style(text);
+    // The file's dominant EOL costs a pass over the text: only when a span has no line break.
+    let dominant = std::cell::OnceCell::new();
+    let dominant = || *dominant.get_or_init(|| eol_style(text).0);
     let span_eol = |s: usize, e: usize| -> &'static str {
         let span = &text[s..e];
         if span.contains("\r\n") {
             "\r\n"
         } else if span.contains('\n') {
             "\n"
+        } else if req.new.contains('\n') {
+            dominant()
         } else {
-            dominant
+            "\n"
         }
     };
     // exact
@@ -168,7 +172,7 @@ pub fn locate(text: &str, req: &Request<'_>, display: &str) -> Result<Vec<Found>
                     let last = table[*i + needle.lines.len() - 1];
                     let end = if needle.ends_nl { last.next } else { last.end };
                     let eol = match &text[first.end..first.next] {
-                        "" => dominant,
+                        "" => dominant(),
                         e => {
                             if e == "\r\n" {
                                 "\r\n"

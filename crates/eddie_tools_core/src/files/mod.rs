@@ -197,6 +197,8 @@ pub struct Loaded {
     pub bytes: Vec<u8>,
     /// Decoded.
     pub doc: TextDoc,
+    /// The fingerprint taken before reading.
+    pub seen: index::Fingerprint,
     _lock: tokio::sync::OwnedMutexGuard<()>,
 }
 
@@ -206,7 +208,7 @@ pub async fn load(ctx: &Ctx, path: &str, expected: Option<&str>, forced: Option<
     let lock = crate::locks::lock(&resolved.real).await;
     let (real, lexical, shown) = (resolved.real.clone(), resolved.lexical.clone(), path.to_owned());
     let expected = expected.map(str::to_owned);
-    let (bytes, doc) = crate::blocking("edit", move || {
+    let (bytes, doc, seen) = crate::blocking("edit", move || {
         let meta = std::fs::metadata(&real).map_err(|e| ToolError::fs(&e, "open", Some(&lexical)))?;
         if meta.is_dir() {
             return Err(ToolError::fs(
@@ -218,10 +220,10 @@ pub async fn load(ctx: &Ctx, path: &str, expected: Option<&str>, forced: Option<
         let bytes = std::fs::read(&real).map_err(|e| ToolError::fs(&e, "open", Some(&lexical)))?;
         text::check_hash(expected.as_deref(), &bytes, &shown)?;
         let doc = TextDoc::decode(&bytes, forced, &shown)?;
-        Ok((bytes, doc))
+        Ok((bytes, doc, index::Fingerprint::of(&meta)))
     })
     .await?;
-    Ok(Loaded { path: path.to_owned(), resolved, bytes, doc, _lock: lock })
+    Ok(Loaded { path: path.to_owned(), resolved, bytes, doc, seen, _lock: lock })
 }
 
 /// What [`finish`] did.
@@ -248,14 +250,18 @@ pub async fn finish(
 ) -> Result<Finished> {
     let new_bytes = loaded.doc.encode(new_text, &loaded.path)?;
     let (diff, stat) = diff::unified(Some(&loaded.path), Some(&loaded.path), &loaded.doc.text, new_text);
-    let old_hash = text::hash(&loaded.bytes);
-    let mut out = Finished { diff, stat, applied: false, cancelled: false, hash: old_hash };
+    let unchanged = |cancelled: bool| Finished {
+        diff: diff.clone(),
+        stat,
+        applied: false,
+        cancelled,
+        hash: text::hash(&loaded.bytes),
+    };
     if dry_run || new_bytes == loaded.bytes {
-        return Ok(out);
+        return Ok(unchanged(false));
     }
     if !ctx.confirm(prompt).await? {
-        out.cancelled = true;
-        return Ok(out);
+        return Ok(unchanged(true));
     }
     let again = ctx.workspace.resolve(&loaded.path)?;
     let change = commit::Change {
@@ -263,11 +269,14 @@ pub async fn finish(
         real: again.real,
         old: Some(loaded.bytes.clone()),
         new: Some(new_bytes.clone()),
+        seen: Some(loaded.seen),
     };
-    crate::blocking("edit", move || commit::commit(&[change])).await?;
-    out.applied = true;
-    out.hash = text::hash(&new_bytes);
-    Ok(out)
+    let hash = crate::blocking("edit", move || {
+        commit::commit(&[change])?;
+        Ok(text::hash(&new_bytes))
+    })
+    .await?;
+    Ok(Finished { diff, stat, applied: true, cancelled: false, hash })
 }
 
 /// The common `data` of an edit result.

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::commit::{Change, commit};
 use super::diff;
+use super::index::Fingerprint;
 use super::matcher::{self, Request, fold, lines};
 use super::text::{TextDoc, eol_style};
 use super::{exists_error, prefixed};
@@ -649,15 +650,16 @@ pub async fn run_ops(
 
 type Target = (String, crate::workspace::Resolved, Option<(String, crate::workspace::Resolved)>);
 
-fn read_opt(real: &std::path::Path, shown: &str) -> Result<Option<Vec<u8>>> {
+/// The file's bytes and the fingerprint taken before reading them; `None` when missing.
+fn read_opt(real: &std::path::Path, shown: &str) -> Result<Option<(Vec<u8>, Fingerprint)>> {
     match std::fs::metadata(real) {
         Ok(m) if m.is_dir() => Err(ToolError::fs(
             &std::io::Error::from_raw_os_error(libc::EISDIR),
             "open",
             Some(std::path::Path::new(shown)),
         )),
-        Ok(_) => std::fs::read(real)
-            .map(Some)
+        Ok(m) => std::fs::read(real)
+            .map(|b| Some((b, Fingerprint::of(&m))))
             .map_err(|e| ToolError::fs(&e, "open", Some(std::path::Path::new(shown)))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(ToolError::fs(&e, "stat", Some(std::path::Path::new(shown)))),
@@ -688,6 +690,7 @@ fn stage_all(ops: &[Op], targets: &[Target]) -> Result<(Vec<Change>, Vec<Staged>
                     real: r.real.clone(),
                     old: None,
                     new: Some(content.clone().into_bytes()),
+                    seen: None,
                 });
                 staged.push(Staged {
                     op: "add",
@@ -699,7 +702,7 @@ fn stage_all(ops: &[Op], targets: &[Target]) -> Result<(Vec<Change>, Vec<Staged>
                 });
             }
             Op::Delete { hunks, .. } => {
-                let bytes = current.ok_or_else(|| missing(shown))?;
+                let (bytes, fp) = current.ok_or_else(|| missing(shown))?;
                 let doc = TextDoc::decode(&bytes, None, shown).ok();
                 let old_text = doc.as_ref().map(|d| d.text.clone()).unwrap_or_default();
                 if !hunks.is_empty() {
@@ -720,6 +723,7 @@ fn stage_all(ops: &[Op], targets: &[Target]) -> Result<(Vec<Change>, Vec<Staged>
                     real: r.real.clone(),
                     old: Some(bytes),
                     new: None,
+                    seen: Some(fp),
                 });
                 staged.push(Staged {
                     op: "delete",
@@ -731,7 +735,7 @@ fn stage_all(ops: &[Op], targets: &[Target]) -> Result<(Vec<Change>, Vec<Staged>
                 });
             }
             Op::Update { hunks, .. } => {
-                let bytes = current.ok_or_else(|| missing(shown))?;
+                let (bytes, fp) = current.ok_or_else(|| missing(shown))?;
                 let doc = TextDoc::decode(&bytes, None, shown)?;
                 let (new_text, placed) =
                     apply_hunks(&doc.text, hunks, shown).map_err(|e| prefixed(e, &format!("{shown}: ")))?;
@@ -748,12 +752,14 @@ fn stage_all(ops: &[Op], targets: &[Target]) -> Result<(Vec<Change>, Vec<Staged>
                             real: r.real.clone(),
                             old: Some(bytes),
                             new: None,
+                            seen: Some(fp),
                         });
                         changes.push(Change {
                             display: t.clone(),
                             real: rt.real.clone(),
                             old: None,
                             new: Some(new_bytes),
+                            seen: None,
                         });
                         staged.push(Staged {
                             op: "move",
@@ -770,6 +776,7 @@ fn stage_all(ops: &[Op], targets: &[Target]) -> Result<(Vec<Change>, Vec<Staged>
                             real: r.real.clone(),
                             old: Some(bytes),
                             new: Some(new_bytes),
+                            seen: Some(fp),
                         });
                         staged.push(Staged {
                             op: "update",

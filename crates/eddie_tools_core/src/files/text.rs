@@ -157,6 +157,22 @@ fn utf16_without_bom(sample: &[u8]) -> Option<Enc> {
     }
 }
 
+/// Detection for a file whose first [`SAMPLE`] bytes are valid UTF-8 but byte `bad` is not:
+/// a NUL anywhere means binary, else a code page is guessed from the bytes around `bad`.
+pub fn redetect(bytes: &[u8], bad: usize) -> Detected {
+    if memchr::memchr(0, bytes).is_some() {
+        return Detected { enc: Enc::Utf8, bom: false, binary: true };
+    }
+    let from = bad.saturating_sub(1024);
+    let to = bytes.len().min(bad.saturating_add(SAMPLE));
+    let mut det = detect(&bytes[from..to], to == bytes.len());
+    if det.enc == Enc::Utf8 {
+        det.enc = Enc::Legacy(encoding_rs::WINDOWS_1252);
+    }
+    det.bom = false;
+    det
+}
+
 /// A decoded text file.
 #[derive(Debug, Clone)]
 pub struct TextDoc {
@@ -199,13 +215,13 @@ impl TextDoc {
                 Ok(s) => s.to_owned(),
                 Err(e) => {
                     if forced.is_none() && bytes.len() > SAMPLE {
-                        // Valid UTF-8 in the sample, not later: decide on the whole file.
-                        let det = detect(bytes, true);
-                        if det.enc != Enc::Utf8 || det.binary {
-                            return Self::decode(bytes, Some(det.enc), display).and_then(|d| {
-                                if det.binary { Err(not_lossless("binary data")) } else { Ok(d) }
-                            });
+                        // Valid UTF-8 in the sample, not later: decide on the text around
+                        // the first invalid byte.
+                        let det = redetect(bytes, det.bom_len() + e.valid_up_to());
+                        if det.binary {
+                            return Err(not_lossless("binary data"));
                         }
+                        return Self::decode(bytes, Some(det.enc), display);
                     }
                     return Err(not_lossless(&format!(
                         "invalid byte at offset {}",
@@ -234,9 +250,13 @@ impl TextDoc {
                     return Err(not_lossless("undecodable bytes"));
                 }
                 let text = cow.into_owned();
-                let (back, _, unmappable) = e.encode(&text);
-                if unmappable || back.as_ref() != body {
-                    return Err(not_lossless("it does not round-trip"));
+                // A single-byte code page that decoded without errors maps bytes to distinct
+                // characters, so it round-trips; multi-byte ones are checked.
+                if !e.is_single_byte() {
+                    let (back, _, unmappable) = e.encode(&text);
+                    if unmappable || back.as_ref() != body {
+                        return Err(not_lossless("it does not round-trip"));
+                    }
                 }
                 text
             }
@@ -358,6 +378,25 @@ mod tests {
             TextDoc::decode(b"\0\x01\x02\x03bin", None, "f").unwrap_err().code(),
             ErrorCode::BinaryFile
         );
+    }
+
+    #[test]
+    fn every_byte_of_single_byte_code_pages_round_trips() {
+        let all: Vec<u8> = (0..=255).collect();
+        for label in ["windows-1252", "iso-8859-2", "koi8-r", "windows-1251", "ibm866", "macintosh"] {
+            let enc = Enc::from_label(label).unwrap();
+            let Enc::Legacy(e) = enc else { panic!() };
+            let (text, errors) = e.decode_without_bom_handling(&all);
+            if errors {
+                continue;
+            }
+            let (back, _, unmappable) = e.encode(&text);
+            assert!(!unmappable && back.as_ref() == all.as_slice(), "{label}");
+        }
+        // A multi-byte code page is checked: Shift_JIS text round-trips.
+        let sjis = b"\x82\xa0\x82\xa2 abc";
+        let doc = TextDoc::decode(sjis, Some(Enc::from_label("shift_jis").unwrap()), "f").unwrap();
+        assert_eq!(doc.encode(&doc.text, "f").unwrap(), sjis);
     }
 
     #[test]

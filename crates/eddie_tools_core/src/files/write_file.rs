@@ -111,11 +111,12 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         real: again.real.clone(),
         old: Some(old.clone()),
         new: Some(new_bytes.clone()),
+        seen: None,
     }];
     let mut backup_path = Value::Null;
     if backup {
         let (shown, real) = free_backup_name(ctx, &path)?;
-        changes.push(Change { display: shown.clone(), real, old: None, new: Some(old.clone()) });
+        changes.push(Change { display: shown.clone(), real, old: None, new: Some(old.clone()), seen: None });
         backup_path = json!(shown);
     }
     crate::blocking("write_file", move || commit(&changes)).await?;
@@ -153,7 +154,7 @@ async fn write_new(
     }
     let again = ctx.workspace.resolve(path)?;
     let real = if again.real == real { real } else { again.real };
-    let change = Change { display: path.to_owned(), real, old: None, new: Some(bytes.clone()) };
+    let change = Change { display: path.to_owned(), real, old: None, new: Some(bytes.clone()), seen: None };
     crate::blocking("write_file", move || commit(&[change])).await?;
     let lines = body.lines().count();
     Ok(ToolOutput::new(
