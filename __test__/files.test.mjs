@@ -183,6 +183,12 @@ test('bad input rejects with a coded Error and the process lives on', async () =
     const p = fn === 'runTool' ? tools.runTool('no_such_tool', {}, ctx) : tools[fn](args, ctx)
     await rejectsWith(assert, p, code)
   }
+  // A FIFO is refused instead of blocking a worker forever.
+  execFileSync('mkfifo', [join(ws, 'pipe')])
+  await rejectsWith(assert, tools.readFile({ path: 'pipe' }, ctx), 'INVALID_ARGUMENT', /not a regular file/)
+  await rejectsWith(assert, tools.editFile({ path: 'pipe', oldString: 'a', newString: 'b' }, ctx), 'INVALID_ARGUMENT', /not a regular file/)
+  await rejectsWith(assert, tools.writeFile({ path: 'pipe', content: 'x' }, ctx), 'INVALID_ARGUMENT', /not a regular file/)
+  await rejectsWith(assert, tools.copyFile({ source: 'pipe', destination: 'p2' }, ctx), 'INVALID_ARGUMENT', /not a regular file/)
   assert.deepEqual(prompts, [])
   assert.equal(readFileSync(join(ws, 'a.txt'), 'utf8'), 'one\ntwo\n')
   assert.equal((await tools.readFile({ path: 'a.txt' }, ctx)).data.totalLines, 2, 'still alive')

@@ -135,6 +135,7 @@ fn plan(src: &Path, dst: &Path, shown: &str, dshown: &str, overwrite: bool) -> R
         p.modes.push((to.to_path_buf(), mode));
         Ok(())
     };
+    super::regular(&meta, shown)?;
     if !meta.is_dir() {
         add(src, dst, "", meta.permissions().mode(), &mut p)?;
         return Ok(p);

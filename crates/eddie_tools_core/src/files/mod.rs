@@ -217,6 +217,7 @@ pub async fn load(ctx: &Ctx, path: &str, expected: Option<&str>, forced: Option<
                 Some(&lexical),
             ));
         }
+        regular(&meta, &shown)?;
         let bytes = std::fs::read(&real).map_err(|e| ToolError::fs(&e, "open", Some(&lexical)))?;
         text::check_hash(expected.as_deref(), &bytes, &shown)?;
         let doc = TextDoc::decode(&bytes, forced, &shown)?;
@@ -343,6 +344,14 @@ pub fn prefixed(e: ToolError, prefix: &str) -> ToolError {
 pub fn not_a_file(meta: &std::fs::Metadata, shown: &Path) -> Option<ToolError> {
     meta.is_dir()
         .then(|| ToolError::fs(&std::io::Error::from_raw_os_error(libc::EISDIR), "open", Some(shown)))
+}
+
+/// Refuse FIFOs, sockets and devices (opening a FIFO would block).
+pub fn regular(meta: &std::fs::Metadata, shown: &str) -> Result<()> {
+    if meta.is_file() || meta.is_dir() {
+        return Ok(());
+    }
+    Err(ToolError::invalid(format!("{shown} is not a regular file")))
 }
 
 /// `ALREADY_EXISTS` for `path`.

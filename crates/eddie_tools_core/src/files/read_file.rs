@@ -79,6 +79,8 @@ fn eol_name(idx: &LineIndex) -> &'static str {
 }
 
 fn read(real: &Path, lexical: &Path, args: &Args) -> Result<ToolOutput> {
+    let pre = std::fs::metadata(real).map_err(|e| ToolError::fs(&e, "open", Some(lexical)))?;
+    super::regular(&pre, &args.path)?;
     let file = std::fs::File::open(real).map_err(|e| ToolError::fs(&e, "open", Some(lexical)))?;
     let meta = file.metadata().map_err(|e| ToolError::fs(&e, "fstat", Some(lexical)))?;
     if let Some(e) = super::not_a_file(&meta, lexical) {

@@ -200,6 +200,14 @@ impl TextDoc {
             .with_prop("path", display));
         }
         let body = &bytes[det.bom_len()..];
+        if forced.is_none() && det.enc.unit() == 1 && memchr::memchr(0, body).is_some() {
+            // NUL bytes past the detection sample: binary after all.
+            return Err(ToolError::new(
+                ErrorCode::BinaryFile,
+                format!("{display} is a binary file ({} bytes); it cannot be edited as text", bytes.len()),
+            )
+            .with_prop("path", display));
+        }
         let not_lossless = |why: &str| {
             ToolError::new(
                 ErrorCode::Unencodable,

@@ -33,6 +33,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         Ok(m) if m.is_dir() => {
             Err(ToolError::fs(&std::io::Error::from_raw_os_error(libc::EISDIR), "open", Some(&lexical)))
         }
+        Ok(m) if !m.is_file() => {
+            Err(ToolError::invalid(format!("{} is not a regular file", lexical.display())))
+        }
         Ok(_) => std::fs::read(&real).map(Some).map_err(|e| ToolError::fs(&e, "open", Some(&lexical))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(ToolError::fs(&e, "stat", Some(&lexical))),
