@@ -1,21 +1,60 @@
 //! `multi_edit`: several replacements in one file, all or nothing (Claude Code / opencode
 //! `MultiEdit`, the multi-block half of Alfredo's `replace_in_file`).
 //!
-//! Every edit is located in the file as it is now (not in the result of the previous edit),
-//! with the same rules and fuzzy ladder as `edit_file`; the edits may come in any order but
-//! must not overlap. If one fails, nothing is written and the error names the edit.
+//! Every edit is located in the file as it is now, with the same rules and fuzzy ladder as
+//! `edit_file`; the edits may come in any order but must not overlap. When an edit is not in
+//! the file but appears once the earlier edits are applied (Claude Code's `MultiEdit` order),
+//! the edits are applied in order instead. If one fails, nothing is written and the error
+//! names the edit.
 
 use serde_json::{Value, json};
 
 use super::edit_file::{SCHEMA, describe, summary};
-use super::matcher::{self, Request};
+use super::matcher::{self, Found, Request};
 use super::{
     arg, edit_content, edit_data, encoding_arg, expected_hash, finish, flag, flag_or_true, load, path_arg,
     prefixed, req_text,
 };
 use crate::context::Ctx;
-use crate::error::{Result, ToolError};
+use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
+
+type Edit = (String, String, bool);
+
+fn error_for(e: ToolError, i: usize, n: usize) -> ToolError {
+    prefixed(e, &format!("Edit {} of {n}: ", i + 1)).with_prop("edit", i)
+}
+
+/// Every edit located in the original text.
+fn simultaneous(text: &str, edits: &[Edit], fuzzy: bool, path: &str) -> Result<Vec<Found>> {
+    let mut found = Vec::new();
+    for (i, (old, new, all)) in edits.iter().enumerate() {
+        let req = Request { old, new, all: *all, fuzzy };
+        found.extend(matcher::locate(text, &req, path).map_err(|e| error_for(e, i, edits.len()))?);
+    }
+    Ok(found)
+}
+
+/// Each edit located in the result of the previous ones.
+fn sequential(
+    text: &str,
+    edits: &[Edit],
+    fuzzy: bool,
+    path: &str,
+) -> Result<(String, Vec<&'static str>, usize)> {
+    let mut cur = text.to_owned();
+    let mut stages = Vec::new();
+    let mut count = 0;
+    for (i, (old, new, all)) in edits.iter().enumerate() {
+        let req = Request { old, new, all: *all, fuzzy };
+        let f = matcher::locate(&cur, &req, path).map_err(|e| error_for(e, i, edits.len()))?;
+        count += f.len();
+        stages.extend(f.iter().map(|x| x.stage.as_str()));
+        cur = matcher::apply(&cur, f)?;
+    }
+    stages.dedup();
+    Ok((cur, stages, count))
+}
 
 /// Run `multi_edit`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
@@ -42,18 +81,24 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     }
     let loaded = load(ctx, &path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await?;
     let text = &loaded.doc.text;
-    let mut found = Vec::new();
     let n = edits.len();
-    for (i, (old, new, all)) in edits.iter().enumerate() {
-        let req = Request { old, new, all: *all, fuzzy };
-        let f = matcher::locate(text, &req, &path)
-            .map_err(|e| prefixed(e, &format!("Edit {} of {n}: ", i + 1)).with_prop("edit", i))?;
-        found.extend(f);
-    }
-    let matches = describe(text, &found);
-    let what = summary(text, &found);
-    let replacements = found.len();
-    let new_text = matcher::apply(text, found)?;
+    let (new_text, matches, what, replacements) = match simultaneous(text, &edits, fuzzy, &path) {
+        Ok(found) => {
+            let matches = describe(text, &found);
+            let what = summary(text, &found);
+            let replacements = found.len();
+            (matcher::apply(text, found)?, matches, what, replacements)
+        }
+        // An edit may target text an earlier edit wrote (Claude Code's MultiEdit order).
+        Err(first) if first.code() == ErrorCode::NoMatch => match sequential(text, &edits, fuzzy, &path) {
+            Ok((t, stages, count)) => {
+                let what = format!("{count} replacement(s) applied in order ({})", stages.join("+"));
+                (t, Value::Array(Vec::new()), what, count)
+            }
+            Err(_) => return Err(first),
+        },
+        Err(e) => return Err(e),
+    };
     let done = finish(ctx, &loaded, &new_text, dry_run, format!("Edit file: {path} ({n} edits)")).await?;
     let data = edit_data(&loaded, &done, dry_run, json!({"replacements": replacements, "matches": matches}));
     Ok(ToolOutput::new(SCHEMA, edit_content(&loaded, &done, dry_run, &what), data))

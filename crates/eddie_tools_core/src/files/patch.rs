@@ -256,11 +256,16 @@ pub fn parse_codex(text: &str) -> Result<Vec<Op>> {
             let mut content = String::new();
             i += 1;
             while i < end && !ls[i].starts_with("*** ") {
+                let trailing_blank = ls[i].is_empty()
+                    && ls[i..end].iter().take_while(|l| !l.starts_with("*** ")).all(|l| l.is_empty());
                 match ls[i].strip_prefix('+') {
                     Some(s) => {
                         content.push_str(s);
                         content.push('\n');
                     }
+                    None if trailing_blank => {}
+                    // A bare empty line inside the file: an empty line whose '+' was dropped.
+                    None if ls[i].is_empty() => content.push('\n'),
                     None => {
                         return Err(bad(format!(
                             "line {}: lines of an added file must start with '+'",
@@ -447,6 +452,13 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk], display: &str) -> Result<(String,
             out.push((content[i].to_owned(), eols[i].to_owned()));
         }
         let new_eol = if pos < n && !eols[pos].is_empty() { eols[pos] } else { dominant };
+        // Matched ignoring indentation: added lines take the file's indentation, mapped from
+        // the indentation of the lines that matched (so spaces never land in a tab file).
+        let indents = if stage == "trim" || stage == "unicode" {
+            indent_map(h, &content[pos..pos + m])
+        } else {
+            Vec::new()
+        };
         let mut at = pos;
         for (t, s) in &h.lines {
             match t {
@@ -455,7 +467,7 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk], display: &str) -> Result<(String,
                     at += 1;
                 }
                 Tag::Del => at += 1,
-                Tag::Add => out.push((s.clone(), new_eol.to_owned())),
+                Tag::Add => out.push((reindent_line(s, &indents), new_eol.to_owned())),
             }
         }
         copied = pos + m;
@@ -492,6 +504,37 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk], display: &str) -> Result<(String,
         s.push_str(e);
     }
     Ok((s, placed))
+}
+
+/// (patch indentation, file indentation) pairs from the hunk's old lines and the file lines
+/// they matched, longest patch indentation first.
+fn indent_map(h: &Hunk, matched: &[&str]) -> Vec<(String, String)> {
+    let lead = |s: &str| s[..s.len() - s.trim_start_matches([' ', '\t']).len()].to_owned();
+    let old = h.lines.iter().filter(|(t, _)| *t != Tag::Add).map(|(_, s)| s.as_str());
+    let mut map: Vec<(String, String)> = Vec::new();
+    for (p, f) in old.zip(matched) {
+        if p.trim().is_empty() || f.trim().is_empty() {
+            continue;
+        }
+        let (pi, fi) = (lead(p), lead(f));
+        if !map.iter().any(|(k, _)| *k == pi) {
+            map.push((pi, fi));
+        }
+    }
+    map.sort_by_key(|e| std::cmp::Reverse(e.0.len()));
+    map
+}
+
+/// `line` with its indentation translated by `map` (longest matching prefix).
+fn reindent_line(line: &str, map: &[(String, String)]) -> String {
+    if map.is_empty() || line.trim().is_empty() {
+        return line.to_owned();
+    }
+    let ind = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
+    match map.iter().find(|(k, _)| ind.starts_with(k.as_str())) {
+        Some((k, v)) => format!("{v}{}", &line[k.len()..]),
+        None => line.to_owned(),
+    }
 }
 
 enum Seek {
@@ -830,6 +873,8 @@ mod tests {
             parse_codex("*** Begin Patch\nnope\n*** End Patch").unwrap_err().code(),
             ErrorCode::InvalidPatch
         );
+        let lenient = parse_codex("*** Begin Patch\n*** Add File: a\n+x\n\n+y\n\n\n*** End Patch").unwrap();
+        assert_eq!(lenient[0], Op::Add { path: "a".into(), content: "x\n\ny\n".into() });
     }
 
     #[test]
@@ -850,6 +895,15 @@ mod tests {
             parse_unified("--- a/f\n+++ b/f\n@@ -4 +4 @@\n-d\n+D\n\\ No newline at end of file\n").unwrap();
         let Op::Update { hunks, .. } = &ops[0] else { panic!() };
         assert_eq!(apply_hunks(text, hunks, "f").unwrap().0, "a\r\nb\r\nc\r\nD");
+        // Spaces in the patch, tabs in the file: added lines get tabs.
+        let tabs = "fn main() {\n\tif x {\n\t\tgo();\n\t}\n}\n";
+        let ops = parse_unified("--- a/f\n+++ b/f\n@@ -2,3 +2,4 @@\n     if x {\n-        go();\n+        stop();\n+        wait();\n     }\n").unwrap();
+        let Op::Update { hunks, .. } = &ops[0] else { panic!() };
+        let (out, placed) = apply_hunks(tabs, hunks, "f").unwrap();
+        assert_eq!(
+            (out.as_str(), placed[0].stage),
+            ("fn main() {\n\tif x {\n\t\tstop();\n\t\twait();\n\t}\n}\n", "trim")
+        );
         let ops = parse_unified("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-zzz\n+y\n").unwrap();
         let Op::Update { hunks, .. } = &ops[0] else { panic!() };
         let e = apply_hunks(text, hunks, "f").unwrap_err();
