@@ -6,7 +6,7 @@
 // the middle of it, and one 50-file unified diff. "node" = readFileSync + indexOf/replace +
 // writeFileSync (not atomic, not durable); "node atomic" adds what the native tools do: a temp
 // file, fsync and rename per file. Run by hand; never in tests.
-import { closeSync, fsyncSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, fsyncSync, utimesSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -76,6 +76,12 @@ const row = (name, native, refs) => {
   const native = await time(async () => { await tools.readFile({ path: 'big.txt', offset: 150_000, limit: 100 }, ctx) })
   const node = await time(async () => { readFileSync(join(ws, 'big.txt'), 'utf8').split('\n').slice(150_000, 150_100).map((l, k) => `${150_001 + k}\t${l}`).join('\n') })
   row('read_file, 100 lines at line 150,000 of the 10 MB file (indexed)', native, { node })
+  // A new mtime is a new file version: the first read rebuilds the index (one pass).
+  const first = await time(async (i) => {
+    utimesSync(join(ws, 'big.txt'), new Date(), new Date(Date.now() + i * 1000))
+    await tools.readFile({ path: 'big.txt', offset: 150_000, limit: 100 }, ctx)
+  })
+  row('read_file, same page, first read of a new file version (builds the index)', first, { node })
 }
 {
   // 50 files of 400 lines; one hunk per file, applied forward then backward.

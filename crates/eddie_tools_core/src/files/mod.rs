@@ -269,12 +269,17 @@ pub async fn finish(
         display: loaded.path.clone(),
         real: again.real,
         old: Some(loaded.bytes.clone()),
-        new: Some(new_bytes.clone()),
+        new: Some(new_bytes),
         seen: Some(loaded.seen),
     };
     let hash = crate::blocking("edit", move || {
-        commit::commit(&[change])?;
-        Ok(text::hash(&new_bytes))
+        // Hash the new content while it is being written.
+        let changes = [change];
+        std::thread::scope(|scope| {
+            let hashing = scope.spawn(|| text::hash(changes[0].new.as_deref().unwrap_or_default()));
+            commit::commit(&changes)?;
+            hashing.join().map_err(|_| ToolError::internal("the hashing thread panicked"))
+        })
     })
     .await?;
     Ok(Finished { diff, stat, applied: true, cancelled: false, hash })

@@ -312,8 +312,12 @@ pub fn encode_into(enc: Enc, text: &str, out: &mut Vec<u8>, display: &str) -> Re
 
 /// The line ending most lines of `text` use (`\r\n` or `\n`), and whether both occur.
 pub fn eol_style(text: &str) -> (&'static str, bool) {
-    let lf = memchr::memchr_iter(b'\n', text.as_bytes()).count();
-    let crlf = memchr::memmem::find_iter(text.as_bytes(), b"\r\n").count();
+    let b = text.as_bytes();
+    let (mut lf, mut crlf) = (0usize, 0usize);
+    for i in memchr::memchr_iter(b'\n', b) {
+        lf += 1;
+        crlf += usize::from(i > 0 && b[i - 1] == b'\r');
+    }
     let style = if crlf > lf - crlf { "\r\n" } else { "\n" };
     (style, crlf > 0 && crlf < lf)
 }
