@@ -85,6 +85,16 @@ test('stale guard: an edit with an old hash is refused with STALE and changes no
   assert.equal(r.data.hash, (await tools.readFile({ path: 'a.txt' }, ctx)).data.hash)
 })
 
+test('a file changed while the user confirms is refused with STALE (edits and patches)', async () => {
+  const ws = workspace({ 'a.txt': 'one\ntwo\n', 'b.txt': 'b\n' })
+  const sneaky = (file, text) => ({ cwd: ws, confirm: async () => { writeFileSync(join(ws, file), text); return true } })
+  await rejectsWith(assert, tools.editFile({ path: 'a.txt', oldString: 'two', newString: '2' }, sneaky('a.txt', 'one\nTWO\n')), 'STALE', /changed while/)
+  assert.equal(readFileSync(join(ws, 'a.txt'), 'utf8'), 'one\nTWO\n')
+  const diff = '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+1\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n'
+  await rejectsWith(assert, tools.applyUnifiedDiff({ diff }, sneaky('b.txt', 'b2\n')), 'STALE', /b\.txt changed/)
+  assert.deepEqual([readFileSync(join(ws, 'a.txt'), 'utf8'), readFileSync(join(ws, 'b.txt'), 'utf8')], ['one\nTWO\n', 'b2\n'])
+})
+
 test('every files tool refuses workspace escapes before any confirm', async () => {
   const out = mkdtempSync(join(tmpdir(), 'eddie-outside-'))
   writeFileSync(join(out, 'secret.txt'), 'secret\n')
@@ -280,4 +290,44 @@ test('the CLI runs the files tools', () => {
   assert.equal(JSON.parse(out).content, '     2\ty')
   execFileSync(process.execPath, [join(root, 'bin/eddie-tools.js'), 'edit_file', '{"path":"a.txt","oldString":"y","newString":"z"}', '--yes', '--cwd', ws])
   assert.equal(readFileSync(join(ws, 'a.txt'), 'utf8'), 'x\nz\n')
+})
+
+/** A small JSON Schema check (type, enum, properties, required, additionalProperties: false, items). */
+function validate(schema, value, at = 'data') {
+  if (schema.enum) assert.ok(schema.enum.includes(value), `${at}: ${JSON.stringify(value)} not in ${schema.enum}`)
+  const types = schema.type === undefined ? [] : [].concat(schema.type)
+  if (types.length) {
+    const t = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
+    const ok = types.some((x) => x === t || (x === 'integer' && Number.isInteger(value)) || (x === 'number' && t === 'number'))
+    assert.ok(ok, `${at}: ${JSON.stringify(value)} is not ${types}`)
+  }
+  if (value && typeof value === 'object' && !Array.isArray(value) && schema.properties) {
+    for (const k of schema.required ?? []) assert.ok(k in value, `${at}.${k} is required`)
+    for (const [k, v] of Object.entries(value)) {
+      if (schema.properties[k]) validate(schema.properties[k], v, `${at}.${k}`)
+      else assert.notEqual(schema.additionalProperties, false, `${at}.${k} is not in the schema`)
+    }
+  }
+  if (Array.isArray(value) && schema.items) value.forEach((v, i) => validate(schema.items, v, `${at}[${i}]`))
+}
+
+test('every files result matches its outputSchema (applied, dry run, cancelled)', async () => {
+  const specs = new Map(tools.toolSpecs().filter((s) => s.family === 'files').map((s) => [s.name, s]))
+  assert.equal(specs.size, 15)
+  const calls = [
+    ['read_file', { path: 'a.txt' }], ['read_file', { path: 'bin.dat' }], ['get_file_info', { path: 'a.txt' }], ['get_file_info', { path: 'd' }],
+    ['list_directory', { recursive: true }], ['assess_patch_risk', { diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+1\n' }],
+    ['edit_file', { path: 'a.txt', oldString: 'two', newString: '2', dryRun: true }],
+    ['apply_unified_diff', { diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+1\n', dryRun: true, assessRisk: true }],
+    ['delete_file', { path: 'd' }],
+    ...MUTATING.map(([fn, args]) => [[...specs.values()].find((s) => s.jsName === fn).name, args]),
+  ]
+  for (const answer of [false, true]) {
+    for (const [name, args] of calls) {
+      const ws = workspace({ 'a.txt': 'one\ntwo\n', 'bin.dat': Buffer.from([0, 1, 2]), 'd/x': 'x' })
+      const r = await tools.runTool(name, args, context(ws, answer).ctx)
+      assert.equal(r.schema, specs.get(name).outputSchema.$id, name)
+      validate(specs.get(name).outputSchema, r.data, `${name}.data`)
+    }
+  }
 })
