@@ -143,7 +143,7 @@ pub fn locate(text: &str, req: &Request<'_>, display: &str) -> Result<Vec<Found>
             .collect());
     }
     if hits.len() > 1 {
-        return Err(ambiguous(text, &hits, Stage::Exact, display));
+        return Err(ambiguous(text, &hits, req.old.matches('\n').count() + 1, Stage::Exact, display));
     }
     let eol_hits = eol_variants(text, req.old);
     if req.fuzzy && !eol_hits.is_empty() {
@@ -158,7 +158,13 @@ pub fn locate(text: &str, req: &Request<'_>, display: &str) -> Result<Vec<Found>
                 })
                 .collect());
         }
-        return Err(ambiguous(text, &eol_hits.iter().map(|h| h.0).collect::<Vec<_>>(), Stage::Eol, display));
+        return Err(ambiguous(
+            text,
+            &eol_hits.iter().map(|h| h.0).collect::<Vec<_>>(),
+            req.old.matches('\n').count() + 1,
+            Stage::Eol,
+            display,
+        ));
     }
     let table = lines(text);
     let needle = Needle::new(req.old);
@@ -195,7 +201,7 @@ pub fn locate(text: &str, req: &Request<'_>, display: &str) -> Result<Vec<Found>
                 }
                 many => {
                     let at: Vec<usize> = many.iter().map(|(i, _)| table[*i].start).collect();
-                    return Err(ambiguous(text, &at, stage, display));
+                    return Err(ambiguous(text, &at, needle.lines.len(), stage, display));
                 }
             }
         }
@@ -382,10 +388,10 @@ pub fn fold(s: &str) -> String {
     out
 }
 
-fn ambiguous(text: &str, starts: &[usize], stage: Stage, display: &str) -> ToolError {
+fn ambiguous(text: &str, starts: &[usize], span: usize, stage: Stage, display: &str) -> ToolError {
     let lines: Vec<usize> = starts.iter().map(|&s| line_at(text, s)).collect();
     let shown = lines.iter().take(20).map(ToString::to_string).collect::<Vec<_>>().join(", ");
-    let msg = if stage == Stage::Exact || stage == Stage::Eol {
+    let mut msg = if stage == Stage::Exact || stage == Stage::Eol {
         format!(
             "The text to replace occurs {} times in {display} (lines {shown}). Include more surrounding lines to make it unique, or pass all: true to replace every occurrence.",
             lines.len()
@@ -397,9 +403,50 @@ fn ambiguous(text: &str, starts: &[usize], stage: Stage, display: &str) -> ToolE
             lines.len()
         )
     };
+    // Each place with one line around it, so the model can pick distinguishing context.
+    let candidates: Vec<Value> = starts
+        .iter()
+        .zip(&lines)
+        .take(5)
+        .map(|(&at, &line)| {
+            let (first, body) = excerpt(text, at, span, 1);
+            json!({"startLine": line, "endLine": line + span - 1, "text": body, "contextFrom": first})
+        })
+        .collect();
+    msg.push_str("\nThe places (→ tab, · space, ␍ CR):");
+    for c in &candidates {
+        msg.push_str(&format!("\n  line {}:\n{}", c["startLine"], c["text"].as_str().unwrap_or_default()));
+    }
     ToolError::new(ErrorCode::AmbiguousMatch, msg)
         .with_prop("lines", json!(lines))
         .with_prop("stage", stage.as_str())
+        .with_prop("candidates", Value::Array(candidates))
+}
+
+/// Lines `span` long from the line holding byte `at`, with `around` lines before and after,
+/// rendered numbered with visible white space; returns the first shown line number too.
+fn excerpt(text: &str, at: usize, span: usize, around: usize) -> (usize, String) {
+    let b = text.as_bytes();
+    let mut start = memchr::memrchr(b'\n', &b[..at]).map_or(0, |i| i + 1);
+    let mut first = line_at(text, start);
+    for _ in 0..around {
+        if start == 0 {
+            break;
+        }
+        start = memchr::memrchr(b'\n', &b[..start - 1]).map_or(0, |i| i + 1);
+        first -= 1;
+    }
+    let wanted = span + around + (line_at(text, at) - first);
+    let mut out = Vec::new();
+    for (k, l) in text[start..].split_inclusive('\n').take(wanted).enumerate() {
+        let l = l.strip_suffix('\n').unwrap_or(l);
+        let (body, cr) = match l.strip_suffix('\r') {
+            Some(b) => (b, "␍"),
+            None => (l, ""),
+        };
+        out.push(format!("    {:>5}│{}{cr}", first + k, visible(body)));
+    }
+    (first, out.join("\n"))
 }
 
 /// Tabs shown as `→`, leading spaces as `·`, a CR as `␍`.
@@ -598,6 +645,8 @@ mod tests {
         let e = edit("x\nTODO\ny\nTODO\n", req("TODO", "done")).unwrap_err();
         assert_eq!(e.code(), ErrorCode::AmbiguousMatch);
         assert_eq!(e.props()["lines"], json!([2, 4]));
+        assert_eq!(e.props()["candidates"][1]["text"], "        3│y\n        4│TODO");
+        assert!(e.message().contains("line 2:\n        1│x\n        2│TODO\n        3│y"), "{}", e.message());
         let all = Request { all: true, ..req("TODO", "done") };
         assert_eq!(edit("x\nTODO\ny\nTODO\n", all).unwrap().0, "x\ndone\ny\ndone\n");
     }
