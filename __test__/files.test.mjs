@@ -331,3 +331,17 @@ test('every files result matches its outputSchema (applied, dry run, cancelled)'
     }
   }
 })
+
+test('an abort before or during the confirm rejects with CANCELLED and writes nothing', async () => {
+  const ws = workspace({ 'a.txt': 'one\ntwo\n' })
+  const before = snapshot(ws)
+  const done = new AbortController()
+  done.abort()
+  await rejectsWith(assert, tools.editFile({ path: 'a.txt', oldString: 'two', newString: '2' }, { cwd: ws, confirm: () => true, signal: done.signal }), 'CANCELLED')
+  for (const [fn, args] of MUTATING) {
+    const ac = new AbortController()
+    const ctx = { cwd: ws, signal: ac.signal, confirm: async () => { ac.abort(); return true } }
+    await rejectsWith(assert, tools[fn](args, ctx), 'CANCELLED')
+    assert.deepEqual(snapshot(ws), before, fn)
+  }
+})

@@ -187,6 +187,9 @@ pub fn encoding_arg(args: &Value) -> Result<Option<Enc>> {
 
 // ---- the edit pipeline shared by the single-file edit tools
 
+/// The largest file an edit loads (it is decoded and rebuilt in memory).
+pub const MAX_EDIT_BYTES: u64 = 1 << 30;
+
 /// A text file loaded for an edit, with its per-path lock held.
 pub struct Loaded {
     /// The path as given.
@@ -218,6 +221,13 @@ pub async fn load(ctx: &Ctx, path: &str, expected: Option<&str>, forced: Option<
             ));
         }
         regular(&meta, &shown)?;
+        if meta.len() > MAX_EDIT_BYTES {
+            return Err(ToolError::invalid(format!(
+                "{shown} is {} bytes; edits hold the file in memory and stop at {} MiB (use read_file to page it)",
+                meta.len(),
+                MAX_EDIT_BYTES >> 20
+            )));
+        }
         let bytes = std::fs::read(&real).map_err(|e| ToolError::fs(&e, "open", Some(&lexical)))?;
         text::check_hash(expected.as_deref(), &bytes, &shown)?;
         let doc = TextDoc::decode(&bytes, forced, &shown)?;
@@ -265,6 +275,7 @@ pub async fn finish(
         return Ok(unchanged(true));
     }
     let again = ctx.workspace.resolve(&loaded.path)?;
+    ctx.cancel.check()?;
     let change = commit::Change {
         display: loaded.path.clone(),
         real: again.real,

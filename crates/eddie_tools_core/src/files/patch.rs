@@ -685,6 +685,7 @@ pub async fn run_ops(
     for c in &changes {
         ctx.workspace.resolve(&c.display)?;
     }
+    ctx.cancel.check()?;
     crate::blocking("patch", move || commit(&changes)).await?;
     drop(guards);
     data["applied"] = json!(true);
