@@ -173,6 +173,22 @@ pub fn redetect(bytes: &[u8], bad: usize) -> Detected {
     det
 }
 
+/// Detection over a whole file's bytes: the sample first, then, for text that is UTF-8 at
+/// the start only, the bytes around the first invalid one (NUL bytes anywhere: binary).
+pub fn detect_full(bytes: &[u8]) -> Detected {
+    let det = detect(&bytes[..bytes.len().min(SAMPLE)], bytes.len() <= SAMPLE);
+    if det.binary || det.enc.unit() != 1 {
+        return det;
+    }
+    if memchr::memchr(0, bytes).is_some() {
+        return Detected { binary: true, ..det };
+    }
+    match (det.enc, std::str::from_utf8(&bytes[det.bom_len()..])) {
+        (Enc::Utf8, Err(e)) => redetect(bytes, det.bom_len() + e.valid_up_to()),
+        _ => det,
+    }
+}
+
 /// A decoded text file.
 #[derive(Debug, Clone)]
 pub struct TextDoc {

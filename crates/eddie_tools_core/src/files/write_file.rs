@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use super::commit::{Change, commit};
-use super::text::{self, Detected, Enc, TextDoc, detect, encode_into, eol_style, with_eol};
+use super::text::{self, Detected, Enc, TextDoc, detect_full, encode_into, eol_style, with_eol};
 use super::{encoding_arg, exists_error, expected_hash, flag, flag_or_true, path_arg, req_text};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
@@ -61,7 +61,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         (_, Some(enc)) => {
             Detected { enc, bom: enc != Enc::Utf8 && !matches!(enc, Enc::Legacy(_)), binary: false }
         }
-        (Some(bytes), None) => detect(&bytes[..bytes.len().min(text::SAMPLE)], bytes.len() <= text::SAMPLE),
+        (Some(bytes), None) => detect_full(bytes),
         (None, None) => Detected { enc: Enc::Utf8, bom: false, binary: false },
     };
     let keep_bom = |d: Detected| match (&existing, forced) {
@@ -71,16 +71,22 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         _ => d,
     };
     let det = keep_bom(det);
+    // The line-ending style of the existing text, read in its own (detected) encoding.
     let file_eol = match &existing {
-        Some(bytes) if !det.binary => {
-            TextDoc::decode(bytes, Some(det.enc), &path).map(|d| eol_style(&d.text).0).unwrap_or("\n")
+        Some(bytes) => {
+            let own = detect_full(bytes);
+            if own.binary {
+                "\n"
+            } else {
+                TextDoc::decode(bytes, Some(own.enc), &path).map(|d| eol_style(&d.text).0).unwrap_or("\n")
+            }
         }
-        _ => "\n",
+        None => "\n",
     };
     let body = with_eol(&content, file_eol);
     let new_bytes = if append {
         let Some(old) = &existing else {
-            return write_new(ctx, &path, resolved.real, det, &body, false).await;
+            return write_new(ctx, &path, resolved.real, det, &body).await;
         };
         if det.binary {
             return Err(ToolError::new(
@@ -93,16 +99,16 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         if old.is_empty() && det.bom {
             out.extend_from_slice(det.enc.bom());
         }
-        encode_into(det.enc, &body, &mut out, &path)?;
+        encode_into(det.enc, &body, &mut out, &path).map_err(convert_hint)?;
         out
     } else {
         let det = if det.binary { Detected { enc: Enc::Utf8, bom: false, binary: false } } else { det };
         let mut out = if det.bom { det.enc.bom().to_vec() } else { Vec::new() };
-        encode_into(det.enc, &body, &mut out, &path)?;
+        encode_into(det.enc, &body, &mut out, &path).map_err(convert_hint)?;
         out
     };
     let Some(old) = existing else {
-        return write_new(ctx, &path, resolved.real, det, &body, false).await;
+        return write_new(ctx, &path, resolved.real, det, &body).await;
     };
     let verb = if append { "Append to file" } else { "Write file" };
     if !ctx.confirm(format!("{verb}: {path}")).await? {
@@ -148,7 +154,6 @@ async fn write_new(
     real: std::path::PathBuf,
     det: Detected,
     body: &str,
-    _append: bool,
 ) -> Result<ToolOutput> {
     let mut bytes = if det.bom { det.enc.bom().to_vec() } else { Vec::new() };
     encode_into(det.enc, body, &mut bytes, path)?;
@@ -168,6 +173,22 @@ async fn write_new(
             "backupPath": null, "encoding": det.enc.name(), "bom": det.bom, "hash": text::hash(&bytes), "cancelled": false,
         }),
     ))
+}
+
+/// An `UNENCODABLE` error of a whole-file write says how to convert the file instead.
+fn convert_hint(e: ToolError) -> ToolError {
+    if e.code() == ErrorCode::Unencodable {
+        let mut out = ToolError::new(
+            e.code(),
+            format!("{} Pass encoding: \"utf-8\" to rewrite the file as UTF-8.", e.message()),
+        );
+        for (k, v) in e.props() {
+            out = out.with_prop(k, v.clone());
+        }
+        out
+    } else {
+        e
+    }
 }
 
 fn cancelled(path: &str) -> ToolOutput {
