@@ -701,3 +701,43 @@ mod tests {
         assert_eq!(apply("abcdef", vec![c, a]).unwrap(), "xdz");
     }
 }
+
+#[cfg(test)]
+mod property {
+    use super::*;
+
+    #[test]
+    fn unique_spans_edit_like_a_naive_replace_in_lf_and_crlf() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n.max(1) as u64) as usize
+        };
+        let words = ["alpha", "beta", "gamma", "délta", "  pad", "\tx", "😀", "q"];
+        for round in 0..1500 {
+            let lines: Vec<String> =
+                (0..1 + next(12)).map(|i| format!("{} {i}", words[next(words.len())])).collect();
+            let lf = lines.join("\n") + "\n";
+            let crlf = lines.join("\r\n") + "\r\n";
+            let a = next(lines.len());
+            let b = (a + next(3)).min(lines.len() - 1);
+            let old = lines[a..=b].join("\n");
+            let new = format!("new {round}\nmore");
+            if lf.matches(&old).count() != 1 {
+                continue; // "x 1" is inside "x 10": not a unique span
+            }
+            let want_lf = lf.replacen(&old, &new, 1);
+            let got = apply(
+                &lf,
+                locate(&lf, &Request { old: &old, new: &new, all: false, fuzzy: true }, "f").unwrap(),
+            )
+            .unwrap();
+            assert_eq!(got, want_lf, "round {round}");
+            let f = locate(&crlf, &Request { old: &old, new: &new, all: false, fuzzy: true }, "f").unwrap();
+            assert_eq!(f[0].stage, if a == b { Stage::Exact } else { Stage::Eol }, "round {round}");
+            assert_eq!(apply(&crlf, f).unwrap(), want_lf.replace('\n', "\r\n"), "round {round}");
+        }
+    }
+}

@@ -912,3 +912,79 @@ mod tests {
         assert!(e.message().starts_with("hunk 1 of 1: "), "{}", e.message());
     }
 }
+
+#[cfg(test)]
+mod roundtrip {
+    use super::*;
+
+    /// xorshift: deterministic, no dependency.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    fn random_text(r: &mut Rng, crlf: bool) -> String {
+        let words = ["fn", "let", "x", "}", "{", "", "return", "  indent", "\tTab", "é", "😀", "// c"];
+        let n = r.below(30);
+        let eol = if crlf { "\r\n" } else { "\n" };
+        let mut s: String = (0..n).map(|_| format!("{}{eol}", words[r.below(words.len())])).collect();
+        if r.below(4) == 0 {
+            s.push_str("tail");
+        }
+        s
+    }
+
+    #[test]
+    fn our_diffs_apply_back_to_the_new_text() {
+        let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+        for round in 0..2000 {
+            let crlf = round % 3 == 0;
+            let old = random_text(&mut r, crlf);
+            // Mutate: replace, insert or delete some lines.
+            let mut lines: Vec<String> = old.split_inclusive('\n').map(str::to_owned).collect();
+            for _ in 0..1 + r.below(4) {
+                let at = r.below(lines.len() + 1);
+                let eol = if crlf { "\r\n" } else { "\n" };
+                match r.below(3) {
+                    0 if at < lines.len() => {
+                        lines.remove(at);
+                    }
+                    1 => lines.insert(at.min(lines.len()), format!("new {round}{eol}")),
+                    _ if at < lines.len() => lines[at] = format!("changed {round}{eol}"),
+                    _ => {}
+                }
+            }
+            let mut new: String = lines.concat();
+            if r.below(5) == 0 && new.ends_with('\n') {
+                new.pop();
+                if new.ends_with('\r') {
+                    new.pop();
+                }
+            }
+            let (d, _) = diff::unified(Some("f"), Some("f"), &old, &new);
+            if old == new {
+                assert!(d.is_empty());
+                continue;
+            }
+            let ops = parse_unified(&d).unwrap_or_else(|e| panic!("round {round}: {e}\n{d}"));
+            let Op::Update { hunks, .. } = &ops[0] else { panic!("round {round}") };
+            let (back, placed) =
+                apply_hunks(&old, hunks, "f").unwrap_or_else(|e| panic!("round {round}: {e}\n{d}"));
+            // The rendering drops CRs, so a CRLF file comes back with CRLF only where lines kept theirs.
+            let norm = |s: &str| s.replace("\r\n", "\n");
+            assert_eq!(norm(&back), norm(&new), "round {round}\nold {old:?}\nnew {new:?}\n{d}");
+            if !crlf {
+                assert_eq!(back, new, "round {round}\n{d}");
+                assert!(placed.iter().all(|p| p.stage == "exact"), "round {round}: {placed:?}\n{d}");
+            }
+        }
+    }
+}
