@@ -193,6 +193,17 @@ test('bad input rejects with a coded Error and the process lives on', async () =
     const p = fn === 'runTool' ? tools.runTool('no_such_tool', {}, ctx) : tools[fn](args, ctx)
     await rejectsWith(assert, p, code)
   }
+  // More documented errors, with the properties a model can act on.
+  writeFileSync(join(ws, 'bin.dat'), Buffer.from([0, 1, 2, 3]))
+  await rejectsWith(assert, tools.writeFile({ path: 'bin.dat', content: 'x', append: true }, ctx), 'BINARY_FILE')
+  await rejectsWith(assert, tools.assessPatchRisk({ diff: 'just words' }, ctx), 'INVALID_PATCH')
+  await assert.rejects(tools.multiEdit({ path: 'a.txt', edits: [{ oldString: 'one', newString: '1' }, { oldString: 'nine', newString: '9' }] }, ctx), (e) => {
+    assert.equal(e.code, 'NO_MATCH')
+    assert.equal(e.edit, 1)
+    assert.match(e.message, /^Edit 2 of 2: /)
+    return true
+  })
+  await assert.rejects(tools.editRange({ path: 'a.txt', startLine: 1, endLine: 5, content: 'x' }, ctx), (e) => e.code === 'INVALID_ARGUMENT' && e.totalLines === 2)
   // A FIFO is refused instead of blocking a worker forever.
   execFileSync('mkfifo', [join(ws, 'pipe')])
   await rejectsWith(assert, tools.readFile({ path: 'pipe' }, ctx), 'INVALID_ARGUMENT', /not a regular file/)

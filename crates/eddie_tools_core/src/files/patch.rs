@@ -905,6 +905,12 @@ mod tests {
             (out.as_str(), placed[0].stage),
             ("fn main() {\n\tif x {\n\t\tstop();\n\t\twait();\n\t}\n}\n", "trim")
         );
+        // A loose (trim_end) match in two places is refused, naming both.
+        let twice = "x  \ny\nx \ny\n";
+        let ops = parse_unified("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n x\n-y\n+Y\n").unwrap();
+        let Op::Update { hunks, .. } = &ops[0] else { panic!() };
+        let e = apply_hunks(twice, hunks, "f").unwrap_err();
+        assert_eq!((e.code(), &e.props()["lines"]), (ErrorCode::AmbiguousMatch, &json!([1, 3])));
         let ops = parse_unified("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-zzz\n+y\n").unwrap();
         let Op::Update { hunks, .. } = &ops[0] else { panic!() };
         let e = apply_hunks(text, hunks, "f").unwrap_err();
