@@ -10,7 +10,8 @@
 //!
 //! A stage that finds more than one place is refused (`AMBIGUOUS_MATCH`), except that `all`
 //! replaces every exact (or EOL-normalised) occurrence. When nothing matches, `NO_MATCH`
-//! carries a `reason` (`not_found`, `tabs_vs_spaces`, `whitespace`, `eol_mismatch`, ... ) and
+//! carries a `reason` (`not_found`, `tabs_vs_spaces`, `whitespace`, `eol_mismatch`,
+//! `line_number_prefix`, ...) and
 //! the nearest `candidates` with line numbers and visible white space.
 
 use serde_json::{Value, json};
@@ -496,7 +497,17 @@ fn no_match(
     let mut reason = "not_found";
     let mut why = "it does not occur in the file".to_owned();
     let mut at: Option<usize> = None;
-    if !req.fuzzy {
+    // Copied from read_file output with its line-number prefixes ("    12\t")?
+    let numbered = |l: &String| {
+        let t = l.trim_start_matches(' ');
+        let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        digits > 0 && t[digits..].starts_with('\t')
+    };
+    if needle.lines.iter().filter(|l| !l.is_empty()).all(numbered) && !needle.blank() {
+        reason = "line_number_prefix";
+        why = "every line starts with a line number and a tab, as read_file shows them; leave those prefixes out"
+            .to_owned();
+    } else if !req.fuzzy {
         let ladder = [
             (Stage::TrimEnd, "trailing_whitespace"),
             (Stage::Indent, "indentation"),
@@ -687,6 +698,8 @@ mod tests {
             (Some("not_found"), &json!(2))
         );
         assert_eq!(edit("x", req("", "y")).unwrap_err().code(), ErrorCode::InvalidArgument);
+        let e = edit("alpha\nbeta\n", req("     1\talpha\n     2\tbeta", "x")).unwrap_err();
+        assert_eq!(e.props()["reason"], "line_number_prefix");
     }
 
     #[test]
