@@ -11,8 +11,8 @@
 //! A stage that finds more than one place is refused (`AMBIGUOUS_MATCH`), except that `all`
 //! replaces every exact (or EOL-normalised) occurrence. When nothing matches, `NO_MATCH`
 //! carries a `reason` (`not_found`, `tabs_vs_spaces`, `whitespace`, `eol_mismatch`,
-//! `line_number_prefix`, ...) and
-//! the nearest `candidates` with line numbers and visible white space.
+//! `line_number_prefix`, ...) and the nearest `candidates` with line numbers and visible
+//! white space.
 
 use serde_json::{Value, json};
 
