@@ -498,6 +498,8 @@ export type WriteFileArgs = {
   encoding?: string
   /** The `hash` a read returned; the edit is refused with STALE if the file changed since. */
   expectedHash?: string
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
   [key: string]: unknown
 }
 /** `data` of a `write_file` result. */
@@ -537,6 +539,8 @@ export type EditFileArgs = {
   expectedHash?: string
   /** Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis). */
   encoding?: string
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
   [key: string]: unknown
 }
 /** `data` of a `edit_file` result. */
@@ -585,6 +589,8 @@ export type MultiEditArgs = {
   expectedHash?: string
   /** Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis). */
   encoding?: string
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
   [key: string]: unknown
 }
 /** `data` of a `multi_edit` result. */
@@ -625,6 +631,8 @@ export type ApplyUnifiedDiffArgs = {
   rootPath?: string
   /** Include a risk assessment. */
   assessRisk?: boolean
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
   [key: string]: unknown
 }
 /** `data` of a `apply_unified_diff` result. */
@@ -675,6 +683,8 @@ export type ApplyPatchArgs = {
   patch: string
   /** Compute and return the diff without writing. */
   dryRun?: boolean
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
   [key: string]: unknown
 }
 /** `data` of a `apply_patch` result. */
@@ -761,6 +771,8 @@ export type EditRangeArgs = {
   expectedHash?: string
   /** Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis). */
   encoding?: string
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
   [key: string]: unknown
 }
 /** `data` of a `edit_range` result. */
@@ -803,6 +815,8 @@ export type InsertAtArgs = {
   expectedHash?: string
   /** Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis). */
   encoding?: string
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
   [key: string]: unknown
 }
 /** `data` of a `insert_at` result. */

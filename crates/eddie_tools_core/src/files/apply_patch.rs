@@ -16,5 +16,5 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let patch = req_str(args, &["patch", "input", "diff"])?;
     let dry_run = flag(args, &["dryRun", "dry_run"]);
     let ops = parse_any(&patch)?;
-    run_ops(ctx, ops, None, dry_run, SCHEMA).await
+    run_ops(ctx, ops, None, dry_run, flag(args, &["allowPlaceholders", "allow_placeholders"]), SCHEMA).await
 }

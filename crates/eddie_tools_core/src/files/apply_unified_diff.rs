@@ -21,7 +21,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let dry_run = flag(args, &["dryRun", "dry_run"]);
     let root = opt_str(args, &["rootPath", "root_path"])?;
     let ops = parse_unified(&diff)?;
-    let mut out = run_ops(ctx, ops, root.as_deref(), dry_run, SCHEMA).await?;
+    let allow = flag(args, &["allowPlaceholders", "allow_placeholders"]);
+    let mut out = run_ops(ctx, ops, root.as_deref(), dry_run, allow, SCHEMA).await?;
     if flag(args, &["assessRisk", "assess_risk"]) {
         let risk = super::assess_patch_risk::assess(&diff, ctx)?;
         out.content = format!(

@@ -10,6 +10,7 @@
 use serde_json::{Value, json};
 
 use super::matcher::{self, Found, Request};
+use super::placeholder;
 use super::{
     Loaded, edit_content, edit_data, encoding_arg, expected_hash, finish, flag, flag_or_true, load, opt_str,
     path_arg, prefixed,
@@ -169,6 +170,11 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let loaded: Loaded = load(ctx, &path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await?;
     let text = &loaded.doc.text;
+    let allow = super::flag(args, &["allowPlaceholders", "allow_placeholders"]);
+    match &blocks {
+        Some(b) => b.iter().try_for_each(|b| placeholder::check(&b.replace, text, allow, &path))?,
+        None => placeholder::check(new.as_deref().unwrap_or_default(), text, allow, &path)?,
+    }
     let found = match &blocks {
         Some(b) => locate_blocks(text, b, fuzzy, &path)?,
         None => {

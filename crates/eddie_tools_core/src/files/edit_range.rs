@@ -68,6 +68,12 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let dry_run = flag(args, &["dryRun", "dry_run"]);
     let loaded = load(ctx, &path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await?;
     let text = &loaded.doc.text;
+    super::placeholder::check(
+        &content,
+        text,
+        super::flag(args, &["allowPlaceholders", "allow_placeholders"]),
+        &path,
+    )?;
     let table = lines(text);
     let (i0, i1) = check_range(&table, start, end, &path)?;
     let new_text = replace_lines(text, &table, i0, i1, (!content.is_empty()).then_some(content.as_str()));

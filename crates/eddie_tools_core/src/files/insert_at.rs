@@ -40,6 +40,12 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let dry_run = flag(args, &["dryRun", "dry_run"]);
     let loaded = load(ctx, &path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await?;
     let text = &loaded.doc.text;
+    super::placeholder::check(
+        &content,
+        text,
+        super::flag(args, &["allowPlaceholders", "allow_placeholders"]),
+        &path,
+    )?;
     let total = lines(text).len() as i64;
     if line < 1 || line > total + 1 {
         return Err(ToolError::invalid(format!(

@@ -13,6 +13,7 @@ pub mod diff;
 pub mod index;
 pub mod matcher;
 pub mod patch;
+pub mod placeholder;
 pub mod text;
 
 pub mod apply_patch;

@@ -81,6 +81,10 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     }
     let loaded = load(ctx, &path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await?;
     let text = &loaded.doc.text;
+    let allow = super::flag(args, &["allowPlaceholders", "allow_placeholders"]);
+    for (i, (_, new, _)) in edits.iter().enumerate() {
+        super::placeholder::check(new, text, allow, &path).map_err(|e| error_for(e, i, edits.len()))?;
+    }
     let n = edits.len();
     let (new_text, matches, what, replacements) = match simultaneous(text, &edits, fuzzy, &path) {
         Ok(found) => {

@@ -594,12 +594,14 @@ struct Staged {
     placed: Vec<Placed>,
 }
 
-/// Stage, confirm and commit `ops` (all files or none). `root` prefixes every path.
+/// Stage, confirm and commit `ops` (all files or none). `root` prefixes every path; added
+/// lines that are omission placeholders are refused unless `allow_placeholders`.
 pub async fn run_ops(
     ctx: &Ctx,
     ops: Vec<Op>,
     root: Option<&str>,
     dry_run: bool,
+    allow_placeholders: bool,
     schema: &'static str,
 ) -> Result<ToolOutput> {
     let join = |p: &str| match root {
@@ -634,7 +636,8 @@ pub async fn run_ops(
         guards.push(crate::locks::lock(real).await);
     }
     let work = targets.clone();
-    let (changes, staged) = crate::blocking("patch", move || stage_all(&ops, &work)).await?;
+    let (changes, staged) =
+        crate::blocking("patch", move || stage_all(&ops, &work, allow_placeholders)).await?;
     let total_diff: String = staged.iter().map(|s| s.diff.as_str()).collect();
     let files: Vec<Value> = staged
         .iter()
@@ -715,13 +718,14 @@ fn missing(shown: &str) -> ToolError {
     ToolError::fs(&e, "open", Some(std::path::Path::new(shown)))
 }
 
-fn stage_all(ops: &[Op], targets: &[Target]) -> Result<(Vec<Change>, Vec<Staged>)> {
+fn stage_all(ops: &[Op], targets: &[Target], allow: bool) -> Result<(Vec<Change>, Vec<Staged>)> {
     let mut changes = Vec::new();
     let mut staged = Vec::new();
     for (op, (shown, r, to)) in ops.iter().zip(targets) {
         let current = read_opt(&r.real, shown)?;
         match op {
             Op::Add { content, .. } => {
+                super::placeholder::check(content, "", allow, shown)?;
                 if current.is_some() {
                     return Err(exists_error(
                         shown,
@@ -781,6 +785,13 @@ fn stage_all(ops: &[Op], targets: &[Target]) -> Result<(Vec<Change>, Vec<Staged>
             Op::Update { hunks, .. } => {
                 let (bytes, fp) = current.ok_or_else(|| missing(shown))?;
                 let doc = TextDoc::decode(&bytes, None, shown)?;
+                let added: String = hunks
+                    .iter()
+                    .flat_map(|h| &h.lines)
+                    .filter(|(t, _)| *t == Tag::Add)
+                    .map(|(_, l)| format!("{l}\n"))
+                    .collect();
+                super::placeholder::check(&added, &doc.text, allow, shown)?;
                 let (new_text, placed) =
                     apply_hunks(&doc.text, hunks, shown).map_err(|e| prefixed(e, &format!("{shown}: ")))?;
                 let new_bytes = doc.encode(&new_text, shown)?;

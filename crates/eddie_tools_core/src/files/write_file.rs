@@ -26,6 +26,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let overwrite = flag_or_true(args, &["overwrite"]) && !flag(args, &["noOverwrite", "no_overwrite"]);
     let forced = encoding_arg(args)?;
     let expected = expected_hash(args)?;
+    let allow_placeholders = super::flag(args, &["allowPlaceholders", "allow_placeholders"]);
     let resolved = ctx.workspace.resolve(&path)?;
     let _lock = crate::locks::lock(&resolved.real).await;
     let (real, lexical) = (resolved.real.clone(), resolved.lexical.clone());
@@ -84,6 +85,16 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         None => "\n",
     };
     let body = with_eol(&content, file_eol);
+    if !append {
+        let before =
+            existing.as_deref().map(|b| TextDoc::decode(b, None, &path).map(|d| d.text).unwrap_or_default());
+        super::placeholder::check(
+            &content,
+            before.as_deref().unwrap_or_default(),
+            allow_placeholders,
+            &path,
+        )?;
+    }
     let new_bytes = if append {
         let Some(old) = &existing else {
             return write_new(ctx, &path, resolved.real, det, &body).await;
