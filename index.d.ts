@@ -983,6 +983,8 @@ export type ListDirectoryData = {
   directories: number
   files: number
   truncated: boolean
+  /** Entries of the listed directories left out as hidden or .gitignored. */
+  hiddenByIgnore: number
 }
 /** List a directory: directories first, then files, with markers / (directory), * (executable), @ (symlink), ? (other) and file sizes. recursive walks subdirectories (respecting .gitignore unless respectGitignore is false); hidden entries only with includeHidden; at most maxEntries (default 200, recursive 1000). (`list_directory`) */
 export declare function listDirectory(args: ListDirectoryArgs, ctx: ToolContext): Promise<ToolResult<ListDirectoryData>>

@@ -7,7 +7,9 @@
 //! left out unless `includeHidden`; `.gitignore`d ones are left out when `respectGitignore`
 //! (default: on when recursive, off otherwise). Symlinks are listed, never followed.
 
+use std::collections::HashSet;
 use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
@@ -15,6 +17,9 @@ use super::{arg, flag, opt_int, opt_str};
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
+
+/// Rows kept for sorting before `maxEntries` cuts them (counting goes on past it).
+const MAX_ROWS: usize = 100_000;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.list_directory.result.v1";
@@ -47,7 +52,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let depth = opt_int(args, &["maxDepth", "max_depth"])?.map(|d| d.max(1) as usize);
     let r = ctx.workspace.resolve(&path)?;
     let shown = path.clone();
-    let (entries, total, dirs, files) = crate::blocking("list_directory", move || {
+    let (entries, total, dirs, files, left_out) = crate::blocking("list_directory", move || {
         let meta = std::fs::metadata(&r.real).map_err(|e| ToolError::fs(&e, "scandir", Some(&r.lexical)))?;
         if !meta.is_dir() {
             return Err(ToolError::fs(&std::io::Error::from_raw_os_error(libc::ENOTDIR), "scandir", Some(&r.lexical)));
@@ -67,6 +72,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
             .build();
         let mut rows: Vec<(String, Value)> = Vec::new();
         let (mut total, mut dirs, mut files) = (0usize, 0usize, 0usize);
+        let mut included: HashSet<PathBuf> = HashSet::new();
+        let mut listed_dirs: Vec<(PathBuf, usize)> = vec![(r.real.clone(), 0)];
         for e in walker.flatten() {
             if e.depth() == 0 {
                 continue;
@@ -75,8 +82,14 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
             let meta = std::fs::symlink_metadata(e.path()).ok();
             let (kind, mark) = marker(&ft, meta.as_ref());
             total += 1;
-            if kind == "directory" { dirs += 1 } else { files += 1 }
-            if rows.len() >= max {
+            included.insert(e.path().to_path_buf());
+            if kind == "directory" {
+                dirs += 1;
+                listed_dirs.push((e.path().to_path_buf(), e.depth()));
+            } else {
+                files += 1;
+            }
+            if rows.len() >= MAX_ROWS {
                 continue;
             }
             let rel = e.path().strip_prefix(&r.real).unwrap_or(e.path()).to_string_lossy().into_owned();
@@ -85,7 +98,22 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
             rows.push((key, json!({"path": rel, "name": e.file_name().to_string_lossy(), "type": kind, "marker": mark, "size": size})));
         }
         rows.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok((rows.into_iter().map(|r| r.1).collect::<Vec<_>>(), total, dirs, files))
+        rows.truncate(max);
+        // Entries left out as hidden or ignored, in the directories that were listed (their
+        // contents are not walked: one `read_dir` per listed directory).
+        let limit = if recursive { depth.unwrap_or(usize::MAX) } else { 1 };
+        let mut left_out = 0usize;
+        if !hidden || gitignore {
+            for (dir, d) in &listed_dirs {
+                if *d >= limit {
+                    continue;
+                }
+                if let Ok(rd) = std::fs::read_dir(dir) {
+                    left_out += rd.flatten().filter(|e| !included.contains(&e.path())).count();
+                }
+            }
+        }
+        Ok((rows.into_iter().map(|r| r.1).collect::<Vec<_>>(), total, dirs, files, left_out))
     })
     .await?;
     let truncated = total > entries.len();
@@ -102,10 +130,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     if truncated {
         content.push_str(&format!("; showing the first {} (raise maxEntries for more)", entries.len()));
     }
+    if left_out > 0 {
+        content.push_str(&format!(
+            "\n{left_out} hidden or .gitignored entries not listed (includeHidden: true, respectGitignore: false to see them)"
+        ));
+    }
     Ok(ToolOutput::new(
         SCHEMA,
         content,
-        json!({"path": shown, "entries": entries, "total": total, "directories": dirs, "files": files, "truncated": truncated}),
+        json!({"path": shown, "entries": entries, "total": total, "directories": dirs, "files": files, "truncated": truncated, "hiddenByIgnore": left_out}),
     ))
 }
 
