@@ -279,6 +279,7 @@ test('list_directory markers, hidden, gitignore, limits; get_file_info', async (
   assert.equal(r.data.hiddenByIgnore, 3, 'the two dot files and sub/x.log')
   r = await tools.listDirectory({ recursive: true, respectGitignore: false, maxEntries: 2 }, ctx)
   assert.equal(r.data.truncated, true)
+  assert.deepEqual(r.data.entries.map((e) => e.path), ['empty', 'sub'], 'sorted before the cut')
   assert.equal(r.data.total, 7)
   r = await tools.getFileInfo({ path: 'run.sh' }, ctx)
   assert.deepEqual([r.data.type, r.data.executable, r.data.mode, r.data.permissions, r.data.lines, r.data.encoding, r.data.eol], ['file', true, '0755', 'rwxr-xr-x', 1, 'UTF-8', 'lf'])
