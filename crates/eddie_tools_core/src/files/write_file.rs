@@ -26,7 +26,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let overwrite = flag_or_true(args, &["overwrite"]) && !flag(args, &["noOverwrite", "no_overwrite"]);
     let forced = encoding_arg(args)?;
     let expected = expected_hash(args)?;
-    let allow_placeholders = super::flag(args, &["allowPlaceholders", "allow_placeholders"]);
+    let allow_placeholders = flag(args, &["allowPlaceholders", "allow_placeholders"]);
     let resolved = ctx.workspace.resolve(&path)?;
     let _lock = crate::locks::lock(&resolved.real).await;
     let (real, lexical) = (resolved.real.clone(), resolved.lexical.clone());
@@ -57,21 +57,16 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     if existing.is_some() && !overwrite && !append {
         return Err(exists_error(&path, "overwrite: false forbids replacing it; use edit_file to change it"));
     }
-    // Encoding and EOL: the existing file's, unless `encoding` says otherwise.
+    // Encoding and BOM: the existing file's, unless `encoding` says otherwise. A chosen
+    // UTF-16 gets a BOM; a chosen UTF-8 keeps the BOM the file had.
     let det = match (&existing, forced) {
-        (_, Some(enc)) => {
-            Detected { enc, bom: enc != Enc::Utf8 && !matches!(enc, Enc::Legacy(_)), binary: false }
+        (old, Some(enc)) => {
+            let had_bom = old.as_ref().is_some_and(|b| !enc.bom().is_empty() && b.starts_with(enc.bom()));
+            Detected { enc, bom: enc.unit() == 2 || had_bom, binary: false }
         }
         (Some(bytes), None) => detect_full(bytes),
         (None, None) => Detected { enc: Enc::Utf8, bom: false, binary: false },
     };
-    let keep_bom = |d: Detected| match (&existing, forced) {
-        (Some(bytes), Some(enc)) if !enc.bom().is_empty() => {
-            Detected { bom: bytes.starts_with(enc.bom()) || d.bom, ..d }
-        }
-        _ => d,
-    };
-    let det = keep_bom(det);
     // The line-ending style of the existing text, read in its own (detected) encoding.
     let file_eol = match &existing {
         Some(bytes) => {
