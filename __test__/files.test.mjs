@@ -360,3 +360,16 @@ test('an abort before or during the confirm rejects with CANCELLED and writes no
     assert.deepEqual(snapshot(ws), before, fn)
   }
 })
+
+test('write_file encodings: a chosen UTF-16 gets a BOM, a UTF-8 BOM is kept, new files are UTF-8', async () => {
+  const ws = workspace({ 'bom.txt': Buffer.from([0xef, 0xbb, 0xbf, 0x61, 0x0a]) })
+  const { ctx } = context(ws)
+  let r = await tools.writeFile({ path: 'u16.txt', content: 'hi', encoding: 'utf-16le' }, ctx)
+  assert.deepEqual([...readFileSync(join(ws, 'u16.txt'))], [0xff, 0xfe, 0x68, 0, 0x69, 0])
+  assert.deepEqual([r.data.created, r.data.encoding, r.data.bom], [true, 'UTF-16LE', true])
+  r = await tools.writeFile({ path: 'bom.txt', content: 'b\n' }, ctx)
+  assert.deepEqual([...readFileSync(join(ws, 'bom.txt'))], [0xef, 0xbb, 0xbf, 0x62, 0x0a])
+  r = await tools.writeFile({ path: 'plain.txt', content: 'é\n' }, ctx)
+  assert.equal(readFileSync(join(ws, 'plain.txt'), 'utf8'), 'é\n')
+  assert.equal(r.data.hash, (await tools.readFile({ path: 'plain.txt' }, ctx)).data.hash)
+})
