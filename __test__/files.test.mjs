@@ -137,6 +137,8 @@ test('a declined confirm changes nothing, for every mutating files tool', async 
     assert.equal(prompts.length, 1, fn)
     const named = args.path ?? args.source ?? 'a.txt'
     assert.ok(prompts[0].includes(named), `${fn} prompt names the path: ${prompts[0]}`)
+    const exact = { editFile: 'Edit file: a.txt [+1 -1 lines]', applyUnifiedDiff: 'Apply patch to a.txt [+1 -1 lines]', deleteFile: 'Delete file: a.txt' }
+    if (exact[fn]) assert.equal(prompts[0], exact[fn])
     assert.deepEqual(snapshot(ws), before, fn)
     // No confirm callback at all is a "no" too.
     const r2 = await tools[fn](args, { cwd: ws })

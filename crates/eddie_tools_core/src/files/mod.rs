@@ -272,7 +272,7 @@ pub async fn finish(
     if dry_run || new_bytes == loaded.bytes {
         return Ok(unchanged(false));
     }
-    if !ctx.confirm(prompt).await? {
+    if !ctx.confirm(format!("{prompt} [+{} -{} lines]", stat.added, stat.removed)).await? {
         return Ok(unchanged(true));
     }
     let again = ctx.workspace.resolve(&loaded.path)?;

@@ -680,7 +680,7 @@ pub async fn run_ops(
         );
         return Ok(ToolOutput::new(schema, content, data));
     }
-    if !ctx.confirm(format!("Apply patch to {}", names.join(", "))).await? {
+    if !ctx.confirm(format!("Apply patch to {} [+{added} -{removed} lines]", names.join(", "))).await? {
         data["cancelled"] = json!(true);
         return Ok(ToolOutput::new(schema, "Patch cancelled by user; nothing changed.", data));
     }
