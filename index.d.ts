@@ -32,7 +32,7 @@ export interface ToolDefinition<A = Record<string, unknown>, D = unknown> {
 }
 
 /** Stable error codes carried by every thrown error as `error.code`. */
-export type ErrorCode = "INVALID_ARGUMENT" | "OUTSIDE_WORKSPACE" | "NOT_FOUND" | "IS_A_DIRECTORY" | "NOT_A_DIRECTORY" | "PERMISSION_DENIED" | "IO" | "INVALID_REGEX" | "PARSE" | "TASK_NOT_FOUND" | "COMMAND_FAILED" | "TIMEOUT" | "OUTPUT_LIMIT" | "CANCELLED" | "CONFIRM_FAILED" | "UNKNOWN_TOOL" | "INTERNAL"
+export type ErrorCode = "INVALID_ARGUMENT" | "OUTSIDE_WORKSPACE" | "NOT_FOUND" | "IS_A_DIRECTORY" | "NOT_A_DIRECTORY" | "PERMISSION_DENIED" | "IO" | "INVALID_REGEX" | "PARSE" | "TASK_NOT_FOUND" | "COMMAND_FAILED" | "TIMEOUT" | "OUTPUT_LIMIT" | "CANCELLED" | "CONFIRM_FAILED" | "UNKNOWN_TOOL" | "INTERNAL" | "STALE" | "NO_MATCH" | "AMBIGUOUS_MATCH" | "UNENCODABLE" | "BINARY_FILE" | "ALREADY_EXISTS" | "INVALID_PATCH"
 
 /** The errors every tool throws: eddie's message, plus a stable `code`. */
 export interface ToolError extends Error {
@@ -440,6 +440,587 @@ export type AgentDeleteTaskData = {
 /** Delete a task from a task list by id. (`agent__delete_task`, mutating, asks ctx.confirm) */
 export declare function agentDeleteTask(args: AgentDeleteTaskArgs, ctx: ToolContext): Promise<ToolResult<AgentDeleteTaskData>>
 export declare const agentDeleteTaskTool: ToolDefinition<AgentDeleteTaskArgs, AgentDeleteTaskData>
+
+/** Arguments of `read_file`. */
+export type ReadFileArgs = {
+  /** File path, relative to the workspace (also accepted: filePath, filepath). */
+  path: string
+  /** Lines to skip (0-based). Negative: start that many lines before the end. */
+  offset?: number
+  /** Most lines to return (default 2000; 0 or -1 = no line limit). */
+  limit?: number
+  /** Read at most this many bytes of the file from the offset (also: limit_bytes). */
+  limitBytes?: number
+  /** Cut lines longer than this many characters (default 2000). */
+  maxLineLength?: number
+  /** Cap of the returned text in bytes (default 50000). */
+  maxBytes?: number
+  /** Prefix lines with their numbers (default true). */
+  lineNumbers?: boolean
+  /** Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis). */
+  encoding?: string
+  [key: string]: unknown
+}
+/** `data` of a `read_file` result. */
+export type ReadFileData = {
+  path: string
+  size: number
+  hash: string
+  binary: boolean
+  encoding: string | null
+  bom: boolean
+  eol: "lf" | "crlf" | "mixed" | "none"
+  totalLines: number
+  startLine: number
+  endLine: number
+  linesReturned: number
+  truncated: boolean
+  nextOffset: number | null
+  longLinesCut: number
+}
+/** Read a text file as numbered lines. offset skips lines (0-based; negative counts from the end), limit caps the lines (default 2000; 0 or -1 for all), limitBytes reads at most that many bytes of the file. Lines longer than maxLineLength characters are cut and the page stops at maxBytes of output; nextOffset says where to continue. The file's encoding (UTF-8, UTF-16, legacy code pages) is detected; binary files are reported, not decoded. Returns the content hash to pass as expectedHash to edits. (`read_file`) */
+export declare function readFile(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult<ReadFileData>>
+export declare const readFileTool: ToolDefinition<ReadFileArgs, ReadFileData>
+
+/** Arguments of `write_file`. */
+export type WriteFileArgs = {
+  /** File path, relative to the workspace (also accepted: filePath, filepath). */
+  path: string
+  /** The complete text to write (or to append). */
+  content: string
+  /** Append instead of replacing. */
+  append?: boolean
+  /** Allow replacing an existing file (default true). */
+  overwrite?: boolean
+  /** Copy the previous content to <path>.bak first. */
+  createBackup?: boolean
+  /** Encoding for the file (default: the existing file's, else UTF-8). */
+  encoding?: string
+  /** The `hash` a read returned; the edit is refused with STALE if the file changed since. */
+  expectedHash?: string
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
+  [key: string]: unknown
+}
+/** `data` of a `write_file` result. */
+export type WriteFileData = {
+  path: string
+  bytesWritten: number
+  linesWritten: number
+  created: boolean
+  appended: boolean
+  backupPath: string | null
+  encoding: string | null
+  bom: boolean
+  hash: string | null
+  cancelled: boolean
+}
+/** Create or overwrite a file with content, or append to it. An existing file keeps its encoding, BOM and CRLF line endings. overwrite: false refuses an existing file (ALREADY_EXISTS); createBackup keeps the old content as <path>.bak. Atomic; asks for confirmation. (`write_file`, mutating, asks ctx.confirm) */
+export declare function writeFile(args: WriteFileArgs, ctx: ToolContext): Promise<ToolResult<WriteFileData>>
+export declare const writeFileTool: ToolDefinition<WriteFileArgs, WriteFileData>
+
+/** Arguments of `edit_file`. */
+export type EditFileArgs = {
+  /** File path, relative to the workspace (also accepted: filePath, filepath). */
+  path: string
+  /** Exact text to replace (also: old_string, oldStr, old_text, target). */
+  oldString?: string
+  /** Replacement text (also: new_string, newStr, new_text, patch). */
+  newString?: string
+  /** Replace every occurrence (also: replaceAll). */
+  all?: boolean
+  /** SEARCH/REPLACE blocks instead of oldString/newString. */
+  diff?: string
+  /** Allow the fuzzy ladder (eol, trim_end, indent, unicode) when the text is not found exactly. Default true. */
+  fuzzy?: boolean
+  /** Compute and return the diff without writing. */
+  dryRun?: boolean
+  /** The `hash` a read returned; the edit is refused with STALE if the file changed since. */
+  expectedHash?: string
+  /** Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis). */
+  encoding?: string
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
+  [key: string]: unknown
+}
+/** `data` of a `edit_file` result. */
+export type EditFileData = {
+  path: string
+  applied: boolean
+  dryRun: boolean
+  cancelled: boolean
+  diff: string
+  linesAdded: number
+  linesRemoved: number
+  /** Content hash of the file after the call (before it, when nothing was written). */
+  hash: string
+  encoding: string
+  bom: boolean
+  eol: "lf" | "crlf" | "mixed"
+  replacements?: number
+  matches?: Array<{
+    stage: "exact" | "eol" | "trim_end" | "indent" | "unicode"
+    startLine: number
+    endLine: number
+  }>
+  startLine?: number
+  endLine?: number
+  lineNumber?: number
+}
+/** Replace text in a file. oldString must match exactly once (set all to replace every occurrence); if it is not found exactly, a fuzzy ladder (line endings, trailing spaces, indentation offset, typographic punctuation) is tried and must match once. Alternatively pass diff with one or more SEARCH/REPLACE blocks (------- SEARCH / ======= / +++++++ REPLACE), applied all or nothing in any order. Errors list the nearest lines. Keeps encoding, BOM and line endings; asks for confirmation. (`edit_file`, mutating, asks ctx.confirm) */
+export declare function editFile(args: EditFileArgs, ctx: ToolContext): Promise<ToolResult<EditFileData>>
+export declare const editFileTool: ToolDefinition<EditFileArgs, EditFileData>
+
+/** Arguments of `multi_edit`. */
+export type MultiEditArgs = {
+  /** File path, relative to the workspace (also accepted: filePath, filepath). */
+  path: string
+  edits: Array<{
+    oldString: string
+    newString: string
+    all?: boolean
+    [key: string]: unknown
+  }>
+  /** Allow the fuzzy ladder (eol, trim_end, indent, unicode) when the text is not found exactly. Default true. */
+  fuzzy?: boolean
+  /** Compute and return the diff without writing. */
+  dryRun?: boolean
+  /** The `hash` a read returned; the edit is refused with STALE if the file changed since. */
+  expectedHash?: string
+  /** Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis). */
+  encoding?: string
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
+  [key: string]: unknown
+}
+/** `data` of a `multi_edit` result. */
+export type MultiEditData = {
+  path: string
+  applied: boolean
+  dryRun: boolean
+  cancelled: boolean
+  diff: string
+  linesAdded: number
+  linesRemoved: number
+  /** Content hash of the file after the call (before it, when nothing was written). */
+  hash: string
+  encoding: string
+  bom: boolean
+  eol: "lf" | "crlf" | "mixed"
+  replacements?: number
+  matches?: Array<{
+    stage: "exact" | "eol" | "trim_end" | "indent" | "unicode"
+    startLine: number
+    endLine: number
+  }>
+  startLine?: number
+  endLine?: number
+  lineNumber?: number
+}
+/** Apply several replacements to one file in one atomic step. Each edit is located in the current file (not in the result of earlier edits) like edit_file; edits must not overlap. If any edit fails nothing is written and the error names it. (`multi_edit`, mutating, asks ctx.confirm) */
+export declare function multiEdit(args: MultiEditArgs, ctx: ToolContext): Promise<ToolResult<MultiEditData>>
+export declare const multiEditTool: ToolDefinition<MultiEditArgs, MultiEditData>
+
+/** Arguments of `apply_unified_diff`. */
+export type ApplyUnifiedDiffArgs = {
+  /** The unified diff. */
+  diff: string
+  /** Compute and return the diff without writing. */
+  dryRun?: boolean
+  /** Directory (in the workspace) the diff's paths are relative to. */
+  rootPath?: string
+  /** Include a risk assessment. */
+  assessRisk?: boolean
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
+  [key: string]: unknown
+}
+/** `data` of a `apply_unified_diff` result. */
+export type ApplyUnifiedDiffData = {
+  applied: boolean
+  dryRun: boolean
+  cancelled: boolean
+  files: Array<{
+    path: string
+    action: "add" | "update" | "delete" | "move"
+    movedTo: string | null
+    linesAdded: number
+    linesRemoved: number
+    hunks: Array<{
+      line: number
+      stage: "exact" | "trim_end" | "trim" | "unicode"
+    }>
+  }>
+  diff: string
+  linesAdded: number
+  linesRemoved: number
+  risk?: {
+    risk: "low" | "medium" | "high"
+    score: number
+    factors: Array<{
+      kind: string
+      detail: string
+      weight: number
+      path: string | null
+    }>
+    files: Array<{
+      path: string
+      action: "add" | "update" | "delete" | "move"
+      linesAdded: number
+      linesRemoved: number
+    }>
+    linesAdded: number
+    linesRemoved: number
+  }
+}
+/** Apply a unified diff (one or many files; git or plain; /dev/null for created and deleted files) atomically: if any hunk fails, no file changes. Hunks are placed by their context (line numbers are hints). dryRun returns the resulting diff; assessRisk adds a risk report; rootPath prefixes the diff's paths. (`apply_unified_diff`, mutating, asks ctx.confirm) */
+export declare function applyUnifiedDiff(args: ApplyUnifiedDiffArgs, ctx: ToolContext): Promise<ToolResult<ApplyUnifiedDiffData>>
+export declare const applyUnifiedDiffTool: ToolDefinition<ApplyUnifiedDiffArgs, ApplyUnifiedDiffData>
+
+/** Arguments of `apply_patch`. */
+export type ApplyPatchArgs = {
+  /** The patch text (also: input). */
+  patch: string
+  /** Compute and return the diff without writing. */
+  dryRun?: boolean
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
+  [key: string]: unknown
+}
+/** `data` of a `apply_patch` result. */
+export type ApplyPatchData = {
+  applied: boolean
+  dryRun: boolean
+  cancelled: boolean
+  files: Array<{
+    path: string
+    action: "add" | "update" | "delete" | "move"
+    movedTo: string | null
+    linesAdded: number
+    linesRemoved: number
+    hunks: Array<{
+      line: number
+      stage: "exact" | "trim_end" | "trim" | "unicode"
+    }>
+  }>
+  diff: string
+  linesAdded: number
+  linesRemoved: number
+  risk?: {
+    risk: "low" | "medium" | "high"
+    score: number
+    factors: Array<{
+      kind: string
+      detail: string
+      weight: number
+      path: string | null
+    }>
+    files: Array<{
+      path: string
+      action: "add" | "update" | "delete" | "move"
+      linesAdded: number
+      linesRemoved: number
+    }>
+    linesAdded: number
+    linesRemoved: number
+  }
+}
+/** Apply a codex-style patch atomically: '*** Begin Patch', then '*** Add File: p' (lines prefixed +), '*** Delete File: p', or '*** Update File: p' (optional '*** Move to: q') with hunks of ' ', '-', '+' lines, optional '@@ anchor' lines and '*** End of File', then '*** End Patch'. A unified diff is accepted too. If any hunk fails, no file changes. dryRun returns the resulting diff. (`apply_patch`, mutating, asks ctx.confirm) */
+export declare function applyPatch(args: ApplyPatchArgs, ctx: ToolContext): Promise<ToolResult<ApplyPatchData>>
+export declare const applyPatchTool: ToolDefinition<ApplyPatchArgs, ApplyPatchData>
+
+/** Arguments of `assess_patch_risk`. */
+export type AssessPatchRiskArgs = {
+  /** The diff or patch (also: patch). */
+  diff: string
+  [key: string]: unknown
+}
+/** `data` of a `assess_patch_risk` result. */
+export type AssessPatchRiskData = {
+  risk: "low" | "medium" | "high"
+  score: number
+  factors: Array<{
+    kind: string
+    detail: string
+    weight: number
+    path: string | null
+  }>
+  files: Array<{
+    path: string
+    action: "add" | "update" | "delete" | "move"
+    linesAdded: number
+    linesRemoved: number
+  }>
+  linesAdded: number
+  linesRemoved: number
+}
+/** Rate a unified diff or codex patch before applying it: low, medium or high, with the factors found (deleted files, paths outside the workspace, secrets/CI/manifest/lockfile paths, secrets or dangerous commands in added lines, size). Reads and writes nothing. (`assess_patch_risk`) */
+export declare function assessPatchRisk(args: AssessPatchRiskArgs, ctx: ToolContext): Promise<ToolResult<AssessPatchRiskData>>
+export declare const assessPatchRiskTool: ToolDefinition<AssessPatchRiskArgs, AssessPatchRiskData>
+
+/** Arguments of `edit_range`. */
+export type EditRangeArgs = {
+  /** File path, relative to the workspace (also accepted: filePath, filepath). */
+  path: string
+  startLine: number
+  endLine: number
+  content: string
+  /** Compute and return the diff without writing. */
+  dryRun?: boolean
+  /** The `hash` a read returned; the edit is refused with STALE if the file changed since. */
+  expectedHash?: string
+  /** Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis). */
+  encoding?: string
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
+  [key: string]: unknown
+}
+/** `data` of a `edit_range` result. */
+export type EditRangeData = {
+  path: string
+  applied: boolean
+  dryRun: boolean
+  cancelled: boolean
+  diff: string
+  linesAdded: number
+  linesRemoved: number
+  /** Content hash of the file after the call (before it, when nothing was written). */
+  hash: string
+  encoding: string
+  bom: boolean
+  eol: "lf" | "crlf" | "mixed"
+  replacements?: number
+  matches?: Array<{
+    stage: "exact" | "eol" | "trim_end" | "indent" | "unicode"
+    startLine: number
+    endLine: number
+  }>
+  startLine?: number
+  endLine?: number
+  lineNumber?: number
+}
+/** Replace lines startLine..endLine (1-based, inclusive) with content. Empty content deletes them. Keeps line endings and the trailing newline; dryRun shows the diff. (`edit_range`, mutating, asks ctx.confirm) */
+export declare function editRange(args: EditRangeArgs, ctx: ToolContext): Promise<ToolResult<EditRangeData>>
+export declare const editRangeTool: ToolDefinition<EditRangeArgs, EditRangeData>
+
+/** Arguments of `insert_at`. */
+export type InsertAtArgs = {
+  /** File path, relative to the workspace (also accepted: filePath, filepath). */
+  path: string
+  lineNumber: number
+  content: string
+  /** Compute and return the diff without writing. */
+  dryRun?: boolean
+  /** The `hash` a read returned; the edit is refused with STALE if the file changed since. */
+  expectedHash?: string
+  /** Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis). */
+  encoding?: string
+  /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
+  allowPlaceholders?: boolean
+  [key: string]: unknown
+}
+/** `data` of a `insert_at` result. */
+export type InsertAtData = {
+  path: string
+  applied: boolean
+  dryRun: boolean
+  cancelled: boolean
+  diff: string
+  linesAdded: number
+  linesRemoved: number
+  /** Content hash of the file after the call (before it, when nothing was written). */
+  hash: string
+  encoding: string
+  bom: boolean
+  eol: "lf" | "crlf" | "mixed"
+  replacements?: number
+  matches?: Array<{
+    stage: "exact" | "eol" | "trim_end" | "indent" | "unicode"
+    startLine: number
+    endLine: number
+  }>
+  startLine?: number
+  endLine?: number
+  lineNumber?: number
+}
+/** Insert content as new lines before line lineNumber (1-based; totalLines+1 appends). Uses the file's line ending; dryRun shows the diff. (`insert_at`, mutating, asks ctx.confirm) */
+export declare function insertAt(args: InsertAtArgs, ctx: ToolContext): Promise<ToolResult<InsertAtData>>
+export declare const insertAtTool: ToolDefinition<InsertAtArgs, InsertAtData>
+
+/** Arguments of `delete_range`. */
+export type DeleteRangeArgs = {
+  /** File path, relative to the workspace (also accepted: filePath, filepath). */
+  path: string
+  startLine: number
+  endLine: number
+  /** Compute and return the diff without writing. */
+  dryRun?: boolean
+  /** The `hash` a read returned; the edit is refused with STALE if the file changed since. */
+  expectedHash?: string
+  /** Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis). */
+  encoding?: string
+  [key: string]: unknown
+}
+/** `data` of a `delete_range` result. */
+export type DeleteRangeData = {
+  path: string
+  applied: boolean
+  dryRun: boolean
+  cancelled: boolean
+  diff: string
+  linesAdded: number
+  linesRemoved: number
+  /** Content hash of the file after the call (before it, when nothing was written). */
+  hash: string
+  encoding: string
+  bom: boolean
+  eol: "lf" | "crlf" | "mixed"
+  replacements?: number
+  matches?: Array<{
+    stage: "exact" | "eol" | "trim_end" | "indent" | "unicode"
+    startLine: number
+    endLine: number
+  }>
+  startLine?: number
+  endLine?: number
+  lineNumber?: number
+}
+/** Delete lines startLine..endLine (1-based, inclusive). Keeps the trailing newline state; dryRun shows the diff. (`delete_range`, mutating, asks ctx.confirm) */
+export declare function deleteRange(args: DeleteRangeArgs, ctx: ToolContext): Promise<ToolResult<DeleteRangeData>>
+export declare const deleteRangeTool: ToolDefinition<DeleteRangeArgs, DeleteRangeData>
+
+/** Arguments of `copy_file`. */
+export type CopyFileArgs = {
+  source: string
+  destination: string
+  /** Replace existing files. */
+  overwrite?: boolean
+  [key: string]: unknown
+}
+/** `data` of a `copy_file` result. */
+export type CopyFileData = {
+  source: string
+  destination: string
+  copied: boolean
+  cancelled: boolean
+  files: number
+  bytes: number
+  overwritten: boolean
+  skipped: Array<string>
+}
+/** Copy a file, or a directory recursively. The destination must not exist unless overwrite; an existing directory receives the source by name. All files land atomically; symlinks inside a directory are skipped. Asks for confirmation. (`copy_file`, mutating, asks ctx.confirm) */
+export declare function copyFile(args: CopyFileArgs, ctx: ToolContext): Promise<ToolResult<CopyFileData>>
+export declare const copyFileTool: ToolDefinition<CopyFileArgs, CopyFileData>
+
+/** Arguments of `move_file`. */
+export type MoveFileArgs = {
+  source: string
+  destination: string
+  /** Replace an existing file. */
+  overwrite?: boolean
+  [key: string]: unknown
+}
+/** `data` of a `move_file` result. */
+export type MoveFileData = {
+  source: string
+  destination: string
+  moved: boolean
+  cancelled: boolean
+  overwritten: boolean
+}
+/** Move or rename a file or directory (one rename). The destination must not exist unless overwrite (files only); an existing directory receives the source by name. Asks for confirmation. (`move_file`, mutating, asks ctx.confirm) */
+export declare function moveFile(args: MoveFileArgs, ctx: ToolContext): Promise<ToolResult<MoveFileData>>
+export declare const moveFileTool: ToolDefinition<MoveFileArgs, MoveFileData>
+
+/** Arguments of `delete_file`. */
+export type DeleteFileArgs = {
+  /** File path, relative to the workspace (also accepted: filePath, filepath). */
+  path: string
+  /** Actually delete (default false: report only). */
+  force?: boolean
+  [key: string]: unknown
+}
+/** `data` of a `delete_file` result. */
+export type DeleteFileData = {
+  path: string
+  type: "file" | "directory" | "symlink"
+  files: number
+  bytes: number
+  deleted: boolean
+  cancelled: boolean
+  wouldDelete: boolean
+}
+/** Delete a file or directory tree. Without force: true nothing is deleted and the result says what would be. With it, asks for confirmation. Symlinks are deleted as links; the workspace root cannot be deleted. (`delete_file`, mutating, asks ctx.confirm) */
+export declare function deleteFile(args: DeleteFileArgs, ctx: ToolContext): Promise<ToolResult<DeleteFileData>>
+export declare const deleteFileTool: ToolDefinition<DeleteFileArgs, DeleteFileData>
+
+/** Arguments of `list_directory`. */
+export type ListDirectoryArgs = {
+  /** Directory (default: the workspace root; also: directory). */
+  path?: string
+  recursive?: boolean
+  /** Include dot files (also: show_hidden). */
+  includeHidden?: boolean
+  /** Leave out .gitignored entries (default: true when recursive). */
+  respectGitignore?: boolean
+  /** Most entries to return (also: max_entries). */
+  maxEntries?: number
+  /** Deepest level when recursive. */
+  maxDepth?: number
+  [key: string]: unknown
+}
+/** `data` of a `list_directory` result. */
+export type ListDirectoryData = {
+  path: string
+  entries: Array<{
+    path: string
+    name: string
+    type: "file" | "directory" | "symlink" | "other"
+    marker: "" | "/" | "*" | "@" | "?"
+    size: number | null
+  }>
+  total: number
+  directories: number
+  files: number
+  truncated: boolean
+  /** Entries of the listed directories left out as hidden or .gitignored. */
+  hiddenByIgnore: number
+}
+/** List a directory: directories first, then files, with markers / (directory), * (executable), @ (symlink), ? (other) and file sizes. recursive walks subdirectories (respecting .gitignore unless respectGitignore is false); hidden entries only with includeHidden; at most maxEntries (default 200, recursive 1000). (`list_directory`) */
+export declare function listDirectory(args: ListDirectoryArgs, ctx: ToolContext): Promise<ToolResult<ListDirectoryData>>
+export declare const listDirectoryTool: ToolDefinition<ListDirectoryArgs, ListDirectoryData>
+
+/** Arguments of `get_file_info`. */
+export type GetFileInfoArgs = {
+  /** File path, relative to the workspace (also accepted: filePath, filepath). */
+  path: string
+  [key: string]: unknown
+}
+/** `data` of a `get_file_info` result. */
+export type GetFileInfoData = {
+  path: string
+  type: "file" | "directory" | "other"
+  size: number
+  modified: string | null
+  accessed: string | null
+  created: string | null
+  mode: string
+  permissions: string
+  executable: boolean
+  readonly: boolean
+  isSymlink: boolean
+  symlinkTarget: string | null
+  entries: number | null
+  binary: boolean | null
+  encoding: string | null
+  bom: boolean | null
+  eol: string | null
+  lines: number | null
+  hash: string | null
+}
+/** Metadata of a file or directory: type, size, times, permissions, symlink target; for files also binary, encoding, BOM, line endings, line count and content hash. (`get_file_info`) */
+export declare function getFileInfo(args: GetFileInfoArgs, ctx: ToolContext): Promise<ToolResult<GetFileInfoData>>
+export declare const getFileInfoTool: ToolDefinition<GetFileInfoArgs, GetFileInfoData>
 
 /** Every built-in tool of @eddie/tools, in its order. */
 export declare const builtinTools: ToolDefinition<any, any>[]

@@ -12,7 +12,9 @@ mod tools;
 
 mod convert;
 mod ctx;
+mod files;
 mod task_list;
 
+pub use files::*;
 pub use task_list::*;
 pub use tools::*;

@@ -33,7 +33,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], display: &Path) -> Result<()> {
     Ok(())
 }
 
-fn current_umask() -> u32 {
+pub(crate) fn current_umask() -> u32 {
     // Read the umask without changing it for long: set and restore (process-wide, but the
     // window is two syscalls). Cached after the first call.
     static UMASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();

@@ -46,6 +46,20 @@ pub enum ErrorCode {
     UnknownTool,
     /// A bug: a panic or a broken invariant inside the addon.
     Internal,
+    /// The file changed since it was read: its content hash differs from `expectedHash`.
+    Stale,
+    /// The text to replace (or a patch hunk's context) was not found; carries `reason` and `candidates`.
+    NoMatch,
+    /// The text to replace occurs more than once; carries the matching `lines`.
+    AmbiguousMatch,
+    /// An edit cannot be written back losslessly in the file's encoding, or the file does not round-trip.
+    Unencodable,
+    /// A text operation was asked of a binary file.
+    BinaryFile,
+    /// The target exists and the call does not allow overwriting it.
+    AlreadyExists,
+    /// A diff, patch or SEARCH/REPLACE text is malformed.
+    InvalidPatch,
 }
 
 impl ErrorCode {
@@ -69,6 +83,13 @@ impl ErrorCode {
             Self::ConfirmFailed => "CONFIRM_FAILED",
             Self::UnknownTool => "UNKNOWN_TOOL",
             Self::Internal => "INTERNAL",
+            Self::Stale => "STALE",
+            Self::NoMatch => "NO_MATCH",
+            Self::AmbiguousMatch => "AMBIGUOUS_MATCH",
+            Self::Unencodable => "UNENCODABLE",
+            Self::BinaryFile => "BINARY_FILE",
+            Self::AlreadyExists => "ALREADY_EXISTS",
+            Self::InvalidPatch => "INVALID_PATCH",
         }
     }
 
@@ -91,6 +112,13 @@ impl ErrorCode {
         Self::ConfirmFailed,
         Self::UnknownTool,
         Self::Internal,
+        Self::Stale,
+        Self::NoMatch,
+        Self::AmbiguousMatch,
+        Self::Unencodable,
+        Self::BinaryFile,
+        Self::AlreadyExists,
+        Self::InvalidPatch,
     ];
 }
 

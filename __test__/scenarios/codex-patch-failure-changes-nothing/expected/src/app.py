@@ -1,0 +1,7 @@
+import os
+
+def run():
+    return 1
+
+def other():
+    return 1

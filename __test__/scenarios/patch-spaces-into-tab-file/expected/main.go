@@ -1,0 +1,8 @@
+package main
+
+func main() {
+	if ok {
+		stop()
+		wait()
+	}
+}

@@ -1,0 +1,3 @@
+version = "1.1.0"
+DEBUG = False
+main()

@@ -1,0 +1,20 @@
+//! `apply_patch`: apply a codex-style patch (`*** Begin Patch` … `*** End Patch` with Add,
+//! Delete, Update and Move operations, `@@` anchors and `*** End of File`) atomically. A
+//! unified diff is accepted too. `dryRun` returns the resulting diff without writing.
+
+use serde_json::Value;
+
+use super::apply_unified_diff::SCHEMA;
+use super::patch::{parse_any, run_ops};
+use super::{flag, req_str};
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::output::ToolOutput;
+
+/// Run `apply_patch`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let patch = req_str(args, &["patch", "input", "diff"])?;
+    let dry_run = flag(args, &["dryRun", "dry_run"]);
+    let ops = parse_any(&patch)?;
+    run_ops(ctx, ops, None, dry_run, flag(args, &["allowPlaceholders", "allow_placeholders"]), SCHEMA).await
+}

@@ -1,0 +1,37 @@
+//! `apply_unified_diff`: apply a unified diff (one or many files, git or plain) atomically
+//! (Floyd `apply_unified_diff` with `dryRun`, `rootPath` and `assessRisk`).
+//!
+//! `dryRun` returns the resulting diff without writing. `rootPath` (inside the workspace)
+//! prefixes every path of the diff. If any hunk of any file fails, no file is changed.
+
+use serde_json::Value;
+
+use super::patch::{parse_unified, run_ops};
+use super::{flag, opt_str, req_str};
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id` shared by the patch tools.
+pub const SCHEMA: &str = "eddie.tool.patch.result.v1";
+
+/// Run `apply_unified_diff`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let diff = req_str(args, &["diff", "patch"])?;
+    let dry_run = flag(args, &["dryRun", "dry_run"]);
+    let root = opt_str(args, &["rootPath", "root_path"])?;
+    let ops = parse_unified(&diff)?;
+    let allow = flag(args, &["allowPlaceholders", "allow_placeholders"]);
+    let mut out = run_ops(ctx, ops, root.as_deref(), dry_run, allow, SCHEMA).await?;
+    if flag(args, &["assessRisk", "assess_risk"]) {
+        let risk = super::assess_patch_risk::assess(&diff, ctx)?;
+        out.content = format!(
+            "{}\nRisk: {} (score {}).",
+            out.content,
+            risk["risk"].as_str().unwrap_or_default(),
+            risk["score"]
+        );
+        out.data["risk"] = risk;
+    }
+    Ok(out)
+}

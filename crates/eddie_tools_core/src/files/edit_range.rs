@@ -1,0 +1,103 @@
+//! `edit_range`: replace lines `startLine..=endLine` (1-based, inclusive) with `content`
+//! (Floyd `edit_range`, with `dryRun`). The new lines take the replaced lines' line ending;
+//! the file's trailing-newline state is kept. Empty `content` deletes the lines.
+
+use serde_json::{Value, json};
+
+use super::edit_file::SCHEMA;
+use super::matcher::{Line, lines};
+use super::text::eol_style;
+use super::{
+    edit_content, edit_data, encoding_arg, expected_hash, finish, flag, load, path_arg, req_int, req_text,
+};
+use crate::context::Ctx;
+use crate::error::{Result, ToolError};
+use crate::output::ToolOutput;
+
+/// `content` as lines ending in `eol`; the last one only when `final_eol`.
+pub fn block(content: &str, eol: &str, final_eol: bool) -> String {
+    let c = content.replace("\r\n", "\n");
+    let c = c.strip_suffix('\n').unwrap_or(&c);
+    let mut s = c.replace('\n', eol);
+    if final_eol {
+        s.push_str(eol);
+    }
+    s
+}
+
+/// Check a 1-based inclusive range against `table`; returns 0-based indexes.
+pub fn check_range(table: &[Line], start: i64, end: i64, path: &str) -> Result<(usize, usize)> {
+    let total = table.len() as i64;
+    if start < 1 || end < start || end > total {
+        return Err(ToolError::invalid(format!(
+            "line range {start}-{end} is not within {path} (lines 1-{total}); startLine must be >= 1 and <= endLine <= {total}"
+        ))
+        .with_prop("totalLines", total));
+    }
+    Ok(((start - 1) as usize, (end - 1) as usize))
+}
+
+/// The text with lines `i0..=i1` replaced by `content` (deleted when `None`).
+pub fn replace_lines(text: &str, table: &[Line], i0: usize, i1: usize, content: Option<&str>) -> String {
+    let (dominant, _) = eol_style(text);
+    let first = table[i0];
+    let last = table[i1];
+    let had_final = last.next > last.end;
+    let eol = if first.next > first.end { &text[first.end..first.next] } else { dominant };
+    let mut out = String::with_capacity(text.len() + content.map_or(0, str::len));
+    out.push_str(&text[..first.start]);
+    match content {
+        Some(c) => out.push_str(&block(c, eol, had_final)),
+        None if !had_final && i0 > 0 => {
+            // Deleting the unterminated last line: the new last line loses its ending too.
+            let prev = table[i0 - 1];
+            out.truncate(prev.end);
+        }
+        None => {}
+    }
+    out.push_str(&text[last.next..]);
+    out
+}
+
+/// Run `edit_range`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = path_arg(args)?;
+    let start = req_int(args, &["startLine", "start_line"])?;
+    let end = req_int(args, &["endLine", "end_line"])?;
+    let content = req_text(args, &["content"])?;
+    let dry_run = flag(args, &["dryRun", "dry_run"]);
+    let loaded = load(ctx, &path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await?;
+    let text = &loaded.doc.text;
+    super::placeholder::check(
+        &content,
+        text,
+        super::flag(args, &["allowPlaceholders", "allow_placeholders"]),
+        &path,
+    )?;
+    let table = lines(text);
+    let (i0, i1) = check_range(&table, start, end, &path)?;
+    let new_text = replace_lines(text, &table, i0, i1, (!content.is_empty()).then_some(content.as_str()));
+    let what = format!("lines {start}-{end} replaced");
+    let done =
+        finish(ctx, &loaded, &new_text, dry_run, format!("Edit file: {path} (lines {start}-{end})")).await?;
+    let data = edit_data(&loaded, &done, dry_run, json!({"startLine": start, "endLine": end}));
+    Ok(ToolOutput::new(SCHEMA, edit_content(&loaded, &done, dry_run, &what), data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_and_deletes_keeping_eols() {
+        let t = "a\r\nb\r\nc";
+        let tb = lines(t);
+        assert_eq!(replace_lines(t, &tb, 1, 1, Some("x\ny\n")), "a\r\nx\r\ny\r\nc");
+        assert_eq!(replace_lines(t, &tb, 2, 2, Some("z")), "a\r\nb\r\nz");
+        assert_eq!(replace_lines(t, &tb, 2, 2, None), "a\r\nb");
+        assert_eq!(replace_lines(t, &tb, 0, 1, None), "c");
+        assert!(check_range(&tb, 0, 1, "f").is_err());
+        assert!(check_range(&tb, 2, 4, "f").is_err());
+        assert_eq!(check_range(&tb, 1, 3, "f").unwrap(), (0, 2));
+    }
+}

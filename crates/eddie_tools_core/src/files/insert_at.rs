@@ -1,0 +1,78 @@
+//! `insert_at`: insert `content` as new lines before line `lineNumber` (1-based;
+//! `totalLines + 1` appends), with `dryRun` (Floyd `insert_at`). The new lines use the file's
+//! line ending; the trailing-newline state is kept.
+
+use serde_json::{Value, json};
+
+use super::edit_file::SCHEMA;
+use super::edit_range::block;
+use super::matcher::lines;
+use super::text::eol_style;
+use super::{
+    edit_content, edit_data, encoding_arg, expected_hash, finish, flag, load, path_arg, req_int, req_text,
+};
+use crate::context::Ctx;
+use crate::error::{Result, ToolError};
+use crate::output::ToolOutput;
+
+/// `text` with `content` inserted before 0-based line `at` (`at == lines` appends).
+pub fn insert(text: &str, at: usize, content: &str) -> String {
+    let table = lines(text);
+    let (eol, _) = eol_style(text);
+    if at < table.len() {
+        let pos = table[at].start;
+        return format!("{}{}{}", &text[..pos], block(content, eol, true), &text[pos..]);
+    }
+    // Append: the file keeps ending with or without a line ending.
+    let ends_open = !text.is_empty() && !text.ends_with('\n');
+    if ends_open {
+        format!("{text}{eol}{}", block(content, eol, false))
+    } else {
+        format!("{text}{}", block(content, eol, !text.is_empty() || content.ends_with('\n')))
+    }
+}
+
+/// Run `insert_at`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = path_arg(args)?;
+    let line = req_int(args, &["lineNumber", "line_number", "line"])?;
+    let content = req_text(args, &["content"])?;
+    let dry_run = flag(args, &["dryRun", "dry_run"]);
+    let loaded = load(ctx, &path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await?;
+    let text = &loaded.doc.text;
+    super::placeholder::check(
+        &content,
+        text,
+        super::flag(args, &["allowPlaceholders", "allow_placeholders"]),
+        &path,
+    )?;
+    let total = lines(text).len() as i64;
+    if line < 1 || line > total + 1 {
+        return Err(ToolError::invalid(format!(
+            "lineNumber {line} is not within {path}: use 1-{} ({} appends)",
+            total + 1,
+            total + 1
+        ))
+        .with_prop("totalLines", total));
+    }
+    let new_text = insert(text, (line - 1) as usize, &content);
+    let what = format!("{} line(s) inserted at line {line}", content.lines().count().max(1));
+    let done = finish(ctx, &loaded, &new_text, dry_run, format!("Edit file: {path} (insert at line {line})"))
+        .await?;
+    let data = edit_data(&loaded, &done, dry_run, json!({"lineNumber": line}));
+    Ok(ToolOutput::new(SCHEMA, edit_content(&loaded, &done, dry_run, &what), data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inserts_with_file_eol() {
+        assert_eq!(insert("a\r\nb\r\n", 1, "x\ny"), "a\r\nx\r\ny\r\nb\r\n");
+        assert_eq!(insert("a\r\nb\r\n", 2, "z"), "a\r\nb\r\nz\r\n");
+        assert_eq!(insert("a\nb", 2, "z"), "a\nb\nz");
+        assert_eq!(insert("", 0, "new\n"), "new\n");
+        assert_eq!(insert("", 0, "new"), "new");
+    }
+}

@@ -1,0 +1,435 @@
+//! The `files` family: line-range reads, encoding-aware lossless edits, SEARCH/REPLACE blocks,
+//! multi-edits with a documented fuzzy ladder, unified diffs and codex patches applied
+//! atomically across files, line-range edits, and file operations — the file tools of Stack,
+//! Floyd, Alfredo and TunaCode under one canonical name each (see the README table).
+//!
+//! Every path goes through the workspace resolver; every mutating tool computes its result
+//! first (errors before any prompt), then asks `ctx.confirm` naming the path(s), then writes
+//! through [`commit::commit`] (all files or none). Edits keep the file's encoding, BOM, line
+//! endings and trailing newline, and accept `expectedHash` (the `hash` a read returned).
+
+pub mod commit;
+pub mod diff;
+pub mod index;
+pub mod matcher;
+pub mod patch;
+pub mod placeholder;
+pub mod text;
+
+pub mod apply_patch;
+pub mod apply_unified_diff;
+pub mod assess_patch_risk;
+pub mod copy_file;
+pub mod delete_file;
+pub mod delete_range;
+pub mod edit_file;
+pub mod edit_range;
+pub mod get_file_info;
+pub mod insert_at;
+pub mod list_directory;
+pub mod move_file;
+pub mod multi_edit;
+pub mod read_file;
+pub mod write_file;
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use crate::context::Ctx;
+use crate::error::{ErrorCode, Result, ToolError};
+use crate::js;
+use crate::registry::{Family, Permission, RunFuture, ToolSpec};
+use crate::workspace::Resolved;
+use text::{Enc, TextDoc};
+
+const fn spec(
+    name: &'static str,
+    js_name: &'static str,
+    mutating: bool,
+    confirms: bool,
+    permission: Permission,
+) -> ToolSpec {
+    ToolSpec { name, js_name, family: "files", mutating, confirms, permission }
+}
+
+use Permission::{Dangerous, Moderate, None as Safe};
+
+/// The family.
+pub const FAMILY: Family = Family {
+    name: "files",
+    tools: &[
+        spec("read_file", "readFile", false, false, Safe),
+        spec("write_file", "writeFile", true, true, Moderate),
+        spec("edit_file", "editFile", true, true, Moderate),
+        spec("multi_edit", "multiEdit", true, true, Moderate),
+        spec("apply_unified_diff", "applyUnifiedDiff", true, true, Moderate),
+        spec("apply_patch", "applyPatch", true, true, Moderate),
+        spec("assess_patch_risk", "assessPatchRisk", false, false, Safe),
+        spec("edit_range", "editRange", true, true, Moderate),
+        spec("insert_at", "insertAt", true, true, Moderate),
+        spec("delete_range", "deleteRange", true, true, Moderate),
+        spec("copy_file", "copyFile", true, true, Moderate),
+        spec("move_file", "moveFile", true, true, Moderate),
+        spec("delete_file", "deleteFile", true, true, Dangerous),
+        spec("list_directory", "listDirectory", false, false, Safe),
+        spec("get_file_info", "getFileInfo", false, false, Safe),
+    ],
+    schemas: include_str!("schemas.json"),
+    run,
+    partial_on_cancel: false,
+};
+
+fn run<'a>(name: &'a str, args: &'a Value, ctx: &'a Ctx) -> RunFuture<'a> {
+    Box::pin(async move {
+        match name {
+            "read_file" => read_file::run(args, ctx).await,
+            "write_file" => write_file::run(args, ctx).await,
+            "edit_file" => edit_file::run(args, ctx).await,
+            "multi_edit" => multi_edit::run(args, ctx).await,
+            "apply_unified_diff" => apply_unified_diff::run(args, ctx).await,
+            "apply_patch" => apply_patch::run(args, ctx).await,
+            "assess_patch_risk" => assess_patch_risk::run(args, ctx).await,
+            "edit_range" => edit_range::run(args, ctx).await,
+            "insert_at" => insert_at::run(args, ctx).await,
+            "delete_range" => delete_range::run(args, ctx).await,
+            "copy_file" => copy_file::run(args, ctx).await,
+            "move_file" => move_file::run(args, ctx).await,
+            "delete_file" => delete_file::run(args, ctx).await,
+            "list_directory" => list_directory::run(args, ctx).await,
+            "get_file_info" => get_file_info::run(args, ctx).await,
+            other => Err(ToolError::internal(format!("tool {other} is registered but not dispatched"))),
+        }
+    })
+}
+
+// ---- arguments (each seed's spelling is accepted)
+
+/// The first of `names` present in `args`.
+pub fn arg<'a>(args: &'a Value, names: &[&str]) -> Option<&'a Value> {
+    names.iter().find_map(|n| args.get(*n).filter(|v| !v.is_null()))
+}
+
+/// A required non-empty string under any of `names` (the first is the one errors name).
+pub fn req_str(args: &Value, names: &[&str]) -> Result<String> {
+    match arg(args, names) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+        _ => Err(ToolError::invalid(format!("{} must be a non-empty string", names[0]))),
+    }
+}
+
+/// A required string (may be empty).
+pub fn req_text(args: &Value, names: &[&str]) -> Result<String> {
+    match arg(args, names) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        _ => Err(ToolError::invalid(format!("{} must be a string", names[0]))),
+    }
+}
+
+/// An optional string.
+pub fn opt_str(args: &Value, names: &[&str]) -> Result<Option<String>> {
+    match arg(args, names) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(ToolError::invalid(format!("{} must be a string", names[0]))),
+    }
+}
+
+/// The file path (`path`, Floyd's `filePath`, TunaCode's `filepath`).
+pub fn path_arg(args: &Value) -> Result<String> {
+    req_str(args, &["path", "filePath", "filepath", "file_path"])
+}
+
+/// A flag: JS truthiness, except that the strings `"false"`, `"0"` and `"no"` are false
+/// (Alfredo sends `recursive: "false"`).
+pub fn flag(args: &Value, names: &[&str]) -> bool {
+    match arg(args, names) {
+        Some(Value::String(s)) => {
+            !matches!(s.trim().to_ascii_lowercase().as_str(), "" | "false" | "0" | "no")
+        }
+        v => js::truthy(v),
+    }
+}
+
+/// A flag that defaults to `true` when absent.
+pub fn flag_or_true(args: &Value, names: &[&str]) -> bool {
+    arg(args, names).is_none() || flag(args, names)
+}
+
+/// An optional integer (`Number()` coercion, floored); `INVALID_ARGUMENT` when not finite.
+pub fn opt_int(args: &Value, names: &[&str]) -> Result<Option<i64>> {
+    match arg(args, names) {
+        None => Ok(None),
+        v => {
+            let n = js::number(v);
+            if n.is_finite() {
+                Ok(Some(n.floor().clamp(-9e15, 9e15) as i64))
+            } else {
+                Err(ToolError::invalid(format!("{} must be a number", names[0])))
+            }
+        }
+    }
+}
+
+/// A required integer.
+pub fn req_int(args: &Value, names: &[&str]) -> Result<i64> {
+    opt_int(args, names)?.ok_or_else(|| ToolError::invalid(format!("{} must be a number", names[0])))
+}
+
+/// `expectedHash` (or `expected_hash`).
+pub fn expected_hash(args: &Value) -> Result<Option<String>> {
+    opt_str(args, &["expectedHash", "expected_hash"])
+}
+
+/// `encoding` as an [`Enc`].
+pub fn encoding_arg(args: &Value) -> Result<Option<Enc>> {
+    opt_str(args, &["encoding"])?.map(|l| Enc::from_label(&l)).transpose()
+}
+
+// ---- the edit pipeline shared by the single-file edit tools
+
+/// The largest file an edit loads (it is decoded and rebuilt in memory).
+pub const MAX_EDIT_BYTES: u64 = 1 << 30;
+
+/// A text file loaded for an edit, with its per-path lock held.
+pub struct Loaded {
+    /// The path as given.
+    pub path: String,
+    /// Where it is.
+    pub resolved: Resolved,
+    /// Its bytes as read.
+    pub bytes: Vec<u8>,
+    /// Decoded.
+    pub doc: TextDoc,
+    /// The fingerprint taken before reading.
+    pub seen: index::Fingerprint,
+    _lock: tokio::sync::OwnedMutexGuard<()>,
+}
+
+/// Resolve, lock and decode `path` for an edit; check `expectedHash`.
+pub async fn load(ctx: &Ctx, path: &str, expected: Option<&str>, forced: Option<Enc>) -> Result<Loaded> {
+    let resolved = ctx.workspace.resolve(path)?;
+    let lock = crate::locks::lock(&resolved.real).await;
+    let (real, lexical, shown) = (resolved.real.clone(), resolved.lexical.clone(), path.to_owned());
+    let expected = expected.map(str::to_owned);
+    let (bytes, doc, seen) = crate::blocking("edit", move || {
+        let meta = std::fs::metadata(&real).map_err(|e| ToolError::fs(&e, "open", Some(&lexical)))?;
+        if meta.is_dir() {
+            return Err(ToolError::fs(
+                &std::io::Error::from_raw_os_error(libc::EISDIR),
+                "open",
+                Some(&lexical),
+            ));
+        }
+        regular(&meta, &shown)?;
+        if meta.len() > MAX_EDIT_BYTES {
+            return Err(ToolError::invalid(format!(
+                "{shown} is {} bytes; edits hold the file in memory and stop at {} MiB (use read_file to page it)",
+                meta.len(),
+                MAX_EDIT_BYTES >> 20
+            )));
+        }
+        let bytes = std::fs::read(&real).map_err(|e| ToolError::fs(&e, "open", Some(&lexical)))?;
+        text::check_hash(expected.as_deref(), &bytes, &shown)?;
+        let doc = TextDoc::decode(&bytes, forced, &shown)?;
+        Ok((bytes, doc, index::Fingerprint::of(&meta)))
+    })
+    .await?;
+    Ok(Loaded { path: path.to_owned(), resolved, bytes, doc, seen, _lock: lock })
+}
+
+/// What [`finish`] did.
+pub struct Finished {
+    /// The unified diff of the change.
+    pub diff: String,
+    /// Lines added and removed.
+    pub stat: diff::Stat,
+    /// Written to disk.
+    pub applied: bool,
+    /// The confirm was declined.
+    pub cancelled: bool,
+    /// The file's hash now.
+    pub hash: String,
+}
+
+/// Encode `new_text`, then (unless `dry_run`) confirm with `prompt` and write atomically.
+pub async fn finish(
+    ctx: &Ctx,
+    loaded: &Loaded,
+    new_text: &str,
+    dry_run: bool,
+    prompt: String,
+) -> Result<Finished> {
+    let new_bytes = loaded.doc.encode(new_text, &loaded.path)?;
+    let (diff, stat) = diff::unified(Some(&loaded.path), Some(&loaded.path), &loaded.doc.text, new_text);
+    let unchanged = |cancelled: bool| Finished {
+        diff: diff.clone(),
+        stat,
+        applied: false,
+        cancelled,
+        hash: text::hash(&loaded.bytes),
+    };
+    if dry_run || new_bytes == loaded.bytes {
+        return Ok(unchanged(false));
+    }
+    if !ctx.confirm(format!("{prompt} [+{} -{} lines]", stat.added, stat.removed)).await? {
+        return Ok(unchanged(true));
+    }
+    let again = ctx.workspace.resolve(&loaded.path)?;
+    ctx.cancel.check()?;
+    let change = commit::Change {
+        display: loaded.path.clone(),
+        real: again.real,
+        old: Some(loaded.bytes.clone()),
+        new: Some(new_bytes),
+        seen: Some(loaded.seen),
+    };
+    let hash = crate::blocking("edit", move || {
+        // Hash the new content while it is being written.
+        let changes = [change];
+        std::thread::scope(|scope| {
+            let hashing = scope.spawn(|| text::hash(changes[0].new.as_deref().unwrap_or_default()));
+            commit::commit(&changes)?;
+            hashing.join().map_err(|_| ToolError::internal("the hashing thread panicked"))
+        })
+    })
+    .await?;
+    Ok(Finished { diff, stat, applied: true, cancelled: false, hash })
+}
+
+/// The common `data` of an edit result.
+pub fn edit_data(loaded: &Loaded, f: &Finished, dry_run: bool, extra: Value) -> Value {
+    let (eol, mixed) = text::eol_style(&loaded.doc.text);
+    let mut m = Map::new();
+    m.insert("path".into(), json!(loaded.path));
+    m.insert("applied".into(), json!(f.applied));
+    m.insert("dryRun".into(), json!(dry_run));
+    m.insert("cancelled".into(), json!(f.cancelled));
+    m.insert("diff".into(), json!(f.diff));
+    m.insert("linesAdded".into(), json!(f.stat.added));
+    m.insert("linesRemoved".into(), json!(f.stat.removed));
+    m.insert("hash".into(), json!(f.hash));
+    m.insert("encoding".into(), json!(loaded.doc.det.enc.name()));
+    m.insert("bom".into(), json!(loaded.doc.det.bom));
+    m.insert(
+        "eol".into(),
+        json!(if mixed {
+            "mixed"
+        } else if eol == "\r\n" {
+            "crlf"
+        } else {
+            "lf"
+        }),
+    );
+    if let Value::Object(extra) = extra {
+        m.extend(extra);
+    }
+    Value::Object(m)
+}
+
+/// The model-facing text of an edit result.
+pub fn edit_content(loaded: &Loaded, f: &Finished, dry_run: bool, what: &str) -> String {
+    let head = if f.cancelled {
+        format!("Edit of {} cancelled by user; nothing changed.", loaded.path)
+    } else if dry_run {
+        format!(
+            "Dry run: {what} in {} (+{} -{}); nothing written.",
+            loaded.path, f.stat.added, f.stat.removed
+        )
+    } else if !f.applied {
+        format!("No change: {what} leaves {} as it is.", loaded.path)
+    } else {
+        format!("Edited {}: {what} (+{} -{}).", loaded.path, f.stat.added, f.stat.removed)
+    };
+    if f.diff.is_empty() || f.cancelled {
+        head
+    } else {
+        format!("{head}\n{}", diff::capped(&f.diff, 16 * 1024))
+    }
+}
+
+/// Prefix an error's message (keeping code and properties).
+pub fn prefixed(e: ToolError, prefix: &str) -> ToolError {
+    let mut out = ToolError::new(e.code(), format!("{prefix}{}", e.message())).with_kind(e.kind());
+    for (k, v) in e.props() {
+        out = out.with_prop(k, v.clone());
+    }
+    out
+}
+
+/// `IS_A_DIRECTORY`/`NOT_FOUND` style error for a path that must be a regular file.
+pub fn not_a_file(meta: &std::fs::Metadata, shown: &Path) -> Option<ToolError> {
+    meta.is_dir()
+        .then(|| ToolError::fs(&std::io::Error::from_raw_os_error(libc::EISDIR), "open", Some(shown)))
+}
+
+/// Refuse FIFOs, sockets and devices (opening a FIFO would block).
+pub fn regular(meta: &std::fs::Metadata, shown: &str) -> Result<()> {
+    if meta.is_file() || meta.is_dir() {
+        return Ok(());
+    }
+    Err(ToolError::invalid(format!("{shown} is not a regular file")))
+}
+
+/// `ALREADY_EXISTS` for `path`.
+pub fn exists_error(path: &str, hint: &str) -> ToolError {
+    ToolError::new(ErrorCode::AlreadyExists, format!("{path} already exists; {hint}")).with_prop("path", path)
+}
+
+/// The path itself, with symlinks resolved in its parent only (so a symlink is the link,
+/// not its target), after the usual confinement check of the whole path.
+pub fn own_path(ctx: &Ctx, path: &str) -> Result<(Resolved, std::path::PathBuf)> {
+    let r = ctx.workspace.resolve(path)?;
+    let own = match (r.lexical.parent(), r.lexical.file_name()) {
+        (Some(parent), Some(name)) if r.lexical != ctx.workspace.root() => {
+            let p = ctx.workspace.resolve(&parent.display().to_string())?;
+            p.real.join(name)
+        }
+        _ => r.real.clone(),
+    };
+    Ok((r, own))
+}
+
+/// Refuse an operation on the workspace root itself.
+pub fn not_root(ctx: &Ctx, r: &Resolved, path: &str, what: &str) -> Result<()> {
+    let root = crate::workspace::realpath(ctx.workspace.root())?;
+    if r.real == root {
+        return Err(ToolError::invalid(format!("{path} is the workspace root; it cannot be {what}")));
+    }
+    Ok(())
+}
+
+/// `d` (a directory) contains `p` or is it.
+pub fn inside(p: &Path, d: &Path) -> bool {
+    p.starts_with(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_ids_match_what_tools_return() {
+        let id = |n: &str| {
+            crate::registry::definition(n).and_then(|d| d["outputSchema"]["$id"].as_str()).unwrap_or_default()
+        };
+        assert_eq!(id("read_file"), read_file::SCHEMA);
+        assert_eq!(id("write_file"), write_file::SCHEMA);
+        for n in ["edit_file", "multi_edit", "edit_range", "insert_at", "delete_range"] {
+            assert_eq!(id(n), edit_file::SCHEMA, "{n}");
+        }
+        assert_eq!(id("apply_unified_diff"), apply_unified_diff::SCHEMA);
+        assert_eq!(id("apply_patch"), apply_unified_diff::SCHEMA);
+        assert_eq!(id("assess_patch_risk"), assess_patch_risk::SCHEMA);
+        assert_eq!(id("copy_file"), copy_file::SCHEMA);
+        assert_eq!(id("move_file"), move_file::SCHEMA);
+        assert_eq!(id("delete_file"), delete_file::SCHEMA);
+        assert_eq!(id("list_directory"), list_directory::SCHEMA);
+        assert_eq!(id("get_file_info"), get_file_info::SCHEMA);
+        let spec = |n: &str| FAMILY.tools.iter().find(|t| t.name == n).map(|t| t.permission);
+        assert_eq!(spec("delete_file"), Some(Permission::Dangerous));
+        for t in FAMILY.tools {
+            assert_eq!(t.mutating, t.confirms, "{}: every mutating files tool confirms", t.name);
+        }
+    }
+}
