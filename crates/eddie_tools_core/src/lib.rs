@@ -18,6 +18,7 @@ pub mod plan;
 pub mod registry;
 pub mod search;
 pub mod shell;
+pub mod supervisor;
 pub mod tasks;
 pub mod workspace;
 
