@@ -12,7 +12,9 @@ mod tools;
 
 mod convert;
 mod ctx;
+mod exec;
 mod task_list;
 
+pub use exec::*;
 pub use task_list::*;
 pub use tools::*;

@@ -46,6 +46,18 @@ pub enum ErrorCode {
     UnknownTool,
     /// A bug: a panic or a broken invariant inside the addon.
     Internal,
+    /// No background process has this id (in this workspace).
+    ProcessNotFound,
+    /// The background process has already exited (or closed its stdin).
+    ProcessNotRunning,
+    /// Too many background processes are running; kill one first.
+    TooManyProcesses,
+    /// No command was given and none could be detected for this project.
+    NoRunner,
+    /// A tool needs `ctx.ask` and the caller gave none.
+    AskUnavailable,
+    /// `ctx.ask` threw, rejected, or returned something other than a string.
+    AskFailed,
 }
 
 impl ErrorCode {
@@ -69,6 +81,12 @@ impl ErrorCode {
             Self::ConfirmFailed => "CONFIRM_FAILED",
             Self::UnknownTool => "UNKNOWN_TOOL",
             Self::Internal => "INTERNAL",
+            Self::ProcessNotFound => "PROCESS_NOT_FOUND",
+            Self::ProcessNotRunning => "PROCESS_NOT_RUNNING",
+            Self::TooManyProcesses => "TOO_MANY_PROCESSES",
+            Self::NoRunner => "NO_RUNNER",
+            Self::AskUnavailable => "ASK_UNAVAILABLE",
+            Self::AskFailed => "ASK_FAILED",
         }
     }
 
@@ -91,6 +109,12 @@ impl ErrorCode {
         Self::ConfirmFailed,
         Self::UnknownTool,
         Self::Internal,
+        Self::ProcessNotFound,
+        Self::ProcessNotRunning,
+        Self::TooManyProcesses,
+        Self::NoRunner,
+        Self::AskUnavailable,
+        Self::AskFailed,
     ];
 }
 

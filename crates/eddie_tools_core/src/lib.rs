@@ -10,6 +10,7 @@
 pub mod atomic;
 pub mod context;
 pub mod error;
+pub mod exec;
 pub mod fs;
 pub mod js;
 pub mod locks;
