@@ -92,7 +92,7 @@ fn session(env: &Env, obj: &Object<'_>) -> Option<String> {
         return Some(format!("id:{id}"));
     }
     let global = env.get_global().ok()?;
-    let symbol_ctor: Object = global.get_named_property("Symbol").ok()?;
+    let symbol_ctor: Object = global.get_named_property_unchecked("Symbol").ok()?;
     let symbol_for: Function<&str, Unknown> = symbol_ctor.get_named_property("for").ok()?;
     let key = symbol_for.apply(symbol_ctor, "eddie.tools.session").ok()?;
     let existing: Unknown = obj.get_property(key).ok()?;
@@ -100,14 +100,24 @@ fn session(env: &Env, obj: &Object<'_>) -> Option<String> {
         return unsafe { String::from_napi_value(env.raw(), existing.raw()) }.ok();
     }
     let id = format!("ctx:{}", NEXT.fetch_add(1, Ordering::Relaxed));
-    let object_ctor: Object = global.get_named_property("Object").ok()?;
+    let object_ctor: Object = global.get_named_property_unchecked("Object").ok()?;
+    let target = unsafe { Object::from_napi_value(env.raw(), obj.raw()) }.ok()?;
+    // A frozen, sealed or non-extensible ctx cannot carry the id: no lasting session.
+    let extensible: Function<Object, bool> = object_ctor.get_named_property("isExtensible").ok()?;
+    if !extensible.apply(object_ctor, target).ok()? {
+        return None;
+    }
     let define: Function<FnArgs<(Object, Unknown, Object)>, Unknown> =
         object_ctor.get_named_property("defineProperty").ok()?;
     let mut desc = Object::new(env).ok()?;
     desc.set_named_property("value", id.as_str()).ok()?;
-    let target = unsafe { Object::from_napi_value(env.raw(), obj.raw()) }.ok()?;
-    define.apply(object_ctor, FnArgs::from((target, key, desc))).ok()?;
-    // A frozen ctx makes defineProperty throw (handled above); check that the id stuck.
+    if define.apply(object_ctor, FnArgs::from((target, key, desc))).is_err() {
+        // A Proxy may refuse; do not leave its exception pending.
+        let mut ignored = std::ptr::null_mut();
+        // SAFETY: a valid env on the JS thread; the out pointer is a local.
+        unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut ignored) };
+        return None;
+    }
     let stored: Unknown = obj.get_property(key).ok()?;
     (stored.get_type().ok() == Some(ValueType::String)).then_some(id)
 }

@@ -311,6 +311,26 @@ pub fn spawn_error(program: &str, e: &std::io::Error) -> ToolError {
     ToolError::new(code, format!("spawn {program} {errno}")).with_prop("syscall", format!("spawn {program}"))
 }
 
+/// Fail with `NOT_FOUND` (`spawn <program> ENOENT`) unless the program exists: in the child's
+/// `PATH` (relative entries are relative to its cwd), or as a path relative to its cwd.
+/// Checked before anyone is asked to confirm; the spawn itself still reports a late failure.
+pub fn check_program(inv: &Invocation) -> Result<()> {
+    let found = if inv.program.contains('/') {
+        inv.cwd.join(&inv.program).is_file()
+    } else {
+        let path = inv.env.get("PATH").map_or("/usr/local/bin:/usr/bin:/bin", String::as_str);
+        path.split(':').any(|dir| {
+            let dir = if dir.is_empty() { inv.cwd.clone() } else { inv.cwd.join(dir) };
+            dir.join(&inv.program).is_file()
+        })
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(spawn_error(&inv.program, &std::io::Error::from_raw_os_error(libc::ENOENT)))
+    }
+}
+
 /// Splits decoded text into lines for an observer; overlong lines are cut at 4 KiB.
 #[derive(Default)]
 struct Lines {

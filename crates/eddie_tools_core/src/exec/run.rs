@@ -85,6 +85,7 @@ pub fn confirm_text(verb: &str, inv: &Invocation) -> String {
 /// Run `run`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let inv = parse(args, ctx)?;
+    command::check_program(&inv)?;
     if !permission::allow(ctx, "run", confirm_text("Run command", &inv)).await? {
         return Ok(declined(SCHEMA, &inv, json!({})));
     }

@@ -88,6 +88,7 @@ pub async fn run(
         "commandSource": source,
         "tests": null,
     });
+    command::check_program(&inv)?;
     if !permission::allow(ctx, tool, run::confirm_text(verb(action), &inv)).await? {
         return Ok(run::declined(schema, &inv, extra));
     }

@@ -204,7 +204,7 @@ pub fn in_workspace(ctx: &Ctx) -> Vec<Arc<Proc>> {
 pub fn find(ctx: &Ctx, args: &Value) -> Result<Arc<Proc>> {
     let id = match args.get("id") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(Value::Number(n)) => format!("p{n}"),
+        Some(Value::Number(n)) if n.as_u64().is_some() => format!("p{n}"),
         _ => return Err(ToolError::invalid("id must be a process id such as \"p1\"")),
     };
     in_workspace(ctx).into_iter().find(|p| p.id == id).ok_or_else(|| {

@@ -14,7 +14,6 @@ const DEFAULT_MAX: usize = 32 * 1024;
 
 /// Run `process_read`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let proc = super::find(ctx, args)?;
     let cursor = match args.get("cursor") {
         None | Some(Value::Null) => 0,
         Some(Value::Number(n)) => match n.as_f64() {
@@ -31,6 +30,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         },
         Some(_) => return Err(ToolError::invalid("maxBytes must be a number")),
     };
+    let proc = super::find(ctx, args)?;
     let (text, from, dropped, end) = {
         let log = proc.log.lock().map_err(|_| ToolError::internal("process log poisoned"))?;
         let (text, from, dropped) = log.slice(cursor, max);

@@ -21,6 +21,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         None | Some(Value::Null) => None,
         Some(w) => Some(super::wait::Condition::parse(w)?),
     };
+    super::super::command::check_program(&inv)?;
     super::check_capacity()?;
     if !permission::allow(ctx, "process_start", run::confirm_text("Start background process", &inv)).await? {
         return Ok(ToolOutput::new(

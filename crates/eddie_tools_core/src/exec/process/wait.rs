@@ -170,8 +170,8 @@ pub async fn wait_for(proc: &Proc, cond: &Condition, ctx: &Ctx) -> Result<Waited
 
 /// Run `process_wait`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let proc = super::find(ctx, args)?;
     let cond = Condition::parse(args)?;
+    let proc = super::find(ctx, args)?;
     let waited = wait_for(&proc, &cond, ctx).await?;
     let (output, next) = super::tail(&proc, 2048);
     let mut content = format!("{}: {}", proc.id, waited.text);

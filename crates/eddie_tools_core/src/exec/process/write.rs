@@ -18,7 +18,6 @@ const WRITE_LIMIT: Duration = Duration::from_secs(10);
 
 /// Run `process_write`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let proc = super::find(ctx, args)?;
     let input = match args.get("stdin") {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
@@ -28,6 +27,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     if input.is_empty() && !close {
         return Err(ToolError::invalid("give stdin text to write, or closeStdin: true"));
     }
+    let proc = super::find(ctx, args)?;
     if proc.exit().is_some() {
         return Err(not_running(&proc.id, &proc.state_text()));
     }
