@@ -108,7 +108,8 @@ test('run: ctx.onOutput streams every chunk in order without splitting character
   const { ctx } = context(ws, true, { onOutput: (c) => chunks.push(c) })
   const r = await tools.runCommand({ command: 'sh', args: ['-c', 'for i in $(seq 1 3000); do printf "é😀"; done; echo; echo warn >&2'] }, ctx)
   const out = chunks.filter((c) => c.stream === 'stdout').map((c) => c.text).join('')
-  assert.equal(out, 'é😀'.repeat(3000) + '\n')
+  const expected = 'é😀'.repeat(3000) + '\n'
+  assert.ok(out === expected, `streamed ${out.length} UTF-16 units, expected ${expected.length}`)
   assert.ok(chunks.every((c) => !c.text.includes('\uFFFD')))
   assert.deepEqual(chunks.filter((c) => c.stream === 'stderr').map((c) => c.text), ['warn\n'])
   assert.equal(r.data.status, 'ok')
@@ -241,13 +242,15 @@ test('background processes are reaped when Node exits, and when it is killed', a
         await t.processStart({ command: 'sleep', args: ['100'] }, ctx)
         while (!require('fs').existsSync(${JSON.stringify(join(ws, 'daemon.pid'))})) await new Promise((r) => setTimeout(r, 10))
         console.log('ready')
-        ${how === 'exit' ? 'process.exit(0)' : 'setInterval(() => {}, 1000)'}
+        // Exit (or wait to be killed) once the test has seen every process.
+        process.stdin.once('data', () => { ${how === 'exit' ? 'process.exit(0)' : ''} })
       })()`
-    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] })
     await new Promise((resolve) => child.stdout.on('data', (d) => { if (String(d).includes('ready')) resolve() }))
     const pids = [...processesIn(ws), readPid(ws, 'bg.pid'), readPid(ws, 'daemon.pid')]
-    assert.ok(pids.length >= 5, `${pids}`)
+    assert.ok(pids.length >= 5, `${pids} ${JSON.stringify(pids.map((p) => { try { return readFileSync(`/proc/${p}/cmdline`, "utf8") } catch { return "gone" } }))}`)
     if (how === 'SIGKILL') child.kill('SIGKILL')
+    else child.stdin.write('go\n')
     await new Promise((resolve) => child.on('exit', resolve))
     for (const pid of pids) assert.ok(await waitGone(pid, 4000), `${how}: pid ${pid} survived its Node process`)
   }

@@ -174,7 +174,14 @@ pub fn convert(env: &Env, ctx: Option<Object<'_>>) -> std::result::Result<Conver
     if let Some(tsfn) = callback::<OutputTsfn>(env, &obj, "onOutput")? {
         let f: OutputFn = Arc::new(move |chunk: eddie_tools_core::context::OutputChunk| {
             let js = OutputChunk { stream: chunk.stream.to_owned(), text: chunk.text };
-            tsfn.call_with_return_value(js, ThreadsafeFunctionCallMode::NonBlocking, |_, _| Ok(()));
+            let (done, delivered) = tokio::sync::oneshot::channel::<()>();
+            tsfn.call_with_return_value(js, ThreadsafeFunctionCallMode::NonBlocking, move |_, _| {
+                let _ = done.send(());
+                Ok(())
+            });
+            Box::pin(async move {
+                let _ = delivered.await;
+            })
         });
         core = core.with_on_output(f);
     }

@@ -28,8 +28,10 @@ pub struct OutputChunk {
     pub text: String,
 }
 
-/// `ctx.onOutput(chunk)`: streaming output of a running command (fire and forget).
-pub type OutputFn = Arc<dyn Fn(OutputChunk) + Send + Sync>;
+/// `ctx.onOutput(chunk)`: streaming output of a running command. The call is made at once;
+/// the returned future resolves when the callback has run (callers await the last one so
+/// that every chunk is delivered before the tool's result).
+pub type OutputFn = Arc<dyn Fn(OutputChunk) -> BoxFuture<()> + Send + Sync>;
 
 /// `ctx.ask(question)`: asks the user and resolves to the answer. An `Err` means the callback
 /// itself failed.

@@ -2,41 +2,50 @@
 //!
 //! A plain process group is not enough to own everything a command starts: a child can call
 //! `setsid` (or double-fork, as daemons do) and leave the group, and its orphans are then
-//! adopted by init. So every command is started under a small *shim*: the forked child does
-//! not exec, but
+//! adopted by init. So every command is started under a small *shim* process that
 //!
-//! 1. starts a new session (so `killpg` and terminals do not mix trees),
-//! 2. becomes a child subreaper (`PR_SET_CHILD_SUBREAPER`): every orphan of the tree, double-
+//! 1. runs in a new session (so `killpg` and terminals do not mix trees),
+//! 2. is a child subreaper (`PR_SET_CHILD_SUBREAPER`): every orphan of the tree, double-
 //!    forked daemons included, is re-parented to the shim instead of init,
-//! 3. asks for `SIGTERM` when its parent dies (`PR_SET_PDEATHSIG`), so a crashed or exiting
-//!    Node process takes its trees with it,
-//! 4. forks the real command (which gets `PR_SET_PDEATHSIG(SIGKILL)` and is then exec'd by
-//!    `std`), closes every descriptor it inherited, and reaps.
+//! 3. gets `SIGTERM` when its parent dies (`PR_SET_PDEATHSIG`), so a crashed or exiting Node
+//!    process takes its trees with it,
+//! 4. forks and execs the real command (which gets `PR_SET_PDEATHSIG(SIGKILL)`), and reaps.
 //!
 //! When the command exits, the shim kills whatever it left behind (`SIGKILL`), waits until its
 //! subtree is empty, hands the command's exact wait status back through a pipe and exits. On
 //! [`Tree::terminate`] it sends `SIGTERM` to every process of its subtree, gives them
 //! [`Tree::grace`], then `SIGKILL`s the rest; on [`Tree::kill_now`] (also on drop) it kills at
 //! once. Because the shim is the subreaper, "its subtree" is exact: found by walking
-//! `/proc/*/stat` parent links down from the shim.
+//! `/proc/*/stat` parent links down from the shim. Signals to the shim from anyone but us
+//! (a command doing `kill 0`) are ignored.
 //!
-//! The shim runs between `fork` and `exec` of a multi-threaded process, so it only makes
-//! async-signal-safe system calls, on stack or `mmap`ped buffers; it never allocates.
+//! Two ways to get a shim:
+//! - **`eddie-shim`** (default): a small program (`shim/eddie_shim.rs`, built by `build.rs`,
+//!   embedded here) written once to a private cache directory and started with
+//!   `posix_spawn` (vfork-style: the Node address space is never copied, so the cost does not
+//!   grow with the host's memory, unlike `fork`, which `child_process` uses).
+//! - **in-process fork** (fallback, or with `EDDIE_TOOLS_SHIM=fork`): the forked child does not
+//!   exec but becomes the shim itself, using only async-signal-safe calls.
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::{OsStr, OsString};
+use std::ffi::{CString, OsStr, OsString};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
+use tokio::net::unix::pipe;
 
 /// Default time between `SIGTERM` and `SIGKILL`.
 pub const DEFAULT_GRACE: Duration = Duration::from_millis(1000);
+
+/// The shim program, built by `build.rs`.
+static SHIM_BINARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/eddie-shim"));
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -55,14 +64,24 @@ pub struct Spec<'a> {
     pub grace: Duration,
 }
 
+#[derive(Debug)]
+enum Backend {
+    /// `eddie-shim`, our direct child; messages arrive on `status`.
+    Shim { status: Option<pipe::Receiver>, buf: Vec<u8>, exit: Option<i32> },
+    /// The in-process fork shim, a tokio child; the status arrives on `status` at the end.
+    Fork { child: tokio::process::Child, status: Option<OwnedFd> },
+}
+
 /// A running command tree (its shim is our child).
 #[derive(Debug)]
 pub struct Tree {
-    child: Child,
     pid: i32,
-    status: Option<OwnedFd>,
     grace: Duration,
     reaped: bool,
+    stdin: Option<pipe::Sender>,
+    stdout: Option<pipe::Receiver>,
+    stderr: Option<pipe::Receiver>,
+    backend: Backend,
 }
 
 fn live() -> &'static Mutex<HashSet<i32>> {
@@ -86,40 +105,108 @@ pub fn live_count() -> usize {
     live().lock().map(|l| l.len()).unwrap_or(0)
 }
 
+/// Which shim new trees get: `"spawn"` (the `eddie-shim` program) or `"fork"`.
+pub fn backend() -> &'static str {
+    if shim_path().is_some() { "spawn" } else { "fork" }
+}
+
+static SHIM_BROKEN: AtomicBool = AtomicBool::new(false);
+static SHIM_FAILURE: OnceLock<String> = OnceLock::new();
+
+/// Why `eddie-shim` could not be used, if it failed (the fork backend took over).
+pub fn shim_failure() -> Option<&'static str> {
+    SHIM_FAILURE.get().map(String::as_str)
+}
+
+/// The installed `eddie-shim`, unless disabled (`EDDIE_TOOLS_SHIM=fork`) or impossible.
+fn shim_path() -> Option<&'static CString> {
+    static PATH: OnceLock<Option<CString>> = OnceLock::new();
+    if SHIM_BROKEN.load(Ordering::Relaxed) {
+        return None;
+    }
+    PATH.get_or_init(|| {
+        if std::env::var_os("EDDIE_TOOLS_SHIM").is_some_and(|v| v == "fork") {
+            return None;
+        }
+        shim_dirs()
+            .into_iter()
+            .find_map(|d| install_shim(&d).ok())
+            .and_then(|p| CString::new(p.as_os_str().as_bytes()).ok())
+    })
+    .as_ref()
+}
+
+/// Private directories the shim may live in, best first.
+fn shim_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(d) = std::env::var_os("EDDIE_TOOLS_SHIM_DIR") {
+        dirs.push(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR") {
+        dirs.push(PathBuf::from(d).join("eddie-tools"));
+    }
+    if let Some(d) = std::env::var_os("HOME") {
+        dirs.push(PathBuf::from(d).join(".cache").join("eddie-tools"));
+    }
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    dirs.push(std::env::temp_dir().join(format!("eddie-tools-{uid}")));
+    dirs
+}
+
+/// Write the shim into `dir` (ours, not writable by others) unless an identical copy is there.
+fn install_shim(dir: &Path) -> io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let meta = std::fs::symlink_metadata(dir)?;
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o022 != 0 {
+        return Err(io::Error::other("shim directory is not private"));
+    }
+    // FNV-1a of the program: a new build gets a new file.
+    let hash = SHIM_BINARY
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3));
+    let path = dir.join(format!("eddie-shim-{hash:016x}"));
+    if let Ok(m) = std::fs::symlink_metadata(&path)
+        && m.is_file()
+        && m.uid() == uid
+        && m.len() == SHIM_BINARY.len() as u64
+        && std::fs::read(&path).is_ok_and(|b| b == SHIM_BINARY)
+    {
+        return Ok(path);
+    }
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    io::Write::write_all(&mut tmp, SHIM_BINARY)?;
+    tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o700))?;
+    tmp.persist(&path).map_err(|e| e.error)?;
+    Ok(path)
+}
+
+/// Why a spawn through `eddie-shim` failed.
+enum ShimError {
+    /// The shim itself could not run: use the fork backend.
+    Shim(io::Error),
+    /// The command could not start (missing program or directory...).
+    Command(io::Error),
+}
+
 impl Tree {
     /// Start `spec` under a shim. `Err` is the spawn error of the command itself (`ENOENT`
-    /// for a missing program or working directory), as `std` reports it.
+    /// for a missing program or working directory).
     pub fn spawn(spec: &Spec<'_>) -> io::Result<Self> {
-        let (status_read, status_write) = pipe()?;
-        let cfg = ShimCfg {
-            // SAFETY: getpid has no preconditions.
-            parent: unsafe { libc::getpid() },
-            status_fd: status_write.as_raw_fd(),
-            grace_ms: i64::try_from(spec.grace.as_millis()).unwrap_or(i64::MAX),
-        };
-        let mut cmd = tokio::process::Command::new(spec.program);
-        cmd.args(spec.args)
-            .current_dir(spec.cwd)
-            .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Killing the shim would orphan the tree: Drop asks it to kill instead.
-            .kill_on_drop(false);
-        if let Some(env) = spec.env {
-            cmd.env_clear().envs(env);
+        if let Some(shim) = shim_path() {
+            match spawn_shim(shim, spec) {
+                Ok(t) => return Ok(t),
+                Err(ShimError::Command(e)) => return Err(e),
+                Err(ShimError::Shim(e)) => {
+                    let _ = SHIM_FAILURE.set(e.to_string());
+                    SHIM_BROKEN.store(true, Ordering::Relaxed);
+                }
+            }
         }
-        // SAFETY: the closure only makes async-signal-safe system calls and never allocates
-        // (see `shim`).
-        unsafe {
-            cmd.pre_exec(move || shim(&cfg));
-        }
-        let child = cmd.spawn()?;
-        drop(status_write);
-        let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
-        if let Ok(mut l) = live().lock() {
-            l.insert(pid);
-        }
-        Ok(Self { child, pid, status: Some(status_read), grace: spec.grace, reaped: false })
+        spawn_fork(spec)
     }
 
     /// The shim's pid (also the session and process-group id of the tree).
@@ -133,18 +220,18 @@ impl Tree {
     }
 
     /// The command's stdin pipe, if [`Spec::stdin`] asked for one.
-    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
-        self.child.stdin.take()
+    pub fn take_stdin(&mut self) -> Option<pipe::Sender> {
+        self.stdin.take()
     }
 
     /// The command's stdout pipe.
-    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
-        self.child.stdout.take()
+    pub fn take_stdout(&mut self) -> Option<pipe::Receiver> {
+        self.stdout.take()
     }
 
     /// The command's stderr pipe.
-    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
-        self.child.stderr.take()
+    pub fn take_stderr(&mut self) -> Option<pipe::Receiver> {
+        self.stderr.take()
     }
 
     fn signal(&self, sig: i32) {
@@ -165,26 +252,59 @@ impl Tree {
         self.signal(libc::SIGUSR1);
     }
 
-    /// Wait until the whole tree is gone; the command's own exit status.
+    /// Wait until the whole tree is gone; the command's own exit status. Cancel-safe.
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
-        let shim = self.child.wait().await?;
+        let status = match &mut self.backend {
+            Backend::Shim { status, buf, exit } => {
+                if let Some(rx) = status.as_ref() {
+                    loop {
+                        rx.readable().await?;
+                        let mut chunk = [0u8; 64];
+                        match rx.try_read(&mut chunk) {
+                            Ok(0) => break,
+                            Ok(n) => {
+                                buf.extend_from_slice(&chunk[..n]);
+                                while buf.len() >= 8 {
+                                    let msg: Vec<u8> = buf.drain(..8).collect();
+                                    let kind = i32::from_ne_bytes([msg[0], msg[1], msg[2], msg[3]]);
+                                    if kind == 3 {
+                                        *exit = Some(i32::from_ne_bytes([msg[4], msg[5], msg[6], msg[7]]));
+                                    }
+                                }
+                            }
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                *status = None;
+                // The status pipe closed: the shim is exiting; reap it.
+                let shim = reap(self.pid);
+                match exit {
+                    Some(raw) => ExitStatus::from_raw(*raw),
+                    None => ExitStatus::from_raw(shim),
+                }
+            }
+            Backend::Fork { child, status } => {
+                let shim = child.wait().await?;
+                let mut raw = [0u8; 4];
+                let got = match status.take() {
+                    Some(fd) => io::Read::read(&mut std::fs::File::from(fd), &mut raw).unwrap_or(0),
+                    None => 0,
+                };
+                if got == 4 { ExitStatus::from_raw(i32::from_ne_bytes(raw)) } else { shim }
+            }
+        };
         self.reaped = true;
         if let Ok(mut l) = live().lock() {
             l.remove(&self.pid);
         }
-        let mut raw = [0u8; 4];
-        let got = match self.status.take() {
-            Some(fd) => {
-                let mut file = std::fs::File::from(fd);
-                io::Read::read(&mut file, &mut raw).unwrap_or(0)
-            }
-            None => 0,
-        };
-        Ok(if got == 4 { ExitStatus::from_raw(i32::from_ne_bytes(raw)) } else { shim })
+        Ok(status)
     }
 
     /// [`Tree::terminate`], then wait; if the shim itself does not finish within the grace
-    /// plus `slack`, the whole process group is killed as a last resort.
+    /// plus `slack`, it is told to kill at once, and at last its process group is killed.
     pub async fn shutdown(&mut self, slack: Duration) -> io::Result<ExitStatus> {
         self.terminate();
         match tokio::time::timeout(self.grace + slack, self.wait()).await {
@@ -202,19 +322,40 @@ impl Tree {
     }
 }
 
+/// `waitpid(pid)` until it is reaped; the raw status (0 if it cannot be).
+fn reap(pid: i32) -> i32 {
+    let mut st = 0;
+    loop {
+        // SAFETY: waits for our own child; `st` is a local.
+        let r = unsafe { libc::waitpid(pid, &mut st, 0) };
+        if r == -1 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            continue;
+        }
+        return if r == pid { st } else { 0 };
+    }
+}
+
 impl Drop for Tree {
     fn drop(&mut self) {
-        if !self.reaped {
-            // Tokio reaps the shim in the background once it exits.
-            self.kill_now();
-            if let Ok(mut l) = live().lock() {
-                l.remove(&self.pid);
+        if self.reaped {
+            return;
+        }
+        self.kill_now();
+        if let Ok(mut l) = live().lock() {
+            l.remove(&self.pid);
+        }
+        match &self.backend {
+            // Tokio reaps a dropped child in the background.
+            Backend::Fork { .. } => {}
+            Backend::Shim { .. } => {
+                let pid = self.pid;
+                let _ = std::thread::Builder::new().name("eddie-reap".into()).spawn(move || reap(pid));
             }
         }
     }
 }
 
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: `fds` has room for the two descriptors pipe2 writes.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -222,6 +363,188 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     }
     // SAFETY: both descriptors were just created and are owned by nobody else.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn cstring(b: &[u8]) -> io::Result<CString> {
+    CString::new(b).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// Start `eddie-shim` with `posix_spawn` in a new session; read its first message.
+fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
+    let io_err = ShimError::Shim;
+    let (status_r, status_w) = pipe_pair().map_err(io_err)?;
+    let (out_r, out_w) = pipe_pair().map_err(io_err)?;
+    let (err_r, err_w) = pipe_pair().map_err(io_err)?;
+    let (in_r, in_w) = if spec.stdin {
+        let (r, w) = pipe_pair().map_err(io_err)?;
+        (r, Some(w))
+    } else {
+        let null = std::fs::File::open("/dev/null").map_err(io_err)?;
+        (OwnedFd::from(null), None)
+    };
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    let mut argv: Vec<CString> = vec![
+        shim.clone(),
+        cstring(parent.to_string().as_bytes()).map_err(io_err)?,
+        cstring(spec.grace.as_millis().to_string().as_bytes()).map_err(io_err)?,
+        cstring(spec.cwd.as_os_str().as_bytes()).map_err(ShimError::Command)?,
+        cstring(spec.program.as_bytes()).map_err(ShimError::Command)?,
+    ];
+    for a in spec.args {
+        argv.push(cstring(a.as_bytes()).map_err(ShimError::Command)?);
+    }
+    let envp: Vec<CString> = match spec.env {
+        Some(env) => {
+            env.iter().map(|(k, v)| cstring(format!("{k}={v}").as_bytes())).collect::<io::Result<Vec<_>>>()
+        }
+        None => std::env::vars_os()
+            .map(|(k, v)| {
+                let mut kv = k.as_bytes().to_vec();
+                kv.push(b'=');
+                kv.extend_from_slice(v.as_bytes());
+                cstring(&kv)
+            })
+            .collect::<io::Result<Vec<_>>>(),
+    }
+    .map_err(ShimError::Command)?;
+    let mut argv_p: Vec<*mut libc::c_char> = argv.iter().map(|a| a.as_ptr().cast_mut()).collect();
+    argv_p.push(std::ptr::null_mut());
+    let mut envp_p: Vec<*mut libc::c_char> = envp.iter().map(|a| a.as_ptr().cast_mut()).collect();
+    envp_p.push(std::ptr::null_mut());
+    let mut pid: libc::pid_t = 0;
+    // SAFETY: the file actions and attributes are initialised before use and destroyed after;
+    // every pointer passed lives until posix_spawn returns.
+    let rc = unsafe {
+        let mut fa: libc::posix_spawn_file_actions_t = std::mem::zeroed();
+        let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
+        libc::posix_spawn_file_actions_init(&mut fa);
+        libc::posix_spawnattr_init(&mut attr);
+        libc::posix_spawn_file_actions_adddup2(&mut fa, in_r.as_raw_fd(), 0);
+        libc::posix_spawn_file_actions_adddup2(&mut fa, out_w.as_raw_fd(), 1);
+        libc::posix_spawn_file_actions_adddup2(&mut fa, err_w.as_raw_fd(), 2);
+        libc::posix_spawn_file_actions_adddup2(&mut fa, status_w.as_raw_fd(), 3);
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::posix_spawnattr_setsigmask(&mut attr, &empty);
+        libc::posix_spawnattr_setsigdefault(&mut attr, &all);
+        let flags = libc::POSIX_SPAWN_SETSID
+            | libc::POSIX_SPAWN_SETSIGMASK as libc::c_short
+            | libc::POSIX_SPAWN_SETSIGDEF as libc::c_short;
+        libc::posix_spawnattr_setflags(&mut attr, flags);
+        let rc = libc::posix_spawn(&mut pid, shim.as_ptr(), &fa, &attr, argv_p.as_ptr(), envp_p.as_ptr());
+        libc::posix_spawn_file_actions_destroy(&mut fa);
+        libc::posix_spawnattr_destroy(&mut attr);
+        rc
+    };
+    drop((status_w, out_w, err_w, in_r));
+    if rc != 0 {
+        return Err(ShimError::Shim(io::Error::from_raw_os_error(rc)));
+    }
+    // The first message: started, or why the command could not start.
+    let mut first = [0u8; 8];
+    let mut got = 0;
+    while got < 8 {
+        // SAFETY: reads into the unfilled part of a local buffer.
+        let n = unsafe { libc::read(status_r.as_raw_fd(), first[got..].as_mut_ptr().cast(), 8 - got) };
+        if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            continue;
+        }
+        if n <= 0 {
+            break;
+        }
+        got += n as usize;
+    }
+    let kind = i32::from_ne_bytes([first[0], first[1], first[2], first[3]]);
+    let value = i32::from_ne_bytes([first[4], first[5], first[6], first[7]]);
+    match (got, kind) {
+        (8, 1) => {}
+        (8, 2) => {
+            reap(pid);
+            return Err(ShimError::Command(io::Error::from_raw_os_error(value)));
+        }
+        _ => {
+            reap(pid);
+            return Err(ShimError::Shim(io::Error::other(
+                "the process shim exited before starting the command",
+            )));
+        }
+    }
+    let rx = |fd: OwnedFd| pipe::Receiver::from_owned_fd(fd);
+    let tree = (|| -> io::Result<Tree> {
+        Ok(Tree {
+            pid,
+            grace: spec.grace,
+            reaped: false,
+            stdin: in_w.map(pipe::Sender::from_owned_fd).transpose()?,
+            stdout: Some(rx(out_r)?),
+            stderr: Some(rx(err_r)?),
+            backend: Backend::Shim { status: Some(rx(status_r)?), buf: Vec::new(), exit: None },
+        })
+    })();
+    match tree {
+        Ok(t) => {
+            if let Ok(mut l) = live().lock() {
+                l.insert(pid);
+            }
+            Ok(t)
+        }
+        Err(e) => {
+            // SAFETY: our unreaped child.
+            unsafe { libc::kill(pid, libc::SIGUSR1) };
+            reap(pid);
+            Err(ShimError::Command(e))
+        }
+    }
+}
+
+/// Start `spec` under the in-process fork shim.
+fn spawn_fork(spec: &Spec<'_>) -> io::Result<Tree> {
+    use std::os::unix::process::CommandExt;
+    let (status_read, status_write) = pipe_pair()?;
+    let cfg = ShimCfg {
+        // SAFETY: getpid has no preconditions.
+        parent: unsafe { libc::getpid() },
+        status_fd: status_write.as_raw_fd(),
+        grace_ms: i64::try_from(spec.grace.as_millis()).unwrap_or(i64::MAX),
+    };
+    let mut cmd = std::process::Command::new(spec.program);
+    cmd.args(spec.args)
+        .current_dir(spec.cwd)
+        .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(env) = spec.env {
+        cmd.env_clear().envs(env);
+    }
+    // SAFETY: the closure only makes async-signal-safe system calls and never allocates
+    // (see `shim`).
+    unsafe {
+        cmd.pre_exec(move || shim(&cfg));
+    }
+    let mut child = tokio::process::Command::from(cmd).kill_on_drop(false).spawn()?;
+    drop(status_write);
+    let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+    let stdin =
+        child.stdin.take().map(|s| s.into_owned_fd().and_then(pipe::Sender::from_owned_fd)).transpose()?;
+    let stdout =
+        child.stdout.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
+    let stderr =
+        child.stderr.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
+    if let Ok(mut l) = live().lock() {
+        l.insert(pid);
+    }
+    Ok(Tree {
+        pid,
+        grace: spec.grace,
+        reaped: false,
+        stdin,
+        stdout,
+        stderr,
+        backend: Backend::Fork { child, status: Some(status_read) },
+    })
 }
 
 /// The name of a signal number (`SIGTERM`).
@@ -249,7 +572,7 @@ pub fn signal_name(sig: i32) -> String {
     name.to_owned()
 }
 
-/// The signal number of a name (`SIGTERM`, `TERM`, `15`), for signals a caller may send.
+/// The signal number of a name (`SIGTERM`, `TERM`), for signals a caller may send.
 pub fn signal_number(name: &str) -> Option<i32> {
     let n = name.trim().to_ascii_uppercase();
     let n = n.strip_prefix("SIG").unwrap_or(&n);
@@ -722,6 +1045,32 @@ mod tests {
         let pid: i32 = std::fs::read_to_string(dir.path().join("bg")).unwrap().trim().parse().unwrap();
         drop(t);
         assert!(gone(pid).await);
+    }
+
+    #[tokio::test]
+    async fn the_spawned_shim_is_used_and_the_fork_fallback_works_too() {
+        if std::env::var_os("EDDIE_TOOLS_SHIM").is_none() {
+            assert_eq!((backend(), shim_failure()), ("spawn", None));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let args = [
+            OsString::from("-c"),
+            OsString::from(
+                "(setsid sh -c 'sleep 100 & echo $! > daemon' &); while [ ! -s daemon ]; do sleep 0.01; done; exit 4",
+            ),
+        ];
+        let mut t = spawn_fork(&Spec {
+            program: OsStr::new("/bin/sh"),
+            args: &args,
+            cwd: dir.path(),
+            env: None,
+            stdin: false,
+            grace: DEFAULT_GRACE,
+        })
+        .unwrap();
+        assert_eq!(t.wait().await.unwrap().code(), Some(4));
+        let pid: i32 = std::fs::read_to_string(dir.path().join("daemon")).unwrap().trim().parse().unwrap();
+        assert!(gone(pid).await, "daemon {pid} survived the fork backend");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::capture::{Capture, Captured, Utf8Decoder};
-use crate::context::{Ctx, OutputChunk};
+use crate::context::{BoxFuture, Ctx, OutputChunk};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::supervisor::{self, Spec, Tree};
 
@@ -376,6 +376,8 @@ struct Stream {
     capture: Capture,
     lines: Lines,
     open: bool,
+    /// Delivery of the last chunk handed to `ctx.onOutput`.
+    delivered: Option<BoxFuture<()>>,
 }
 
 impl Stream {
@@ -387,6 +389,7 @@ impl Stream {
             capture: Capture::new(head, max_bytes - head),
             lines: Lines::default(),
             open: true,
+            delivered: None,
         }
     }
 
@@ -397,7 +400,7 @@ impl Stream {
         self.capture.push(&text);
         self.lines.push(&text, self.name, on_line);
         if let Some(cb) = &ctx.on_output {
-            cb(OutputChunk { stream: self.name, text });
+            self.delivered = Some(cb(OutputChunk { stream: self.name, text }));
         }
     }
 
@@ -510,6 +513,10 @@ pub async fn execute(
     }
     if status.is_none() {
         status = tree.wait().await.ok();
+    }
+    // Every chunk reaches ctx.onOutput before the result does (its queue is FIFO).
+    for last in [out.delivered.take(), err.delivered.take()].into_iter().flatten() {
+        let _ = tokio::time::timeout(Duration::from_secs(5), last).await;
     }
     let (exit_code, signal) = status.map(supervisor::describe).unwrap_or((None, None));
     Ok(Outcome {

@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
-use tokio::process::ChildStdin;
 use tokio::sync::{Notify, mpsc};
 
 use super::capture::{Utf8Decoder, floor_boundary};
@@ -120,7 +119,7 @@ pub struct Proc {
     /// Woken on new output and on exit.
     pub notify: Notify,
     exit: Mutex<Option<Exit>>,
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    stdin: tokio::sync::Mutex<Option<tokio::net::unix::pipe::Sender>>,
     control: mpsc::UnboundedSender<Control>,
     killed: std::sync::atomic::AtomicBool,
 }
