@@ -1,7 +1,11 @@
 // Spawn-and-collect overhead of the native `run` (runCommand) against Node's
 // child_process.execFile, measured side by side (interleaved, same process, same commands).
 //
-//   node bench/run.mjs [--runs 300] [--concurrency 8]
+//   node bench/run.mjs [--runs 300] [--concurrency 8] [--heap MB]
+//
+// --heap MB first fills a buffer of that size, like a large host (an editor's extension
+// host): `fork`, which child_process uses, gets slower as the parent grows; posix_spawn,
+// which `run` uses to start its shim, does not.
 //
 // Both sides spawn the same program with the same arguments, inherit the environment, wait
 // for the exit and collect stdout/stderr as strings. `run` also puts each command under its
@@ -18,6 +22,8 @@ const argv = process.argv.slice(2)
 const opt = (name, def) => { const i = argv.indexOf(`--${name}`); return i >= 0 ? Number(argv[i + 1]) : def }
 const RUNS = opt('runs', 300)
 const CONC = opt('concurrency', 8)
+const HEAP = opt('heap', 0)
+const ballast = HEAP > 0 ? Buffer.alloc(HEAP << 20, 1) : null
 
 const execFileP = promisify(execFile)
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), 'eddie-bench-run-')))
@@ -26,11 +32,13 @@ const ctx = { cwd, confirm: () => true, sessionId: 'bench' }
 const cases = [
   { name: 'true (no output)', file: '/bin/true', args: [] },
   { name: 'echo (one line)', file: '/bin/echo', args: ['hello'] },
-  { name: '64 KiB of output', file: '/usr/bin/head', args: ['-c', '65536', '/dev/zero'] },
-  { name: '1 MiB of output', file: '/usr/bin/head', args: ['-c', '1048576', '/dev/zero'], maxBuffer: 2 << 20 },
+  { name: 'seq 1 10000 (48 KiB)', file: '/usr/bin/seq', args: ['1', '10000'] },
+  { name: 'seq 1 150000 (1 MiB)', file: '/usr/bin/seq', args: ['1', '150000'], maxBuffer: 2 << 20 },
+  // What an agent gets by default: head and tail (32 KiB) and the counts; execFile still collects all.
+  { name: 'seq 1 150000, run keeps its default 32 KiB', file: '/usr/bin/seq', args: ['1', '150000'], maxBuffer: 2 << 20, capped: true },
 ]
 
-const native = (c) => runCommand({ command: c.file, args: c.args, maxOutputBytes: 1 << 20, timeout: 0 }, ctx)
+const native = (c) => runCommand({ command: c.file, args: c.args, maxOutputBytes: c.capped ? undefined : 1 << 20, timeout: 0 }, ctx)
 const node = (c) => execFileP(c.file, c.args, { cwd, maxBuffer: c.maxBuffer ?? 1 << 20, encoding: 'utf8' })
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
@@ -76,7 +84,8 @@ for (const c of [cases[0], cases[2]]) {
   const t = await concurrent(c)
   rows.push({ case: `${c.name}, ${CONC} in flight (per call)`, native: t.native, node: t.node })
 }
-console.log(`node ${process.version}, ${RUNS} runs per side, interleaved; times in ms (median; mean in brackets)`)
+const rss = Math.round(process.memoryUsage().rss / 1e6)
+console.log(`node ${process.version}, rss ${rss} MB${ballast ? ` (${HEAP} MB ballast)` : ''}, ${RUNS} runs per side, interleaved; times in ms (median; mean in brackets)`)
 console.log('| case | native run | execFile | ratio |')
 console.log('| --- | ---: | ---: | ---: |')
 for (const r of rows) {

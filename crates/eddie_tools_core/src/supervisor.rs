@@ -181,6 +181,16 @@ fn install_shim(dir: &Path) -> io::Result<PathBuf> {
     io::Write::write_all(&mut tmp, SHIM_BINARY)?;
     tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o700))?;
     tmp.persist(&path).map_err(|e| e.error)?;
+    // Other builds' copies: remove those unused for a day (a running one keeps its inode).
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let day = std::time::SystemTime::now() - Duration::from_secs(86_400);
+        for e in entries.flatten() {
+            let stale = e.metadata().and_then(|m| m.accessed()).is_ok_and(|t| t < day);
+            if stale && e.file_name().to_string_lossy().starts_with("eddie-shim-") && e.path() != path {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
     Ok(path)
 }
 

@@ -66,17 +66,20 @@ pub fn floor_boundary(s: &str, i: usize) -> usize {
     i
 }
 
-/// Lines that look like an error or a failure (kept from an elided middle).
-pub fn is_error_line(line: &str) -> bool {
+fn error_regex() -> Option<&'static Regex> {
     static RE: OnceLock<Option<Regex>> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
-            r"(?i)(\berror\b|\berror\[|\berr!|\bfail(ed|ure|ures|ing)?\b|\bfatal\b|\bpanic(ked)?\b|\bexception\b|traceback \(most recent|\bassert(ion)?(error)?\b.*\bfail|\bnot ok\b|segmentation fault|undefined reference|\bcannot find\b|✗|✕)",
+            r"(?im)(\berror\b|\berror\[|\berr!|\bfail(ed|ure|ures|ing)?\b|\bfatal\b|\bpanic(ked)?\b|\bexception\b|traceback \(most recent|^\s*assert(ion)?(error)?\b|\bnot ok\b|segmentation fault|undefined reference|\bcannot find\b|✗|✕)",
         )
         .ok()
     })
     .as_ref()
-    .is_some_and(|re| re.is_match(line))
+}
+
+/// Lines that look like an error or a failure (kept from an elided middle).
+pub fn is_error_line(line: &str) -> bool {
+    error_regex().is_some_and(|re| re.is_match(line))
 }
 
 /// Most error lines kept from the middle (half from its start, half from its end).
@@ -167,45 +170,62 @@ impl Capture {
         self.tail.drain(..cut);
     }
 
+    /// Find error lines in the complete lines of `text` (with the carried partial line) in
+    /// one regex pass, and count lines.
     fn track_lines(&mut self, text: &str) {
-        let mut rest = text;
-        while !rest.is_empty() {
-            match rest.find('\n') {
-                Some(i) => {
-                    self.append_line(&rest[..i]);
-                    self.end_line();
-                    rest = &rest[i + 1..];
+        let Some(last_nl) = text.rfind('\n') else {
+            self.append_partial(text);
+            return;
+        };
+        let (complete, rest) = text.split_at(last_nl + 1);
+        let joined;
+        let region: &str = if self.line.is_empty() {
+            complete
+        } else {
+            joined = format!("{}{complete}", self.line);
+            &joined
+        };
+        let base = self.line_no;
+        let mut counted_to = 0usize;
+        let mut line_no = base;
+        let mut last_line_end = 0usize;
+        if let Some(re) = error_regex() {
+            for m in re.find_iter(region) {
+                if m.start() < last_line_end {
+                    continue;
                 }
-                None => {
-                    self.append_line(rest);
-                    break;
-                }
+                let start = region[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+                let end = region[m.start()..].find('\n').map_or(region.len(), |i| m.start() + i);
+                line_no += memchr::memchr_iter(b'\n', &region.as_bytes()[counted_to..start]).count() as u64;
+                counted_to = start;
+                last_line_end = end + 1;
+                let line = &region[start..end];
+                let cut = floor_boundary(line, LINE_CAP);
+                self.record_error(line_no, line[..cut].trim_end_matches('\r').to_owned());
             }
         }
+        let lines = memchr::memchr_iter(b'\n', complete.as_bytes()).count() as u64;
+        self.line_no += lines;
+        self.total_newlines += lines;
+        self.line.clear();
+        self.append_partial(rest);
     }
 
-    fn append_line(&mut self, part: &str) {
+    fn append_partial(&mut self, part: &str) {
         if self.line.len() < LINE_CAP {
             let room = floor_boundary(part, LINE_CAP - self.line.len());
             self.line.push_str(&part[..room]);
         }
     }
 
-    fn end_line(&mut self) {
-        let line = std::mem::take(&mut self.line);
-        let no = self.line_no;
-        self.line_no += 1;
-        self.total_newlines += 1;
-        if is_error_line(&line) {
-            let entry = (no, line.trim_end_matches('\r').to_owned());
-            if self.first_errors.len() < KEPT_ERRORS / 2 {
-                self.first_errors.push(entry);
-            } else {
-                if self.late_errors.len() == CANDIDATES {
-                    self.late_errors.pop_front();
-                }
-                self.late_errors.push_back(entry);
+    fn record_error(&mut self, no: u64, line: String) {
+        if self.first_errors.len() < KEPT_ERRORS / 2 {
+            self.first_errors.push((no, line));
+        } else {
+            if self.late_errors.len() == CANDIDATES {
+                self.late_errors.pop_front();
             }
+            self.late_errors.push_back((no, line));
         }
     }
 
@@ -215,12 +235,7 @@ impl Capture {
             // A last line without a newline still counts (and may be an error line).
             let line = std::mem::take(&mut self.line);
             if is_error_line(&line) {
-                let entry = (self.line_no, line);
-                if self.first_errors.len() < KEPT_ERRORS / 2 {
-                    self.first_errors.push(entry);
-                } else {
-                    self.late_errors.push_back(entry);
-                }
+                self.record_error(self.line_no, line);
             }
         }
         self.compact();
@@ -379,6 +394,26 @@ mod tests {
         assert!(text.contains("5001: error[E0308]"), "{text}");
         // The FAILED line is in the tail, so it is not repeated.
         assert_eq!(text.matches("test result: FAILED").count(), 1);
+    }
+
+    #[test]
+    fn error_lines_are_found_across_chunk_boundaries() {
+        let text: String = (0..3000)
+            .map(|i| if i % 1000 == 500 { format!("x panicked at line {i}\n") } else { format!("ok {i}\n") })
+            .collect();
+        for step in [1, 7, 64, 4096] {
+            let mut c = Capture::new(16, 16);
+            let bytes = text.as_bytes();
+            let mut d = Utf8Decoder::default();
+            for chunk in bytes.chunks(step) {
+                c.push(&d.push(chunk));
+            }
+            let r = c.finish();
+            let kept: Vec<u64> = r.kept_lines.iter().map(|(n, _)| *n).collect();
+            assert_eq!(kept, vec![501, 1501, 2501], "step {step}");
+            assert_eq!(r.kept_lines[1].1, "x panicked at line 1500");
+            assert_eq!(r.total_lines, 3000);
+        }
     }
 
     #[test]

@@ -369,6 +369,9 @@ impl Lines {
     }
 }
 
+/// A per-line observer: `(stream, line)`.
+pub type LineFn<'a> = dyn FnMut(&'static str, &str) + Send + 'a;
+
 /// One output stream being read.
 struct Stream {
     name: &'static str,
@@ -393,12 +396,14 @@ impl Stream {
         }
     }
 
-    fn feed(&mut self, text: String, ctx: &Ctx, on_line: &mut dyn FnMut(&'static str, &str)) {
+    fn feed(&mut self, text: String, ctx: &Ctx, on_line: &mut Option<&mut LineFn<'_>>) {
         if text.is_empty() {
             return;
         }
         self.capture.push(&text);
-        self.lines.push(&text, self.name, on_line);
+        if let Some(f) = on_line {
+            self.lines.push(&text, self.name, *f);
+        }
         if let Some(cb) = &ctx.on_output {
             self.delivered = Some(cb(OutputChunk { stream: self.name, text }));
         }
@@ -409,14 +414,16 @@ impl Stream {
         got: std::io::Result<usize>,
         buf: &[u8],
         ctx: &Ctx,
-        on_line: &mut dyn FnMut(&'static str, &str),
+        on_line: &mut Option<&mut LineFn<'_>>,
     ) {
         match got {
             Ok(0) | Err(_) => {
                 self.open = false;
                 let rest = self.decoder.finish();
                 self.feed(rest, ctx, on_line);
-                self.lines.finish(self.name, on_line);
+                if let Some(f) = on_line {
+                    self.lines.finish(self.name, *f);
+                }
             }
             Ok(n) => {
                 let text = self.decoder.push(&buf[..n]);
@@ -428,12 +435,8 @@ impl Stream {
 
 /// Run `inv` to the end of its whole process tree. A time limit or an abort terminates the
 /// tree (`SIGTERM`, then `SIGKILL` after a second) and the output so far is still returned.
-/// `on_line` sees every complete line of both streams, in order per stream.
-pub async fn execute(
-    inv: &Invocation,
-    ctx: &Ctx,
-    on_line: &mut (dyn FnMut(&'static str, &str) + Send),
-) -> Result<Outcome> {
+/// `on_line`, if any, sees every complete line of both streams, in order per stream.
+pub async fn execute(inv: &Invocation, ctx: &Ctx, mut on_line: Option<&mut LineFn<'_>>) -> Result<Outcome> {
     ctx.cancel.check()?;
     let args: Vec<OsString> = inv.args.iter().map(OsString::from).collect();
     let started = Instant::now();
@@ -483,8 +486,8 @@ pub async fn execute(
             }
         };
         tokio::select! {
-            got = out_pipe.read(&mut out_buf), if out.open => out.read(got, &out_buf, ctx, on_line),
-            got = err_pipe.read(&mut err_buf), if err.open => err.read(got, &err_buf, ctx, on_line),
+            got = out_pipe.read(&mut out_buf), if out.open => out.read(got, &out_buf, ctx, &mut on_line),
+            got = err_pipe.read(&mut err_buf), if err.open => err.read(got, &err_buf, ctx, &mut on_line),
             st = tree.wait(), if status.is_none() => {
                 status = Some(st.map_err(|e| ToolError::new(ErrorCode::Io, format!("wait failed: {e}")))?);
                 // The tree is gone, so nobody holds the pipes: they end as soon as drained.

@@ -89,6 +89,6 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     if !permission::allow(ctx, "run", confirm_text("Run command", &inv)).await? {
         return Ok(declined(SCHEMA, &inv, json!({})));
     }
-    let outcome = execute(&inv, ctx, &mut |_, _| {}).await?;
+    let outcome = execute(&inv, ctx, None).await?;
     Ok(ToolOutput::new(SCHEMA, outcome.render(&inv), outcome.to_json(&inv)))
 }

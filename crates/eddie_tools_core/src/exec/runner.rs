@@ -94,9 +94,10 @@ pub async fn run(
     }
     let mut counts = Counts::default();
     let outcome = if action == Action::Test {
-        execute(&inv, ctx, &mut |_, line| counts.observe(line)).await?
+        let mut observe = |_: &'static str, line: &str| counts.observe(line);
+        execute(&inv, ctx, Some(&mut observe)).await?
     } else {
-        execute(&inv, ctx, &mut |_, _| {}).await?
+        execute(&inv, ctx, None).await?
     };
     let tests = counts.to_json();
     let mut content = outcome.render(&inv);
