@@ -103,3 +103,77 @@ fn dispatch<'a>(name: &'a str, args: &'a Value, ctx: &'a Ctx) -> RunFuture<'a> {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::json;
+
+    use crate::context::{ConfirmFn, Ctx};
+    use crate::registry;
+
+    fn counting_confirm(answer: bool) -> (ConfirmFn, Arc<AtomicUsize>) {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let a = Arc::clone(&asked);
+        let f: ConfirmFn = Arc::new(move |_| {
+            a.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async move { Ok(answer) })
+        });
+        (f, asked)
+    }
+
+    #[tokio::test]
+    async fn run_through_the_registry() {
+        let dir = tempfile::tempdir().unwrap();
+        let (confirm, asked) = counting_confirm(true);
+        let ctx = Ctx::new(dir.path().to_str().unwrap()).unwrap().with_confirm(confirm);
+        let out = registry::run("run", &json!({"command": "sh", "args": ["-c", "echo hi; exit 2"]}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!((out.data["status"].as_str(), out.data["exitCode"].as_i64()), (Some("failed"), Some(2)));
+        assert_eq!(out.data["stdout"], "hi\n");
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        let out =
+            registry::run("runCommand", &json!({"command": "sleep 5", "timeout": 0.2}), &ctx).await.unwrap();
+        assert_eq!(
+            (out.data["status"].as_str(), out.data["signal"].as_str()),
+            (Some("timeout"), Some("SIGTERM"))
+        );
+        let e = registry::run("run", &json!({"command": "a | b"}), &ctx).await.unwrap_err();
+        assert_eq!(e.code().as_str(), "INVALID_ARGUMENT");
+        let e = registry::run("run", &json!({"command": "ls", "cwd": "/"}), &ctx).await.unwrap_err();
+        assert_eq!(e.code().as_str(), "OUTSIDE_WORKSPACE");
+        assert_eq!(asked.load(Ordering::SeqCst), 2, "errors come before the question");
+    }
+
+    #[tokio::test]
+    async fn moderate_asks_once_per_session_dangerous_every_time() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Makefile"), "lint:\n\t@true\ntest:\n\t@true\n").unwrap();
+        let (confirm, asked) = counting_confirm(true);
+        let root = dir.path().to_str().unwrap();
+        let ctx = Ctx::new(root).unwrap().with_confirm(confirm.clone()).with_session("s");
+        for _ in 0..3 {
+            assert_eq!(registry::run("lint", &json!({}), &ctx).await.unwrap().data["status"], "ok");
+        }
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        for _ in 0..2 {
+            registry::run("run_tests", &json!({}), &ctx).await.unwrap();
+        }
+        assert_eq!(asked.load(Ordering::SeqCst), 3);
+        // Without a session, every call is its own session.
+        let bare = Ctx::new(root).unwrap().with_confirm(confirm);
+        registry::run("lint", &json!({}), &bare).await.unwrap();
+        registry::run("lint", &json!({}), &bare).await.unwrap();
+        assert_eq!(asked.load(Ordering::SeqCst), 5);
+        // No confirm callback: declined, nothing runs.
+        let none = Ctx::new(root).unwrap();
+        assert_eq!(
+            registry::run("lint", &json!({"command": "touch x"}), &none).await.unwrap().data["status"],
+            "declined"
+        );
+        assert!(!dir.path().join("x").exists());
+    }
+}

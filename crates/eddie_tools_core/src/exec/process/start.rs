@@ -43,7 +43,14 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     .map_err(|e| spawn_error(&inv.program, &e))?;
     let proc = super::register(tree, inv.display(), inv.cwd_shown.clone(), ctx)?;
     let waited = match wait_spec {
-        Some(cond) => Some(super::wait::wait_for(&proc, &cond, ctx).await?),
+        Some(cond) => match super::wait::wait_for(&proc, &cond, ctx).await {
+            Ok(w) => Some(w),
+            Err(e) => {
+                // The caller gave up before it got the id: nobody could stop it later.
+                proc.kill(true);
+                return Err(e);
+            }
+        },
         None => None,
     };
     let (output, next) = super::tail(&proc, 4096);
