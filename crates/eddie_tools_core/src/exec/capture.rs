@@ -70,9 +70,36 @@ fn error_regex() -> Option<&'static Regex> {
     static RE: OnceLock<Option<Regex>> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
-            r"(?im)(\berror\b|\berror\[|\berr!|\bfail(ed|ure|ures|ing)?\b|\bfatal\b|\bpanic(ked)?\b|\bexception\b|traceback \(most recent|^\s*assert(ion)?(error)?\b|\bnot ok\b|segmentation fault|undefined reference|\bcannot find\b|✗|✕)",
+            r"(?im-u)(\berror\b|\berror\[|\berr!|\bfail(ed|ure|ures|ing)?\b|\bfatal\b|\bpanic(ked)?\b|\bexception\b|traceback \(most recent|^\s*assert(ion)?(error)?\b|\bnot ok\b|segmentation fault|undefined reference|\bcannot find\b|(?u:✗|✕))",
         )
         .ok()
+    })
+    .as_ref()
+}
+
+/// Words one of which every error line contains: found fast (case-insensitively) over whole
+/// chunks, so only their lines go through [`error_regex`].
+fn keywords() -> Option<&'static aho_corasick::AhoCorasick> {
+    static AC: OnceLock<Option<aho_corasick::AhoCorasick>> = OnceLock::new();
+    AC.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build([
+                "err",
+                "fail",
+                "fatal",
+                "panic",
+                "exception",
+                "traceback",
+                "assert",
+                "not ok",
+                "segmentation",
+                "undefined reference",
+                "cannot find",
+                "✗",
+                "✕",
+            ])
+            .ok()
     })
     .as_ref()
 }
@@ -189,17 +216,21 @@ impl Capture {
         let mut counted_to = 0usize;
         let mut line_no = base;
         let mut last_line_end = 0usize;
-        if let Some(re) = error_regex() {
-            for m in re.find_iter(region) {
+        if let (Some(ac), Some(re)) = (keywords(), error_regex()) {
+            let bytes = region.as_bytes();
+            for m in ac.find_iter(region) {
                 if m.start() < last_line_end {
                     continue;
                 }
-                let start = region[..m.start()].rfind('\n').map_or(0, |i| i + 1);
-                let end = region[m.start()..].find('\n').map_or(region.len(), |i| m.start() + i);
-                line_no += memchr::memchr_iter(b'\n', &region.as_bytes()[counted_to..start]).count() as u64;
-                counted_to = start;
+                let start = memchr::memrchr(b'\n', &bytes[..m.start()]).map_or(0, |i| i + 1);
+                let end = memchr::memchr(b'\n', &bytes[m.start()..]).map_or(region.len(), |i| m.start() + i);
                 last_line_end = end + 1;
                 let line = &region[start..end];
+                if !re.is_match(line) {
+                    continue;
+                }
+                line_no += memchr::memchr_iter(b'\n', &bytes[counted_to..start]).count() as u64;
+                counted_to = start;
                 let cut = floor_boundary(line, LINE_CAP);
                 self.record_error(line_no, line[..cut].trim_end_matches('\r').to_owned());
             }
