@@ -23,7 +23,10 @@ fn main() {
         if let Ok(target) = std::env::var("TARGET") {
             cmd.args(["--target", &target]);
         }
-        cmd.stderr(std::process::Stdio::null());
+        if static_libc {
+            // Quiet: without libc.a this attempt fails and the dynamic build is used.
+            cmd.stderr(std::process::Stdio::null());
+        }
         cmd.status().is_ok_and(|s| s.success())
     };
     if !build(true) && !build(false) {
