@@ -338,6 +338,12 @@ pub fn detect(dir: &Path, path: Option<&str>) -> Project {
             }
         }
     }
+    // Not a project type of its own, but worth knowing (Stack's project_scan reports it).
+    for extra in ["Dockerfile", "docker-compose.yml", "compose.yaml", ".github/workflows"] {
+        if exists(dir, extra) {
+            p.markers.push(extra.to_owned());
+        }
+    }
     p
 }
 
@@ -475,9 +481,11 @@ mod tests {
         let d = project(&[
             ("Cargo.toml", "[package]\nname = \"kit\"\n"),
             ("Makefile", "lint:\n\tcargo clippy\nbench: build\n"),
+            ("Dockerfile", "FROM x\n"),
         ]);
         let p = detect(d.path(), None);
         assert_eq!((p.types.clone(), p.name.as_str()), (vec!["cargo", "make"], "kit"));
+        assert_eq!(p.markers, ["Cargo.toml", "Makefile", "Dockerfile"]);
         assert_eq!(cmd(&p, Action::Lint).as_deref(), Some("cargo clippy --all-targets"));
         let d = project(&[("go.mod", "module example.com/x\n\ngo 1.22\n")]);
         let p = detect(d.path(), None);
