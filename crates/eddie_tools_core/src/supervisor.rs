@@ -27,6 +27,8 @@
 //! - **in-process fork** (fallback, or with `EDDIE_TOOLS_SHIM=fork`): the forked child does not
 //!   exec but becomes the shim itself, using only async-signal-safe calls.
 
+#![cfg_attr(not(eddie_shim), allow(unused_imports, dead_code))]
+
 use std::collections::{HashMap, HashSet};
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
@@ -44,6 +46,7 @@ use tokio::net::unix::pipe;
 /// Default time between `SIGTERM` and `SIGKILL`.
 pub const DEFAULT_GRACE: Duration = Duration::from_millis(1000);
 
+#[cfg(eddie_shim)]
 /// The shim program, built by `build.rs`.
 static SHIM_BINARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/eddie-shim"));
 
@@ -67,9 +70,14 @@ pub struct Spec<'a> {
 #[derive(Debug)]
 enum Backend {
     /// `eddie-shim`, our direct child; messages arrive on `status`.
+    #[cfg(eddie_shim)]
     Shim { status: Option<pipe::Receiver>, buf: Vec<u8>, exit: Option<i32> },
     /// The in-process fork shim, a tokio child; the status arrives on `status` at the end.
+    #[cfg(eddie_shim)]
     Fork { child: tokio::process::Child, status: Option<OwnedFd> },
+    /// No shim: the command leads its own process group (daemons that leave it escape).
+    #[cfg(not(eddie_shim))]
+    Group { child: tokio::process::Child, done: std::sync::Arc<AtomicBool> },
 }
 
 /// A running command tree (its shim is our child).
@@ -95,7 +103,14 @@ pub fn terminate_all() -> usize {
     let pids: Vec<i32> = live().lock().map(|l| l.iter().copied().collect()).unwrap_or_default();
     for &pid in &pids {
         // SAFETY: kill has no memory-safety preconditions.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+        #[cfg(eddie_shim)]
+        unsafe {
+            libc::kill(pid, libc::SIGTERM)
+        };
+        #[cfg(not(eddie_shim))]
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL)
+        };
     }
     pids.len()
 }
@@ -105,19 +120,29 @@ pub fn live_count() -> usize {
     live().lock().map(|l| l.len()).unwrap_or(0)
 }
 
-/// Which shim new trees get: `"spawn"` (the `eddie-shim` program) or `"fork"`.
+/// Which shim new trees get: `"spawn"` (the `eddie-shim` program), `"fork"` (the in-process
+/// shim), or `"group"` (no shim: a process group, where Linux's subreaper is not available).
 pub fn backend() -> &'static str {
-    if shim_path().is_some() { "spawn" } else { "fork" }
+    #[cfg(eddie_shim)]
+    return if shim_path().is_some() { "spawn" } else { "fork" };
+    #[cfg(not(eddie_shim))]
+    "group"
 }
 
+#[cfg(eddie_shim)]
 static SHIM_BROKEN: AtomicBool = AtomicBool::new(false);
+#[cfg(eddie_shim)]
 static SHIM_FAILURE: OnceLock<String> = OnceLock::new();
 
 /// Why `eddie-shim` could not be used, if it failed (the fork backend took over).
 pub fn shim_failure() -> Option<&'static str> {
-    SHIM_FAILURE.get().map(String::as_str)
+    #[cfg(eddie_shim)]
+    return SHIM_FAILURE.get().map(String::as_str);
+    #[cfg(not(eddie_shim))]
+    None
 }
 
+#[cfg(eddie_shim)]
 /// The installed `eddie-shim`, unless disabled (`EDDIE_TOOLS_SHIM=fork`) or impossible.
 fn shim_path() -> Option<&'static CString> {
     static PATH: OnceLock<Option<CString>> = OnceLock::new();
@@ -136,6 +161,7 @@ fn shim_path() -> Option<&'static CString> {
     .as_ref()
 }
 
+#[cfg(eddie_shim)]
 /// Private directories the shim may live in, best first.
 fn shim_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
@@ -154,6 +180,7 @@ fn shim_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+#[cfg(eddie_shim)]
 /// Write the shim into `dir` (ours, not writable by others) unless an identical copy is there.
 fn install_shim(dir: &Path) -> io::Result<PathBuf> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -194,6 +221,7 @@ fn install_shim(dir: &Path) -> io::Result<PathBuf> {
     Ok(path)
 }
 
+#[cfg(eddie_shim)]
 /// Why a spawn through `eddie-shim` failed.
 enum ShimError {
     /// The shim itself could not run: use the fork backend.
@@ -206,6 +234,9 @@ impl Tree {
     /// Start `spec` under a shim. `Err` is the spawn error of the command itself (`ENOENT`
     /// for a missing program or working directory).
     pub fn spawn(spec: &Spec<'_>) -> io::Result<Self> {
+        #[cfg(not(eddie_shim))]
+        return spawn_group(spec);
+        #[cfg(eddie_shim)]
         if let Some(shim) = shim_path() {
             match spawn_shim(shim, spec) {
                 Ok(t) => return Ok(t),
@@ -216,6 +247,7 @@ impl Tree {
                 }
             }
         }
+        #[cfg(eddie_shim)]
         spawn_fork(spec)
     }
 
@@ -246,25 +278,58 @@ impl Tree {
 
     fn signal(&self, sig: i32) {
         if self.pid > 0 && !self.reaped {
-            // SAFETY: kill has no memory-safety preconditions; the shim is our unreaped
-            // child, so its pid cannot have been reused.
-            unsafe { libc::kill(self.pid, sig) };
+            // SAFETY: kill has no memory-safety preconditions; the shim (or group leader) is
+            // our unreaped child, so its pid cannot have been reused.
+            #[cfg(eddie_shim)]
+            unsafe {
+                libc::kill(self.pid, sig)
+            };
+            #[cfg(not(eddie_shim))]
+            unsafe {
+                libc::killpg(self.pid, sig)
+            };
         }
     }
 
     /// `SIGTERM` to every process of the tree, `SIGKILL` to what is left after the grace.
     pub fn terminate(&self) {
         self.signal(libc::SIGTERM);
+        #[cfg(not(eddie_shim))]
+        if let Backend::Group { done, .. } = &self.backend
+            && !self.reaped
+        {
+            let (done, pid, grace) = (std::sync::Arc::clone(done), self.pid, self.grace);
+            let _ = std::thread::Builder::new().name("eddie-kill".into()).spawn(move || {
+                std::thread::sleep(grace);
+                if !done.load(Ordering::SeqCst) {
+                    // SAFETY: the group leader is not reaped yet, so the group id is ours.
+                    unsafe { libc::killpg(pid, libc::SIGKILL) };
+                }
+            });
+        }
     }
 
     /// `SIGKILL` to every process of the tree, now.
     pub fn kill_now(&self) {
+        #[cfg(eddie_shim)]
         self.signal(libc::SIGUSR1);
+        #[cfg(not(eddie_shim))]
+        self.signal(libc::SIGKILL);
     }
 
     /// Wait until the whole tree is gone; the command's own exit status. Cancel-safe.
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         let status = match &mut self.backend {
+            #[cfg(not(eddie_shim))]
+            Backend::Group { child, done } => {
+                let status = child.wait().await?;
+                done.store(true, Ordering::SeqCst);
+                // Whatever the command left in its group goes too.
+                // SAFETY: killpg has no memory-safety preconditions.
+                unsafe { libc::killpg(self.pid, libc::SIGKILL) };
+                status
+            }
+            #[cfg(eddie_shim)]
             Backend::Shim { status, buf, exit } => {
                 if let Some(rx) = status.as_ref() {
                     loop {
@@ -296,6 +361,7 @@ impl Tree {
                     None => ExitStatus::from_raw(shim),
                 }
             }
+            #[cfg(eddie_shim)]
             Backend::Fork { child, status } => {
                 let shim = child.wait().await?;
                 let mut raw = [0u8; 4];
@@ -332,6 +398,7 @@ impl Tree {
     }
 }
 
+#[cfg(eddie_shim)]
 /// `waitpid(pid)` until it is reaped; the raw status (0 if it cannot be).
 fn reap(pid: i32) -> i32 {
     let mut st = 0;
@@ -356,7 +423,11 @@ impl Drop for Tree {
         }
         match &self.backend {
             // Tokio reaps a dropped child in the background.
+            #[cfg(not(eddie_shim))]
+            Backend::Group { .. } => {}
+            #[cfg(eddie_shim)]
             Backend::Fork { .. } => {}
+            #[cfg(eddie_shim)]
             Backend::Shim { .. } => {
                 let pid = self.pid;
                 let _ = std::thread::Builder::new().name("eddie-reap".into()).spawn(move || reap(pid));
@@ -365,6 +436,7 @@ impl Drop for Tree {
     }
 }
 
+#[cfg(eddie_shim)]
 fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: `fds` has room for the two descriptors pipe2 writes.
@@ -375,10 +447,12 @@ fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
+#[cfg(eddie_shim)]
 fn cstring(b: &[u8]) -> io::Result<CString> {
     CString::new(b).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
 }
 
+#[cfg(eddie_shim)]
 /// Start `eddie-shim` with `posix_spawn` in a new session; read its first message.
 fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
     let io_err = ShimError::Shim;
@@ -510,6 +584,7 @@ fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
     }
 }
 
+#[cfg(eddie_shim)]
 /// Start `spec` under the in-process fork shim.
 fn spawn_fork(spec: &Spec<'_>) -> io::Result<Tree> {
     use std::os::unix::process::CommandExt;
@@ -554,6 +629,42 @@ fn spawn_fork(spec: &Spec<'_>) -> io::Result<Tree> {
         stdout,
         stderr,
         backend: Backend::Fork { child, status: Some(status_read) },
+    })
+}
+
+/// Start `spec` as the leader of a new process group (where there is no subreaper).
+#[cfg(not(eddie_shim))]
+fn spawn_group(spec: &Spec<'_>) -> io::Result<Tree> {
+    let mut cmd = tokio::process::Command::new(spec.program);
+    cmd.args(spec.args)
+        .current_dir(spec.cwd)
+        .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(false);
+    if let Some(env) = spec.env {
+        cmd.env_clear().envs(env);
+    }
+    let mut child = cmd.spawn()?;
+    let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+    let stdin =
+        child.stdin.take().map(|s| s.into_owned_fd().and_then(pipe::Sender::from_owned_fd)).transpose()?;
+    let stdout =
+        child.stdout.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
+    let stderr =
+        child.stderr.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
+    if let Ok(mut l) = live().lock() {
+        l.insert(pid);
+    }
+    Ok(Tree {
+        pid,
+        grace: spec.grace,
+        reaped: false,
+        stdin,
+        stdout,
+        stderr,
+        backend: Backend::Group { child, done: std::sync::Arc::new(AtomicBool::new(false)) },
     })
 }
 
@@ -605,6 +716,7 @@ pub fn describe(status: ExitStatus) -> (Option<i32>, Option<String>) {
 
 // ---- the shim (runs in the forked child; async-signal-safe only) --------------------------
 
+#[cfg(eddie_shim)]
 #[derive(Clone, Copy)]
 struct ShimCfg {
     parent: libc::pid_t,
@@ -612,6 +724,7 @@ struct ShimCfg {
     grace_ms: i64,
 }
 
+#[cfg(eddie_shim)]
 /// Runs in the child between fork and exec. Returns `Ok` only in the grandchild, which `std`
 /// then turns into the command; the shim itself never returns.
 fn shim(cfg: &ShimCfg) -> io::Result<()> {
@@ -649,6 +762,7 @@ fn shim(cfg: &ShimCfg) -> io::Result<()> {
     }
 }
 
+#[cfg(eddie_shim)]
 /// One row of the process table: pid, parent pid, and whether it belongs to the tree.
 #[derive(Clone, Copy)]
 #[repr(C)]
@@ -658,8 +772,10 @@ struct Row {
     mark: i32,
 }
 
+#[cfg(eddie_shim)]
 const TABLE_ROWS: usize = 65_536;
 
+#[cfg(eddie_shim)]
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Running,
@@ -667,12 +783,14 @@ enum Phase {
     Killing,
 }
 
+#[cfg(eddie_shim)]
 unsafe fn now_ms() -> i64 {
     let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
 }
 
+#[cfg(eddie_shim)]
 unsafe fn run_shim(me: libc::pid_t, main: libc::pid_t, cfg: &ShimCfg, set: &libc::sigset_t) -> ! {
     unsafe {
         close_all_but(cfg.status_fd);
@@ -764,6 +882,7 @@ unsafe fn run_shim(me: libc::pid_t, main: libc::pid_t, cfg: &ShimCfg, set: &libc
     }
 }
 
+#[cfg(eddie_shim)]
 /// Close every descriptor except `keep` (the stdio pipes too: only the command holds them).
 unsafe fn close_all_but(keep: libc::c_int) {
     unsafe {
@@ -779,6 +898,7 @@ unsafe fn close_all_but(keep: libc::c_int) {
     }
 }
 
+#[cfg(eddie_shim)]
 /// Send `sig` to every descendant of `me`, found through `/proc/<pid>/stat` parent links.
 unsafe fn signal_tree(me: libc::pid_t, sig: libc::c_int, table: &mut [Row]) {
     unsafe {
@@ -810,6 +930,7 @@ unsafe fn signal_tree(me: libc::pid_t, sig: libc::c_int, table: &mut [Row]) {
     }
 }
 
+#[cfg(eddie_shim)]
 /// Fill `table` with `(pid, ppid)` of every process; the number of rows.
 unsafe fn scan_proc(table: &mut [Row]) -> usize {
     unsafe {
@@ -848,6 +969,7 @@ unsafe fn scan_proc(table: &mut [Row]) -> usize {
     }
 }
 
+#[cfg(eddie_shim)]
 /// A NUL-terminated all-digit directory name as a pid.
 fn parse_pid(name: &[u8]) -> Option<i32> {
     let mut v: i32 = 0;
@@ -865,6 +987,7 @@ fn parse_pid(name: &[u8]) -> Option<i32> {
     (digits > 0).then_some(v)
 }
 
+#[cfg(eddie_shim)]
 /// The parent pid from `/proc/<pid>/stat` (`pid (comm) S ppid ...`; comm may hold `)`).
 unsafe fn read_ppid(pid: i32) -> Option<i32> {
     let mut path = [0u8; 32];
@@ -997,6 +1120,7 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
     }
 
+    #[cfg(eddie_shim)]
     #[tokio::test]
     async fn leftovers_and_double_forked_daemons_die_with_the_command() {
         let dir = tempfile::tempdir().unwrap();
@@ -1013,6 +1137,7 @@ mod tests {
         }
     }
 
+    #[cfg(eddie_shim)]
     #[tokio::test]
     async fn terminate_kills_the_tree_within_the_grace() {
         let dir = tempfile::tempdir().unwrap();
@@ -1035,6 +1160,7 @@ mod tests {
         }
     }
 
+    #[cfg(eddie_shim)]
     #[tokio::test]
     async fn the_tree_cannot_stop_its_own_shim() {
         let dir = tempfile::tempdir().unwrap();
@@ -1057,6 +1183,7 @@ mod tests {
         assert!(gone(pid).await);
     }
 
+    #[cfg(eddie_shim)]
     #[tokio::test]
     async fn the_spawned_shim_is_used_and_the_fork_fallback_works_too() {
         if std::env::var_os("EDDIE_TOOLS_SHIM").is_none() {
@@ -1083,6 +1210,7 @@ mod tests {
         assert!(gone(pid).await, "daemon {pid} survived the fork backend");
     }
 
+    #[cfg(eddie_shim)]
     #[test]
     fn signal_names_round_trip() {
         assert_eq!(signal_name(libc::SIGTERM), "SIGTERM");
