@@ -466,7 +466,7 @@ export type RunArgs = {
   cwd?: string
   /** Variables to set for the command (null unsets one). Passed even when they look secret. */
   env?: {
-    [key: string]: unknown
+    [key: string]: string | null
   }
   /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
   keepEnv?: Array<string>
@@ -532,7 +532,7 @@ export type ProcessStartArgs = {
   cwd?: string
   /** Variables to set for the command (null unsets one). Passed even when they look secret. */
   env?: {
-    [key: string]: unknown
+    [key: string]: string | null
   }
   /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
   keepEnv?: Array<string>
@@ -815,7 +815,7 @@ export type RunTestsArgs = {
   timeout?: number
   /** Variables to set for the command (null unsets one). Passed even when they look secret. */
   env?: {
-    [key: string]: unknown
+    [key: string]: string | null
   }
   /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
   keepEnv?: Array<string>
@@ -894,7 +894,7 @@ export type LintArgs = {
   timeout?: number
   /** Variables to set for the command (null unsets one). Passed even when they look secret. */
   env?: {
-    [key: string]: unknown
+    [key: string]: string | null
   }
   /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
   keepEnv?: Array<string>
@@ -973,7 +973,7 @@ export type FormatArgs = {
   timeout?: number
   /** Variables to set for the command (null unsets one). Passed even when they look secret. */
   env?: {
-    [key: string]: unknown
+    [key: string]: string | null
   }
   /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
   keepEnv?: Array<string>
@@ -1052,7 +1052,7 @@ export type TypecheckArgs = {
   timeout?: number
   /** Variables to set for the command (null unsets one). Passed even when they look secret. */
   env?: {
-    [key: string]: unknown
+    [key: string]: string | null
   }
   /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
   keepEnv?: Array<string>
@@ -1131,7 +1131,7 @@ export type BuildArgs = {
   timeout?: number
   /** Variables to set for the command (null unsets one). Passed even when they look secret. */
   env?: {
-    [key: string]: unknown
+    [key: string]: string | null
   }
   /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
   keepEnv?: Array<string>
@@ -1210,7 +1210,7 @@ export type InstallArgs = {
   timeout?: number
   /** Variables to set for the command (null unsets one). Passed even when they look secret. */
   env?: {
-    [key: string]: unknown
+    [key: string]: string | null
   }
   /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
   keepEnv?: Array<string>

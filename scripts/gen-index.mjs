@@ -40,7 +40,9 @@ function tsType(schema, self, indent = '') {
         const doc = v.description ? `${inner}/** ${v.description} */\n` : ''
         return `${doc}${inner}${quote(k)}${req.has(k) ? '' : '?'}: ${tsType(v, self, inner)}`
       })
-      if (schema.additionalProperties !== false) lines.push(`${inner}[key: string]: unknown`)
+      const extra = schema.additionalProperties
+      if (extra && typeof extra === 'object') lines.push(`${inner}[key: string]: ${tsType(extra, self, inner)}${Object.keys(props).length ? ' | undefined' : ''}`)
+      else if (extra !== false) lines.push(`${inner}[key: string]: unknown`)
       return lines.length ? `{\n${lines.join('\n')}\n${indent}}` : 'Record<string, unknown>'
     }
     default: return 'unknown'
