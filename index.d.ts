@@ -622,6 +622,8 @@ export type ProcessWriteArgs = {
   stdin?: string
   /** Close stdin after writing (sends EOF). */
   closeStdin?: boolean
+  /** Seconds to wait for the process to take the text (default 10); then TIMEOUT. */
+  timeout?: number
 }
 /** `data` of a `process_write` result. */
 export type ProcessWriteData = {

@@ -270,6 +270,9 @@ test('background processes: errors, escapes, declines and the process limit', as
   await rejectsWith(assert, tools.processWait({ id, regex: '(' }, ctx), 'INVALID_REGEX')
   await rejectsWith(assert, tools.processWait({ id, port: 70000 }, ctx), 'INVALID_ARGUMENT')
   await rejectsWith(assert, tools.processWrite({ id }, ctx), 'INVALID_ARGUMENT', 'give stdin text to write, or closeStdin: true')
+  await rejectsWith(assert, tools.processWrite({ id, stdin: 'x', timeout: -1 }, ctx), 'INVALID_ARGUMENT')
+  // `sleep` never reads: a write bigger than the pipe buffer times out.
+  await rejectsWith(assert, tools.processWrite({ id, stdin: 'x'.repeat(1 << 20), timeout: 0.3 }, ctx), 'TIMEOUT', /did not read its stdin within 0.3 s/)
   await rejectsWith(assert, tools.processStart({ command: 'ls', cwd: '..' }, ctx), 'OUTSIDE_WORKSPACE')
   await rejectsWith(assert, tools.processStart({ command: 'no-such-program-xyz' }, ctx), 'NOT_FOUND', 'spawn no-such-program-xyz ENOENT')
   const no = context(ws, false).ctx

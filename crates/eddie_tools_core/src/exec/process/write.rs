@@ -13,8 +13,8 @@ use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.process_write.result.v1";
-/// How long a write may wait for a process that does not read.
-const WRITE_LIMIT: Duration = Duration::from_secs(10);
+/// How long a write may wait, by default, for a process that does not read.
+const WRITE_LIMIT_S: f64 = 10.0;
 
 /// Run `process_write`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
@@ -24,6 +24,14 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         Some(_) => return Err(ToolError::invalid("stdin must be a string")),
     };
     let close = crate::js::truthy(args.get("closeStdin"));
+    let limit = match args.get("timeout") {
+        None | Some(Value::Null) => WRITE_LIMIT_S,
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(v) if v.is_finite() && v > 0.0 && v <= 3600.0 => v,
+            _ => return Err(ToolError::invalid("timeout must be a number of seconds in (0, 3600]")),
+        },
+        Some(_) => return Err(ToolError::invalid("timeout must be a number of seconds")),
+    };
     if input.is_empty() && !close {
         return Err(ToolError::invalid("give stdin text to write, or closeStdin: true"));
     }
@@ -53,7 +61,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let Some(pipe) = guard.as_mut() else {
         return Err(not_running(&proc.id, "its stdin is closed"));
     };
-    let wrote = tokio::time::timeout(WRITE_LIMIT, async {
+    let wrote = tokio::time::timeout(Duration::from_secs_f64(limit), async {
         pipe.write_all(input.as_bytes()).await?;
         pipe.flush().await
     })
@@ -62,7 +70,10 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         Err(_) => {
             return Err(ToolError::new(
                 ErrorCode::Timeout,
-                format!("{} did not read its stdin within {} s.", proc.id, WRITE_LIMIT.as_secs()),
+                format!(
+                    "{} did not read its stdin within {limit} s; part of the text may have been written.",
+                    proc.id
+                ),
             ));
         }
         Ok(Err(e)) => {
