@@ -10,6 +10,21 @@ export interface ToolContext {
   env?: Record<string, string | undefined>
   /** Aborting rejects the call with code `CANCELLED` and stops its work (a command's process group is killed). */
   signal?: AbortSignal | null
+  /** Streaming output of a running command (`run` and the project runners). Return value and exceptions are ignored. */
+  onOutput?: (chunk: OutputChunk) => void
+  /** How `ask_user` / `ask_followup_question` reach the user. Missing = those tools fail with `ASK_UNAVAILABLE`. */
+  ask?: (question: string) => string | Promise<string>
+  /**
+   * The permission session: a `moderate` tool asks `confirm` once per session, a `dangerous` one on every call.
+   * Default: the ctx object itself (reuse one ctx object for one session; a fresh object per call asks every time).
+   */
+  sessionId?: string
+}
+
+/** One piece of a running command's output, as `ctx.onOutput` receives it (never a split character). */
+export interface OutputChunk {
+  stream: 'stdout' | 'stderr'
+  text: string
 }
 
 /** A tool result: exactly `{schema, content, data}`. */
@@ -32,7 +47,7 @@ export interface ToolDefinition<A = Record<string, unknown>, D = unknown> {
 }
 
 /** Stable error codes carried by every thrown error as `error.code`. */
-export type ErrorCode = "INVALID_ARGUMENT" | "OUTSIDE_WORKSPACE" | "NOT_FOUND" | "IS_A_DIRECTORY" | "NOT_A_DIRECTORY" | "PERMISSION_DENIED" | "IO" | "INVALID_REGEX" | "PARSE" | "TASK_NOT_FOUND" | "COMMAND_FAILED" | "TIMEOUT" | "OUTPUT_LIMIT" | "CANCELLED" | "CONFIRM_FAILED" | "UNKNOWN_TOOL" | "INTERNAL" | "STALE" | "NO_MATCH" | "AMBIGUOUS_MATCH" | "UNENCODABLE" | "BINARY_FILE" | "ALREADY_EXISTS" | "INVALID_PATCH"
+export type ErrorCode = "INVALID_ARGUMENT" | "OUTSIDE_WORKSPACE" | "NOT_FOUND" | "IS_A_DIRECTORY" | "NOT_A_DIRECTORY" | "PERMISSION_DENIED" | "IO" | "INVALID_REGEX" | "PARSE" | "TASK_NOT_FOUND" | "COMMAND_FAILED" | "TIMEOUT" | "OUTPUT_LIMIT" | "CANCELLED" | "CONFIRM_FAILED" | "UNKNOWN_TOOL" | "INTERNAL" | "STALE" | "NO_MATCH" | "AMBIGUOUS_MATCH" | "UNENCODABLE" | "BINARY_FILE" | "ALREADY_EXISTS" | "INVALID_PATCH" | "PROCESS_NOT_FOUND" | "PROCESS_NOT_RUNNING" | "TOO_MANY_PROCESSES" | "NO_RUNNER" | "ASK_UNAVAILABLE" | "ASK_FAILED"
 
 /** The errors every tool throws: eddie's message, plus a stable `code`. */
 export interface ToolError extends Error {
@@ -1022,6 +1037,895 @@ export type GetFileInfoData = {
 export declare function getFileInfo(args: GetFileInfoArgs, ctx: ToolContext): Promise<ToolResult<GetFileInfoData>>
 export declare const getFileInfoTool: ToolDefinition<GetFileInfoArgs, GetFileInfoData>
 
+/** Arguments of `run`. */
+export type RunArgs = {
+  /** The program (or a whole command line when args is omitted; it is split like a shell would, without expansions). */
+  command: string
+  /** Arguments, passed as they are. */
+  args?: Array<string>
+  /** Working directory, relative to the workspace (default: the workspace root). */
+  cwd?: string
+  /** Variables to set for the command (null unsets one). Passed even when they look secret. */
+  env?: {
+    [key: string]: string | null
+  }
+  /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
+  keepEnv?: Array<string>
+  /** Time limit in seconds (default 120; 0 = none). On expiry the whole process tree gets SIGTERM, then SIGKILL after 1 s. */
+  timeout?: number
+  /** Bytes of each stream to keep (default 32768): the head and the tail; the middle is counted and its error lines kept. */
+  maxOutputBytes?: number
+  /** Text written to the command's stdin (default: empty stdin). */
+  stdin?: string
+}
+/** `data` of a `run` result. */
+export type RunData = {
+  /** The program. */
+  command: string
+  args: Array<string>
+  /** Working directory, relative to the workspace. */
+  cwd: string
+  status: "ok" | "failed" | "timeout" | "cancelled" | "declined"
+  /** Exit code 0. */
+  success: boolean
+  exitCode: number | null
+  signal: string | null
+  timedOut: boolean
+  durationMs: number
+  /** Head and tail of stdout, with a marker for the omitted middle. */
+  stdout: string
+  stderr: string
+  stdoutStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  stderrStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  /** Inherited variables dropped because they look secret. */
+  droppedEnv: Array<string>
+}
+/** Run a program with arguments (no shell) in the workspace and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Use bash for pipes and redirections. (`run`, mutating, asks ctx.confirm) */
+export declare function runCommand(args: RunArgs, ctx: ToolContext): Promise<ToolResult<RunData>>
+export declare const runCommandTool: ToolDefinition<RunArgs, RunData>
+
+/** Arguments of `process_start`. */
+export type ProcessStartArgs = {
+  /** The program (or a whole command line when args is omitted). */
+  command: string
+  args?: Array<string>
+  /** Working directory, relative to the workspace (default: the workspace root). */
+  cwd?: string
+  /** Variables to set for the command (null unsets one). Passed even when they look secret. */
+  env?: {
+    [key: string]: string | null
+  }
+  /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
+  keepEnv?: Array<string>
+  /** Before returning, wait for a regex in the output, a port, or the exit. */
+  waitFor?: {
+    /** Wait until the output (from cursor) matches this regular expression (Rust regex syntax). */
+    regex?: string
+    /** Wait until 127.0.0.1/::1 accepts TCP connections on this port. */
+    port?: number
+    /** Wait until the process exits (the default when neither regex nor port is given). */
+    exit?: boolean
+    /** Seconds to wait (default 30). */
+    timeout?: number
+  }
+}
+/** `data` of a `process_start` result. */
+export type ProcessStartData = {
+  id: string | null
+  pid: number | null
+  command: string
+  cwd: string
+  status: "running" | "exited" | "declined"
+  exitCode?: number | null
+  signal?: string | null
+  killed?: boolean
+  startedAt?: string
+  runtimeMs?: number
+  /** Output so far (cursors count bytes of it). */
+  outputBytes?: number
+  /** Output so far (last 4 KiB). */
+  output: string
+  nextCursor: number
+  wait: null | {
+    satisfied: boolean
+    reason: "regex" | "port" | "exit" | "exited" | "timeout"
+    match: string | null
+    matchCursor: number | null
+    waitedMs: number
+  }
+  droppedEnv: Array<string>
+}
+/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. (`process_start`, mutating, asks ctx.confirm) */
+export declare function processStart(args: ProcessStartArgs, ctx: ToolContext): Promise<ToolResult<ProcessStartData>>
+export declare const processStartTool: ToolDefinition<ProcessStartArgs, ProcessStartData>
+
+/** Arguments of `process_read`. */
+export type ProcessReadArgs = {
+  /** Process id from process_start (e.g. "p1"). */
+  id: string
+  /** Byte position to read from (a nextCursor from an earlier call). */
+  cursor?: number
+  /** Most bytes to return (default 32768). */
+  maxBytes?: number
+}
+/** `data` of a `process_read` result. */
+export type ProcessReadData = {
+  /** Process id, e.g. p1. */
+  id: string
+  /** Session id of its process tree. */
+  pid: number
+  command: string
+  cwd: string
+  status: "running" | "exited"
+  exitCode: number | null
+  signal: string | null
+  killed: boolean
+  startedAt: string
+  runtimeMs: number
+  /** Output so far (cursors count bytes of it). */
+  outputBytes: number
+  output: string
+  cursor: number
+  nextCursor: number
+  /** Bytes before cursor that are no longer kept. */
+  droppedBytes: number
+  more: boolean
+}
+/** Read a background process's output from a cursor (0 = the oldest kept byte); returns nextCursor for the next call. (`process_read`) */
+export declare function processRead(args: ProcessReadArgs, ctx: ToolContext): Promise<ToolResult<ProcessReadData>>
+export declare const processReadTool: ToolDefinition<ProcessReadArgs, ProcessReadData>
+
+/** Arguments of `process_write`. */
+export type ProcessWriteArgs = {
+  /** Process id from process_start (e.g. "p1"). */
+  id: string
+  /** Text to write (add \n to end a line). */
+  stdin?: string
+  /** Close stdin after writing (sends EOF). */
+  closeStdin?: boolean
+  /** Seconds to wait for the process to take the text (default 10); then TIMEOUT. */
+  timeout?: number
+}
+/** `data` of a `process_write` result. */
+export type ProcessWriteData = {
+  /** Process id, e.g. p1. */
+  id: string
+  /** Session id of its process tree. */
+  pid: number
+  command: string
+  cwd: string
+  status: "running" | "exited"
+  exitCode: number | null
+  signal: string | null
+  killed: boolean
+  startedAt: string
+  runtimeMs: number
+  /** Output so far (cursors count bytes of it). */
+  outputBytes: number
+  bytesWritten: number
+  stdinClosed: boolean
+  declined: boolean
+}
+/** Write text to a background process's stdin, and optionally close it. (`process_write`, mutating, asks ctx.confirm) */
+export declare function processWrite(args: ProcessWriteArgs, ctx: ToolContext): Promise<ToolResult<ProcessWriteData>>
+export declare const processWriteTool: ToolDefinition<ProcessWriteArgs, ProcessWriteData>
+
+/** Arguments of `process_wait`. */
+export type ProcessWaitArgs = {
+  /** Process id from process_start (e.g. "p1"). */
+  id: string
+  /** Wait until the output (from cursor) matches this regular expression (Rust regex syntax). */
+  regex?: string
+  /** Wait until 127.0.0.1/::1 accepts TCP connections on this port. */
+  port?: number
+  /** Wait until the process exits (the default when neither regex nor port is given). */
+  exit?: boolean
+  /** Seconds to wait (default 30). */
+  timeout?: number
+  /** Search the output from this position (default 0). */
+  cursor?: number
+}
+/** `data` of a `process_wait` result. */
+export type ProcessWaitData = {
+  /** Process id, e.g. p1. */
+  id: string
+  /** Session id of its process tree. */
+  pid: number
+  command: string
+  cwd: string
+  status: "running" | "exited"
+  exitCode: number | null
+  signal: string | null
+  killed: boolean
+  startedAt: string
+  runtimeMs: number
+  /** Output so far (cursors count bytes of it). */
+  outputBytes: number
+  satisfied: boolean
+  reason: "regex" | "port" | "exit" | "exited" | "timeout"
+  match: string | null
+  matchCursor: number | null
+  waitedMs: number
+  /** Latest output (last 2 KiB). */
+  output: string
+  nextCursor: number
+}
+/** Wait until a background process prints something matching a regex, accepts connections on a port, or exits; returns whether it happened before the timeout. (`process_wait`) */
+export declare function processWait(args: ProcessWaitArgs, ctx: ToolContext): Promise<ToolResult<ProcessWaitData>>
+export declare const processWaitTool: ToolDefinition<ProcessWaitArgs, ProcessWaitData>
+
+/** Arguments of `process_kill`. */
+export type ProcessKillArgs = {
+  /** Process id from process_start (e.g. "p1"). */
+  id: string
+  /** Kill at once with SIGKILL. */
+  force?: boolean
+}
+/** `data` of a `process_kill` result. */
+export type ProcessKillData = {
+  /** Process id, e.g. p1. */
+  id: string
+  /** Session id of its process tree. */
+  pid: number
+  command: string
+  cwd: string
+  status: "running" | "exited"
+  exitCode: number | null
+  signal: string | null
+  killed: boolean
+  startedAt: string
+  runtimeMs: number
+  /** Output so far (cursors count bytes of it). */
+  outputBytes: number
+  wasRunning: boolean
+  output: string
+  nextCursor: number
+}
+/** Stop a background process and its whole process tree (SIGTERM, then SIGKILL after 1 s; force = SIGKILL now). Resolves when every process is gone. (`process_kill`, mutating) */
+export declare function processKill(args: ProcessKillArgs, ctx: ToolContext): Promise<ToolResult<ProcessKillData>>
+export declare const processKillTool: ToolDefinition<ProcessKillArgs, ProcessKillData>
+
+/** Arguments of `process_list`. */
+export type ProcessListArgs = Record<string, unknown>
+/** `data` of a `process_list` result. */
+export type ProcessListData = {
+  processes: Array<{
+    /** Process id, e.g. p1. */
+    id: string
+    /** Session id of its process tree. */
+    pid: number
+    command: string
+    cwd: string
+    status: "running" | "exited"
+    exitCode: number | null
+    signal: string | null
+    killed: boolean
+    startedAt: string
+    runtimeMs: number
+    /** Output so far (cursors count bytes of it). */
+    outputBytes: number
+  }>
+  running: number
+}
+/** List the background processes started in this workspace. (`process_list`) */
+export declare function processList(args: ProcessListArgs, ctx: ToolContext): Promise<ToolResult<ProcessListData>>
+export declare const processListTool: ToolDefinition<ProcessListArgs, ProcessListData>
+
+/** Arguments of `detect_project`. */
+export type DetectProjectArgs = {
+  /** Project directory, relative to the workspace (default: the workspace root). */
+  path?: string
+  /** Alias of path (Floyd). */
+  projectPath?: string
+}
+/** `data` of a `detect_project` result. */
+export type DetectProjectData = {
+  path: string
+  name: string
+  types: Array<string>
+  primary: string | null
+  packageManager: string | null
+  markers: Array<string>
+  hasGit: boolean
+  commands: {
+    test: null | {
+      command: string
+      argv: Array<string>
+      source: string
+    }
+    lint: null | {
+      command: string
+      argv: Array<string>
+      source: string
+    }
+    format: null | {
+      command: string
+      argv: Array<string>
+      source: string
+    }
+    typecheck: null | {
+      command: string
+      argv: Array<string>
+      source: string
+    }
+    build: null | {
+      command: string
+      argv: Array<string>
+      source: string
+    }
+    install: null | {
+      command: string
+      argv: Array<string>
+      source: string
+    }
+  }
+}
+/** Detect the project type (npm/pnpm/yarn/bun, cargo, go, python, make) and its test, lint, format, typecheck, build and install commands. (`detect_project`) */
+export declare function detectProject(args: DetectProjectArgs, ctx: ToolContext): Promise<ToolResult<DetectProjectData>>
+export declare const detectProjectTool: ToolDefinition<DetectProjectArgs, DetectProjectData>
+
+/** Arguments of `run_tests`. */
+export type RunTestsArgs = {
+  /** Project directory, relative to the workspace (default: the workspace root). */
+  path?: string
+  /** Alias of path (Floyd). */
+  projectPath?: string
+  /** Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh). */
+  command?: string | Array<string>
+  /** Extra arguments appended to the test command (e.g. a test filter). */
+  args?: Array<string>
+  /** Time limit in seconds (default 600; 0 = none). */
+  timeout?: number
+  /** Variables to set for the command (null unsets one). Passed even when they look secret. */
+  env?: {
+    [key: string]: string | null
+  }
+  /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
+  keepEnv?: Array<string>
+  /** Bytes of each stream to keep (default 32768): the head and the tail; the middle is counted and its error lines kept. */
+  maxOutputBytes?: number
+}
+/** `data` of a `run_tests` result. */
+export type RunTestsData = {
+  /** The program. */
+  command: string
+  args: Array<string>
+  /** Working directory, relative to the workspace. */
+  cwd: string
+  status: "ok" | "failed" | "timeout" | "cancelled" | "declined"
+  /** Exit code 0. */
+  success: boolean
+  exitCode: number | null
+  signal: string | null
+  timedOut: boolean
+  durationMs: number
+  /** Head and tail of stdout, with a marker for the omitted middle. */
+  stdout: string
+  stderr: string
+  stdoutStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  stderrStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  /** Inherited variables dropped because they look secret. */
+  droppedEnv: Array<string>
+  tool: string
+  action: "test" | "lint" | "format" | "typecheck" | "build" | "install"
+  projectTypes: Array<string>
+  commandSource: "detected" | "explicit"
+  tests: null | {
+    runner: string
+    passed: number
+    failed: number
+    skipped: number
+    total: number
+    failures: Array<string>
+  }
+}
+/** Run the project's tests (detected command or an explicit one) and return the exit code, duration, output, and for known runners (cargo, pytest, jest, vitest, node:test, mocha, go) the passed/failed/skipped counts and failed test names. (`run_tests`, mutating, asks ctx.confirm) */
+export declare function runTests(args: RunTestsArgs, ctx: ToolContext): Promise<ToolResult<RunTestsData>>
+export declare const runTestsTool: ToolDefinition<RunTestsArgs, RunTestsData>
+
+/** Arguments of `lint`. */
+export type LintArgs = {
+  /** Project directory, relative to the workspace (default: the workspace root). */
+  path?: string
+  /** Alias of path (Floyd). */
+  projectPath?: string
+  /** Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh). */
+  command?: string | Array<string>
+  /** Extra arguments appended to the lint command (e.g. a test filter). */
+  args?: Array<string>
+  /** Time limit in seconds (default 600; 0 = none). */
+  timeout?: number
+  /** Variables to set for the command (null unsets one). Passed even when they look secret. */
+  env?: {
+    [key: string]: string | null
+  }
+  /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
+  keepEnv?: Array<string>
+  /** Bytes of each stream to keep (default 32768): the head and the tail; the middle is counted and its error lines kept. */
+  maxOutputBytes?: number
+}
+/** `data` of a `lint` result. */
+export type LintData = {
+  /** The program. */
+  command: string
+  args: Array<string>
+  /** Working directory, relative to the workspace. */
+  cwd: string
+  status: "ok" | "failed" | "timeout" | "cancelled" | "declined"
+  /** Exit code 0. */
+  success: boolean
+  exitCode: number | null
+  signal: string | null
+  timedOut: boolean
+  durationMs: number
+  /** Head and tail of stdout, with a marker for the omitted middle. */
+  stdout: string
+  stderr: string
+  stdoutStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  stderrStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  /** Inherited variables dropped because they look secret. */
+  droppedEnv: Array<string>
+  tool: string
+  action: "test" | "lint" | "format" | "typecheck" | "build" | "install"
+  projectTypes: Array<string>
+  commandSource: "detected" | "explicit"
+  tests: null | {
+    runner: string
+    passed: number
+    failed: number
+    skipped: number
+    total: number
+    failures: Array<string>
+  }
+}
+/** Run the project's linter (detected command or an explicit one). (`lint`, mutating, asks ctx.confirm) */
+export declare function lint(args: LintArgs, ctx: ToolContext): Promise<ToolResult<LintData>>
+export declare const lintTool: ToolDefinition<LintArgs, LintData>
+
+/** Arguments of `format`. */
+export type FormatArgs = {
+  /** Project directory, relative to the workspace (default: the workspace root). */
+  path?: string
+  /** Alias of path (Floyd). */
+  projectPath?: string
+  /** Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh). */
+  command?: string | Array<string>
+  /** Extra arguments appended to the format command (e.g. a test filter). */
+  args?: Array<string>
+  /** Time limit in seconds (default 600; 0 = none). */
+  timeout?: number
+  /** Variables to set for the command (null unsets one). Passed even when they look secret. */
+  env?: {
+    [key: string]: string | null
+  }
+  /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
+  keepEnv?: Array<string>
+  /** Bytes of each stream to keep (default 32768): the head and the tail; the middle is counted and its error lines kept. */
+  maxOutputBytes?: number
+}
+/** `data` of a `format` result. */
+export type FormatData = {
+  /** The program. */
+  command: string
+  args: Array<string>
+  /** Working directory, relative to the workspace. */
+  cwd: string
+  status: "ok" | "failed" | "timeout" | "cancelled" | "declined"
+  /** Exit code 0. */
+  success: boolean
+  exitCode: number | null
+  signal: string | null
+  timedOut: boolean
+  durationMs: number
+  /** Head and tail of stdout, with a marker for the omitted middle. */
+  stdout: string
+  stderr: string
+  stdoutStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  stderrStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  /** Inherited variables dropped because they look secret. */
+  droppedEnv: Array<string>
+  tool: string
+  action: "test" | "lint" | "format" | "typecheck" | "build" | "install"
+  projectTypes: Array<string>
+  commandSource: "detected" | "explicit"
+  tests: null | {
+    runner: string
+    passed: number
+    failed: number
+    skipped: number
+    total: number
+    failures: Array<string>
+  }
+}
+/** Format the project's code (detected command or an explicit one). (`format`, mutating, asks ctx.confirm) */
+export declare function format(args: FormatArgs, ctx: ToolContext): Promise<ToolResult<FormatData>>
+export declare const formatTool: ToolDefinition<FormatArgs, FormatData>
+
+/** Arguments of `typecheck`. */
+export type TypecheckArgs = {
+  /** Project directory, relative to the workspace (default: the workspace root). */
+  path?: string
+  /** Alias of path (Floyd). */
+  projectPath?: string
+  /** Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh). */
+  command?: string | Array<string>
+  /** Extra arguments appended to the typecheck command (e.g. a test filter). */
+  args?: Array<string>
+  /** Time limit in seconds (default 600; 0 = none). */
+  timeout?: number
+  /** Variables to set for the command (null unsets one). Passed even when they look secret. */
+  env?: {
+    [key: string]: string | null
+  }
+  /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
+  keepEnv?: Array<string>
+  /** Bytes of each stream to keep (default 32768): the head and the tail; the middle is counted and its error lines kept. */
+  maxOutputBytes?: number
+}
+/** `data` of a `typecheck` result. */
+export type TypecheckData = {
+  /** The program. */
+  command: string
+  args: Array<string>
+  /** Working directory, relative to the workspace. */
+  cwd: string
+  status: "ok" | "failed" | "timeout" | "cancelled" | "declined"
+  /** Exit code 0. */
+  success: boolean
+  exitCode: number | null
+  signal: string | null
+  timedOut: boolean
+  durationMs: number
+  /** Head and tail of stdout, with a marker for the omitted middle. */
+  stdout: string
+  stderr: string
+  stdoutStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  stderrStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  /** Inherited variables dropped because they look secret. */
+  droppedEnv: Array<string>
+  tool: string
+  action: "test" | "lint" | "format" | "typecheck" | "build" | "install"
+  projectTypes: Array<string>
+  commandSource: "detected" | "explicit"
+  tests: null | {
+    runner: string
+    passed: number
+    failed: number
+    skipped: number
+    total: number
+    failures: Array<string>
+  }
+}
+/** Type-check the project (detected command or an explicit one). (`typecheck`, mutating, asks ctx.confirm) */
+export declare function typecheck(args: TypecheckArgs, ctx: ToolContext): Promise<ToolResult<TypecheckData>>
+export declare const typecheckTool: ToolDefinition<TypecheckArgs, TypecheckData>
+
+/** Arguments of `build`. */
+export type BuildArgs = {
+  /** Project directory, relative to the workspace (default: the workspace root). */
+  path?: string
+  /** Alias of path (Floyd). */
+  projectPath?: string
+  /** Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh). */
+  command?: string | Array<string>
+  /** Extra arguments appended to the build command (e.g. a test filter). */
+  args?: Array<string>
+  /** Time limit in seconds (default 600; 0 = none). */
+  timeout?: number
+  /** Variables to set for the command (null unsets one). Passed even when they look secret. */
+  env?: {
+    [key: string]: string | null
+  }
+  /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
+  keepEnv?: Array<string>
+  /** Bytes of each stream to keep (default 32768): the head and the tail; the middle is counted and its error lines kept. */
+  maxOutputBytes?: number
+}
+/** `data` of a `build` result. */
+export type BuildData = {
+  /** The program. */
+  command: string
+  args: Array<string>
+  /** Working directory, relative to the workspace. */
+  cwd: string
+  status: "ok" | "failed" | "timeout" | "cancelled" | "declined"
+  /** Exit code 0. */
+  success: boolean
+  exitCode: number | null
+  signal: string | null
+  timedOut: boolean
+  durationMs: number
+  /** Head and tail of stdout, with a marker for the omitted middle. */
+  stdout: string
+  stderr: string
+  stdoutStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  stderrStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  /** Inherited variables dropped because they look secret. */
+  droppedEnv: Array<string>
+  tool: string
+  action: "test" | "lint" | "format" | "typecheck" | "build" | "install"
+  projectTypes: Array<string>
+  commandSource: "detected" | "explicit"
+  tests: null | {
+    runner: string
+    passed: number
+    failed: number
+    skipped: number
+    total: number
+    failures: Array<string>
+  }
+}
+/** Build the project (detected command or an explicit one). (`build`, mutating, asks ctx.confirm) */
+export declare function build(args: BuildArgs, ctx: ToolContext): Promise<ToolResult<BuildData>>
+export declare const buildTool: ToolDefinition<BuildArgs, BuildData>
+
+/** Arguments of `install`. */
+export type InstallArgs = {
+  /** Project directory, relative to the workspace (default: the workspace root). */
+  path?: string
+  /** Alias of path (Floyd). */
+  projectPath?: string
+  /** Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh). */
+  command?: string | Array<string>
+  /** Extra arguments appended to the install command (e.g. a test filter). */
+  args?: Array<string>
+  /** Time limit in seconds (default 600; 0 = none). */
+  timeout?: number
+  /** Variables to set for the command (null unsets one). Passed even when they look secret. */
+  env?: {
+    [key: string]: string | null
+  }
+  /** Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped). */
+  keepEnv?: Array<string>
+  /** Bytes of each stream to keep (default 32768): the head and the tail; the middle is counted and its error lines kept. */
+  maxOutputBytes?: number
+}
+/** `data` of a `install` result. */
+export type InstallData = {
+  /** The program. */
+  command: string
+  args: Array<string>
+  /** Working directory, relative to the workspace. */
+  cwd: string
+  status: "ok" | "failed" | "timeout" | "cancelled" | "declined"
+  /** Exit code 0. */
+  success: boolean
+  exitCode: number | null
+  signal: string | null
+  timedOut: boolean
+  durationMs: number
+  /** Head and tail of stdout, with a marker for the omitted middle. */
+  stdout: string
+  stderr: string
+  stdoutStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  stderrStats: {
+    totalBytes: number
+    totalLines: number
+    truncated: boolean
+    omittedBytes: number
+    omittedLines: number
+    keptLines: Array<{
+      line: number
+      text: string
+    }>
+  }
+  /** Inherited variables dropped because they look secret. */
+  droppedEnv: Array<string>
+  tool: string
+  action: "test" | "lint" | "format" | "typecheck" | "build" | "install"
+  projectTypes: Array<string>
+  commandSource: "detected" | "explicit"
+  tests: null | {
+    runner: string
+    passed: number
+    failed: number
+    skipped: number
+    total: number
+    failures: Array<string>
+  }
+}
+/** Install the project's dependencies (detected command or an explicit one). (`install`, mutating, asks ctx.confirm) */
+export declare function install(args: InstallArgs, ctx: ToolContext): Promise<ToolResult<InstallData>>
+export declare const installTool: ToolDefinition<InstallArgs, InstallData>
+
+/** Arguments of `check_permission`. */
+export type CheckPermissionArgs = {
+  /** A tool name, e.g. run_tests. */
+  toolName: string
+  /** Accepted for compatibility; permissions do not depend on it. */
+  projectPath?: string
+}
+/** `data` of a `check_permission` result. */
+export type CheckPermissionData = {
+  toolName: string
+  level: "none" | "moderate" | "dangerous"
+  granted: boolean
+  willAsk: boolean
+  /** Whether the call has a session (ctx.sessionId or a reused ctx object). */
+  session: boolean
+}
+/** Tell the permission level of a tool (none, moderate = asks once per session, dangerous = asks every call) and whether calling it now would ask the user. (`check_permission`) */
+export declare function checkPermission(args: CheckPermissionArgs, ctx: ToolContext): Promise<ToolResult<CheckPermissionData>>
+export declare const checkPermissionTool: ToolDefinition<CheckPermissionArgs, CheckPermissionData>
+
+/** Arguments of `ask_user`. */
+export type AskUserArgs = {
+  /** The question. */
+  question: string
+}
+/** `data` of a `ask_user` result. */
+export type AskUserData = {
+  question: string
+  answer: string
+}
+/** Ask the user a question and wait for the answer. (`ask_user`) */
+export declare function askUser(args: AskUserArgs, ctx: ToolContext): Promise<ToolResult<AskUserData>>
+export declare const askUserTool: ToolDefinition<AskUserArgs, AskUserData>
+
+/** Arguments of `ask_followup_question`. */
+export type AskFollowupQuestionArgs = {
+  /** A clear, specific question. */
+  question: string
+  /** Suggested answers. */
+  options?: Array<string>
+}
+/** `data` of a `ask_followup_question` result. */
+export type AskFollowupQuestionData = {
+  question: string
+  answer: string
+  options?: Array<string>
+}
+/** Ask the user a follow-up question when something is ambiguous or missing; be specific. Optionally offer choices. (`ask_followup_question`) */
+export declare function askFollowupQuestion(args: AskFollowupQuestionArgs, ctx: ToolContext): Promise<ToolResult<AskFollowupQuestionData>>
+export declare const askFollowupQuestionTool: ToolDefinition<AskFollowupQuestionArgs, AskFollowupQuestionData>
+
+/** Arguments of `attempt_completion`. */
+export type AttemptCompletionArgs = {
+  /** What was done and how it was verified. */
+  result: string
+  /** A command that shows the result, if any. */
+  command?: string
+}
+/** `data` of a `attempt_completion` result. */
+export type AttemptCompletionData = {
+  completed: true
+  result: string
+  command: string | null
+}
+/** Signal that the task is complete, with a summary of what was done (files changed, commands run and their results). Call it only when the work is verified. (`attempt_completion`) */
+export declare function attemptCompletion(args: AttemptCompletionArgs, ctx: ToolContext): Promise<ToolResult<AttemptCompletionData>>
+export declare const attemptCompletionTool: ToolDefinition<AttemptCompletionArgs, AttemptCompletionData>
+
 /** Every built-in tool of @eddie/tools, in its order. */
 export declare const builtinTools: ToolDefinition<any, any>[]
 /** Every tool of every family: builtinTools first. */
@@ -1036,6 +1940,8 @@ export declare function runTool(name: string, args: Record<string, unknown>, ctx
 export declare function toolSpecs(): NativeToolSpec[]
 /** Every error code, in declaration order. */
 export declare function errorCodes(): ErrorCode[]
+/** Stop every running command tree and background process of this process (done on exit); how many there were. */
+export declare function terminateAllProcesses(): number
 
 export type TaskListTaskStatus = 'pending' | 'in_progress' | 'complete'
 export interface TaskListTask {

@@ -1,5 +1,5 @@
 // Compiled with `tsc --noEmit` only: proves the generated types fit code written for @eddie/tools.
-import { builtinTools, fileRead, fileSearch, bash, fileReadTool, type ToolDefinition, type ToolContext, type ToolError, type FileReadData } from '../index.js'
+import { builtinTools, allTools, fileRead, fileSearch, bash, fileReadTool, runCommand, processStart, processRead, runTests, askUser, type ToolDefinition, type ToolContext, type ToolError, type FileReadData, type RunData, type OutputChunk } from '../index.js'
 
 const ctx: ToolContext = { cwd: '/tmp', confirm: async (message: string) => message.length > 0, env: {} }
 const defs: ToolDefinition<any, any>[] = builtinTools
@@ -16,6 +16,18 @@ export async function use(): Promise<number> {
     const err = e as ToolError
     if (err.code === 'TIMEOUT') return err.exitCode ?? -1
   }
+  const chunks: OutputChunk[] = []
+  const live: ToolContext = { ...ctx, sessionId: 's', onOutput: (c) => { chunks.push(c) }, ask: async (q) => `answer to ${q}` }
+  const ran: RunData = (await runCommand({ command: 'ls', args: ['-la'], timeout: 5, env: { A: '1', B: null } }, live)).data
+  const started = await processStart({ command: 'npm', args: ['run', 'dev'], waitFor: { port: 3000, timeout: 30 } }, live)
+  const chunk = await processRead({ id: started.data.id ?? 'p1', cursor: started.data.nextCursor }, live)
+  const tests = (await runTests({ command: ['cargo', 'test'] }, live)).data.tests
+  const answer = (await askUser({ question: 'Which?' }, live)).data.answer
+  // @ts-expect-error onOutput receives a chunk object, not two strings
+  await runCommand({ command: 'ls' }, { cwd: '.', onOutput: (a: string, b: string) => a + b })
+  // @ts-expect-error args are strings
+  await runCommand({ command: 'ls', args: [1] }, ctx)
+  if (ran.status === 'declined' || !chunk.data.more || (tests && tests.failed > 0) || answer === '' || allTools.length === 0) return 0
   // @ts-expect-error path is required
   await fileRead({}, ctx)
   // @ts-expect-error confirm must return a boolean

@@ -40,7 +40,9 @@ function tsType(schema, self, indent = '') {
         const doc = v.description ? `${inner}/** ${v.description} */\n` : ''
         return `${doc}${inner}${quote(k)}${req.has(k) ? '' : '?'}: ${tsType(v, self, inner)}`
       })
-      if (schema.additionalProperties !== false) lines.push(`${inner}[key: string]: unknown`)
+      const extra = schema.additionalProperties
+      if (extra && typeof extra === 'object') lines.push(`${inner}[key: string]: ${tsType(extra, self, inner)}${Object.keys(props).length ? ' | undefined' : ''}`)
+      else if (extra !== false) lines.push(`${inner}[key: string]: unknown`)
       return lines.length ? `{\n${lines.join('\n')}\n${indent}}` : 'Record<string, unknown>'
     }
     default: return 'unknown'
@@ -77,8 +79,12 @@ const exported = [
   ['runTool', 'binding.runTool'],
   ['toolSpecs', 'binding.toolSpecs'],
   ['errorCodes', 'binding.errorCodes'],
+  ['terminateAllProcesses', 'binding.terminateAllProcesses'],
 ]
 for (const [name, value] of exported) js += `exports.${name} = ${value}\n`
+js += `\n// Background processes and running commands do not outlive this process (their shims also\n`
+js += `// get a parent-death signal, which covers crashes).\n`
+js += `if (require('node:worker_threads').isMainThread) process.once('exit', () => binding.terminateAllProcesses())\n`
 
 // ---- index.d.ts
 let dts = `${HEADER}
@@ -92,6 +98,21 @@ export interface ToolContext {
   env?: Record<string, string | undefined>
   /** Aborting rejects the call with code \`CANCELLED\` and stops its work (a command's process group is killed). */
   signal?: AbortSignal | null
+  /** Streaming output of a running command (\`run\` and the project runners). Return value and exceptions are ignored. */
+  onOutput?: (chunk: OutputChunk) => void
+  /** How \`ask_user\` / \`ask_followup_question\` reach the user. Missing = those tools fail with \`ASK_UNAVAILABLE\`. */
+  ask?: (question: string) => string | Promise<string>
+  /**
+   * The permission session: a \`moderate\` tool asks \`confirm\` once per session, a \`dangerous\` one on every call.
+   * Default: the ctx object itself (reuse one ctx object for one session; a fresh object per call asks every time).
+   */
+  sessionId?: string
+}
+
+/** One piece of a running command's output, as \`ctx.onOutput\` receives it (never a split character). */
+export interface OutputChunk {
+  stream: 'stdout' | 'stderr'
+  text: string
 }
 
 /** A tool result: exactly \`{schema, content, data}\`. */
@@ -168,6 +189,8 @@ export declare function runTool(name: string, args: Record<string, unknown>, ctx
 export declare function toolSpecs(): NativeToolSpec[]
 /** Every error code, in declaration order. */
 export declare function errorCodes(): ErrorCode[]
+/** Stop every running command tree and background process of this process (done on exit); how many there were. */
+export declare function terminateAllProcesses(): number
 
 export type TaskListTaskStatus = 'pending' | 'in_progress' | 'complete'
 export interface TaskListTask {

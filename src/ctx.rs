@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use eddie_tools_core::context::{Cancel, ConfirmFn};
+use eddie_tools_core::context::{AskFn, Cancel, ConfirmFn, OutputFn};
 use eddie_tools_core::{Ctx, ErrorCode, ToolError};
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunction;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
+use napi_derive::napi;
 
 /// `confirm(message) => boolean | Promise<boolean>`, called from any thread.
 type ConfirmTsfn = ThreadsafeFunction<String, Either<bool, Promise<bool>>, String, Status, false>;
@@ -26,6 +27,99 @@ async fn ask(tsfn: &ConfirmTsfn, message: String) -> eddie_tools_core::Result<bo
         Either::A(answer) => Ok(answer),
         Either::B(promise) => promise.await.map_err(failed),
     }
+}
+
+/// `ask(question) => string | Promise<string>`, called from any thread.
+type AskTsfn = ThreadsafeFunction<String, Either<String, Promise<String>>, String, Status, false>;
+
+/// What `ctx.onOutput` receives: one decoded piece of a running command's output.
+#[napi(object)]
+pub struct OutputChunk {
+    /// `stdout` or `stderr`.
+    pub stream: String,
+    /// The text (never a split character).
+    pub text: String,
+}
+
+/// `onOutput(chunk)`, fire and forget; its return value and exceptions are ignored.
+type OutputTsfn = ThreadsafeFunction<OutputChunk, UnknownReturnValue, OutputChunk, Status, false>;
+
+/// Ask the JS `ask` callback and await its answer.
+async fn ask_user(tsfn: &AskTsfn, question: String) -> eddie_tools_core::Result<String> {
+    let failed = |e: Error| {
+        let reason = if e.status == Status::InvalidArg {
+            "ctx.ask must return a string or a Promise<string>".to_owned()
+        } else {
+            e.reason.clone()
+        };
+        ToolError::new(ErrorCode::AskFailed, format!("ask failed: {reason}"))
+    };
+    match tsfn.call_async_catch(question).await.map_err(failed)? {
+        Either::A(answer) => Ok(answer),
+        Either::B(promise) => promise.await.map_err(failed),
+    }
+}
+
+/// A callback property of `obj` as a threadsafe function (`None` when absent).
+fn callback<T: FromNapiValue>(
+    env: &Env,
+    obj: &Object<'_>,
+    name: &str,
+) -> std::result::Result<Option<T>, ToolError> {
+    let value: Option<Unknown> = obj.get(name).map_err(|e| invalid(&e.reason))?;
+    match value.as_ref().map(|c| c.get_type()) {
+        None | Some(Ok(ValueType::Undefined | ValueType::Null)) => Ok(None),
+        Some(Ok(ValueType::Function)) => {
+            let raw = value.map(|c| c.raw()).unwrap_or(std::ptr::null_mut());
+            let f = unsafe { T::from_napi_value(env.raw(), raw) }.map_err(|e| invalid(&e.reason))?;
+            Ok(Some(f))
+        }
+        _ => Err(invalid(&format!("ctx.{name} must be a function"))),
+    }
+}
+
+/// The permission session of `ctx`: `ctx.sessionId` if it is a non-empty string, else an id
+/// kept on the ctx object itself under `Symbol.for('eddie.tools.session')` (non-enumerable).
+/// A frozen ctx, or a fresh object per call, has no lasting session.
+fn session(env: &Env, obj: &Object<'_>) -> Option<String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    if let Ok(Some(id)) = obj.get::<Unknown>("sessionId")
+        && id.get_type().ok() == Some(ValueType::String)
+        && let Ok(id) = unsafe { String::from_napi_value(env.raw(), id.raw()) }
+        && !id.is_empty()
+    {
+        return Some(format!("id:{id}"));
+    }
+    let global = env.get_global().ok()?;
+    let symbol_ctor: Object = global.get_named_property_unchecked("Symbol").ok()?;
+    let symbol_for: Function<&str, Unknown> = symbol_ctor.get_named_property("for").ok()?;
+    let key = symbol_for.apply(symbol_ctor, "eddie.tools.session").ok()?;
+    let existing: Unknown = obj.get_property(key).ok()?;
+    if existing.get_type().ok() == Some(ValueType::String) {
+        return unsafe { String::from_napi_value(env.raw(), existing.raw()) }.ok();
+    }
+    let id = format!("ctx:{}", NEXT.fetch_add(1, Ordering::Relaxed));
+    let object_ctor: Object = global.get_named_property_unchecked("Object").ok()?;
+    let target = unsafe { Object::from_napi_value(env.raw(), obj.raw()) }.ok()?;
+    // A frozen, sealed or non-extensible ctx cannot carry the id: no lasting session.
+    let extensible: Function<Object, bool> = object_ctor.get_named_property("isExtensible").ok()?;
+    if !extensible.apply(object_ctor, target).ok()? {
+        return None;
+    }
+    let define: Function<FnArgs<(Object, Unknown, Object)>, Unknown> =
+        object_ctor.get_named_property("defineProperty").ok()?;
+    let mut desc = Object::new(env).ok()?;
+    desc.set_named_property("value", id.as_str()).ok()?;
+    if define.apply(object_ctor, FnArgs::from((target, key, desc))).is_err() {
+        // A Proxy may refuse; do not leave its exception pending.
+        let mut ignored = std::ptr::null_mut();
+        // SAFETY: a valid env on the JS thread; the out pointer is a local.
+        unsafe { napi::sys::napi_get_and_clear_last_exception(env.raw(), &mut ignored) };
+        return None;
+    }
+    let stored: Unknown = obj.get_property(key).ok()?;
+    (stored.get_type().ok() == Some(ValueType::String)).then_some(id)
 }
 
 /// Everything taken from `ctx` on the JS thread.
@@ -100,6 +194,32 @@ pub fn convert(
             core = core.with_confirm(f);
         }
         _ => return Err(invalid("ctx.confirm must be a function")),
+    }
+
+    if let Some(tsfn) = callback::<AskTsfn>(env, &obj, "ask")? {
+        let tsfn = Arc::new(tsfn);
+        let f: AskFn = Arc::new(move |question| {
+            let tsfn = Arc::clone(&tsfn);
+            Box::pin(async move { ask_user(&tsfn, question).await })
+        });
+        core = core.with_ask(f);
+    }
+    if let Some(tsfn) = callback::<OutputTsfn>(env, &obj, "onOutput")? {
+        let f: OutputFn = Arc::new(move |chunk: eddie_tools_core::context::OutputChunk| {
+            let js = OutputChunk { stream: chunk.stream.to_owned(), text: chunk.text };
+            let (done, delivered) = tokio::sync::oneshot::channel::<()>();
+            tsfn.call_with_return_value(js, ThreadsafeFunctionCallMode::NonBlocking, move |_, _| {
+                let _ = done.send(());
+                Ok(())
+            });
+            Box::pin(async move {
+                let _ = delivered.await;
+            })
+        });
+        core = core.with_on_output(f);
+    }
+    if let Some(s) = session(env, &obj) {
+        core = core.with_session(s);
     }
 
     let env_value: Option<Unknown> = obj.get("env").map_err(|e| invalid(&e.reason))?;

@@ -12,9 +12,11 @@ mod tools;
 
 mod convert;
 mod ctx;
+mod exec;
 mod files;
 mod task_list;
 
+pub use exec::*;
 pub use files::*;
 pub use task_list::*;
 pub use tools::*;

@@ -19,6 +19,24 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// itself failed (threw or rejected), and the tool call fails with it.
 pub type ConfirmFn = Arc<dyn Fn(String) -> BoxFuture<Result<bool>> + Send + Sync>;
 
+/// One piece of a running command's output, for `ctx.onOutput`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputChunk {
+    /// `stdout` or `stderr`.
+    pub stream: &'static str,
+    /// Decoded text; a multi-byte character is never split across chunks.
+    pub text: String,
+}
+
+/// `ctx.onOutput(chunk)`: streaming output of a running command. The call is made at once;
+/// the returned future resolves when the callback has run (callers await the last one so
+/// that every chunk is delivered before the tool's result).
+pub type OutputFn = Arc<dyn Fn(OutputChunk) -> BoxFuture<()> + Send + Sync>;
+
+/// `ctx.ask(question)`: asks the user and resolves to the answer. An `Err` means the callback
+/// itself failed.
+pub type AskFn = Arc<dyn Fn(String) -> BoxFuture<Result<String>> + Send + Sync>;
+
 /// Cancellation shared between the caller and a running tool.
 #[derive(Clone)]
 pub struct Cancel {
@@ -74,12 +92,27 @@ pub struct Ctx {
     pub env: Option<HashMap<String, String>>,
     /// Cancellation (`ctx.signal`).
     pub cancel: Cancel,
+    /// `ctx.onOutput`: where commands stream their output while they run, if anywhere.
+    pub on_output: Option<OutputFn>,
+    /// `ctx.ask`: how tools ask the user a question (`ask_user`), if they can.
+    pub ask: Option<AskFn>,
+    /// The permission session (`ctx.sessionId`, else the identity of the ctx object): a
+    /// `moderate` tool asks once per session. `None`: every call is its own session.
+    pub session: Option<String>,
 }
 
 impl Ctx {
     /// A context for `cwd` with no confirm callback and the inherited environment.
     pub fn new(cwd: &str) -> Result<Self> {
-        Ok(Self { workspace: Workspace::new(cwd)?, confirm: None, env: None, cancel: Cancel::default() })
+        Ok(Self {
+            workspace: Workspace::new(cwd)?,
+            confirm: None,
+            env: None,
+            cancel: Cancel::default(),
+            on_output: None,
+            ask: None,
+            session: None,
+        })
     }
 
     /// Builder: set the confirm callback.
@@ -91,6 +124,24 @@ impl Ctx {
     /// Builder: set the environment.
     pub fn with_env(mut self, env: HashMap<String, String>) -> Self {
         self.env = Some(env);
+        self
+    }
+
+    /// Builder: set the output callback.
+    pub fn with_on_output(mut self, on_output: OutputFn) -> Self {
+        self.on_output = Some(on_output);
+        self
+    }
+
+    /// Builder: set the ask callback.
+    pub fn with_ask(mut self, ask: AskFn) -> Self {
+        self.ask = Some(ask);
+        self
+    }
+
+    /// Builder: set the permission session.
+    pub fn with_session(mut self, session: impl Into<String>) -> Self {
+        self.session = Some(session.into());
         self
     }
 

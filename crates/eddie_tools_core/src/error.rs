@@ -60,6 +60,18 @@ pub enum ErrorCode {
     AlreadyExists,
     /// A diff, patch or SEARCH/REPLACE text is malformed.
     InvalidPatch,
+    /// No background process has this id (in this workspace).
+    ProcessNotFound,
+    /// The background process has already exited (or closed its stdin).
+    ProcessNotRunning,
+    /// Too many background processes are running; kill one first.
+    TooManyProcesses,
+    /// No command was given and none could be detected for this project.
+    NoRunner,
+    /// A tool needs `ctx.ask` and the caller gave none.
+    AskUnavailable,
+    /// `ctx.ask` threw, rejected, or returned something other than a string.
+    AskFailed,
 }
 
 impl ErrorCode {
@@ -90,6 +102,12 @@ impl ErrorCode {
             Self::BinaryFile => "BINARY_FILE",
             Self::AlreadyExists => "ALREADY_EXISTS",
             Self::InvalidPatch => "INVALID_PATCH",
+            Self::ProcessNotFound => "PROCESS_NOT_FOUND",
+            Self::ProcessNotRunning => "PROCESS_NOT_RUNNING",
+            Self::TooManyProcesses => "TOO_MANY_PROCESSES",
+            Self::NoRunner => "NO_RUNNER",
+            Self::AskUnavailable => "ASK_UNAVAILABLE",
+            Self::AskFailed => "ASK_FAILED",
         }
     }
 
@@ -119,6 +137,12 @@ impl ErrorCode {
         Self::BinaryFile,
         Self::AlreadyExists,
         Self::InvalidPatch,
+        Self::ProcessNotFound,
+        Self::ProcessNotRunning,
+        Self::TooManyProcesses,
+        Self::NoRunner,
+        Self::AskUnavailable,
+        Self::AskFailed,
     ];
 }
 

@@ -10,6 +10,7 @@
 pub mod atomic;
 pub mod context;
 pub mod error;
+pub mod exec;
 pub mod files;
 pub mod fs;
 pub mod js;
@@ -19,6 +20,7 @@ pub mod plan;
 pub mod registry;
 pub mod search;
 pub mod shell;
+pub mod supervisor;
 pub mod tasks;
 pub mod utf8;
 pub mod workspace;

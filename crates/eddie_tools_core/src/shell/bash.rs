@@ -1,7 +1,6 @@
 //! `bash`: run a shell command in the workspace, after `ctx.confirm`.
 
 use std::os::unix::process::ExitStatusExt;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,6 +11,7 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, JsErrorKind, Result, ToolError};
 use crate::js;
 use crate::output::ToolOutput;
+use crate::supervisor::{Spec, Tree};
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.bash.result.v1";
@@ -112,24 +112,6 @@ pub struct Captured {
     pub stderr: String,
 }
 
-/// Kills the process group when dropped (an abandoned call leaves nothing behind).
-struct GroupGuard(i32);
-
-impl GroupGuard {
-    fn signal(&self, sig: i32) {
-        if self.0 > 0 {
-            // SAFETY: killpg has no memory-safety preconditions; a stale group gives ESRCH.
-            unsafe { libc::killpg(self.0, sig) };
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.signal(libc::SIGKILL);
-    }
-}
-
 enum End {
     Exited(std::process::ExitStatus),
     TimedOut,
@@ -137,39 +119,32 @@ enum End {
     Cancelled,
 }
 
-/// Spawn `/bin/sh -c command` in a new process group and collect its output.
+/// Spawn `/bin/sh -c command` as a supervised tree and collect its output.
 pub async fn execute(args: &BashArgs, cwd: &std::path::Path, ctx: &Ctx) -> Result<Captured> {
-    let mut cmd = tokio::process::Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(&args.command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    if let Some(env) = &ctx.env {
-        cmd.env_clear().envs(env);
-    }
-    let mut child = cmd.spawn().map_err(|e| {
+    let shell_args = [std::ffi::OsString::from("-c"), std::ffi::OsString::from(&args.command)];
+    let mut tree = Tree::spawn(&Spec {
+        program: std::ffi::OsStr::new("/bin/sh"),
+        args: &shell_args,
+        cwd,
+        env: ctx.env.as_ref(),
+        stdin: false,
+        grace: KILL_GRACE,
+    })
+    .map_err(|e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound { ErrorCode::NotFound } else { ErrorCode::Io };
         let errno =
             if e.kind() == std::io::ErrorKind::NotFound { "ENOENT".to_owned() } else { e.to_string() };
         ToolError::new(code, format!("spawn /bin/sh {errno}"))
     })?;
-    let guard = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()).unwrap_or(0));
     let (tx, mut overflow) = tokio::sync::mpsc::channel::<&'static str>(2);
     let stdout_buf = Arc::new(Mutex::new(Vec::new()));
     let stderr_buf = Arc::new(Mutex::new(Vec::new()));
-    let readers =
-        [
-            child.stdout.take().map(|s| {
-                tokio::spawn(pump(s, Arc::clone(&stdout_buf), args.max_bytes, "stdout", tx.clone()))
-            }),
-            child.stderr.take().map(|s| {
-                tokio::spawn(pump(s, Arc::clone(&stderr_buf), args.max_bytes, "stderr", tx.clone()))
-            }),
-        ];
+    let readers = [
+        tree.take_stdout()
+            .map(|s| tokio::spawn(pump(s, Arc::clone(&stdout_buf), args.max_bytes, "stdout", tx.clone()))),
+        tree.take_stderr()
+            .map(|s| tokio::spawn(pump(s, Arc::clone(&stderr_buf), args.max_bytes, "stderr", tx.clone()))),
+    ];
     drop(tx);
     let timeout = async {
         if args.timeout_ms == 0 {
@@ -178,33 +153,24 @@ pub async fn execute(args: &BashArgs, cwd: &std::path::Path, ctx: &Ctx) -> Resul
         tokio::time::sleep(Duration::from_millis(args.timeout_ms)).await;
     };
     let end = tokio::select! {
-        status = child.wait() => End::Exited(status.map_err(|e| ToolError::new(ErrorCode::Io, format!("wait failed: {e}")))?),
+        status = tree.wait() => End::Exited(status.map_err(|e| ToolError::new(ErrorCode::Io, format!("wait failed: {e}")))?),
         () = timeout => End::TimedOut,
         Some(which) = overflow.recv() => End::Overflow(which),
         () = ctx.cancel.cancelled() => End::Cancelled,
     };
     let status = match end {
         End::Exited(status) => Some(status),
-        _ => {
-            guard.signal(libc::SIGTERM);
-            match tokio::time::timeout(KILL_GRACE, child.wait()).await {
-                Ok(Ok(status)) => Some(status),
-                _ => {
-                    guard.signal(libc::SIGKILL);
-                    child.wait().await.ok()
-                }
-            }
-        }
+        // SIGTERM to the whole tree, SIGKILL after the grace; also whatever the shell left
+        // running (even in another session) goes when it ends.
+        _ => tree.shutdown(KILL_GRACE).await.ok(),
     };
-    // Whatever the shell left running in its group goes too.
-    guard.signal(libc::SIGKILL);
     for reader in readers.into_iter().flatten() {
         let _ = tokio::time::timeout(DRAIN_GRACE, reader).await;
     }
     let take = |buf: &Arc<Mutex<Vec<u8>>>| buf.lock().map(|b| decode(&b)).unwrap_or_default();
     let (stdout, stderr) = (take(&stdout_buf), take(&stderr_buf));
     let exit_code = status.and_then(|s| s.code());
-    let signal = status.and_then(|s| s.signal()).map(signal_name);
+    let signal = status.and_then(|s| s.signal()).map(crate::supervisor::signal_name);
     let failure = |code: ErrorCode, message: String, timed_out: bool| {
         ToolError::new(code, message)
             .with_prop("exitCode", exit_code.map_or(Value::Null, |c| json!(c)))
@@ -274,27 +240,6 @@ fn decode(bytes: &[u8]) -> String {
         break;
     }
     crate::utf8::lossy(&bytes[..end]).into_owned()
-}
-
-fn signal_name(sig: i32) -> String {
-    let name = match sig {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGUSR1 => "SIGUSR1",
-        libc::SIGUSR2 => "SIGUSR2",
-        _ => return format!("SIG{sig}"),
-    };
-    name.to_owned()
 }
 
 #[cfg(test)]

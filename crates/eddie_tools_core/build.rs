@@ -1,0 +1,42 @@
+//! On Linux, builds `shim/eddie_shim.rs` (std only) into `$OUT_DIR/eddie-shim` with the same
+//! `rustc` and target, for `src/supervisor.rs` to embed, and sets `cfg(eddie_shim)`. Elsewhere
+//! (or with `EDDIE_TOOLS_GROUP_ONLY=1`, to test that path on Linux) commands run in a plain
+//! process group instead.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(eddie_shim)");
+    println!("cargo:rerun-if-env-changed=EDDIE_TOOLS_GROUP_ONLY");
+    let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
+    if !linux || std::env::var_os("EDDIE_TOOLS_GROUP_ONLY").is_some() {
+        return;
+    }
+    let src = "shim/eddie_shim.rs";
+    println!("cargo:rerun-if-changed={src}");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into())).join("eddie-shim");
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let build = |static_libc: bool| {
+        let mut cmd = Command::new(&rustc);
+        cmd.args(["--edition=2024", "--crate-name", "eddie_shim", "--crate-type", "bin"])
+            .args(["-C", "opt-level=2", "-C", "panic=abort", "-C", "strip=symbols", "-C", "debuginfo=0"])
+            .arg("-o")
+            .arg(&out)
+            .arg(src);
+        if static_libc {
+            // Starts faster (no dynamic loading); needs the static C library (libc.a).
+            cmd.args(["-C", "target-feature=+crt-static"]);
+            // Quiet: without libc.a this attempt fails and the dynamic build is used.
+            cmd.stderr(std::process::Stdio::null());
+        }
+        if let Ok(target) = std::env::var("TARGET") {
+            cmd.args(["--target", &target]);
+        }
+        cmd.status().is_ok_and(|s| s.success())
+    };
+    if !build(true) && !build(false) {
+        panic!("building the process shim ({src}) with {rustc} failed");
+    }
+    println!("cargo:rustc-cfg=eddie_shim");
+}

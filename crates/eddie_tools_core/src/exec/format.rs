@@ -1,0 +1,16 @@
+//! `format`: Format the project's code, with the detected command or an explicit `command`.
+
+use serde_json::Value;
+
+use super::detect_project::Action;
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.format.result.v1";
+
+/// Run `format`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    super::runner::run(args, ctx, "format", SCHEMA, Action::Format).await
+}

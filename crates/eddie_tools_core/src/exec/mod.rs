@@ -1,0 +1,179 @@
+//! The `exec` family: processes and project automation from the reference agents.
+//!
+//! - `run`: a program with arguments, no shell (Stack `run`, Floyd `run`, TunaCode `bash`,
+//!   Alfredo `execute_command`).
+//! - background processes (Stack `server`): `process_start`, `process_read`, `process_write`,
+//!   `process_wait`, `process_kill`, `process_list`.
+//! - project runners (Floyd, Stack): `detect_project` (also Stack `project_scan`),
+//!   `run_tests`, `lint`, `format`, `typecheck`, `build`, `install`.
+//! - permissions (Floyd): `check_permission`; every tool here is gated by its level.
+//! - workflow (Floyd, Alfredo): `ask_user`, `ask_followup_question`, `attempt_completion`.
+//!
+//! Every command runs as a supervised tree ([`crate::supervisor`]): a timeout, an abort, a
+//! kill or the end of the command takes down everything it started, daemons included.
+//! Aborting a call (`ctx.signal`) makes a running command stop and return what it printed,
+//! with `status: "cancelled"` (the family is `partial_on_cancel`).
+
+pub mod ask;
+pub mod attempt_completion;
+pub mod build;
+pub mod capture;
+pub mod command;
+pub mod detect_project;
+pub mod env;
+pub mod format;
+pub mod install;
+pub mod lint;
+pub mod permission;
+pub mod process;
+pub mod run;
+pub mod run_tests;
+pub mod runner;
+pub mod testcounts;
+pub mod typecheck;
+
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::error::ToolError;
+use crate::registry::{Family, Permission, RunFuture, ToolSpec};
+
+const fn spec(name: &'static str, js_name: &'static str, mutating: bool, permission: Permission) -> ToolSpec {
+    // A tool asks `ctx.confirm` exactly when its level is not `none`.
+    let confirms = !matches!(permission, Permission::None);
+    ToolSpec { name, js_name, family: "exec", mutating, confirms, permission }
+}
+
+use Permission::{Dangerous, Moderate, None as Safe};
+
+/// The family.
+pub const FAMILY: Family = Family {
+    name: "exec",
+    tools: &[
+        // `runTool` is taken (run any tool by name), so `run` is `runCommand` in JS.
+        spec("run", "runCommand", true, Dangerous),
+        spec("process_start", "processStart", true, Dangerous),
+        spec("process_read", "processRead", false, Safe),
+        spec("process_write", "processWrite", true, Dangerous),
+        spec("process_wait", "processWait", false, Safe),
+        // Only stops processes this library started in the same workspace.
+        spec("process_kill", "processKill", true, Safe),
+        spec("process_list", "processList", false, Safe),
+        spec("detect_project", "detectProject", false, Safe),
+        spec("run_tests", "runTests", true, Dangerous),
+        spec("lint", "lint", true, Moderate),
+        spec("format", "format", true, Dangerous),
+        spec("typecheck", "typecheck", true, Moderate),
+        spec("build", "build", true, Dangerous),
+        spec("install", "install", true, Dangerous),
+        spec("check_permission", "checkPermission", false, Safe),
+        spec("ask_user", "askUser", false, Safe),
+        spec("ask_followup_question", "askFollowupQuestion", false, Safe),
+        spec("attempt_completion", "attemptCompletion", false, Safe),
+    ],
+    schemas: include_str!("schemas.json"),
+    run: dispatch,
+    partial_on_cancel: true,
+};
+
+fn dispatch<'a>(name: &'a str, args: &'a Value, ctx: &'a Ctx) -> RunFuture<'a> {
+    Box::pin(async move {
+        match name {
+            "run" => run::run(args, ctx).await,
+            "process_start" => process::start::run(args, ctx).await,
+            "process_read" => process::read::run(args, ctx).await,
+            "process_write" => process::write::run(args, ctx).await,
+            "process_wait" => process::wait::run(args, ctx).await,
+            "process_kill" => process::kill::run(args, ctx).await,
+            "process_list" => process::list::run(args, ctx).await,
+            "detect_project" => detect_project::run(args, ctx).await,
+            "run_tests" => run_tests::run(args, ctx).await,
+            "lint" => lint::run(args, ctx).await,
+            "format" => format::run(args, ctx).await,
+            "typecheck" => typecheck::run(args, ctx).await,
+            "build" => build::run(args, ctx).await,
+            "install" => install::run(args, ctx).await,
+            "check_permission" => permission::run(args, ctx).await,
+            "ask_user" => ask::run(args, ctx, "ask_user", ask::SCHEMA_ASK_USER).await,
+            "ask_followup_question" => {
+                ask::run(args, ctx, "ask_followup_question", ask::SCHEMA_FOLLOWUP).await
+            }
+            "attempt_completion" => attempt_completion::run(args, ctx).await,
+            other => Err(ToolError::internal(format!("tool {other} is registered but not dispatched"))),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::json;
+
+    use crate::context::{ConfirmFn, Ctx};
+    use crate::registry;
+
+    fn counting_confirm(answer: bool) -> (ConfirmFn, Arc<AtomicUsize>) {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let a = Arc::clone(&asked);
+        let f: ConfirmFn = Arc::new(move |_| {
+            a.fetch_add(1, Ordering::SeqCst);
+            Box::pin(async move { Ok(answer) })
+        });
+        (f, asked)
+    }
+
+    #[tokio::test]
+    async fn run_through_the_registry() {
+        let dir = tempfile::tempdir().unwrap();
+        let (confirm, asked) = counting_confirm(true);
+        let ctx = Ctx::new(dir.path().to_str().unwrap()).unwrap().with_confirm(confirm);
+        let out = registry::run("run", &json!({"command": "sh", "args": ["-c", "echo hi; exit 2"]}), &ctx)
+            .await
+            .unwrap();
+        assert_eq!((out.data["status"].as_str(), out.data["exitCode"].as_i64()), (Some("failed"), Some(2)));
+        assert_eq!(out.data["stdout"], "hi\n");
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        let out =
+            registry::run("runCommand", &json!({"command": "sleep 5", "timeout": 0.2}), &ctx).await.unwrap();
+        assert_eq!(
+            (out.data["status"].as_str(), out.data["signal"].as_str()),
+            (Some("timeout"), Some("SIGTERM"))
+        );
+        let e = registry::run("run", &json!({"command": "a | b"}), &ctx).await.unwrap_err();
+        assert_eq!(e.code().as_str(), "INVALID_ARGUMENT");
+        let e = registry::run("run", &json!({"command": "ls", "cwd": "/"}), &ctx).await.unwrap_err();
+        assert_eq!(e.code().as_str(), "OUTSIDE_WORKSPACE");
+        assert_eq!(asked.load(Ordering::SeqCst), 2, "errors come before the question");
+    }
+
+    #[tokio::test]
+    async fn moderate_asks_once_per_session_dangerous_every_time() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("Makefile"), "lint:\n\t@true\ntest:\n\t@true\n").unwrap();
+        let (confirm, asked) = counting_confirm(true);
+        let root = dir.path().to_str().unwrap();
+        let ctx = Ctx::new(root).unwrap().with_confirm(confirm.clone()).with_session("s");
+        for _ in 0..3 {
+            assert_eq!(registry::run("lint", &json!({}), &ctx).await.unwrap().data["status"], "ok");
+        }
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        for _ in 0..2 {
+            registry::run("run_tests", &json!({}), &ctx).await.unwrap();
+        }
+        assert_eq!(asked.load(Ordering::SeqCst), 3);
+        // Without a session, every call is its own session.
+        let bare = Ctx::new(root).unwrap().with_confirm(confirm);
+        registry::run("lint", &json!({}), &bare).await.unwrap();
+        registry::run("lint", &json!({}), &bare).await.unwrap();
+        assert_eq!(asked.load(Ordering::SeqCst), 5);
+        // No confirm callback: declined, nothing runs.
+        let none = Ctx::new(root).unwrap();
+        assert_eq!(
+            registry::run("lint", &json!({"command": "touch x"}), &none).await.unwrap().data["status"],
+            "declined"
+        );
+        assert!(!dir.path().join("x").exists());
+    }
+}

@@ -1,0 +1,38 @@
+//! `process_kill`: end a background process and its whole tree.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::super::run::merge;
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::output::ToolOutput;
+use crate::supervisor::DEFAULT_GRACE;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.process_kill.result.v1";
+
+/// Run `process_kill`: `SIGTERM` to every process of the tree, `SIGKILL` after a second
+/// (`force`: at once). Resolves when the whole tree is gone.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let proc = super::find(ctx, args)?;
+    let force = crate::js::truthy(args.get("force"));
+    let was_running = proc.exit().is_none();
+    if was_running {
+        proc.kill(force);
+        if !proc.wait_exit(DEFAULT_GRACE + Duration::from_secs(2)).await {
+            proc.kill(true);
+            proc.wait_exit(Duration::from_secs(3)).await;
+        }
+    }
+    let (output, next) = super::tail(&proc, 2048);
+    let content = if was_running {
+        format!("Stopped {} ({}): {}.", proc.id, proc.display, proc.state_text())
+    } else {
+        format!("{} ({}) had already {}.", proc.id, proc.display, proc.state_text())
+    };
+    let mut data = proc.describe();
+    merge(&mut data, json!({"wasRunning": was_running, "output": output, "nextCursor": next}));
+    Ok(ToolOutput::new(SCHEMA, content, data))
+}

@@ -1,0 +1,61 @@
+//! `process_read`: a background process's output from a cursor.
+
+use serde_json::{Value, json};
+
+use super::super::run::merge;
+use crate::context::Ctx;
+use crate::error::{Result, ToolError};
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.process_read.result.v1";
+/// Default bytes returned per call.
+const DEFAULT_MAX: usize = 32 * 1024;
+
+/// Run `process_read`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let cursor = match args.get("cursor") {
+        None | Some(Value::Null) => 0,
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(v) if v.is_finite() && v >= 0.0 => v as u64,
+            _ => return Err(ToolError::invalid("cursor must be a number >= 0 (a nextCursor from earlier)")),
+        },
+        Some(_) => return Err(ToolError::invalid("cursor must be a number")),
+    };
+    let max = match args.get("maxBytes") {
+        None | Some(Value::Null) => DEFAULT_MAX,
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(v) if v.is_finite() && v >= 1.0 => (v as usize).min(super::LOG_CAP),
+            _ => return Err(ToolError::invalid("maxBytes must be a number >= 1")),
+        },
+        Some(_) => return Err(ToolError::invalid("maxBytes must be a number")),
+    };
+    let proc = super::find(ctx, args)?;
+    let (text, from, dropped, end) = {
+        let log = proc.log.lock().map_err(|_| ToolError::internal("process log poisoned"))?;
+        let (text, from, dropped) = log.slice(cursor, max);
+        (text.to_owned(), from, dropped, log.end())
+    };
+    let next = from + text.len() as u64;
+    let more = next < end;
+    let mut content = String::new();
+    if dropped > 0 {
+        content.push_str(&format!("[{dropped} earlier bytes are no longer kept]\n"));
+    }
+    content.push_str(if text.is_empty() { "(no new output)" } else { &text });
+    if !content.ends_with('\n') {
+        content.push('\n');
+    }
+    content.push_str(&format!(
+        "[{} {}; nextCursor {next}{}]",
+        proc.id,
+        proc.state_text(),
+        if more { "; more output is available" } else { "" }
+    ));
+    let mut data = proc.describe();
+    merge(
+        &mut data,
+        json!({"output": text, "cursor": from, "nextCursor": next, "droppedBytes": dropped, "more": more}),
+    );
+    Ok(ToolOutput::new(SCHEMA, content, data))
+}

@@ -1,0 +1,185 @@
+//! `process_wait`: wait until a background process prints something (`regex`), accepts
+//! connections on a port (`port`), or exits (`exit`), within `timeout` seconds.
+
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Duration;
+
+use regex::Regex;
+use serde_json::{Value, json};
+
+use super::super::run::merge;
+use super::Proc;
+use crate::context::Ctx;
+use crate::error::{ErrorCode, Result, ToolError};
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.process_wait.result.v1";
+/// Default wait, in seconds.
+const DEFAULT_TIMEOUT_S: f64 = 30.0;
+/// Longest wait, in seconds.
+const MAX_TIMEOUT_S: f64 = 3600.0;
+/// How often a port is probed.
+const PORT_POLL: Duration = Duration::from_millis(100);
+
+/// What to wait for.
+#[derive(Debug, Clone)]
+pub struct Condition {
+    regex: Option<Regex>,
+    port: Option<u16>,
+    exit: bool,
+    timeout: Duration,
+    cursor: u64,
+}
+
+impl Condition {
+    /// Parse `{regex?, port?, exit?, timeout?, cursor?}`; with none of the three, `exit`.
+    pub fn parse(args: &Value) -> Result<Self> {
+        if !args.is_object() {
+            return Err(ToolError::invalid("waitFor must be an object {regex?, port?, exit?, timeout?}"));
+        }
+        let regex =
+            match args.get("regex") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) if !s.is_empty() => Some(Regex::new(s).map_err(|e| {
+                    ToolError::new(ErrorCode::InvalidRegex, format!("Invalid regex {s:?}: {e}"))
+                })?),
+                Some(_) => return Err(ToolError::invalid("regex must be a non-empty string")),
+            };
+        let port = match args.get("port") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(p @ 1..=65535) => Some(p as u16),
+                _ => return Err(ToolError::invalid("port must be an integer between 1 and 65535")),
+            },
+            Some(_) => return Err(ToolError::invalid("port must be a number")),
+        };
+        let exit = crate::js::truthy(args.get("exit")) || (regex.is_none() && port.is_none());
+        let secs = match args.get("timeout") {
+            None | Some(Value::Null) => DEFAULT_TIMEOUT_S,
+            Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+            Some(_) => return Err(ToolError::invalid("timeout must be a number of seconds")),
+        };
+        if !secs.is_finite() || !(0.0..=MAX_TIMEOUT_S).contains(&secs) {
+            return Err(ToolError::invalid(format!("timeout must be between 0 and {MAX_TIMEOUT_S} seconds")));
+        }
+        let cursor = match args.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(Value::Number(n)) => {
+                n.as_f64().filter(|v| v.is_finite() && *v >= 0.0).map_or(0, |v| v as u64)
+            }
+            Some(_) => return Err(ToolError::invalid("cursor must be a number")),
+        };
+        Ok(Self { regex, port, exit, timeout: Duration::from_secs_f64(secs), cursor })
+    }
+}
+
+/// The outcome of a wait.
+pub struct Waited {
+    /// A sentence for the model.
+    pub text: String,
+    /// `{satisfied, reason, match, matchCursor, waitedMs}`.
+    pub data: Value,
+}
+
+async fn port_open(port: u16) -> bool {
+    for ip in [SocketAddr::from((Ipv4Addr::LOCALHOST, port)), SocketAddr::from((Ipv6Addr::LOCALHOST, port))] {
+        let probe = tokio::task::spawn_blocking(move || {
+            std::net::TcpStream::connect_timeout(&ip, Duration::from_millis(250)).is_ok()
+        });
+        if probe.await.unwrap_or(false) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Wait for `cond` on `proc`.
+pub async fn wait_for(proc: &Proc, cond: &Condition, ctx: &Ctx) -> Result<Waited> {
+    let started = tokio::time::Instant::now();
+    let deadline = started + cond.timeout;
+    let mut scan_from = cond.cursor;
+    let mut next_probe = started;
+    let done = |reason: &str, m: Option<(String, u64)>| {
+        let waited = started.elapsed().as_millis() as u64;
+        let satisfied = matches!(reason, "regex" | "port" | "exit");
+        let text = match reason {
+            "regex" => {
+                format!("Matched {:?} after {waited} ms.", m.as_ref().map(|x| x.0.as_str()).unwrap_or(""))
+            }
+            "port" => format!("Port {} accepts connections (after {waited} ms).", cond.port.unwrap_or(0)),
+            "exit" => format!("It {} (after {waited} ms).", proc.state_text()),
+            "exited" => format!("It {} before the condition was met.", proc.state_text()),
+            _ => {
+                format!("Still waiting after {} s; it is {}.", cond.timeout.as_secs_f64(), proc.state_text())
+            }
+        };
+        Waited {
+            text,
+            data: json!({
+                "satisfied": satisfied,
+                "reason": reason,
+                "match": m.as_ref().map(|x| x.0.clone()),
+                "matchCursor": m.as_ref().map(|x| x.1),
+                "waitedMs": waited,
+            }),
+        }
+    };
+    loop {
+        let notified = proc.notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if let Some(re) = &cond.regex {
+            let found = {
+                let log = proc.log.lock().map_err(|_| ToolError::internal("process log poisoned"))?;
+                let (text, from, _) = log.slice(scan_from, usize::MAX);
+                let hit = re.find(text).map(|m| (m.as_str().to_owned(), from + m.start() as u64));
+                if hit.is_none() {
+                    // Rescan the unfinished last line next time (a match may span chunks).
+                    scan_from = from + text.rfind('\n').map_or(0, |i| i + 1) as u64;
+                }
+                hit
+            };
+            if let Some(m) = found {
+                return Ok(done("regex", Some(m)));
+            }
+        }
+        if let Some(port) = cond.port
+            && tokio::time::Instant::now() >= next_probe
+        {
+            if port_open(port).await {
+                return Ok(done("port", None));
+            }
+            next_probe = tokio::time::Instant::now() + PORT_POLL;
+        }
+        if proc.exit().is_some() {
+            return Ok(done(if cond.exit { "exit" } else { "exited" }, None));
+        }
+        let wake = if cond.port.is_some() { next_probe.min(deadline) } else { deadline };
+        tokio::select! {
+            () = &mut notified => {}
+            () = tokio::time::sleep_until(wake) => {
+                if tokio::time::Instant::now() >= deadline {
+                    return Ok(done("timeout", None));
+                }
+            }
+            () = ctx.cancel.cancelled() => return Err(ToolError::cancelled()),
+        }
+    }
+}
+
+/// Run `process_wait`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let cond = Condition::parse(args)?;
+    let proc = super::find(ctx, args)?;
+    let waited = wait_for(&proc, &cond, ctx).await?;
+    let (output, next) = super::tail(&proc, 2048);
+    let mut content = format!("{}: {}", proc.id, waited.text);
+    if !output.is_empty() {
+        content.push_str(&format!("\n--- latest output ---\n{output}"));
+    }
+    let mut data = proc.describe();
+    merge(&mut data, waited.data);
+    merge(&mut data, json!({"output": output, "nextCursor": next}));
+    Ok(ToolOutput::new(SCHEMA, content, data))
+}

@@ -1,0 +1,1223 @@
+//! The process supervisor: every command runs as an orphan-proof *tree*.
+//!
+//! A plain process group is not enough to own everything a command starts: a child can call
+//! `setsid` (or double-fork, as daemons do) and leave the group, and its orphans are then
+//! adopted by init. So every command is started under a small *shim* process that
+//!
+//! 1. runs in a new session (so `killpg` and terminals do not mix trees),
+//! 2. is a child subreaper (`PR_SET_CHILD_SUBREAPER`): every orphan of the tree, double-
+//!    forked daemons included, is re-parented to the shim instead of init,
+//! 3. gets `SIGTERM` when its parent dies (`PR_SET_PDEATHSIG`), so a crashed or exiting Node
+//!    process takes its trees with it,
+//! 4. forks and execs the real command (which gets `PR_SET_PDEATHSIG(SIGKILL)`), and reaps.
+//!
+//! When the command exits, the shim kills whatever it left behind (`SIGKILL`), waits until its
+//! subtree is empty, hands the command's exact wait status back through a pipe and exits. On
+//! [`Tree::terminate`] it sends `SIGTERM` to every process of its subtree, gives them
+//! [`Tree::grace`], then `SIGKILL`s the rest; on [`Tree::kill_now`] (also on drop) it kills at
+//! once. Because the shim is the subreaper, "its subtree" is exact: found by walking
+//! `/proc/*/stat` parent links down from the shim. Signals to the shim from anyone but us
+//! (a command doing `kill 0`) are ignored.
+//!
+//! Two ways to get a shim:
+//! - **`eddie-shim`** (default): a small program (`shim/eddie_shim.rs`, built by `build.rs`,
+//!   embedded here) written once to a private cache directory and started with
+//!   `posix_spawn` (vfork-style: the Node address space is never copied, so the cost does not
+//!   grow with the host's memory, unlike `fork`, which `child_process` uses).
+//! - **in-process fork** (fallback, or with `EDDIE_TOOLS_SHIM=fork`): the forked child does not
+//!   exec but becomes the shim itself, using only async-signal-safe calls.
+
+#![cfg_attr(not(eddie_shim), allow(unused_imports, dead_code))]
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::{CString, OsStr, OsString};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::net::unix::pipe;
+
+/// Default time between `SIGTERM` and `SIGKILL`.
+pub const DEFAULT_GRACE: Duration = Duration::from_millis(1000);
+
+#[cfg(eddie_shim)]
+/// The shim program, built by `build.rs`.
+static SHIM_BINARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/eddie-shim"));
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct Spec<'a> {
+    /// The program (looked up in the child's `PATH` when it has no `/`).
+    pub program: &'a OsStr,
+    /// Its arguments (without `argv[0]`).
+    pub args: &'a [OsString],
+    /// Its working directory.
+    pub cwd: &'a Path,
+    /// Its whole environment; `None` inherits this process's.
+    pub env: Option<&'a HashMap<String, String>>,
+    /// Give it a stdin pipe (else `/dev/null`).
+    pub stdin: bool,
+    /// Time between `SIGTERM` and `SIGKILL` on [`Tree::terminate`].
+    pub grace: Duration,
+}
+
+#[derive(Debug)]
+enum Backend {
+    /// `eddie-shim`, our direct child; messages arrive on `status`.
+    #[cfg(eddie_shim)]
+    Shim { status: Option<pipe::Receiver>, buf: Vec<u8>, exit: Option<i32> },
+    /// The in-process fork shim, a tokio child; the status arrives on `status` at the end.
+    #[cfg(eddie_shim)]
+    Fork { child: tokio::process::Child, status: Option<OwnedFd> },
+    /// No shim: the command leads its own process group (daemons that leave it escape).
+    #[cfg(not(eddie_shim))]
+    Group { child: tokio::process::Child, done: std::sync::Arc<AtomicBool> },
+}
+
+/// A running command tree (its shim is our child).
+#[derive(Debug)]
+pub struct Tree {
+    pid: i32,
+    grace: Duration,
+    reaped: bool,
+    stdin: Option<pipe::Sender>,
+    stdout: Option<pipe::Receiver>,
+    stderr: Option<pipe::Receiver>,
+    backend: Backend,
+}
+
+fn live() -> &'static Mutex<HashSet<i32>> {
+    static LIVE: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
+    LIVE.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+/// Ask every live tree of this process to terminate (`SIGTERM`, grace, `SIGKILL`). For exit
+/// hooks: it only sends signals and returns at once; the shims finish the job.
+pub fn terminate_all() -> usize {
+    let pids: Vec<i32> = live().lock().map(|l| l.iter().copied().collect()).unwrap_or_default();
+    for &pid in &pids {
+        // SAFETY: kill has no memory-safety preconditions.
+        #[cfg(eddie_shim)]
+        unsafe {
+            libc::kill(pid, libc::SIGTERM)
+        };
+        #[cfg(not(eddie_shim))]
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL)
+        };
+    }
+    pids.len()
+}
+
+/// How many trees are alive.
+pub fn live_count() -> usize {
+    live().lock().map(|l| l.len()).unwrap_or(0)
+}
+
+/// Which shim new trees get: `"spawn"` (the `eddie-shim` program), `"fork"` (the in-process
+/// shim), or `"group"` (no shim: a process group, where Linux's subreaper is not available).
+pub fn backend() -> &'static str {
+    #[cfg(eddie_shim)]
+    return if shim_path().is_some() { "spawn" } else { "fork" };
+    #[cfg(not(eddie_shim))]
+    "group"
+}
+
+#[cfg(eddie_shim)]
+static SHIM_BROKEN: AtomicBool = AtomicBool::new(false);
+#[cfg(eddie_shim)]
+static SHIM_FAILURE: OnceLock<String> = OnceLock::new();
+
+/// Why `eddie-shim` could not be used, if it failed (the fork backend took over).
+pub fn shim_failure() -> Option<&'static str> {
+    #[cfg(eddie_shim)]
+    return SHIM_FAILURE.get().map(String::as_str);
+    #[cfg(not(eddie_shim))]
+    None
+}
+
+#[cfg(eddie_shim)]
+/// The installed `eddie-shim`, unless disabled (`EDDIE_TOOLS_SHIM=fork`) or impossible.
+fn shim_path() -> Option<&'static CString> {
+    static PATH: OnceLock<Option<CString>> = OnceLock::new();
+    if SHIM_BROKEN.load(Ordering::Relaxed) {
+        return None;
+    }
+    PATH.get_or_init(|| {
+        if std::env::var_os("EDDIE_TOOLS_SHIM").is_some_and(|v| v == "fork") {
+            return None;
+        }
+        shim_dirs()
+            .into_iter()
+            .find_map(|d| install_shim(&d).ok())
+            .and_then(|p| CString::new(p.as_os_str().as_bytes()).ok())
+    })
+    .as_ref()
+}
+
+#[cfg(eddie_shim)]
+/// Private directories the shim may live in, best first.
+fn shim_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(d) = std::env::var_os("EDDIE_TOOLS_SHIM_DIR") {
+        dirs.push(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR") {
+        dirs.push(PathBuf::from(d).join("eddie-tools"));
+    }
+    if let Some(d) = std::env::var_os("HOME") {
+        dirs.push(PathBuf::from(d).join(".cache").join("eddie-tools"));
+    }
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    dirs.push(std::env::temp_dir().join(format!("eddie-tools-{uid}")));
+    dirs
+}
+
+#[cfg(eddie_shim)]
+/// Write the shim into `dir` (ours, not writable by others) unless an identical copy is there.
+fn install_shim(dir: &Path) -> io::Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let meta = std::fs::symlink_metadata(dir)?;
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o022 != 0 {
+        return Err(io::Error::other("shim directory is not private"));
+    }
+    // FNV-1a of the program: a new build gets a new file.
+    let hash = SHIM_BINARY
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3));
+    let path = dir.join(format!("eddie-shim-{hash:016x}"));
+    if let Ok(m) = std::fs::symlink_metadata(&path)
+        && m.is_file()
+        && m.uid() == uid
+        && m.len() == SHIM_BINARY.len() as u64
+        && std::fs::read(&path).is_ok_and(|b| b == SHIM_BINARY)
+    {
+        return Ok(path);
+    }
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    io::Write::write_all(&mut tmp, SHIM_BINARY)?;
+    tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o700))?;
+    tmp.persist(&path).map_err(|e| e.error)?;
+    // Other builds' copies: remove those unused for a day (a running one keeps its inode).
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let day = std::time::SystemTime::now() - Duration::from_secs(86_400);
+        for e in entries.flatten() {
+            let stale = e.metadata().and_then(|m| m.accessed()).is_ok_and(|t| t < day);
+            if stale && e.file_name().to_string_lossy().starts_with("eddie-shim-") && e.path() != path {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    Ok(path)
+}
+
+#[cfg(eddie_shim)]
+/// Why a spawn through `eddie-shim` failed.
+enum ShimError {
+    /// The shim itself could not run: use the fork backend.
+    Shim(io::Error),
+    /// The command could not start (missing program or directory...).
+    Command(io::Error),
+}
+
+impl Tree {
+    /// Start `spec` under a shim. `Err` is the spawn error of the command itself (`ENOENT`
+    /// for a missing program or working directory).
+    pub fn spawn(spec: &Spec<'_>) -> io::Result<Self> {
+        #[cfg(not(eddie_shim))]
+        return spawn_group(spec);
+        #[cfg(eddie_shim)]
+        if let Some(shim) = shim_path() {
+            match spawn_shim(shim, spec) {
+                Ok(t) => return Ok(t),
+                Err(ShimError::Command(e)) => return Err(e),
+                Err(ShimError::Shim(e)) => {
+                    let _ = SHIM_FAILURE.set(e.to_string());
+                    SHIM_BROKEN.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        #[cfg(eddie_shim)]
+        spawn_fork(spec)
+    }
+
+    /// The shim's pid (also the session and process-group id of the tree).
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// The grace period between `SIGTERM` and `SIGKILL`.
+    pub fn grace(&self) -> Duration {
+        self.grace
+    }
+
+    /// The command's stdin pipe, if [`Spec::stdin`] asked for one.
+    pub fn take_stdin(&mut self) -> Option<pipe::Sender> {
+        self.stdin.take()
+    }
+
+    /// The command's stdout pipe.
+    pub fn take_stdout(&mut self) -> Option<pipe::Receiver> {
+        self.stdout.take()
+    }
+
+    /// The command's stderr pipe.
+    pub fn take_stderr(&mut self) -> Option<pipe::Receiver> {
+        self.stderr.take()
+    }
+
+    fn signal(&self, sig: i32) {
+        if self.pid > 0 && !self.reaped {
+            // SAFETY: kill has no memory-safety preconditions; the shim (or group leader) is
+            // our unreaped child, so its pid cannot have been reused.
+            #[cfg(eddie_shim)]
+            unsafe {
+                libc::kill(self.pid, sig)
+            };
+            #[cfg(not(eddie_shim))]
+            unsafe {
+                libc::killpg(self.pid, sig)
+            };
+        }
+    }
+
+    /// `SIGTERM` to every process of the tree, `SIGKILL` to what is left after the grace.
+    pub fn terminate(&self) {
+        self.signal(libc::SIGTERM);
+        #[cfg(not(eddie_shim))]
+        if let Backend::Group { done, .. } = &self.backend
+            && !self.reaped
+        {
+            let (done, pid, grace) = (std::sync::Arc::clone(done), self.pid, self.grace);
+            let _ = std::thread::Builder::new().name("eddie-kill".into()).spawn(move || {
+                std::thread::sleep(grace);
+                if !done.load(Ordering::SeqCst) {
+                    // SAFETY: the group leader is not reaped yet, so the group id is ours.
+                    unsafe { libc::killpg(pid, libc::SIGKILL) };
+                }
+            });
+        }
+    }
+
+    /// `SIGKILL` to every process of the tree, now.
+    pub fn kill_now(&self) {
+        #[cfg(eddie_shim)]
+        self.signal(libc::SIGUSR1);
+        #[cfg(not(eddie_shim))]
+        self.signal(libc::SIGKILL);
+    }
+
+    /// Wait until the whole tree is gone; the command's own exit status. Cancel-safe.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        let status = match &mut self.backend {
+            #[cfg(not(eddie_shim))]
+            Backend::Group { child, done } => {
+                let status = child.wait().await?;
+                done.store(true, Ordering::SeqCst);
+                // Whatever the command left in its group goes too.
+                // SAFETY: killpg has no memory-safety preconditions.
+                unsafe { libc::killpg(self.pid, libc::SIGKILL) };
+                status
+            }
+            #[cfg(eddie_shim)]
+            Backend::Shim { status, buf, exit } => {
+                if let Some(rx) = status.as_ref() {
+                    loop {
+                        rx.readable().await?;
+                        let mut chunk = [0u8; 64];
+                        match rx.try_read(&mut chunk) {
+                            Ok(0) => break,
+                            Ok(n) => {
+                                buf.extend_from_slice(&chunk[..n]);
+                                while buf.len() >= 8 {
+                                    let msg: Vec<u8> = buf.drain(..8).collect();
+                                    let kind = i32::from_ne_bytes([msg[0], msg[1], msg[2], msg[3]]);
+                                    if kind == 3 {
+                                        *exit = Some(i32::from_ne_bytes([msg[4], msg[5], msg[6], msg[7]]));
+                                    }
+                                }
+                            }
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                *status = None;
+                // The status pipe closed: the shim is exiting; reap it.
+                let shim = reap(self.pid);
+                match exit {
+                    Some(raw) => ExitStatus::from_raw(*raw),
+                    None => ExitStatus::from_raw(shim),
+                }
+            }
+            #[cfg(eddie_shim)]
+            Backend::Fork { child, status } => {
+                let shim = child.wait().await?;
+                let mut raw = [0u8; 4];
+                let got = match status.take() {
+                    Some(fd) => io::Read::read(&mut std::fs::File::from(fd), &mut raw).unwrap_or(0),
+                    None => 0,
+                };
+                if got == 4 { ExitStatus::from_raw(i32::from_ne_bytes(raw)) } else { shim }
+            }
+        };
+        self.reaped = true;
+        if let Ok(mut l) = live().lock() {
+            l.remove(&self.pid);
+        }
+        Ok(status)
+    }
+
+    /// [`Tree::terminate`], then wait; if the shim itself does not finish within the grace
+    /// plus `slack`, it is told to kill at once, and at last its process group is killed.
+    pub async fn shutdown(&mut self, slack: Duration) -> io::Result<ExitStatus> {
+        self.terminate();
+        match tokio::time::timeout(self.grace + slack, self.wait()).await {
+            Ok(r) => r,
+            Err(_) => {
+                self.kill_now();
+                if let Ok(r) = tokio::time::timeout(slack, self.wait()).await {
+                    return r;
+                }
+                // SAFETY: killpg has no memory-safety preconditions.
+                unsafe { libc::killpg(self.pid, libc::SIGKILL) };
+                self.wait().await
+            }
+        }
+    }
+}
+
+#[cfg(eddie_shim)]
+/// `waitpid(pid)` until it is reaped; the raw status (0 if it cannot be).
+fn reap(pid: i32) -> i32 {
+    let mut st = 0;
+    loop {
+        // SAFETY: waits for our own child; `st` is a local.
+        let r = unsafe { libc::waitpid(pid, &mut st, 0) };
+        if r == -1 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            continue;
+        }
+        return if r == pid { st } else { 0 };
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        if self.reaped {
+            return;
+        }
+        self.kill_now();
+        if let Ok(mut l) = live().lock() {
+            l.remove(&self.pid);
+        }
+        match &self.backend {
+            // Tokio reaps a dropped child in the background.
+            #[cfg(not(eddie_shim))]
+            Backend::Group { .. } => {}
+            #[cfg(eddie_shim)]
+            Backend::Fork { .. } => {}
+            #[cfg(eddie_shim)]
+            Backend::Shim { .. } => {
+                let pid = self.pid;
+                let _ = std::thread::Builder::new().name("eddie-reap".into()).spawn(move || reap(pid));
+            }
+        }
+    }
+}
+
+#[cfg(eddie_shim)]
+fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+#[cfg(eddie_shim)]
+fn cstring(b: &[u8]) -> io::Result<CString> {
+    CString::new(b).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+#[cfg(eddie_shim)]
+/// Start `eddie-shim` with `posix_spawn` in a new session; read its first message.
+fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
+    let io_err = ShimError::Shim;
+    let (status_r, status_w) = pipe_pair().map_err(io_err)?;
+    let (out_r, out_w) = pipe_pair().map_err(io_err)?;
+    let (err_r, err_w) = pipe_pair().map_err(io_err)?;
+    let (in_r, in_w) = if spec.stdin {
+        let (r, w) = pipe_pair().map_err(io_err)?;
+        (r, Some(w))
+    } else {
+        let null = std::fs::File::open("/dev/null").map_err(io_err)?;
+        (OwnedFd::from(null), None)
+    };
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    let mut argv: Vec<CString> = vec![
+        shim.clone(),
+        cstring(parent.to_string().as_bytes()).map_err(io_err)?,
+        cstring(spec.grace.as_millis().to_string().as_bytes()).map_err(io_err)?,
+        cstring(spec.cwd.as_os_str().as_bytes()).map_err(ShimError::Command)?,
+        cstring(spec.program.as_bytes()).map_err(ShimError::Command)?,
+    ];
+    for a in spec.args {
+        argv.push(cstring(a.as_bytes()).map_err(ShimError::Command)?);
+    }
+    let envp: Vec<CString> = match spec.env {
+        Some(env) => {
+            env.iter().map(|(k, v)| cstring(format!("{k}={v}").as_bytes())).collect::<io::Result<Vec<_>>>()
+        }
+        None => std::env::vars_os()
+            .map(|(k, v)| {
+                let mut kv = k.as_bytes().to_vec();
+                kv.push(b'=');
+                kv.extend_from_slice(v.as_bytes());
+                cstring(&kv)
+            })
+            .collect::<io::Result<Vec<_>>>(),
+    }
+    .map_err(ShimError::Command)?;
+    let mut argv_p: Vec<*mut libc::c_char> = argv.iter().map(|a| a.as_ptr().cast_mut()).collect();
+    argv_p.push(std::ptr::null_mut());
+    let mut envp_p: Vec<*mut libc::c_char> = envp.iter().map(|a| a.as_ptr().cast_mut()).collect();
+    envp_p.push(std::ptr::null_mut());
+    let mut pid: libc::pid_t = 0;
+    // SAFETY: the file actions and attributes are initialised before use and destroyed after;
+    // every pointer passed lives until posix_spawn returns.
+    let rc = unsafe {
+        let mut fa: libc::posix_spawn_file_actions_t = std::mem::zeroed();
+        let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
+        libc::posix_spawn_file_actions_init(&mut fa);
+        libc::posix_spawnattr_init(&mut attr);
+        libc::posix_spawn_file_actions_adddup2(&mut fa, in_r.as_raw_fd(), 0);
+        libc::posix_spawn_file_actions_adddup2(&mut fa, out_w.as_raw_fd(), 1);
+        libc::posix_spawn_file_actions_adddup2(&mut fa, err_w.as_raw_fd(), 2);
+        libc::posix_spawn_file_actions_adddup2(&mut fa, status_w.as_raw_fd(), 3);
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::posix_spawnattr_setsigmask(&mut attr, &empty);
+        libc::posix_spawnattr_setsigdefault(&mut attr, &all);
+        let flags = libc::POSIX_SPAWN_SETSID
+            | libc::POSIX_SPAWN_SETSIGMASK as libc::c_short
+            | libc::POSIX_SPAWN_SETSIGDEF as libc::c_short;
+        libc::posix_spawnattr_setflags(&mut attr, flags);
+        let rc = libc::posix_spawn(&mut pid, shim.as_ptr(), &fa, &attr, argv_p.as_ptr(), envp_p.as_ptr());
+        libc::posix_spawn_file_actions_destroy(&mut fa);
+        libc::posix_spawnattr_destroy(&mut attr);
+        rc
+    };
+    drop((status_w, out_w, err_w, in_r));
+    if rc != 0 {
+        return Err(ShimError::Shim(io::Error::from_raw_os_error(rc)));
+    }
+    // The first message: started, or why the command could not start.
+    let mut first = [0u8; 8];
+    let mut got = 0;
+    while got < 8 {
+        // SAFETY: reads into the unfilled part of a local buffer.
+        let n = unsafe { libc::read(status_r.as_raw_fd(), first[got..].as_mut_ptr().cast(), 8 - got) };
+        if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            continue;
+        }
+        if n <= 0 {
+            break;
+        }
+        got += n as usize;
+    }
+    let kind = i32::from_ne_bytes([first[0], first[1], first[2], first[3]]);
+    let value = i32::from_ne_bytes([first[4], first[5], first[6], first[7]]);
+    match (got, kind) {
+        (8, 1) => {}
+        (8, 2) => {
+            reap(pid);
+            return Err(ShimError::Command(io::Error::from_raw_os_error(value)));
+        }
+        _ => {
+            reap(pid);
+            return Err(ShimError::Shim(io::Error::other(
+                "the process shim exited before starting the command",
+            )));
+        }
+    }
+    let rx = |fd: OwnedFd| pipe::Receiver::from_owned_fd(fd);
+    let tree = (|| -> io::Result<Tree> {
+        Ok(Tree {
+            pid,
+            grace: spec.grace,
+            reaped: false,
+            stdin: in_w.map(pipe::Sender::from_owned_fd).transpose()?,
+            stdout: Some(rx(out_r)?),
+            stderr: Some(rx(err_r)?),
+            backend: Backend::Shim { status: Some(rx(status_r)?), buf: Vec::new(), exit: None },
+        })
+    })();
+    match tree {
+        Ok(t) => {
+            if let Ok(mut l) = live().lock() {
+                l.insert(pid);
+            }
+            Ok(t)
+        }
+        Err(e) => {
+            // SAFETY: our unreaped child.
+            unsafe { libc::kill(pid, libc::SIGUSR1) };
+            reap(pid);
+            Err(ShimError::Command(e))
+        }
+    }
+}
+
+#[cfg(eddie_shim)]
+/// Start `spec` under the in-process fork shim.
+fn spawn_fork(spec: &Spec<'_>) -> io::Result<Tree> {
+    use std::os::unix::process::CommandExt;
+    let (status_read, status_write) = pipe_pair()?;
+    let cfg = ShimCfg {
+        // SAFETY: getpid has no preconditions.
+        parent: unsafe { libc::getpid() },
+        status_fd: status_write.as_raw_fd(),
+        grace_ms: i64::try_from(spec.grace.as_millis()).unwrap_or(i64::MAX),
+    };
+    let mut cmd = std::process::Command::new(spec.program);
+    cmd.args(spec.args)
+        .current_dir(spec.cwd)
+        .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(env) = spec.env {
+        cmd.env_clear().envs(env);
+    }
+    // SAFETY: the closure only makes async-signal-safe system calls and never allocates
+    // (see `shim`).
+    unsafe {
+        cmd.pre_exec(move || shim(&cfg));
+    }
+    let mut child = tokio::process::Command::from(cmd).kill_on_drop(false).spawn()?;
+    drop(status_write);
+    let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+    let stdin =
+        child.stdin.take().map(|s| s.into_owned_fd().and_then(pipe::Sender::from_owned_fd)).transpose()?;
+    let stdout =
+        child.stdout.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
+    let stderr =
+        child.stderr.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
+    if let Ok(mut l) = live().lock() {
+        l.insert(pid);
+    }
+    Ok(Tree {
+        pid,
+        grace: spec.grace,
+        reaped: false,
+        stdin,
+        stdout,
+        stderr,
+        backend: Backend::Fork { child, status: Some(status_read) },
+    })
+}
+
+/// Start `spec` as the leader of a new process group (where there is no subreaper).
+#[cfg(not(eddie_shim))]
+fn spawn_group(spec: &Spec<'_>) -> io::Result<Tree> {
+    let mut cmd = tokio::process::Command::new(spec.program);
+    cmd.args(spec.args)
+        .current_dir(spec.cwd)
+        .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(false);
+    if let Some(env) = spec.env {
+        cmd.env_clear().envs(env);
+    }
+    let mut child = cmd.spawn()?;
+    let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+    let stdin =
+        child.stdin.take().map(|s| s.into_owned_fd().and_then(pipe::Sender::from_owned_fd)).transpose()?;
+    let stdout =
+        child.stdout.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
+    let stderr =
+        child.stderr.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
+    if let Ok(mut l) = live().lock() {
+        l.insert(pid);
+    }
+    Ok(Tree {
+        pid,
+        grace: spec.grace,
+        reaped: false,
+        stdin,
+        stdout,
+        stderr,
+        backend: Backend::Group { child, done: std::sync::Arc::new(AtomicBool::new(false)) },
+    })
+}
+
+/// The name of a signal number (`SIGTERM`).
+pub fn signal_name(sig: i32) -> String {
+    let name = match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        _ => return format!("SIG{sig}"),
+    };
+    name.to_owned()
+}
+
+/// The signal number of a name (`SIGTERM`, `TERM`), for signals a caller may send.
+pub fn signal_number(name: &str) -> Option<i32> {
+    let n = name.trim().to_ascii_uppercase();
+    let n = n.strip_prefix("SIG").unwrap_or(&n);
+    Some(match n {
+        "HUP" => libc::SIGHUP,
+        "INT" => libc::SIGINT,
+        "QUIT" => libc::SIGQUIT,
+        "KILL" => libc::SIGKILL,
+        "TERM" => libc::SIGTERM,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        _ => return None,
+    })
+}
+
+/// `(exit code, signal name)` of a wait status.
+pub fn describe(status: ExitStatus) -> (Option<i32>, Option<String>) {
+    (status.code(), status.signal().map(signal_name))
+}
+
+// ---- the shim (runs in the forked child; async-signal-safe only) --------------------------
+
+#[cfg(eddie_shim)]
+#[derive(Clone, Copy)]
+struct ShimCfg {
+    parent: libc::pid_t,
+    status_fd: libc::c_int,
+    grace_ms: i64,
+}
+
+#[cfg(eddie_shim)]
+/// Runs in the child between fork and exec. Returns `Ok` only in the grandchild, which `std`
+/// then turns into the command; the shim itself never returns.
+fn shim(cfg: &ShimCfg) -> io::Result<()> {
+    // SAFETY (whole function): plain system calls on valid pointers to locals.
+    unsafe {
+        if libc::setsid() < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+        if libc::getppid() != cfg.parent {
+            libc::_exit(1);
+        }
+        let me = libc::getpid();
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [libc::SIGCHLD, libc::SIGTERM, libc::SIGUSR1, libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old);
+        let main = libc::fork();
+        if main < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if main == 0 {
+            libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            if libc::getppid() != me {
+                libc::_exit(1);
+            }
+            return Ok(());
+        }
+        run_shim(me, main, cfg, &set)
+    }
+}
+
+#[cfg(eddie_shim)]
+/// One row of the process table: pid, parent pid, and whether it belongs to the tree.
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Row {
+    pid: i32,
+    ppid: i32,
+    mark: i32,
+}
+
+#[cfg(eddie_shim)]
+const TABLE_ROWS: usize = 65_536;
+
+#[cfg(eddie_shim)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Running,
+    Terminating(i64),
+    Killing,
+}
+
+#[cfg(eddie_shim)]
+unsafe fn now_ms() -> i64 {
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
+}
+
+#[cfg(eddie_shim)]
+unsafe fn run_shim(me: libc::pid_t, main: libc::pid_t, cfg: &ShimCfg, set: &libc::sigset_t) -> ! {
+    unsafe {
+        close_all_but(cfg.status_fd);
+        let bytes = TABLE_ROWS * std::mem::size_of::<Row>();
+        let map = libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        let mut fallback = [Row { pid: 0, ppid: 0, mark: 0 }; 512];
+        let table: &mut [Row] = if map == libc::MAP_FAILED {
+            &mut fallback
+        } else {
+            std::slice::from_raw_parts_mut(map.cast::<Row>(), TABLE_ROWS)
+        };
+        let mut main_status: Option<libc::c_int> = None;
+        let mut phase = Phase::Running;
+        loop {
+            let mut any_left = true;
+            loop {
+                let mut st: libc::c_int = 0;
+                let r = libc::waitpid(-1, &mut st, libc::WNOHANG);
+                if r > 0 {
+                    if r == main {
+                        main_status = Some(st);
+                    }
+                    continue;
+                }
+                if r < 0 && *libc::__errno_location() == libc::EINTR {
+                    continue;
+                }
+                if r < 0 {
+                    any_left = false;
+                }
+                break;
+            }
+            if !any_left {
+                if let Some(st) = main_status {
+                    let raw = st.to_ne_bytes();
+                    libc::write(cfg.status_fd, raw.as_ptr().cast(), raw.len());
+                    libc::_exit(0);
+                }
+                libc::_exit(1);
+            }
+            let now = now_ms();
+            if main_status.is_some() && phase == Phase::Running {
+                // The command is done: whatever it left behind goes now.
+                phase = Phase::Killing;
+            }
+            if let Phase::Terminating(deadline) = phase
+                && now >= deadline
+            {
+                phase = Phase::Killing;
+            }
+            if phase == Phase::Running && libc::getppid() != cfg.parent {
+                // Our parent died and the death signal was missed: terminate.
+                signal_tree(me, libc::SIGTERM, table);
+                phase = Phase::Terminating(now + cfg.grace_ms);
+            }
+            if phase == Phase::Killing {
+                signal_tree(me, libc::SIGKILL, table);
+            }
+            let wait_ms = match phase {
+                Phase::Running => 1000,
+                Phase::Terminating(deadline) => (deadline - now).clamp(1, 1000),
+                Phase::Killing => 5,
+            };
+            let ts = libc::timespec { tv_sec: wait_ms / 1000, tv_nsec: (wait_ms % 1000) * 1_000_000 };
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let sig = libc::sigtimedwait(set, &mut info, &ts);
+            if sig == libc::SIGTERM || sig == libc::SIGUSR1 {
+                // Only our parent (or its death, sent on its behalf) may stop the tree; a
+                // command signalling its own process group must not.
+                let from = info.si_pid();
+                if from != cfg.parent && from != 0 {
+                    continue;
+                }
+                if sig == libc::SIGUSR1 {
+                    phase = Phase::Killing;
+                } else if phase == Phase::Running {
+                    signal_tree(me, libc::SIGTERM, table);
+                    phase = Phase::Terminating(now_ms() + cfg.grace_ms);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(eddie_shim)]
+/// Close every descriptor except `keep` (the stdio pipes too: only the command holds them).
+unsafe fn close_all_but(keep: libc::c_int) {
+    unsafe {
+        let lo = libc::syscall(libc::SYS_close_range, 0u32, (keep - 1).max(0) as u32, 0u32);
+        let hi = libc::syscall(libc::SYS_close_range, (keep + 1) as u32, u32::MAX, 0u32);
+        if lo != 0 || hi != 0 || keep == 0 {
+            for fd in 0..4096 {
+                if fd != keep {
+                    libc::close(fd);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(eddie_shim)]
+/// Send `sig` to every descendant of `me`, found through `/proc/<pid>/stat` parent links.
+unsafe fn signal_tree(me: libc::pid_t, sig: libc::c_int, table: &mut [Row]) {
+    unsafe {
+        let n = scan_proc(table);
+        let rows = &mut table[..n];
+        // Mark descendants until nothing changes (one pass per generation at most).
+        loop {
+            let mut changed = false;
+            for i in 0..rows.len() {
+                if rows[i].mark != 0 {
+                    continue;
+                }
+                let parent = rows[i].ppid;
+                let hit = parent == me || rows.iter().any(|r| r.mark != 0 && r.pid == parent);
+                if hit {
+                    rows[i].mark = 1;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for r in rows.iter() {
+            if r.mark != 0 && r.pid != me {
+                libc::kill(r.pid, sig);
+            }
+        }
+    }
+}
+
+#[cfg(eddie_shim)]
+/// Fill `table` with `(pid, ppid)` of every process; the number of rows.
+unsafe fn scan_proc(table: &mut [Row]) -> usize {
+    unsafe {
+        let dir = libc::open(c"/proc".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC);
+        if dir < 0 {
+            return 0;
+        }
+        let mut n = 0usize;
+        let mut buf = [0u8; 4096];
+        'outer: loop {
+            let got = libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len());
+            if got <= 0 {
+                break;
+            }
+            let got = got as usize;
+            let mut off = 0usize;
+            while off + 19 < got {
+                let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
+                if reclen == 0 {
+                    break;
+                }
+                let name = &buf[off + 19..(off + reclen).min(got)];
+                off += reclen;
+                let Some(pid) = parse_pid(name) else { continue };
+                if n >= table.len() {
+                    break 'outer;
+                }
+                if let Some(ppid) = read_ppid(pid) {
+                    table[n] = Row { pid, ppid, mark: 0 };
+                    n += 1;
+                }
+            }
+        }
+        libc::close(dir);
+        n
+    }
+}
+
+#[cfg(eddie_shim)]
+/// A NUL-terminated all-digit directory name as a pid.
+fn parse_pid(name: &[u8]) -> Option<i32> {
+    let mut v: i32 = 0;
+    let mut digits = 0;
+    for &b in name {
+        if b == 0 {
+            break;
+        }
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(i32::from(b - b'0'))?;
+        digits += 1;
+    }
+    (digits > 0).then_some(v)
+}
+
+#[cfg(eddie_shim)]
+/// The parent pid from `/proc/<pid>/stat` (`pid (comm) S ppid ...`; comm may hold `)`).
+unsafe fn read_ppid(pid: i32) -> Option<i32> {
+    let mut path = [0u8; 32];
+    let prefix = b"/proc/";
+    path[..prefix.len()].copy_from_slice(prefix);
+    let mut i = prefix.len();
+    let mut digits = [0u8; 12];
+    let mut d = 0;
+    let mut v = pid;
+    loop {
+        digits[d] = b'0' + (v % 10) as u8;
+        d += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    while d > 0 {
+        d -= 1;
+        path[i] = digits[d];
+        i += 1;
+    }
+    for &b in b"/stat\0" {
+        path[i] = b;
+        i += 1;
+    }
+    let mut buf = [0u8; 512];
+    let got = unsafe {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return None;
+        }
+        let got = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        libc::close(fd);
+        got
+    };
+    if got <= 0 {
+        return None;
+    }
+    let text = &buf[..got as usize];
+    let close = text.iter().rposition(|&b| b == b')')?;
+    // ") S ppid"
+    let rest = text.get(close + 4..)?;
+    let mut v: i32 = 0;
+    let mut digits = 0;
+    for &b in rest {
+        if !b.is_ascii_digit() {
+            break;
+        }
+        v = v.checked_mul(10)?.checked_add(i32::from(b - b'0'))?;
+        digits += 1;
+    }
+    (digits > 0).then_some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn alive(pid: i32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(s) => !s.rsplit_once(')').is_some_and(|(_, r)| r.trim_start().starts_with('Z')),
+            Err(_) => false,
+        }
+    }
+
+    async fn gone(pid: i32) -> bool {
+        for _ in 0..100 {
+            if !alive(pid) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        !alive(pid)
+    }
+
+    fn sh(script: &str, cwd: &Path) -> Tree {
+        let args = [OsString::from("-c"), OsString::from(script)];
+        Tree::spawn(&Spec {
+            program: OsStr::new("/bin/sh"),
+            args: &args,
+            cwd,
+            env: None,
+            stdin: false,
+            grace: DEFAULT_GRACE,
+        })
+        .unwrap()
+    }
+
+    async fn read_all(mut r: impl tokio::io::AsyncRead + Unpin) -> String {
+        let mut s = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut r, &mut s).await.unwrap();
+        s
+    }
+
+    #[tokio::test]
+    async fn exit_status_is_the_commands_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = sh("echo hi; exit 7", dir.path());
+        let out = read_all(t.take_stdout().unwrap()).await;
+        let st = t.wait().await.unwrap();
+        assert_eq!((out.as_str(), st.code()), ("hi\n", Some(7)));
+        let mut t = sh("kill -SEGV $$", dir.path());
+        assert_eq!(describe(t.wait().await.unwrap()), (None, Some("SIGSEGV".into())));
+    }
+
+    #[tokio::test]
+    async fn missing_program_or_cwd_is_a_spawn_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Tree::spawn(&Spec {
+            program: OsStr::new("definitely-not-a-program-xyz"),
+            args: &[],
+            cwd: dir.path(),
+            env: None,
+            stdin: false,
+            grace: DEFAULT_GRACE,
+        })
+        .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        let e = Tree::spawn(&Spec {
+            program: OsStr::new("/bin/true"),
+            args: &[],
+            cwd: &dir.path().join("missing"),
+            env: None,
+            stdin: false,
+            grace: DEFAULT_GRACE,
+        })
+        .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[cfg(eddie_shim)]
+    #[tokio::test]
+    async fn leftovers_and_double_forked_daemons_die_with_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        // A background child, and a daemon that leaves the session and double-forks.
+        let script = "sleep 100 & echo $! > bg; \
+                      (setsid sh -c 'sleep 100 & echo $! > daemon' &) ; \
+                      while [ ! -s daemon ]; do sleep 0.01; done";
+        let mut t = sh(script, dir.path());
+        let st = t.wait().await.unwrap();
+        assert_eq!(st.code(), Some(0));
+        for f in ["bg", "daemon"] {
+            let pid: i32 = std::fs::read_to_string(dir.path().join(f)).unwrap().trim().parse().unwrap();
+            assert!(gone(pid).await, "{f} {pid} survived");
+        }
+    }
+
+    #[cfg(eddie_shim)]
+    #[tokio::test]
+    async fn terminate_kills_the_tree_within_the_grace() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "trap '' TERM; (setsid sh -c 'trap \"\" TERM; sleep 100 & echo $! > daemon; wait' &); \
+                      sleep 100 & echo $! > bg; wait";
+        let mut t = sh(script, dir.path());
+        while !dir.path().join("daemon").exists() || !dir.path().join("bg").exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let start = Instant::now();
+        let st = t.shutdown(Duration::from_secs(2)).await.unwrap();
+        let took = start.elapsed();
+        // The shell ignores SIGTERM, so it dies by SIGKILL after the grace.
+        assert_eq!(describe(st).1.as_deref(), Some("SIGKILL"));
+        assert!(took >= Duration::from_millis(900) && took < Duration::from_millis(2500), "{took:?}");
+        for f in ["bg", "daemon"] {
+            let pid: i32 = std::fs::read_to_string(dir.path().join(f)).unwrap().trim().parse().unwrap();
+            assert!(gone(pid).await, "{f} {pid} survived");
+        }
+    }
+
+    #[cfg(eddie_shim)]
+    #[tokio::test]
+    async fn the_tree_cannot_stop_its_own_shim() {
+        let dir = tempfile::tempdir().unwrap();
+        // `kill 0` signals the whole process group, the shim included; it must carry on.
+        let mut t = sh("trap '' TERM USR1; kill -TERM 0; kill -USR1 0; sleep 0.2; echo done", dir.path());
+        let out = read_all(t.take_stdout().unwrap()).await;
+        assert_eq!(out, "done\n");
+        assert_eq!(t.wait().await.unwrap().code(), Some(0));
+    }
+
+    #[tokio::test]
+    async fn drop_kills_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = sh("sleep 100 & echo $! > bg; wait", dir.path());
+        while !dir.path().join("bg").exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let pid: i32 = std::fs::read_to_string(dir.path().join("bg")).unwrap().trim().parse().unwrap();
+        drop(t);
+        assert!(gone(pid).await);
+    }
+
+    #[cfg(eddie_shim)]
+    #[tokio::test]
+    async fn the_spawned_shim_is_used_and_the_fork_fallback_works_too() {
+        if std::env::var_os("EDDIE_TOOLS_SHIM").is_none() {
+            assert_eq!((backend(), shim_failure()), ("spawn", None));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let args = [
+            OsString::from("-c"),
+            OsString::from(
+                "(setsid sh -c 'sleep 100 & echo $! > daemon' &); while [ ! -s daemon ]; do sleep 0.01; done; exit 4",
+            ),
+        ];
+        let mut t = spawn_fork(&Spec {
+            program: OsStr::new("/bin/sh"),
+            args: &args,
+            cwd: dir.path(),
+            env: None,
+            stdin: false,
+            grace: DEFAULT_GRACE,
+        })
+        .unwrap();
+        assert_eq!(t.wait().await.unwrap().code(), Some(4));
+        let pid: i32 = std::fs::read_to_string(dir.path().join("daemon")).unwrap().trim().parse().unwrap();
+        assert!(gone(pid).await, "daemon {pid} survived the fork backend");
+    }
+
+    #[cfg(eddie_shim)]
+    #[test]
+    fn signal_names_round_trip() {
+        assert_eq!(signal_name(libc::SIGTERM), "SIGTERM");
+        assert_eq!(signal_number("term"), Some(libc::SIGTERM));
+        assert_eq!(signal_number("SIGKILL"), Some(libc::SIGKILL));
+        assert_eq!(signal_number("SIGSEGV"), None);
+        assert_eq!(parse_pid(b"123\0"), Some(123));
+        assert_eq!(parse_pid(b"self\0"), None);
+    }
+}
