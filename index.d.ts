@@ -441,6 +441,167 @@ export type AgentDeleteTaskData = {
 export declare function agentDeleteTask(args: AgentDeleteTaskArgs, ctx: ToolContext): Promise<ToolResult<AgentDeleteTaskData>>
 export declare const agentDeleteTaskTool: ToolDefinition<AgentDeleteTaskArgs, AgentDeleteTaskData>
 
+/** Arguments of `grep`. */
+export type GrepArgs = {
+  /** Regular expression (Rust regex syntax, like ripgrep) or, with literal: true, a plain string. */
+  pattern: string
+  /** File or directory to search, relative to the workspace (default "."). */
+  path?: string
+  /** Treat pattern as a plain string (default false). */
+  literal?: boolean
+  /** Ignore case (default false). */
+  caseInsensitive?: boolean
+  /** Only match whole words (default false). */
+  wordMatch?: boolean
+  /** Lines of context before and after each match (default 0). */
+  context?: number
+  /** Lines before each match (overrides context). */
+  before?: number
+  /** Lines after each match (overrides context). */
+  after?: number
+  /** Only search files matching these globs: "*.ts", "*.{js,ts}", "src/**\/*.py"; a string may list several separated by commas. A glob without / matches file names at any depth. */
+  include?: string | Array<string>
+  /** Skip paths matching these patterns (gitignore syntax, relative to path): "*.min.js", "node_modules/", "test/**". */
+  exclude?: string | Array<string>
+  /** content (default), files or count. */
+  outputMode?: "content" | "files" | "count"
+  /** Page size: matching lines (content) or entries (files, count). Default 100. */
+  maxResults?: number
+  /** Matching lines shown per file (default 50); the count stays exact. */
+  maxPerFile?: number
+  /** Number of files to skip (from pagination.nextOffset). */
+  offset?: number
+  /** Characters kept per line (default 400). */
+  maxLineLength?: number
+  /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
+  respectGitignore?: boolean
+  /** Include dot-files and dot-directories (default false; .git is never searched). */
+  includeHidden?: boolean
+  /** Deadline in milliseconds (default 30000); partial results are returned flagged timedOut. */
+  timeoutMs?: number
+}
+/** `data` of a `grep` result. */
+export type GrepData = {
+  pattern: string
+  path: string
+  outputMode: "content" | "files" | "count"
+  /** content mode: one entry per file. */
+  matches?: Array<{
+    path: string
+    /** Matching lines in the whole file. */
+    matchCount: number
+    /** Some matching lines of this file are not shown. */
+    truncated: boolean
+    /** Runs of consecutive lines (overlapping context merged). */
+    blocks: Array<{
+      startLine: number
+      lines: Array<{
+        line: number
+        text: string
+        /** A matching line (false: context). */
+        match: boolean
+        /** The line was cut at maxLineLength characters. */
+        cut?: boolean
+      }>
+    }>
+  }>
+  /** files mode: matching paths. */
+  files?: Array<string>
+  /** count mode. */
+  counts?: Array<{
+    path: string
+    count: number
+  }>
+  /** Matching lines in all files (null in files mode). */
+  totalMatches: number | null
+  /** Files with at least one match. */
+  totalFiles: number
+  filesSearched: number
+  /** Files skipped as binary (NUL byte). */
+  binarySkipped: number
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+  /** Something was left out by a cap (see maxPerFile, maxResults). */
+  truncated: boolean
+  timedOut: boolean
+  cancelled: boolean
+  pagination: {
+    offset: number
+    limit: number
+    returned: number
+    total: number
+    hasMore: boolean
+    nextOffset: number | null
+  }
+}
+/** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
+export declare function grep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult<GrepData>>
+export declare const grepTool: ToolDefinition<GrepArgs, GrepData>
+
+/** Arguments of `glob`. */
+export type GlobArgs = {
+  /** Glob pattern, e.g. "**\/*.ts", "*.{js,ts,jsx,tsx}", "src/**\/test_*.py". */
+  pattern: string
+  /** Directory to search, relative to the workspace (default "."). */
+  path?: string
+  /** Skip paths matching these patterns (gitignore syntax): "__pycache__", "**\/node_modules/**", "*.min.js". */
+  exclude?: string | Array<string>
+  /** Include dot-files and dot-directories (default false; .git is never searched). */
+  includeHidden?: boolean
+  /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
+  respectGitignore?: boolean
+  /** Descend into subdirectories (default true). */
+  recursive?: boolean
+  /** Match names ignoring case (default false). */
+  caseInsensitive?: boolean
+  /** path (default) or mtime (newest first). */
+  sortBy?: "path" | "mtime"
+  /** Most paths returned (default 1000). */
+  maxResults?: number
+  /** Paths to skip (from pagination.nextOffset). */
+  offset?: number
+}
+/** `data` of a `glob` result. */
+export type GlobData = {
+  pattern: string
+  path: string
+  sortBy: "path" | "mtime"
+  files: Array<string>
+  /** All matches, before the cap. */
+  totalFiles: number
+  truncated: boolean
+  cancelled: boolean
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+  pagination: {
+    offset: number
+    limit: number
+    returned: number
+    total: number
+    hasMore: boolean
+    nextOffset: number | null
+  }
+}
+/** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */
+export declare function glob(args: GlobArgs, ctx: ToolContext): Promise<ToolResult<GlobData>>
+export declare const globTool: ToolDefinition<GlobArgs, GlobData>
+
 /** Every built-in tool of @eddie/tools, in its order. */
 export declare const builtinTools: ToolDefinition<any, any>[]
 /** Every tool of every family: builtinTools first. */

@@ -32,11 +32,13 @@ const agentNewTaskTool = define("agent__new_task")
 const agentGetTaskListTool = define("agent__get_task_list")
 const agentSetTaskStatusTool = define("agent__set_task_status")
 const agentDeleteTaskTool = define("agent__delete_task")
+const grepTool = define("grep")
+const globTool = define("glob")
 
 /** Every built-in tool of @eddie/tools, in its order. */
 const builtinTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
 /** Every tool of every family: builtinTools, then the tools from the other reference agents. */
-const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
+const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, grepTool, globTool]
 
 const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').outputSchema
 const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema
@@ -54,6 +56,8 @@ exports.agentNewTask = binding.agentNewTask
 exports.agentGetTaskList = binding.agentGetTaskList
 exports.agentSetTaskStatus = binding.agentSetTaskStatus
 exports.agentDeleteTask = binding.agentDeleteTask
+exports.grep = binding.grep
+exports.glob = binding.glob
 exports.bashTool = bashTool
 exports.fileReadTool = fileReadTool
 exports.fileWriteTool = fileWriteTool
@@ -67,6 +71,8 @@ exports.agentNewTaskTool = agentNewTaskTool
 exports.agentGetTaskListTool = agentGetTaskListTool
 exports.agentSetTaskStatusTool = agentSetTaskStatusTool
 exports.agentDeleteTaskTool = agentDeleteTaskTool
+exports.grepTool = grepTool
+exports.globTool = globTool
 exports.builtinTools = builtinTools
 exports.allTools = allTools
 exports.TASK_LIST_RESULT_SCHEMA = TASK_LIST_RESULT_SCHEMA

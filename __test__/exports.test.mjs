@@ -29,7 +29,7 @@ test('builtinTools: eddie order, names, schemas byte-identical', () => {
   }
   assert.equal(tools.TASK_LIST_RESULT_SCHEMA.$id, 'eddie.tool.task_list.result.v1')
   assert.deepEqual(tools.errorCodes().slice(0, 3), ['INVALID_ARGUMENT', 'OUTSIDE_WORKSPACE', 'NOT_FOUND'])
-  const mutating = tools.toolSpecs().filter((s) => !s.mutating).map((s) => s.name)
+  const mutating = tools.toolSpecs().filter((s) => s.family === 'eddie' && !s.mutating).map((s) => s.name)
   assert.deepEqual(mutating, ['file_read', 'file_search', 'get_folder_tree_structure', 'get_plan'])
 })
 

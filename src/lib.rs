@@ -10,9 +10,11 @@
 #[macro_use]
 mod tools;
 
+mod code;
 mod convert;
 mod ctx;
 mod task_list;
 
+pub use code::*;
 pub use task_list::*;
 pub use tools::*;

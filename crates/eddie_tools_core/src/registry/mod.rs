@@ -79,7 +79,7 @@ pub struct Family {
 }
 
 /// Every family, `eddie` first.
-pub const FAMILIES: &[&Family] = &[&eddie::FAMILY];
+pub const FAMILIES: &[&Family] = &[&eddie::FAMILY, &crate::code::FAMILY];
 
 /// Every tool of every family, `builtinTools` first.
 pub fn tools() -> impl Iterator<Item = &'static ToolSpec> {

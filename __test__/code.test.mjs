@@ -1,0 +1,113 @@
+// The `code` family: grep, glob, symbols, project_map — through the JS surface.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { utimesSync, writeFileSync } from 'node:fs'
+import { join, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import * as tools from '../index.js'
+import { workspace, rejectsWith } from './helpers.mjs'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+test('code family: registered, read-only, permission none, schemas with $id', () => {
+  const specs = tools.toolSpecs().filter((s) => s.family === 'code')
+  assert.ok(specs.length >= 2)
+  for (const s of specs) {
+    assert.equal(s.mutating, false, s.name)
+    assert.equal(s.permission, 'none', s.name)
+    assert.equal(s.outputSchema.$id, `eddie.tool.${s.name}.result.v1`)
+    assert.equal(typeof tools[s.jsName], 'function', s.jsName)
+    assert.ok(tools.allTools.includes(tools[`${s.jsName}Tool`]), s.name)
+  }
+  assert.ok(!tools.builtinTools.some((t) => t.name === 'grep'))
+})
+
+test('grep: content with merged context, files and count modes, globs', async () => {
+  const cwd = workspace({
+    'src/a.ts': 'one\nTODO first\nthree\nTODO second\nfive\n',
+    'src/b.js': 'todo lower\n',
+    'docs/c.md': 'TODO doc\n',
+  })
+  const r = await tools.grep({ pattern: 'TODO', context: 1 }, { cwd })
+  assert.deepEqual(Object.keys(r), ['schema', 'content', 'data'])
+  assert.equal(r.schema, 'eddie.tool.grep.result.v1')
+  assert.deepEqual(r.data.matches.map((m) => m.path), ['docs/c.md', 'src/a.ts'])
+  const a = r.data.matches[1]
+  assert.equal(a.blocks.length, 1, 'overlapping context merged into one block')
+  assert.deepEqual(a.blocks[0].lines.map((l) => [l.line, l.match]), [[1, false], [2, true], [3, false], [4, true], [5, false]])
+  assert.match(r.content, /src\/a\.ts\n {2}1- one\n {2}2: TODO first/)
+  const files = await tools.grep({ pattern: 'todo', caseInsensitive: true, outputMode: 'files', include: '*.{ts,js}' }, { cwd })
+  assert.deepEqual(files.data.files, ['src/a.ts', 'src/b.js'])
+  const counts = await tools.grep({ pattern: 'TODO', literal: true, outputMode: 'count', exclude: 'docs/' }, { cwd })
+  assert.deepEqual(counts.data.counts, [{ path: 'src/a.ts', count: 2 }])
+  assert.equal(counts.data.ignored.excluded, 1)
+})
+
+test('grep and glob report what .gitignore and hidden rules hid', async () => {
+  const cwd = workspace({ '.gitignore': 'build/\n', 'build/out.js': 'needle', '.cache/x.js': 'needle', 'main.js': 'needle' })
+  const g = await tools.grep({ pattern: 'needle', outputMode: 'files' }, { cwd })
+  assert.deepEqual(g.data.files, ['main.js'])
+  assert.deepEqual(g.data.ignored, { total: 3, gitignore: 1, hidden: 2, excluded: 0 })
+  assert.match(g.content, /Not searched: 3 entries hidden/)
+  const all = await tools.grep({ pattern: 'needle', outputMode: 'files', respectGitignore: false, includeHidden: true }, { cwd })
+  assert.deepEqual(all.data.files, ['.cache/x.js', 'build/out.js', 'main.js'])
+  const gl = await tools.glob({ pattern: '**/*.js' }, { cwd })
+  assert.deepEqual(gl.data.files, ['main.js'])
+  assert.equal(gl.data.ignored.total, 3)
+})
+
+test('grep: deadline returns a partial result flagged timedOut', async () => {
+  const cwd = workspace({ 'a.txt': 'x\n' })
+  const r = await tools.grep({ pattern: 'x', timeoutMs: 0 }, { cwd })
+  assert.equal(r.data.timedOut, true)
+  assert.equal(r.data.cancelled, false)
+  assert.match(r.content, /Timed out/)
+})
+
+test('grep: an AbortSignal mid-search returns what was found, flagged cancelled', async () => {
+  const cwd = workspace({})
+  writeFileSync(join(cwd, 'big.txt'), 'hit\n'.repeat(8_000_000))
+  const ac = new AbortController()
+  const p = tools.grep({ pattern: 'hit', outputMode: 'count' }, { cwd, signal: ac.signal })
+  setTimeout(() => ac.abort(), 20)
+  const r = await p
+  assert.equal(r.data.cancelled, true)
+  assert.ok((r.data.totalMatches ?? 0) < 8_000_000, 'stopped early')
+  assert.match(r.content, /Cancelled/)
+})
+
+test('glob: braces, **, path patterns, mtime order, cap', async () => {
+  const cwd = workspace({ 'a.ts': '', 'b.tsx': '', 'src/c.ts': '', 'src/d/test_e.py': '', 'lib/test_f.py': '' })
+  assert.deepEqual((await tools.glob({ pattern: '**/*.{ts,tsx}' }, { cwd })).data.files, ['a.ts', 'b.tsx', 'src/c.ts'])
+  assert.deepEqual((await tools.glob({ pattern: 'src/**/test_*.py' }, { cwd })).data.files, ['src/d/test_e.py'])
+  const capped = await tools.glob({ pattern: '*', maxResults: 2 }, { cwd })
+  assert.deepEqual([capped.data.files.length, capped.data.totalFiles, capped.data.truncated, capped.data.pagination.nextOffset], [2, 5, true, 2])
+  const later = Date.now() / 1000 + 100
+  utimesSync(join(cwd, 'src/c.ts'), later, later)
+  const newest = await tools.glob({ pattern: '*.ts', sortBy: 'mtime', maxResults: 1 }, { cwd })
+  assert.deepEqual(newest.data.files, ['src/c.ts'])
+})
+
+test('code tools: escapes refused, bad input throws coded Errors, process alive', async () => {
+  const cwd = workspace({ 'a.txt': 'x' })
+  await rejectsWith(assert, tools.grep({ pattern: 'x', path: '../' }, { cwd }), 'OUTSIDE_WORKSPACE')
+  await rejectsWith(assert, tools.glob({ pattern: '*', path: '/etc' }, { cwd }), 'OUTSIDE_WORKSPACE')
+  await rejectsWith(assert, tools.grep({ pattern: '(' }, { cwd }), 'INVALID_REGEX')
+  await rejectsWith(assert, tools.grep({}, { cwd }), 'INVALID_ARGUMENT')
+  await rejectsWith(assert, tools.grep({ pattern: 'x', context: 'two' }, { cwd }), 'INVALID_ARGUMENT')
+  await rejectsWith(assert, tools.grep({ pattern: 'x', outputMode: 'lines' }, { cwd }), 'INVALID_ARGUMENT')
+  await rejectsWith(assert, tools.glob({ pattern: '[' }, { cwd }), 'INVALID_ARGUMENT')
+  await rejectsWith(assert, tools.glob({ pattern: '*', path: 'missing' }, { cwd }), 'NOT_FOUND')
+  await rejectsWith(assert, tools.grep(null, { cwd }), 'INVALID_ARGUMENT')
+  assert.equal((await tools.grep({ pattern: 'x', outputMode: 'files' }, { cwd })).data.files[0], 'a.txt')
+})
+
+test('the CLI runs grep and glob', () => {
+  const cwd = workspace({ 'notes.txt': 'a TODO here' })
+  const cli = join(root, 'bin/eddie-tools.js')
+  const g = JSON.parse(execFileSync(process.execPath, [cli, 'grep', '{"pattern":"TODO"}'], { cwd, encoding: 'utf8' }))
+  assert.equal(g.data.matches[0].path, 'notes.txt')
+  const f = JSON.parse(execFileSync(process.execPath, [cli, 'glob', '{"pattern":"*.txt"}'], { cwd, encoding: 'utf8' }))
+  assert.deepEqual(f.data.files, ['notes.txt'])
+})
