@@ -602,6 +602,297 @@ export type GlobData = {
 export declare function glob(args: GlobArgs, ctx: ToolContext): Promise<ToolResult<GlobData>>
 export declare const globTool: ToolDefinition<GlobArgs, GlobData>
 
+/** Arguments of `list_symbols`. */
+export type ListSymbolsArgs = {
+  /** A source file or a directory, relative to the workspace. */
+  path: string
+  /** For a directory: include subdirectories (default false). */
+  recursive?: boolean
+  /** function, method, class, interface, type, enum, module, variable, constant, property, struct, trait, impl, macro or union. class also matches structs, interface traits, function methods. */
+  kind?: "function" | "method" | "class" | "interface" | "type" | "enum" | "module" | "variable" | "constant" | "property" | "struct" | "trait" | "impl" | "macro" | "union"
+  /** Only these files (globs, as grep's include). */
+  include?: string | Array<string>
+  /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
+  respectGitignore?: boolean
+  /** Include dot-files and dot-directories (default false; .git is never searched). */
+  includeHidden?: boolean
+  /** Most files listed (default 200). */
+  maxFiles?: number
+}
+/** `data` of a `list_symbols` result. */
+export type ListSymbolsData = {
+  path: string
+  files: Array<{
+    path: string
+    language: string
+    symbols: Array<{
+      name: string
+      kind: string
+      /** 1-based line of the name. */
+      line: number
+      /** 1-based column (characters) of the name. */
+      column: number
+      /** Last line of the definition. */
+      endLine: number
+      /** Enclosing class, interface, impl, trait or module. */
+      container: string | null
+    }>
+  }>
+  totalFiles: number
+  totalSymbols: number
+  truncated: boolean
+  /** Files over 1 MiB, not parsed. */
+  skippedLarge: number
+  cancelled: boolean
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+}
+/** List the code definitions (classes, functions, methods, interfaces, types, enums, constants, ...) with their lines in a source file, or in the source files of a directory (top level only unless recursive). Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter); other files are skipped. (`list_symbols`) */
+export declare function listSymbols(args: ListSymbolsArgs, ctx: ToolContext): Promise<ToolResult<ListSymbolsData>>
+export declare const listSymbolsTool: ToolDefinition<ListSymbolsArgs, ListSymbolsData>
+
+/** Arguments of `find_symbol`. */
+export type FindSymbolArgs = {
+  /** The name to find. */
+  symbol: string
+  /** File or directory to search, relative to the workspace (default "."). */
+  path?: string
+  /** function, method, class, interface, type, enum, module, variable, constant, property, struct, trait, impl, macro or union. class also matches structs, interface traits, function methods. */
+  kind?: "function" | "method" | "class" | "interface" | "type" | "enum" | "module" | "variable" | "constant" | "property" | "struct" | "trait" | "impl" | "macro" | "union"
+  /** Exact, case-sensitive name (default true); false: names containing symbol, ignoring case. */
+  exact?: boolean
+  /** Only these files (globs, as grep's include). */
+  include?: string | Array<string>
+  /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
+  respectGitignore?: boolean
+  /** Include dot-files and dot-directories (default false; .git is never searched). */
+  includeHidden?: boolean
+  /** Most definitions returned (default 50). */
+  maxResults?: number
+}
+/** `data` of a `find_symbol` result. */
+export type FindSymbolData = {
+  symbol: string
+  path: string
+  definitions: Array<{
+    name: string
+    kind: string
+    /** 1-based line of the name. */
+    line: number
+    /** 1-based column (characters) of the name. */
+    column: number
+    /** Last line of the definition. */
+    endLine: number
+    /** Enclosing class, interface, impl, trait or module. */
+    container: string | null
+    path: string
+    language: string
+    /** The definition's line. */
+    text: string
+  }>
+  totalDefinitions: number
+  truncated: boolean
+  /** Source files seen. */
+  filesSearched: number
+  /** Source files containing the name, parsed. */
+  filesParsed: number
+  skippedLarge: number
+  cancelled: boolean
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+}
+/** Find where a symbol is defined (class, function, method, interface, variable, constant, ...) across the source files under a path. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): mentions in comments or strings are not definitions. Exact name by default; exact: false finds names containing it, ignoring case. (`find_symbol`) */
+export declare function findSymbol(args: FindSymbolArgs, ctx: ToolContext): Promise<ToolResult<FindSymbolData>>
+export declare const findSymbolTool: ToolDefinition<FindSymbolArgs, FindSymbolData>
+
+/** Arguments of `find_references`. */
+export type FindReferencesArgs = {
+  /** The identifier. */
+  symbol: string
+  /** File or directory to search, relative to the workspace (default "."). */
+  path?: string
+  /** Also list the definition sites (default true). */
+  includeDefinitions?: boolean
+  /** Only these files (globs, as grep's include). */
+  include?: string | Array<string>
+  /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
+  respectGitignore?: boolean
+  /** Include dot-files and dot-directories (default false; .git is never searched). */
+  includeHidden?: boolean
+  /** Most references returned (default 200). */
+  maxResults?: number
+}
+/** `data` of a `find_references` result. */
+export type FindReferencesData = {
+  symbol: string
+  path: string
+  references: Array<{
+    path: string
+    line: number
+    /** 1-based, in characters. */
+    column: number
+    text: string
+    isDefinition: boolean
+  }>
+  totalReferences: number
+  totalFiles: number
+  truncated: boolean
+  filesSearched: number
+  filesParsed: number
+  skippedLarge: number
+  cancelled: boolean
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+}
+/** Find every use of an identifier (variables, functions, classes, properties, types) across the source files under a path, with line, column and the line's text; definition sites are marked. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): comments, strings and longer names containing it are not references. (`find_references`) */
+export declare function findReferences(args: FindReferencesArgs, ctx: ToolContext): Promise<ToolResult<FindReferencesData>>
+export declare const findReferencesTool: ToolDefinition<FindReferencesArgs, FindReferencesData>
+
+/** Arguments of `search_codebase`. */
+export type SearchCodebaseArgs = {
+  /** A name or words (a file matching any word is a hit; files matching more words rank higher). */
+  query: string
+  /** Directory to search, relative to the workspace (default "."). */
+  path?: string
+  /** Also search test files and folders (default false). */
+  includeTests?: boolean
+  /** Also search .md, .mdx, .rst, .txt and .adoc files (default false). */
+  includeDocs?: boolean
+  /** Match case (default false). */
+  caseSensitive?: boolean
+  /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
+  respectGitignore?: boolean
+  /** Include dot-files and dot-directories (default false; .git is never searched). */
+  includeHidden?: boolean
+  /** Most files and definitions returned (default 20 each). */
+  maxResults?: number
+}
+/** `data` of a `search_codebase` result. */
+export type SearchCodebaseData = {
+  query: string
+  path: string
+  definitions: Array<{
+    name: string
+    kind: string
+    /** 1-based line of the name. */
+    line: number
+    /** 1-based column (characters) of the name. */
+    column: number
+    /** Last line of the definition. */
+    endLine: number
+    /** Enclosing class, interface, impl, trait or module. */
+    container: string | null
+    path: string
+    language: string
+    /** The definition's line. */
+    text: string
+  }>
+  totalDefinitions: number
+  files: Array<{
+    path: string
+    matchCount: number
+    score: number
+    lines: Array<{
+      line: number
+      text: string
+    }>
+  }>
+  totalFiles: number
+  truncated: boolean
+  filesSearched: number
+  includeTests: boolean
+  includeDocs: boolean
+  timedOut: boolean
+  cancelled: boolean
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+}
+/** Search the whole codebase for a name or words and get ranked results: the definitions whose names contain the query first, then the source files mentioning the most query words the most, with their matching lines. Case-insensitive by default. Tests and docs are left out unless includeTests / includeDocs. (`search_codebase`) */
+export declare function searchCodebase(args: SearchCodebaseArgs, ctx: ToolContext): Promise<ToolResult<SearchCodebaseData>>
+export declare const searchCodebaseTool: ToolDefinition<SearchCodebaseArgs, SearchCodebaseData>
+
+/** Arguments of `project_map`. */
+export type ProjectMapArgs = {
+  /** Directory to map, relative to the workspace (default "."). */
+  path?: string
+  /** Levels below the first (default 2: three levels). */
+  maxDepth?: number
+  /** List dot-entries (default false). */
+  includeHidden?: boolean
+  /** List dependency folders such as node_modules (default false). */
+  includeDependencies?: boolean
+  /** Flat entries per page (default 200). */
+  maxEntries?: number
+  /** Flat entries to skip (from pagination.nextOffset). */
+  offset?: number
+}
+/** `data` of a `project_map` result. */
+export type ProjectMapData = {
+  root: string
+  /** The nested tree (complete to maxDepth). */
+  entries: Array<{
+    [key: string]: unknown
+  }>
+  /** One page of the flat list; directories end with /. */
+  pageEntries: Array<string>
+  pagination: {
+    limit: number
+    offset: number
+    returnedEntries: number
+    totalEntries: number
+    hasMore: boolean
+    nextOffset: number | null
+    [key: string]: unknown
+  }
+  maxDepth: number
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+  [key: string]: unknown
+}
+/** Map the project's folders and files to a limited depth (default maxDepth 2 = three levels), sorted as get_folder_tree_structure sorts them, with a paged flat list. Dot-entries and dependency folders (node_modules, dist, target, ...) are left out unless asked, and counted. (`project_map`) */
+export declare function projectMap(args: ProjectMapArgs, ctx: ToolContext): Promise<ToolResult<ProjectMapData>>
+export declare const projectMapTool: ToolDefinition<ProjectMapArgs, ProjectMapData>
+
 /** Every built-in tool of @eddie/tools, in its order. */
 export declare const builtinTools: ToolDefinition<any, any>[]
 /** Every tool of every family: builtinTools first. */

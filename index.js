@@ -34,11 +34,16 @@ const agentSetTaskStatusTool = define("agent__set_task_status")
 const agentDeleteTaskTool = define("agent__delete_task")
 const grepTool = define("grep")
 const globTool = define("glob")
+const listSymbolsTool = define("list_symbols")
+const findSymbolTool = define("find_symbol")
+const findReferencesTool = define("find_references")
+const searchCodebaseTool = define("search_codebase")
+const projectMapTool = define("project_map")
 
 /** Every built-in tool of @eddie/tools, in its order. */
 const builtinTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
 /** Every tool of every family: builtinTools, then the tools from the other reference agents. */
-const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, grepTool, globTool]
+const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool]
 
 const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').outputSchema
 const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema
@@ -58,6 +63,11 @@ exports.agentSetTaskStatus = binding.agentSetTaskStatus
 exports.agentDeleteTask = binding.agentDeleteTask
 exports.grep = binding.grep
 exports.glob = binding.glob
+exports.listSymbols = binding.listSymbols
+exports.findSymbol = binding.findSymbol
+exports.findReferences = binding.findReferences
+exports.searchCodebase = binding.searchCodebase
+exports.projectMap = binding.projectMap
 exports.bashTool = bashTool
 exports.fileReadTool = fileReadTool
 exports.fileWriteTool = fileWriteTool
@@ -73,6 +83,11 @@ exports.agentSetTaskStatusTool = agentSetTaskStatusTool
 exports.agentDeleteTaskTool = agentDeleteTaskTool
 exports.grepTool = grepTool
 exports.globTool = globTool
+exports.listSymbolsTool = listSymbolsTool
+exports.findSymbolTool = findSymbolTool
+exports.findReferencesTool = findReferencesTool
+exports.searchCodebaseTool = searchCodebaseTool
+exports.projectMapTool = projectMapTool
 exports.builtinTools = builtinTools
 exports.allTools = allTools
 exports.TASK_LIST_RESULT_SCHEMA = TASK_LIST_RESULT_SCHEMA

@@ -111,3 +111,65 @@ test('the CLI runs grep and glob', () => {
   const f = JSON.parse(execFileSync(process.execPath, [cli, 'glob', '{"pattern":"*.txt"}'], { cwd, encoding: 'utf8' }))
   assert.deepEqual(f.data.files, ['notes.txt'])
 })
+
+const SOURCES = {
+  'src/engine.ts': 'export class Engine {\n  start(): void {}\n}\nexport const makeEngine = () => new Engine()\n// Engine in a comment\n',
+  'src/use.js': "import { Engine } from './engine'\nconst e = new Engine()\nconst label = 'Engine'\n",
+  'py/agent.py': 'class Agent:\n    def run(self):\n        return Engine()\n',
+  'rs/lib.rs': 'pub struct Engine;\nimpl Engine { pub fn new() -> Self { Engine } }\n',
+  'src/engine.test.ts': 'new Engine()\n',
+  'README.md': 'Engine docs\n',
+}
+
+test('list_symbols: a file, a directory, recursive with a kind filter', async () => {
+  const cwd = workspace(SOURCES)
+  const one = await tools.listSymbols({ path: 'src/engine.ts' }, { cwd })
+  assert.deepEqual(one.data.files[0].symbols.map((s) => [s.name, s.kind, s.line, s.container]),
+    [['Engine', 'class', 1, null], ['start', 'method', 2, 'Engine'], ['makeEngine', 'function', 4, null]])
+  assert.match(one.content, /class Engine \(line 1\)/)
+  const top = await tools.listSymbols({ path: '.' }, { cwd })
+  assert.equal(top.data.totalFiles, 0, 'top level holds no source file')
+  const all = await tools.listSymbols({ path: '.', recursive: true, kind: 'class' }, { cwd })
+  assert.deepEqual(all.data.files.flatMap((f) => f.symbols.map((s) => `${f.path}:${s.name}`)),
+    ['py/agent.py:Agent', 'rs/lib.rs:Engine', 'src/engine.ts:Engine'])
+  await rejectsWith(assert, tools.listSymbols({ path: 'README.md' }, { cwd }), 'INVALID_ARGUMENT')
+  await rejectsWith(assert, tools.listSymbols({}, { cwd }), 'INVALID_ARGUMENT')
+  await rejectsWith(assert, tools.listSymbols({ path: '../x.ts' }, { cwd }), 'OUTSIDE_WORKSPACE')
+})
+
+test('find_symbol and find_references use parse trees, not text', async () => {
+  const cwd = workspace(SOURCES)
+  const defs = await tools.findSymbol({ symbol: 'Engine' }, { cwd })
+  assert.deepEqual(defs.data.definitions.map((d) => [d.path, d.kind]), [['rs/lib.rs', 'struct'], ['rs/lib.rs', 'impl'], ['src/engine.ts', 'class']])
+  const cls = await tools.findSymbol({ symbol: 'engine', exact: false, kind: 'function' }, { cwd })
+  assert.deepEqual(cls.data.definitions.map((d) => d.name), ['makeEngine'])
+  const refs = await tools.findReferences({ symbol: 'Engine', path: 'src' }, { cwd })
+  assert.deepEqual(refs.data.references.map((r) => `${r.path}:${r.line}:${r.column}${r.isDefinition ? '*' : ''}`),
+    ['src/engine.test.ts:1:5', 'src/engine.ts:1:14*', 'src/engine.ts:4:37', 'src/use.js:1:10', 'src/use.js:2:15'])
+  await rejectsWith(assert, tools.findSymbol({ symbol: 3 }, { cwd }), 'INVALID_ARGUMENT')
+  await rejectsWith(assert, tools.findReferences({ symbol: 'x', path: '/etc' }, { cwd }), 'OUTSIDE_WORKSPACE')
+  await rejectsWith(assert, tools.findSymbol({ symbol: 'x', kind: 'widget' }, { cwd }), 'INVALID_ARGUMENT')
+})
+
+test('search_codebase: definitions first, tests and docs on request', async () => {
+  const cwd = workspace(SOURCES)
+  const r = await tools.searchCodebase({ query: 'engine' }, { cwd })
+  assert.equal(r.data.definitions[0].name, 'Engine')
+  assert.ok(!r.data.files.some((f) => f.path.endsWith('.test.ts') || f.path.endsWith('.md')))
+  const all = await tools.searchCodebase({ query: 'Engine', includeTests: true, includeDocs: true }, { cwd })
+  assert.ok(all.data.files.some((f) => f.path === 'src/engine.test.ts'))
+  assert.ok(all.data.files.some((f) => f.path === 'README.md'))
+  await rejectsWith(assert, tools.searchCodebase({}, { cwd }), 'INVALID_ARGUMENT')
+  await rejectsWith(assert, tools.searchCodebase({ query: 'x', path: '..' }, { cwd }), 'OUTSIDE_WORKSPACE')
+})
+
+test('project_map: the folder tree to a depth, with what it left out', async () => {
+  const cwd = workspace({ ...SOURCES, '.env': 'X=1', 'node_modules/p/index.js': '' })
+  const r = await tools.projectMap({ maxDepth: 0 }, { cwd })
+  assert.deepEqual(r.data.pageEntries, ['py/', 'README.md', 'rs/', 'src/'])
+  assert.deepEqual(r.data.ignored, { total: 2, gitignore: 0, hidden: 1, excluded: 1 })
+  const tree = await tools.getFolderTreeStructure({ maxDepth: 0 }, { cwd })
+  assert.deepEqual(r.data.entries, tree.data.entries, 'same engine as get_folder_tree_structure')
+  await rejectsWith(assert, tools.projectMap({ path: '../' }, { cwd }), 'OUTSIDE_WORKSPACE')
+  await rejectsWith(assert, tools.projectMap({ maxDepth: -1 }, { cwd }), 'INVALID_ARGUMENT')
+})

@@ -5,9 +5,16 @@
 //! returns what was found so far, flagged `cancelled` (`partial_on_cancel`).
 
 pub mod args;
+pub mod find_references;
+pub mod find_symbol;
 pub mod glob;
 pub mod globs;
 pub mod grep;
+pub mod list_symbols;
+pub mod project_map;
+pub mod scan;
+pub mod search_codebase;
+pub mod symbols;
 pub mod walk;
 
 use serde_json::Value;
@@ -23,7 +30,15 @@ const fn spec(name: &'static str, js_name: &'static str) -> ToolSpec {
 /// The family.
 pub const FAMILY: Family = Family {
     name: "code",
-    tools: &[spec("grep", "grep"), spec("glob", "glob")],
+    tools: &[
+        spec("grep", "grep"),
+        spec("glob", "glob"),
+        spec("list_symbols", "listSymbols"),
+        spec("find_symbol", "findSymbol"),
+        spec("find_references", "findReferences"),
+        spec("search_codebase", "searchCodebase"),
+        spec("project_map", "projectMap"),
+    ],
     schemas: include_str!("schemas.json"),
     run,
     partial_on_cancel: true,
@@ -34,7 +49,36 @@ fn run<'a>(name: &'a str, args: &'a Value, ctx: &'a Ctx) -> RunFuture<'a> {
         match name {
             "grep" => grep::run(args, ctx).await,
             "glob" => glob::run(args, ctx).await,
+            "list_symbols" => list_symbols::run(args, ctx).await,
+            "find_symbol" => find_symbol::run(args, ctx).await,
+            "find_references" => find_references::run(args, ctx).await,
+            "search_codebase" => search_codebase::run(args, ctx).await,
+            "project_map" => project_map::run(args, ctx).await,
             other => Err(ToolError::internal(format!("tool {other} is registered but not dispatched"))),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_ids_match_what_tools_return() {
+        let ids = [
+            ("grep", grep::SCHEMA),
+            ("glob", glob::SCHEMA),
+            ("list_symbols", list_symbols::SCHEMA),
+            ("find_symbol", find_symbol::SCHEMA),
+            ("find_references", find_references::SCHEMA),
+            ("search_codebase", search_codebase::SCHEMA),
+            ("project_map", project_map::SCHEMA),
+        ];
+        assert_eq!(ids.len(), FAMILY.tools.len());
+        for (name, id) in ids {
+            let def = crate::registry::definition(name).unwrap();
+            assert_eq!(def["outputSchema"]["$id"], id);
+            assert_eq!(crate::registry::find(name).unwrap().family, "code");
+        }
+    }
 }

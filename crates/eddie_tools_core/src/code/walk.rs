@@ -36,6 +36,8 @@ pub struct WalkOptions {
     pub skip_dependency_dirs: bool,
     /// Also call the visitor for directories (files only otherwise).
     pub visit_dirs: bool,
+    /// Enter `.git` directories when hidden entries are included (listings only).
+    pub keep_git: bool,
 }
 
 /// Why entries were hidden, counted during one walk.
@@ -383,7 +385,9 @@ fn list_dir<V: Visitor>(
         }
         let is_dir = ft.is_dir();
         let bytes = name.as_encoded_bytes();
-        if bytes.first() == Some(&b'.') && (!opts.include_hidden || (is_dir && bytes == b".git")) {
+        if bytes.first() == Some(&b'.')
+            && (!opts.include_hidden || (is_dir && bytes == b".git" && !opts.keep_git))
+        {
             counts.hidden.fetch_add(1, Ordering::Relaxed);
             continue;
         }
