@@ -100,6 +100,9 @@ test('code tools: escapes refused, bad input throws coded Errors, process alive'
   await rejectsWith(assert, tools.glob({ pattern: '[' }, { cwd }), 'INVALID_ARGUMENT')
   await rejectsWith(assert, tools.glob({ pattern: '*', path: 'missing' }, { cwd }), 'NOT_FOUND')
   await rejectsWith(assert, tools.grep(null, { cwd }), 'INVALID_ARGUMENT')
+  // A foreign or misspelt option is refused with the right name, never silently ignored.
+  await rejectsWith(assert, tools.grep({ pattern: 'x', contextLines: 2 }, { cwd }), 'INVALID_ARGUMENT', /unknown argument `contextLines` \(use `context`\)/)
+  await rejectsWith(assert, tools.glob({ pattern: '*', excludePatterns: ['x'] }, { cwd }), 'INVALID_ARGUMENT', /use `exclude`/)
   assert.equal((await tools.grep({ pattern: 'x', outputMode: 'files' }, { cwd })).data.files[0], 'a.txt')
 })
 

@@ -27,8 +27,8 @@ struct Reference {
     text: String,
 }
 
-fn references(lang: Lang, src: &[u8], name: &str, with_definitions: bool) -> Vec<Reference> {
-    let Some(tree) = symbols::parse(lang, src) else { return Vec::new() };
+fn references(lang: Lang, src: &[u8], name: &str, with_definitions: bool, stop: &Stop) -> Vec<Reference> {
+    let Some(tree) = symbols::parse_until(lang, src, &|| stop.should_stop()) else { return Vec::new() };
     let defs: Vec<(usize, usize)> = symbols::symbols_in(lang, &tree, src)
         .into_iter()
         .filter(|s| s.name == name)
@@ -66,8 +66,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let (files, stats) = crate::blocking(TOOL, move || {
         let needle = n.clone().into_bytes();
         let opts = ScanOptions { include: &include, walk, needle: Some(&needle), needle_ignore_case: false };
-        scan::scan(&target, &opts, &stop, |_, lang, src| {
-            let refs = references(lang, src, &n, with_definitions);
+        scan::scan(&target, &opts, &stop, |_, lang, src, stop| {
+            let refs = references(lang, src, &n, with_definitions, stop);
             (!refs.is_empty()).then_some(refs)
         })
     })

@@ -32,9 +32,16 @@ pub struct Found {
 }
 
 /// Definitions in `src` whose name is `name` (exactly, or containing it ignoring case).
-pub fn definitions(lang: Lang, src: &[u8], name: &str, exact: bool, kind: Option<&str>) -> Vec<Found> {
+pub fn definitions(
+    lang: Lang,
+    src: &[u8],
+    name: &str,
+    exact: bool,
+    kind: Option<&str>,
+    stop: &Stop,
+) -> Vec<Found> {
     let lower = name.to_lowercase();
-    symbols::symbols(lang, src)
+    symbols::symbols_until(lang, src, &|| stop.should_stop())
         .into_iter()
         .filter(|s| if exact { s.name == name } else { s.name.to_lowercase().contains(&lower) })
         .filter(|s| kind.is_none_or(|k| symbols::kind_matches(k, s.kind)))
@@ -64,8 +71,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let (files, stats) = crate::blocking(TOOL, move || {
         let needle = if exact { n.clone().into_bytes() } else { n.to_ascii_lowercase().into_bytes() };
         let opts = ScanOptions { include: &include, walk, needle: Some(&needle), needle_ignore_case: !exact };
-        scan::scan(&target, &opts, &stop, |_, lang, src| {
-            let found = definitions(lang, src, &n, exact, k.as_deref());
+        scan::scan(&target, &opts, &stop, |_, lang, src, stop| {
+            let found = definitions(lang, src, &n, exact, k.as_deref(), stop);
             (!found.is_empty()).then_some(found)
         })
     })

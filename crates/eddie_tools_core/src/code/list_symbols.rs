@@ -48,8 +48,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let stop = Stop::new(ctx.cancel.flag(), None);
     let (files, stats) = crate::blocking(TOOL, move || {
         let opts = ScanOptions { include: &include, walk, needle: None, needle_ignore_case: false };
-        scan::scan(&target, &opts, &stop, |_, lang, src| {
-            let mut syms = symbols::symbols(lang, src);
+        scan::scan(&target, &opts, &stop, |_, lang, src, stop| {
+            let mut syms = symbols::symbols_until(lang, src, &|| stop.should_stop());
             if let Some(k) = &kind {
                 syms.retain(|s| symbols::kind_matches(k, s.kind));
             }

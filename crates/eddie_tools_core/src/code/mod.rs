@@ -46,6 +46,7 @@ pub const FAMILY: Family = Family {
 
 fn run<'a>(name: &'a str, args: &'a Value, ctx: &'a Ctx) -> RunFuture<'a> {
     Box::pin(async move {
+        args::check_keys(args, name)?;
         match name {
             "grep" => grep::run(args, ctx).await,
             "glob" => glob::run(args, ctx).await,
@@ -80,5 +81,29 @@ mod tests {
             assert_eq!(def["outputSchema"]["$id"], id);
             assert_eq!(crate::registry::find(name).unwrap().family, "code");
         }
+    }
+
+    #[tokio::test]
+    async fn an_abort_returns_a_partial_result_flagged_cancelled() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("a.ts"), "export function hit() {}\nhit()\n").unwrap();
+        let ctx = Ctx::new(t.path().to_str().unwrap()).unwrap();
+        ctx.cancel.cancel();
+        let calls = [
+            ("grep", serde_json::json!({"pattern": "hit"})),
+            ("glob", serde_json::json!({"pattern": "*.ts"})),
+            ("list_symbols", serde_json::json!({"path": ".", "recursive": true})),
+            ("find_symbol", serde_json::json!({"symbol": "hit"})),
+            ("find_references", serde_json::json!({"symbol": "hit"})),
+            ("search_codebase", serde_json::json!({"query": "hit"})),
+        ];
+        for (name, args) in calls {
+            let out = run(name, &args, &ctx).await.unwrap();
+            assert_eq!(out.data["cancelled"], true, "{name}");
+            assert!(out.content.contains("Cancelled"), "{name}: {}", out.content);
+        }
+        // The tree engine has no partial mode: project_map rejects.
+        let e = run("project_map", &serde_json::json!({}), &ctx).await.unwrap_err();
+        assert_eq!(e.code(), crate::ErrorCode::Cancelled);
     }
 }

@@ -48,8 +48,8 @@ struct Worker<'a, T, F> {
     lower: Vec<u8>,
 }
 
-impl<T: Send, F: Fn(&str, Lang, &[u8]) -> Option<T> + Sync> Worker<'_, T, F> {
-    fn file(&mut self, path: &std::path::Path, rel: &str) {
+impl<T: Send, F: Fn(&str, Lang, &[u8], &Stop) -> Option<T> + Sync> Worker<'_, T, F> {
+    fn file(&mut self, path: &std::path::Path, rel: &str, stop: &Stop) {
         let Some(lang) = Lang::of(rel) else { return };
         self.files.fetch_add(1, Ordering::Relaxed);
         let Ok(mut file) = std::fs::File::open(path) else { return };
@@ -75,23 +75,23 @@ impl<T: Send, F: Fn(&str, Lang, &[u8]) -> Option<T> + Sync> Worker<'_, T, F> {
             }
         }
         self.parsed.fetch_add(1, Ordering::Relaxed);
-        if let Some(t) = (self.f)(rel, lang, &self.buf) {
+        if let Some(t) = (self.f)(rel, lang, &self.buf, stop) {
             self.out.push((rel.to_owned(), t));
         }
     }
 }
 
-impl<T: Send, F: Fn(&str, Lang, &[u8]) -> Option<T> + Sync> Visitor for Worker<'_, T, F> {
-    fn visit(&mut self, e: &Entry<'_>, _: &Stop) -> bool {
+impl<T: Send, F: Fn(&str, Lang, &[u8], &Stop) -> Option<T> + Sync> Visitor for Worker<'_, T, F> {
+    fn visit(&mut self, e: &Entry<'_>, stop: &Stop) -> bool {
         if self.opts.include.matches(below_root(e.rel, self.root_rel)) {
-            self.file(e.path, e.rel);
+            self.file(e.path, e.rel, stop);
         }
         true
     }
 }
 
 /// Run `f(rel, lang, source)` on every matching source file; results sorted by path.
-pub fn scan<T: Send, F: Fn(&str, Lang, &[u8]) -> Option<T> + Sync>(
+pub fn scan<T: Send, F: Fn(&str, Lang, &[u8], &Stop) -> Option<T> + Sync>(
     target: &Target,
     opts: &ScanOptions<'_>,
     stop: &Stop,
@@ -111,7 +111,7 @@ pub fn scan<T: Send, F: Fn(&str, Lang, &[u8]) -> Option<T> + Sync>(
     };
     let (mut out, ignored) = if let Some((real, rel)) = &target.file {
         let mut w = make();
-        w.file(real, rel);
+        w.file(real, rel, stop);
         (w.out, IgnoreCounts::default())
     } else {
         let (workers, ignored) = walk::walk(&target.workspace_real, &target.root, &opts.walk, stop, make)?;

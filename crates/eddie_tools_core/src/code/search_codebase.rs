@@ -83,7 +83,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
                 continue;
             }
             let Ok(src) = std::fs::read(&real) else { continue };
-            for s in symbols::symbols(lang, &src) {
+            for s in symbols::symbols_until(lang, &src, &|| stop.should_stop()) {
                 let n = norm(&s.name);
                 if lowered.iter().any(|t| n.contains(t.as_str())) {
                     let text = symbols::line_text(&src, s.line, 200);

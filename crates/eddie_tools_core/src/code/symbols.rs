@@ -130,10 +130,22 @@ thread_local! {
 
 /// Parse `src` (`None` if the grammar could not be loaded or parsing failed).
 pub fn parse(lang: Lang, src: &[u8]) -> Option<Tree> {
+    parse_until(lang, src, &|| false)
+}
+
+/// Parse `src`, giving up (`None`) as soon as `stop()` says so (checked as parsing goes).
+pub fn parse_until(lang: Lang, src: &[u8], stop: &dyn Fn() -> bool) -> Option<Tree> {
     PARSER.with(|p| {
         let mut p = p.borrow_mut();
+        p.reset();
         p.set_language(&lang.grammar()).ok()?;
-        p.parse(src, None)
+        let mut progress = |_: &tree_sitter::ParseState| {
+            if stop() { std::ops::ControlFlow::Break(()) } else { std::ops::ControlFlow::Continue(()) }
+        };
+        let options = tree_sitter::ParseOptions::new().progress_callback(&mut progress);
+        let len = src.len();
+        let mut read = |i: usize, _: tree_sitter::Point| if i < len { &src[i..] } else { &[] as &[u8] };
+        p.parse_with_options(&mut read, None, Some(options))
     })
 }
 
@@ -245,7 +257,12 @@ fn definition<'t>(lang: Lang, n: Node<'t>, src: &[u8], in_type: bool) -> Option<
 
 /// Every definition in `src`, in source order.
 pub fn symbols(lang: Lang, src: &[u8]) -> Vec<Symbol> {
-    let Some(tree) = parse(lang, src) else { return Vec::new() };
+    symbols_until(lang, src, &|| false)
+}
+
+/// [`symbols`], giving up (empty) when `stop()` says so.
+pub fn symbols_until(lang: Lang, src: &[u8], stop: &dyn Fn() -> bool) -> Vec<Symbol> {
+    let Some(tree) = parse_until(lang, src, stop) else { return Vec::new() };
     symbols_in(lang, &tree, src)
 }
 
@@ -439,5 +456,8 @@ mod tests {
         assert_eq!(line_text(src, 4, 5), "bar(f…");
         assert_eq!(Lang::of("a/b.tsx"), Some(Lang::Tsx));
         assert_eq!(Lang::of("a/b.go"), None);
+        let big = "fn a() { let x = 1; }\n".repeat(50_000);
+        assert!(parse_until(Lang::Rust, big.as_bytes(), &|| true).is_none(), "a stopped parse gives up");
+        assert!(parse(Lang::Rust, b"fn a() {}").is_some(), "and the parser works again after");
     }
 }
