@@ -2,7 +2,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { utimesSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tools from '../index.js'
@@ -104,6 +105,21 @@ test('code tools: escapes refused, bad input throws coded Errors, process alive'
   await rejectsWith(assert, tools.grep({ pattern: 'x', contextLines: 2 }, { cwd }), 'INVALID_ARGUMENT', /unknown argument `contextLines` \(use `context`\)/)
   await rejectsWith(assert, tools.glob({ pattern: '*', excludePatterns: ['x'] }, { cwd }), 'INVALID_ARGUMENT', /use `exclude`/)
   assert.equal((await tools.grep({ pattern: 'x', outputMode: 'files' }, { cwd })).data.files[0], 'a.txt')
+})
+
+test('code tools never read through a symlink that leaves the workspace', async () => {
+  const outside = mkdtempSync(join(tmpdir(), 'eddie-outside-'))
+  writeFileSync(join(outside, 'secret.ts'), 'export const needle = 1\n')
+  const cwd = workspace({ 'in.ts': 'export const needle = 2\n' })
+  symlinkSync(outside, join(cwd, 'out'))
+  symlinkSync(join(outside, 'secret.ts'), join(cwd, 'link.ts'))
+  const g = await tools.grep({ pattern: 'needle', outputMode: 'files' }, { cwd })
+  assert.deepEqual(g.data.files, ['in.ts'])
+  assert.deepEqual((await tools.glob({ pattern: '**/*.ts' }, { cwd })).data.files, ['in.ts'])
+  assert.deepEqual((await tools.findReferences({ symbol: 'needle' }, { cwd })).data.references.map((r) => r.path), ['in.ts'])
+  await rejectsWith(assert, tools.grep({ pattern: 'needle', path: 'out' }, { cwd }), 'OUTSIDE_WORKSPACE')
+  await rejectsWith(assert, tools.listSymbols({ path: 'link.ts' }, { cwd }), 'OUTSIDE_WORKSPACE')
+  await rejectsWith(assert, tools.findSymbol({ symbol: 'needle', path: 'out' }, { cwd }), 'OUTSIDE_WORKSPACE')
 })
 
 test('the CLI runs grep and glob', () => {

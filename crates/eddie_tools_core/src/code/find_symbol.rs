@@ -70,7 +70,14 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let (n, k) = (name.clone(), kind.clone());
     let (files, stats) = crate::blocking(TOOL, move || {
         let needle = if exact { n.clone().into_bytes() } else { n.to_ascii_lowercase().into_bytes() };
-        let opts = ScanOptions { include: &include, walk, needle: Some(&needle), needle_ignore_case: !exact };
+        // The ignore-case prefilter folds ASCII only: a non-ASCII name is matched by parsing.
+        let prefilter = exact || n.is_ascii();
+        let opts = ScanOptions {
+            include: &include,
+            walk,
+            needle: prefilter.then_some(needle.as_slice()),
+            needle_ignore_case: !exact,
+        };
         scan::scan(&target, &opts, &stop, |_, lang, src, stop| {
             let found = definitions(lang, src, &n, exact, k.as_deref(), stop);
             (!found.is_empty()).then_some(found)

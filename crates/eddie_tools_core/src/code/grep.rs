@@ -39,6 +39,8 @@ pub const DEFAULT_MAX_LINE_LENGTH: usize = 400;
 const STORE_LIMIT: usize = 100_000;
 /// Files from this size up are memory-mapped (smaller ones are read: cheaper per file).
 const MMAP_MIN: u64 = 512 * 1024;
+/// Most memory one streamed search may buffer (its longest line).
+const HEAP_LIMIT: usize = 64 * 1024 * 1024;
 /// Files above this size are streamed, so that a huge file never maps into the resident set.
 const MMAP_MAX: u64 = 32 * 1024 * 1024;
 
@@ -272,7 +274,10 @@ fn searcher(q: &Query, mmap: bool) -> Searcher {
     b.line_number(true)
         .before_context(if q.mode == Mode::Content { q.before } else { 0 })
         .after_context(if q.mode == Mode::Content { q.after } else { 0 })
-        .binary_detection(BinaryDetection::quit(b'\x00'));
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        // A line longer than this in a streamed file makes the file unreadable (skipped) instead
+        // of growing the buffer without bound.
+        .heap_limit(Some(HEAP_LIMIT));
     if mmap {
         // SAFETY: the mapped file may change under us; grep-searcher (like ripgrep) accepts
         // that a concurrently truncated file can fault. We only map regular files we just

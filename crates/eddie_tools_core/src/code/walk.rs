@@ -327,13 +327,23 @@ pub fn walk<V: Visitor, F: Fn() -> V + Sync>(
         cv: Condvar::new(),
     };
     let n = threads();
+    let panicked = AtomicBool::new(false);
     let visitors = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|_| {
                 s.spawn(|| {
                     let mut v = make();
                     while let Some(job) = queue.pop(stop) {
-                        let next = list_dir(job, root, opts, stop, &counts, &mut v);
+                        // A panicking visitor must not leave the other workers waiting for a
+                        // directory that will never be finished.
+                        let listed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            list_dir(job, root, opts, stop, &counts, &mut v)
+                        }));
+                        let next = listed.unwrap_or_else(|_| {
+                            panicked.store(true, Ordering::Relaxed);
+                            stop.quit();
+                            Vec::new()
+                        });
                         queue.push_and_finish(next);
                     }
                     v
@@ -342,7 +352,7 @@ pub fn walk<V: Visitor, F: Fn() -> V + Sync>(
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect::<Vec<V>>()
     });
-    if visitors.len() != n {
+    if visitors.len() != n || panicked.load(Ordering::Relaxed) {
         return Err(ToolError::internal("a walker thread panicked"));
     }
     Ok((visitors, counts))
@@ -503,6 +513,22 @@ mod tests {
         let opts = WalkOptions { max_depth: Some(1), ..Default::default() };
         let (files, _) = run(t.path(), &opts);
         assert_eq!(files, ["a.rs", "b.log"]);
+    }
+
+    struct Boom;
+    impl Visitor for Boom {
+        fn visit(&mut self, _: &Entry<'_>, _: &Stop) -> bool {
+            panic!("visitor bug")
+        }
+    }
+
+    #[test]
+    fn a_panicking_visitor_is_an_error_not_a_hang() {
+        let t = tree();
+        let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
+        let root = Root { real: t.path().to_path_buf(), rel: String::new() };
+        let r = walk(t.path(), &root, &WalkOptions::default(), &stop, || Boom);
+        assert_eq!(r.err().map(|e| e.code()), Some(crate::ErrorCode::Internal));
     }
 
     #[test]
