@@ -502,6 +502,8 @@ export type GrepData = {
         match: boolean
         /** The line was cut at maxLineLength characters. */
         cut?: boolean
+        /** Matching lines: 1-based character column of the first match. */
+        column?: number
       }>
     }>
   }>

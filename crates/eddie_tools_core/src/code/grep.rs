@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::{Value, json};
@@ -155,6 +156,8 @@ pub struct Line {
     pub is_match: bool,
     /// The line was cut.
     pub cut: bool,
+    /// 1-based character column of the first match (matching lines only).
+    pub column: Option<usize>,
 }
 
 /// The matches of one file.
@@ -200,6 +203,16 @@ struct Collector<'q> {
 
 impl Collector<'_> {
     fn keep(&mut self, number: u64, bytes: &[u8], is_match: bool) {
+        let column = if is_match {
+            self.q
+                .matcher
+                .find(bytes)
+                .ok()
+                .flatten()
+                .map(|m| String::from_utf8_lossy(&bytes[..m.start()]).chars().count() + 1)
+        } else {
+            None
+        };
         if self.q.mode != Mode::Content {
             return;
         }
@@ -216,7 +229,7 @@ impl Collector<'_> {
             Some((i, _)) => (text[..i].to_owned(), true),
             None => (text.into_owned(), false),
         };
-        self.file.lines.push(Line { number, text, is_match, cut });
+        self.file.lines.push(Line { number, text, is_match, cut, column });
     }
 }
 
@@ -390,6 +403,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 
 fn line_json(l: &Line) -> Value {
     let mut v = json!({ "line": l.number, "text": l.text, "match": l.is_match });
+    if let Some(c) = l.column {
+        v["column"] = json!(c);
+    }
     if l.cut {
         v["cut"] = json!(true);
     }
@@ -510,7 +526,10 @@ pub fn render(q: &Query, found: Found) -> ToolOutput {
         header.push_str(&format!(" More: offset {end}."));
     }
     if found.timed_out {
-        header.push_str(&format!(" Timed out after {} ms: results are partial.", q.timeout.as_millis()));
+        header.push_str(&format!(
+            " Timed out after {} ms: results are partial; narrow `path` or `include`, or raise `timeoutMs`.",
+            q.timeout.as_millis()
+        ));
     }
     if found.cancelled {
         header.push_str(" Cancelled: results are partial.");
@@ -660,6 +679,7 @@ mod tests {
         let line = &out.data["matches"][0]["blocks"][0]["lines"][0];
         assert_eq!(line["text"], "é".repeat(10));
         assert_eq!(line["cut"], true);
+        assert_eq!(line["column"], 501, "columns count characters");
     }
 
     #[tokio::test]
