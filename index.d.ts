@@ -453,6 +453,8 @@ export type GrepArgs = {
   caseInsensitive?: boolean
   /** Only match whole words (default false). */
   wordMatch?: boolean
+  /** Let matches span lines, through \n, \s or [^x] (default false; as rg -U). . matches a newline only after (?s). */
+  multiline?: boolean
   /** Lines of context before and after each match (default 0). */
   context?: number
   /** Lines before each match (overrides context). */

@@ -6,8 +6,8 @@
 // defaults (they honour .gitignore/.ignore and skip hidden files, as our defaults do), on the same
 // cwd. The two alternate run by run (1 warm-up each, then --runs each); medians and minima.
 // Correctness: grep's matches (path:line of every matching line) must equal `rg -n`'s; glob's
-// paths must equal `fd -t f -g`'s. Peak memory: a child process runs every native case once
-// and reports its peak RSS (VmHWM) minus the RSS of the idle node process it started as.
+// paths must equal `fd -t f -g`'s. Peak memory: each case runs once more in a fresh node process,
+// which reports its peak RSS (VmHWM) minus its RSS when idle (before loading the addon).
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -36,6 +36,7 @@ const CASES = [
   ['grep.icase.src', 'grep', { pattern: 'todo', caseInsensitive: true, path: 'src' }, ['rg', '-n', '-i', 'todo', 'src']],
   ['grep.include.src', 'grep', { pattern: 'TODO', include: '*.{ts,tsx}', path: 'src' }, ['rg', '-n', '-g', '*.{ts,tsx}', 'TODO', 'src']],
   ['grep.context.src', 'grep', { pattern: 'TODO', context: 2, path: 'src' }, ['rg', '-n', '-C2', 'TODO', 'src']],
+  ['grep.multiline.src', 'grep', { pattern: 'if \\(.*\\n\\s*return', multiline: true, path: 'src' }, ['rg', '-U', '-n', 'if \\(.*\\n\\s*return', 'src']],
   ['grep.lit.root', 'grep', { pattern: 'TODO' }, ['rg', '-n', 'TODO', '.']],
   ['grep.marker.big', 'grep', { pattern: 'UTF8-MARKER', path: 'data/big-utf8.txt' }, ['rg', '-n', 'UTF8-MARKER', 'data/big-utf8.txt']],
   ['glob.dts.src', 'glob', { pattern: '**/*.d.ts', path: 'src' }, [FD, '-t', 'f', '-g', '*.d.ts', 'src']],
@@ -65,13 +66,13 @@ function refSet(tool, stdout, single) {
 }
 
 if (argv.includes('--child-memory')) {
-  // Peak RSS of running every case once, over the idle process's RSS.
-  const status = () => readFileSync('/proc/self/status', 'utf8')
-  const kb = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status())[1])
+  // One case in a fresh process: its peak RSS (VmHWM) over the RSS of the idle process.
+  const kb = (key) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))[1])
   const idle = kb('VmRSS')
   const native = require(join(here, '..', 'index.js'))
-  for (const [id, tool, args] of CASES) if (only.test(id)) await native[tool](fullArgs(tool, args), { cwd: corpus })
-  console.log(JSON.stringify({ idleMiB: idle / 1024, peakMiB: kb('VmHWM') / 1024, aboveIdleMiB: (kb('VmHWM') - idle) / 1024 }))
+  const [, tool, args] = CASES.find(([id]) => id === flag('--case'))
+  await native[tool](fullArgs(tool, args), { cwd: corpus })
+  console.log(JSON.stringify({ idleMiB: idle / 1024, aboveIdleMiB: (kb('VmHWM') - idle) / 1024 }))
   process.exit(0)
 }
 
@@ -110,10 +111,14 @@ for (const [id, tool, args, ref] of CASES) {
   console.error(JSON.stringify(rows.at(-1)))
 }
 
-const mem = spawnSync(process.execPath, [fileURLToPath(import.meta.url), corpus, '--child-memory', '--only', only.source], { maxBuffer: 1 << 26 })
-const memory = JSON.parse(mem.stdout.toString() || '{}')
+const memory = {}
+for (const r of rows) {
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), corpus, '--child-memory', '--case', r.id], { maxBuffer: 1 << 26 })
+  memory[r.id] = JSON.parse(child.stdout.toString() || '{}')
+}
+const [worst, worstMem] = Object.entries(memory).sort((a, b) => b[1].aboveIdleMiB - a[1].aboveIdleMiB)[0] ?? ['', {}]
 
-console.log(`\n| case | native (ms) | reference | ref (ms) | ratio (medians) | ratio (minima) | one page (ms) | hits | same as ref |`)
-console.log(`| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |`)
-for (const r of rows) console.log(`| ${r.id} | ${r.native_ms} | ${r.ref} | ${r.ref_ms} | ${r.ratio}× | ${r.minRatio}× | ${r.page_ms} | ${r.hits} | ${r.same ? 'yes' : `NO (ref ${r.refHits})`} |`)
-console.log(`\npeak RSS: ${memory.peakMiB?.toFixed(1)} MiB, idle node ${memory.idleMiB?.toFixed(1)} MiB → ${memory.aboveIdleMiB?.toFixed(1)} MiB above idle (${mem.stderr.toString().trim() || 'ok'})`)
+console.log(`\n| case | native (ms) | reference | ref (ms) | ratio (medians) | ratio (minima) | one page (ms) | hits | same as ref | peak RSS above idle (MiB) |`)
+console.log(`| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |`)
+for (const r of rows) console.log(`| ${r.id} | ${r.native_ms} | ${r.ref} | ${r.ref_ms} | ${r.ratio}× | ${r.minRatio}× | ${r.page_ms} | ${r.hits} | ${r.same ? 'yes' : `NO (ref ${r.refHits})`} | ${memory[r.id]?.aboveIdleMiB?.toFixed(1)} |`)
+console.log(`\nWorst peak RSS above an idle node process (${worstMem.idleMiB?.toFixed(1)} MiB): ${worstMem.aboveIdleMiB?.toFixed(1)} MiB (${worst}).`)

@@ -87,6 +87,8 @@ pub struct Query {
     pub include_hidden: bool,
     /// Deadline.
     pub timeout: Duration,
+    /// Matches may span lines.
+    pub multiline: bool,
     matcher: RegexMatcher,
 }
 
@@ -100,6 +102,7 @@ impl Query {
         let literal = args::bool_or(args, TOOL, "literal", false)?;
         let case_insensitive = args::bool_or(args, TOOL, "caseInsensitive", false)?;
         let word = args::bool_or(args, TOOL, "wordMatch", false)?;
+        let multiline = args::bool_or(args, TOOL, "multiline", false)?;
         let context = args::opt_uint(args, TOOL, "context", 1000)?.unwrap_or(0);
         let before = args::opt_uint(args, TOOL, "before", 1000)?.unwrap_or(context);
         let after = args::opt_uint(args, TOOL, "after", 1000)?.unwrap_or(context);
@@ -108,15 +111,18 @@ impl Query {
             "count" => Mode::Count,
             _ => Mode::Content,
         };
-        let matcher = RegexMatcherBuilder::new()
-            .case_insensitive(case_insensitive)
-            .fixed_strings(literal)
-            .word(word)
-            .line_terminator(Some(b'\n'))
-            .build(&pattern)
-            .map_err(|e| {
-                ToolError::new(ErrorCode::InvalidRegex, format!("Invalid regex {pattern:?}: {e}"))
-            })?;
+        let mut builder = RegexMatcherBuilder::new();
+        builder.case_insensitive(case_insensitive).fixed_strings(literal).word(word);
+        if multiline {
+            // As `rg -U`: matches may span lines (through `\n`, `\s`, `[^x]`); `.` still stops
+            // at a newline unless the pattern says `(?s)`.
+            builder.multi_line(true);
+        } else {
+            builder.line_terminator(Some(b'\n'));
+        }
+        let matcher = builder.build(&pattern).map_err(|e| {
+            ToolError::new(ErrorCode::InvalidRegex, format!("Invalid regex {pattern:?}: {e}"))
+        })?;
         Ok(Self {
             path: args::opt_str(args, TOOL, "path")?.unwrap_or_else(|| ".".to_owned()),
             mode,
@@ -140,6 +146,7 @@ impl Query {
                 args::opt_uint(args, TOOL, "timeoutMs", 3_600_000)?.unwrap_or(DEFAULT_TIMEOUT_MS) as u64,
             ),
             pattern,
+            multiline,
             matcher,
         })
     }
@@ -287,6 +294,7 @@ fn searcher(q: &Query, mmap: bool) -> Searcher {
     b.line_number(true)
         .before_context(if q.mode == Mode::Content { q.before } else { 0 })
         .after_context(if q.mode == Mode::Content { q.after } else { 0 })
+        .multi_line(q.multiline)
         .binary_detection(BinaryDetection::quit(b'\x00'))
         // A line longer than this in a streamed file makes the file unreadable (skipped) instead
         // of growing the buffer without bound.
@@ -680,6 +688,16 @@ mod tests {
         assert_eq!(line["text"], "é".repeat(10));
         assert_eq!(line["cut"], true);
         assert_eq!(line["column"], 501, "columns count characters");
+    }
+
+    #[tokio::test]
+    async fn multiline_matches_span_lines() {
+        let t = ws(&[("a.rs", "fn a(\n    x: u8,\n) {}\nfn b() {}\n")]);
+        let out = grep(t.path(), json!({"pattern": "fn a\\([^)]*\\)", "multiline": true})).await.unwrap();
+        let lines = &out.data["matches"][0]["blocks"][0]["lines"];
+        assert_eq!(lines.as_array().unwrap().len(), 3, "{}", out.content);
+        let out = grep(t.path(), json!({"pattern": "fn a\\(.*?\\)"})).await.unwrap();
+        assert_eq!(out.data["totalFiles"], 0);
     }
 
     #[tokio::test]
