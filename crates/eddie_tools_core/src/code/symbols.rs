@@ -186,6 +186,27 @@ fn definition<'t>(lang: Lang, n: Node<'t>, src: &[u8], in_type: bool) -> Option<
                     .is_some_and(|v| matches!(v.kind(), "arrow_function" | "function_expression"));
                 Some((if is_fn { "method" } else { "property" }, nm))
             }
+            // CommonJS and prototype style: `exports.run = function () {}`,
+            // `Foo.prototype.bar = () => {}` at the top level.
+            "assignment_expression" => {
+                let right = name("right")?;
+                if !matches!(
+                    right.kind(),
+                    "arrow_function" | "function_expression" | "function" | "generator_function"
+                ) {
+                    return None;
+                }
+                let stmt = n.parent()?;
+                if stmt.kind() != "expression_statement" || stmt.parent()?.kind() != "program" {
+                    return None;
+                }
+                let left = name("left")?;
+                match left.kind() {
+                    "member_expression" => Some(("function", left.child_by_field_name("property")?)),
+                    "identifier" => Some(("function", left)),
+                    _ => None,
+                }
+            }
             "variable_declarator" => {
                 let nm = name("name")?;
                 if nm.kind() != "identifier" {
