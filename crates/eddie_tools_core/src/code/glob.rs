@@ -253,6 +253,10 @@ mod tests {
         assert_eq!(files(&o), json!(["a.ts"]));
         let o = glob(t.path(), json!({"pattern": "**/*.ts", "exclude": ["src"]})).await.unwrap();
         assert_eq!(files(&o), json!(["a.ts"]));
+        // Anchored excludes stay anchored at `path` when the walk starts below it.
+        let o = glob(t.path(), json!({"pattern": "src/**/*.tsx", "exclude": ["src/d/"]})).await.unwrap();
+        assert_eq!(files(&o), json!([]));
+        assert_eq!(o.data["ignored"]["excluded"], 1);
         let o = glob(t.path(), json!({"pattern": "*.ts", "path": "src"})).await.unwrap();
         assert_eq!(files(&o), json!(["src/c.ts"]));
     }

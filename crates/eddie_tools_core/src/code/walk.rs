@@ -337,7 +337,7 @@ pub fn walk<V: Visitor, F: Fn() -> V + Sync>(
                         // A panicking visitor must not leave the other workers waiting for a
                         // directory that will never be finished.
                         let listed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            list_dir(job, root, opts, stop, &counts, &mut v)
+                            list_dir(job, opts, stop, &counts, &mut v)
                         }));
                         let next = listed.unwrap_or_else(|_| {
                             panicked.store(true, Ordering::Relaxed);
@@ -360,7 +360,6 @@ pub fn walk<V: Visitor, F: Fn() -> V + Sync>(
 
 fn list_dir<V: Visitor>(
     job: Job,
-    root: &Root,
     opts: &WalkOptions,
     stop: &Stop,
     counts: &IgnoreCounts,
@@ -408,9 +407,8 @@ fn list_dir<V: Visitor>(
             continue;
         }
         if (is_dir && opts.skip_dependency_dirs && crate::search::is_dependency_dir(bytes))
-            || opts.exclude.as_ref().is_some_and(|ex| {
-                path.strip_prefix(&root.real).is_ok_and(|r| ex.matched(r, is_dir).is_ignore())
-            })
+            // Absolute: the patterns are rooted where they were built, which may be above `root`.
+            || opts.exclude.as_ref().is_some_and(|ex| ex.matched(&path, is_dir).is_ignore())
         {
             counts.excluded.fetch_add(1, Ordering::Relaxed);
             path.pop();
