@@ -681,6 +681,8 @@ export type FindSymbolArgs = {
   includeHidden?: boolean
   /** Most definitions returned (default 50). */
   maxResults?: number
+  /** Definitions to skip (from pagination.nextOffset). */
+  offset?: number
 }
 /** `data` of a `find_symbol` result. */
 export type FindSymbolData = {
@@ -704,6 +706,14 @@ export type FindSymbolData = {
   }>
   totalDefinitions: number
   truncated: boolean
+  pagination: {
+    offset: number
+    limit: number
+    returned: number
+    total: number
+    hasMore: boolean
+    nextOffset: number | null
+  }
   /** Source files seen. */
   filesSearched: number
   /** Source files containing the name, parsed. */
@@ -741,6 +751,8 @@ export type FindReferencesArgs = {
   includeHidden?: boolean
   /** Most references returned (default 200). */
   maxResults?: number
+  /** References to skip (from pagination.nextOffset). */
+  offset?: number
 }
 /** `data` of a `find_references` result. */
 export type FindReferencesData = {
@@ -757,6 +769,14 @@ export type FindReferencesData = {
   totalReferences: number
   totalFiles: number
   truncated: boolean
+  pagination: {
+    offset: number
+    limit: number
+    returned: number
+    total: number
+    hasMore: boolean
+    nextOffset: number | null
+  }
   filesSearched: number
   filesParsed: number
   skippedLarge: number

@@ -59,6 +59,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let max_results =
         args::opt_uint(args, TOOL, "maxResults", 1_000_000)?.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
+    let offset = args::opt_uint(args, TOOL, "offset", u32::MAX as u64)?.unwrap_or(0);
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let stop = Stop::new(ctx.cancel.flag(), None);
@@ -76,18 +77,17 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let total: usize = files.iter().map(|(_, r)| r.len()).sum();
     let mut content = format!("{total} reference(s) to {name:?} in {} file(s) under {path}.", files.len());
     let mut out = Vec::new();
-    for (p, refs) in &files {
-        for r in refs {
-            if out.len() == max_results {
-                break;
-            }
-            let def = if r.definition { " (definition)" } else { "" };
-            content.push_str(&format!("\n{p}:{}:{}{def}  {}", r.line, r.column, r.text.trim()));
-            out.push(json!({ "path": p, "line": r.line, "column": r.column, "text": r.text, "isDefinition": r.definition }));
-        }
+    for (p, r) in
+        files.iter().flat_map(|(p, refs)| refs.iter().map(move |r| (p, r))).skip(offset).take(max_results)
+    {
+        let def = if r.definition { " (definition)" } else { "" };
+        content.push_str(&format!("\n{p}:{}:{}{def}  {}", r.line, r.column, r.text.trim()));
+        out.push(json!({ "path": p, "line": r.line, "column": r.column, "text": r.text, "isDefinition": r.definition }));
     }
-    if total > max_results {
-        content.push_str(&format!("\n… {} more (raise maxResults or narrow path)", total - max_results));
+    let end = offset.min(total) + out.len();
+    let has_more = end < total;
+    if has_more {
+        content.push_str(&format!("\n… {} more: offset {end} (or narrow path)", total - end));
     }
     if cancelled {
         content.push_str("\nCancelled: results are partial.");
@@ -103,7 +103,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         "references": out,
         "totalReferences": total,
         "totalFiles": files.len(),
-        "truncated": total > max_results,
+        "truncated": has_more,
+        "pagination": {
+            "offset": offset.min(total),
+            "limit": max_results,
+            "returned": out.len(),
+            "total": total,
+            "hasMore": has_more,
+            "nextOffset": if has_more { json!(end) } else { Value::Null },
+        },
         "filesSearched": stats.files,
         "filesParsed": stats.parsed,
         "skippedLarge": stats.too_large,
@@ -151,6 +159,12 @@ mod tests {
             .unwrap();
         assert_eq!(o.data["totalReferences"], 3);
         assert_eq!(o.data["truncated"], true);
+        assert_eq!(o.data["pagination"]["nextOffset"], 1);
+        let o = call(t.path(), json!({"symbol": "registry", "includeDefinitions": false, "offset": 1}))
+            .await
+            .unwrap();
+        assert_eq!(o.data["references"][0]["path"], "b.py");
+        assert_eq!(o.data["pagination"]["hasMore"], false);
     }
 
     #[tokio::test]

@@ -64,6 +64,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let max_results =
         args::opt_uint(args, TOOL, "maxResults", 1_000_000)?.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
+    let offset = args::opt_uint(args, TOOL, "offset", u32::MAX as u64)?.unwrap_or(0);
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let stop = Stop::new(ctx.cancel.flag(), None);
@@ -95,7 +96,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         _ => format!("{total} definition(s) of {name:?} under {path}:"),
     };
     let mut out = Vec::new();
-    for (p, f) in all.iter().take(max_results) {
+    for (p, f) in all.iter().skip(offset).take(max_results) {
         let s = &f.symbol;
         let inside = s.container.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
         content.push_str(&format!(
@@ -112,8 +113,10 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         v["text"] = json!(f.text);
         out.push(v);
     }
-    if total > max_results {
-        content.push_str(&format!("\n… {} more (raise maxResults)", total - max_results));
+    let end = offset.min(total) + out.len();
+    let has_more = end < total;
+    if has_more {
+        content.push_str(&format!("\n… {} more: offset {end}", total - end));
     }
     if cancelled {
         content.push_str("\nCancelled: results are partial.");
@@ -128,7 +131,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         "path": path,
         "definitions": out,
         "totalDefinitions": total,
-        "truncated": total > max_results,
+        "truncated": has_more,
+        "pagination": {
+            "offset": offset.min(total),
+            "limit": max_results,
+            "returned": out.len(),
+            "total": total,
+            "hasMore": has_more,
+            "nextOffset": if has_more { json!(end) } else { Value::Null },
+        },
         "filesSearched": stats.files,
         "filesParsed": stats.parsed,
         "skippedLarge": stats.too_large,
@@ -176,6 +187,13 @@ mod tests {
         assert_eq!(o.data["totalDefinitions"], 1);
         let o = call(t.path(), json!({"symbol": "engine", "exact": false})).await.unwrap();
         assert_eq!(o.data["totalDefinitions"], 3);
+        let o = call(t.path(), json!({"symbol": "engine", "exact": false, "maxResults": 2, "offset": 2}))
+            .await
+            .unwrap();
+        assert_eq!(
+            (o.data["definitions"].as_array().unwrap().len(), o.data["pagination"]["hasMore"].as_bool()),
+            (1, Some(false))
+        );
         assert_eq!(o.data["filesParsed"], 3);
         let o = call(t.path(), json!({"symbol": "Nowhere"})).await.unwrap();
         assert_eq!((o.data["totalDefinitions"].as_u64(), o.data["filesParsed"].as_u64()), (Some(0), Some(0)));

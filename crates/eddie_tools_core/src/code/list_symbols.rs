@@ -61,7 +61,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let total_symbols: usize = files.iter().map(|(_, (_, s))| s.len()).sum();
     let total_files = files.len();
     let mut content = format!(
-        "{total_symbols} definitions in {total_files} source files under {path}{}.",
+        "{total_symbols} definition(s) in {total_files} source file(s) under {path}{}.",
         if total_files > max_files {
             format!(" (showing the first {max_files} files)")
         } else {

@@ -80,7 +80,12 @@ impl IgnoreCounts {
         if e > 0 {
             parts.push(format!("{e} by exclude patterns"));
         }
-        format!("Not searched: {} entries hidden — {}.", g + h + e, parts.join(", "))
+        let n = g + h + e;
+        format!(
+            "Not searched: {n} {} hidden — {}.",
+            if n == 1 { "entry" } else { "entries" },
+            parts.join(", ")
+        )
     }
 }
 
