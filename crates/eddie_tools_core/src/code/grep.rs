@@ -455,7 +455,7 @@ fn blocks(lines: &[Line], budget: usize) -> (Vec<Vec<&Line>>, usize, bool) {
 }
 
 /// Build the result.
-pub fn render(q: &Query, found: Found) -> ToolOutput {
+pub fn render(q: &Query, mut found: Found) -> ToolOutput {
     let total_files = found.files.len();
     let total_matches: usize = found.files.iter().map(|f| f.matches).sum();
     let offset = q.offset.min(total_files);
@@ -479,7 +479,7 @@ pub fn render(q: &Query, found: Found) -> ToolOutput {
             }
         }
         Mode::Content => {
-            for f in &found.files[offset..] {
+            for f in found.files[offset..].iter_mut() {
                 if page_lines >= q.max_results {
                     break;
                 }
@@ -515,6 +515,8 @@ pub fn render(q: &Query, found: Found) -> ToolOutput {
                         "lines": b.iter().map(|l| line_json(l)).collect::<Vec<_>>(),
                     })).collect::<Vec<_>>(),
                 }));
+                // Shown: free its lines now, so the text and the JSON do not add up to a third copy.
+                f.lines = Vec::new();
             }
         }
     }
