@@ -645,8 +645,8 @@ export type ListSymbolsData = {
   totalFiles: number
   totalSymbols: number
   truncated: boolean
-  /** Files over 1 MiB, not parsed. */
-  skippedLarge: number
+  /** Source files not parsed: over 1 MiB (4 MiB for a file named in path), or minified (lines averaging over 500 bytes); with a name to find, only those containing it. */
+  skipped: number
   cancelled: boolean
   /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
   ignored: {
@@ -718,7 +718,8 @@ export type FindSymbolData = {
   filesSearched: number
   /** Source files containing the name, parsed. */
   filesParsed: number
-  skippedLarge: number
+  /** Source files not parsed: over 1 MiB (4 MiB for a file named in path), or minified (lines averaging over 500 bytes); with a name to find, only those containing it. */
+  skipped: number
   cancelled: boolean
   /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
   ignored: {
@@ -779,7 +780,8 @@ export type FindReferencesData = {
   }
   filesSearched: number
   filesParsed: number
-  skippedLarge: number
+  /** Source files not parsed: over 1 MiB (4 MiB for a file named in path), or minified (lines averaging over 500 bytes); with a name to find, only those containing it. */
+  skipped: number
   cancelled: boolean
   /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
   ignored: {
@@ -848,6 +850,8 @@ export type SearchCodebaseData = {
   totalFiles: number
   truncated: boolean
   filesSearched: number
+  /** Matching source files not parsed for definitions: over 1 MiB, or minified. */
+  skipped: number
   includeTests: boolean
   includeDocs: boolean
   timedOut: boolean

@@ -114,7 +114,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         },
         "filesSearched": stats.files,
         "filesParsed": stats.parsed,
-        "skippedLarge": stats.too_large,
+        "skipped": stats.skipped,
         "cancelled": cancelled,
         "ignored": stats.ignored.to_json(),
     });

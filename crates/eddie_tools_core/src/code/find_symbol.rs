@@ -142,7 +142,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         },
         "filesSearched": stats.files,
         "filesParsed": stats.parsed,
-        "skippedLarge": stats.too_large,
+        "skipped": stats.skipped,
         "cancelled": cancelled,
         "ignored": stats.ignored.to_json(),
     });
@@ -197,6 +197,17 @@ mod tests {
         assert_eq!(o.data["filesParsed"], 3);
         let o = call(t.path(), json!({"symbol": "Nowhere"})).await.unwrap();
         assert_eq!((o.data["totalDefinitions"].as_u64(), o.data["filesParsed"].as_u64()), (Some(0), Some(0)));
+    }
+
+    #[tokio::test]
+    async fn minified_files_are_skipped_and_counted_unless_named() {
+        let min = format!("class Engine{{}};{}\n", "var a=1;".repeat(4000));
+        let t = ws(&[("app.min.js", &min), ("src.js", "class Engine {}\n")]);
+        let o = call(t.path(), json!({"symbol": "Engine"})).await.unwrap();
+        assert_eq!((o.data["totalDefinitions"].as_u64(), o.data["skipped"].as_u64()), (Some(1), Some(1)));
+        let o = call(t.path(), json!({"symbol": "Engine", "path": "app.min.js"})).await.unwrap();
+        assert_eq!((o.data["totalDefinitions"].as_u64(), o.data["skipped"].as_u64()), (Some(1), Some(0)));
+        assert!(!scan::minified(b"short line\n"));
     }
 
     #[tokio::test]

@@ -68,8 +68,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
             String::new()
         }
     );
-    if stats.too_large > 0 {
-        content.push_str(&format!(" {} files over 1 MiB were not parsed.", stats.too_large));
+    if stats.skipped > 0 {
+        content.push_str(&format!(" {} files not parsed (over 1 MiB, or minified).", stats.skipped));
     }
     if cancelled {
         content.push_str(" Cancelled: results are partial.");
@@ -100,7 +100,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         "totalFiles": total_files,
         "totalSymbols": total_symbols,
         "truncated": total_files > max_files,
-        "skippedLarge": stats.too_large,
+        "skipped": stats.skipped,
         "cancelled": cancelled,
         "ignored": stats.ignored.to_json(),
     });

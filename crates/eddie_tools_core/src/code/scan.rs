@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::args::{Target, below_root};
 use super::globs::Includes;
-use super::symbols::{Lang, MAX_PARSE_BYTES};
+use super::symbols::{Lang, MAX_EXPLICIT_PARSE_BYTES, MAX_PARSE_BYTES};
 use super::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions};
 use crate::error::{Result, ToolError};
 
@@ -30,8 +30,8 @@ pub struct ScanStats {
     pub files: usize,
     /// Files parsed (passed the prefilter).
     pub parsed: usize,
-    /// Files over the parse size cap.
-    pub too_large: usize,
+    /// Files not parsed: over the size cap, or minified.
+    pub skipped: usize,
     /// Entries hidden by the ignore rules.
     pub ignored: IgnoreCounts,
 }
@@ -43,19 +43,22 @@ struct Worker<'a, T, F> {
     out: Vec<(String, T)>,
     files: &'a AtomicUsize,
     parsed: &'a AtomicUsize,
-    too_large: &'a AtomicUsize,
+    skipped: &'a AtomicUsize,
     buf: Vec<u8>,
     lower: Vec<u8>,
 }
 
 impl<T: Send, F: Fn(&str, Lang, &[u8], &Stop) -> Option<T> + Sync> Worker<'_, T, F> {
-    fn file(&mut self, path: &std::path::Path, rel: &str, stop: &Stop) {
+    /// `explicit`: the caller named this file (a larger size cap, and minified code is parsed).
+    fn file(&mut self, path: &std::path::Path, rel: &str, stop: &Stop, explicit: bool) {
         let Some(lang) = Lang::of(rel) else { return };
         self.files.fetch_add(1, Ordering::Relaxed);
         let Ok(mut file) = std::fs::File::open(path) else { return };
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-        if len > MAX_PARSE_BYTES {
-            self.too_large.fetch_add(1, Ordering::Relaxed);
+        let cap = if explicit { MAX_EXPLICIT_PARSE_BYTES } else { MAX_PARSE_BYTES };
+        // Without a needle a big file is skipped unread; with one, only if it holds the needle.
+        if len > cap && self.opts.needle.is_none() {
+            self.skipped.fetch_add(1, Ordering::Relaxed);
             return;
         }
         self.buf.clear();
@@ -74,6 +77,10 @@ impl<T: Send, F: Fn(&str, Lang, &[u8], &Stop) -> Option<T> + Sync> Worker<'_, T,
                 return;
             }
         }
+        if self.buf.len() as u64 > cap || (!explicit && minified(&self.buf)) {
+            self.skipped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
         self.parsed.fetch_add(1, Ordering::Relaxed);
         if let Some(t) = (self.f)(rel, lang, &self.buf, stop) {
             self.out.push((rel.to_owned(), t));
@@ -84,7 +91,7 @@ impl<T: Send, F: Fn(&str, Lang, &[u8], &Stop) -> Option<T> + Sync> Worker<'_, T,
 impl<T: Send, F: Fn(&str, Lang, &[u8], &Stop) -> Option<T> + Sync> Visitor for Worker<'_, T, F> {
     fn visit(&mut self, e: &Entry<'_>, stop: &Stop) -> bool {
         if self.opts.include.matches(below_root(e.rel, self.root_rel)) {
-            self.file(e.path, e.rel, stop);
+            self.file(e.path, e.rel, stop, false);
         }
         true
     }
@@ -97,7 +104,7 @@ pub fn scan<T: Send, F: Fn(&str, Lang, &[u8], &Stop) -> Option<T> + Sync>(
     stop: &Stop,
     f: F,
 ) -> Result<(Vec<(String, T)>, ScanStats)> {
-    let (files, parsed, too_large) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+    let (files, parsed, skipped) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
     let make = || Worker {
         opts,
         root_rel: &target.root.rel,
@@ -105,13 +112,13 @@ pub fn scan<T: Send, F: Fn(&str, Lang, &[u8], &Stop) -> Option<T> + Sync>(
         out: Vec::new(),
         files: &files,
         parsed: &parsed,
-        too_large: &too_large,
+        skipped: &skipped,
         buf: Vec::new(),
         lower: Vec::new(),
     };
     let (mut out, ignored) = if let Some((real, rel)) = &target.file {
         let mut w = make();
-        w.file(real, rel, stop);
+        w.file(real, rel, stop, true);
         (w.out, IgnoreCounts::default())
     } else {
         let (workers, ignored) = walk::walk(&target.workspace_real, &target.root, &opts.walk, stop, make)?;
@@ -121,10 +128,16 @@ pub fn scan<T: Send, F: Fn(&str, Lang, &[u8], &Stop) -> Option<T> + Sync>(
     let stats = ScanStats {
         files: files.load(Ordering::Relaxed),
         parsed: parsed.load(Ordering::Relaxed),
-        too_large: too_large.load(Ordering::Relaxed),
+        skipped: skipped.load(Ordering::Relaxed),
         ignored,
     };
     Ok((out, stats))
+}
+
+/// Minified or generated code (lines average over 500 bytes, from 16 KiB up): names are mangled
+/// and one parse costs as much as a hundred source files.
+pub fn minified(src: &[u8]) -> bool {
+    src.len() >= 16 * 1024 && src.len() / (memchr::memchr_iter(b'\n', src).count() + 1) > 500
 }
 
 /// `INVALID_ARGUMENT` for a single file whose language is not supported.

@@ -68,29 +68,51 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let stop = Stop::new(ctx.cancel.flag(), Some(Instant::now() + Duration::from_secs(60)));
     let lowered: Vec<String> =
         terms.iter().map(|t| if case_sensitive { t.clone() } else { t.to_lowercase() }).collect();
-    let (found, ranked, defs) = crate::blocking(TOOL, move || {
+    let (found, ranked, defs, skipped) = crate::blocking(TOOL, move || {
         let found = grep::search(&target, &q, &stop)?;
         let norm = |s: &str| if case_sensitive { s.to_owned() } else { s.to_lowercase() };
-        // Definitions whose name contains a query word, in files that matched.
-        let mut defs: Vec<(String, Lang, symbols::Symbol, String)> = Vec::new();
-        for f in &found.files {
-            if stop.should_stop() {
-                break;
-            }
-            let Some(lang) = Lang::of(&f.path) else { continue };
-            let real = target.workspace_real.join(&f.path);
-            if std::fs::metadata(&real).map(|m| m.len()).unwrap_or(u64::MAX) > MAX_PARSE_BYTES {
-                continue;
-            }
-            let Ok(src) = std::fs::read(&real) else { continue };
-            for s in symbols::symbols_until(lang, &src, &|| stop.should_stop()) {
-                let n = norm(&s.name);
-                if lowered.iter().any(|t| n.contains(t.as_str())) {
-                    let text = symbols::line_text(&src, s.line, 200);
-                    defs.push((f.path.clone(), lang, s, text));
-                }
-            }
-        }
+        // Definitions whose name contains a query word, in files that matched: parsed on the
+        // walker's threads, each taking every n-th file.
+        let skipped = std::sync::atomic::AtomicUsize::new(0);
+        let n = super::walk::threads();
+        let mut defs: Vec<(String, Lang, symbols::Symbol, String)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..n)
+                .map(|k| {
+                    let (found, target, stop, lowered, skipped) =
+                        (&found, &target, &stop, &lowered, &skipped);
+                    scope.spawn(move || {
+                        let mut defs = Vec::new();
+                        for f in found.files.iter().skip(k).step_by(n) {
+                            if stop.should_stop() {
+                                break;
+                            }
+                            let Some(lang) = Lang::of(&f.path) else { continue };
+                            let real = target.workspace_real.join(&f.path);
+                            if std::fs::metadata(&real).map(|m| m.len()).unwrap_or(u64::MAX) > MAX_PARSE_BYTES
+                            {
+                                skipped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                continue;
+                            }
+                            let Ok(src) = std::fs::read(&real) else { continue };
+                            if super::scan::minified(&src) {
+                                skipped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                continue;
+                            }
+                            for s in symbols::symbols_until(lang, &src, &|| stop.should_stop()) {
+                                let name = norm(&s.name);
+                                if lowered.iter().any(|t| name.contains(t.as_str())) {
+                                    let text = symbols::line_text(&src, s.line, 200);
+                                    defs.push((f.path.clone(), lang, s, text));
+                                }
+                            }
+                        }
+                        defs
+                    })
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        });
+        let skipped = skipped.into_inner();
         let exact = |s: &symbols::Symbol| lowered.iter().any(|t| norm(&s.name) == *t);
         defs.sort_by_key(|(p, _, s, _)| (!exact(s), p.clone(), s.line));
         // Files: those defining an exact name first, then by words covered, then by matches.
@@ -115,7 +137,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
             })
             .collect();
         ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        Ok((found, ranked, defs))
+        Ok((found, ranked, defs, skipped))
     })
     .await?;
     let total_files = found.files.len();
@@ -176,6 +198,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         "totalFiles": total_files,
         "truncated": total_files > max_results || defs.len() > max_results,
         "filesSearched": found.searched,
+        "skipped": skipped,
         "includeTests": include_tests,
         "includeDocs": include_docs,
         "timedOut": found.timed_out,

@@ -9,8 +9,11 @@ use std::path::Path;
 use serde_json::{Value, json};
 use tree_sitter::{Node, Parser, Tree};
 
-/// Files larger than this are not parsed (minified bundles; counted as skipped).
+/// Files larger than this are not parsed during a walk (counted as skipped): a parse tree takes
+/// about 30 times the source's size.
 pub const MAX_PARSE_BYTES: u64 = 1024 * 1024;
+/// The cap for a file the caller names explicitly.
+pub const MAX_EXPLICIT_PARSE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// A supported language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
