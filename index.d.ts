@@ -523,6 +523,8 @@ export type GrepData = {
   filesSearched: number
   /** Files skipped as binary (NUL byte). */
   binarySkipped: number
+  /** Files that could not be opened or read (permissions, a line over 64 MiB). */
+  unreadable: number
   /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
   ignored: {
     total: number

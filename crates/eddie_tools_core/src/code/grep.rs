@@ -189,6 +189,8 @@ pub struct Found {
     pub searched: usize,
     /// Files skipped as binary (a NUL byte before any match).
     pub binary: usize,
+    /// Files that could not be opened or read (permissions, a line over 64 MiB, ...).
+    pub unreadable: usize,
     /// Entries hidden by the ignore rules.
     pub ignored: IgnoreCounts,
     /// The deadline passed.
@@ -287,6 +289,7 @@ struct Worker<'q> {
     hits: Vec<FileHits>,
     searched: usize,
     binary: usize,
+    unreadable: usize,
 }
 
 fn searcher(q: &Query, mmap: bool) -> Searcher {
@@ -320,11 +323,15 @@ impl<'q> Worker<'q> {
             hits: Vec::new(),
             searched: 0,
             binary: 0,
+            unreadable: 0,
         }
     }
 
     fn search(&mut self, path: &Path, rel: &str, stop: &Stop) {
-        let Ok(file) = std::fs::File::open(path) else { return };
+        let Ok(file) = std::fs::File::open(path) else {
+            self.unreadable += 1;
+            return;
+        };
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         self.searched += 1;
         let mut sink = Collector {
@@ -336,8 +343,10 @@ impl<'q> Worker<'q> {
             binary: false,
         };
         let searcher = if (MMAP_MIN..=MMAP_MAX).contains(&len) { &mut self.mmap } else { &mut self.read };
-        // An unreadable file is skipped, as ripgrep does (it only warns).
-        let _ = searcher.search_file(&self.q.matcher, &file, &mut sink);
+        // An unreadable file is skipped and counted (ripgrep warns on stderr).
+        if searcher.search_file(&self.q.matcher, &file, &mut sink).is_err() {
+            self.unreadable += 1;
+        }
         if sink.binary && sink.file.matches == 0 {
             self.binary += 1;
         }
@@ -361,10 +370,10 @@ impl Visitor for Worker<'_> {
 pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found> {
     let includes = Includes::new(&q.include, false)?;
     let stored = AtomicUsize::new(0);
-    let (mut files, searched, binary, ignored) = if let Some((real, rel)) = &ctx_target.file {
+    let (mut files, searched, binary, unreadable, ignored) = if let Some((real, rel)) = &ctx_target.file {
         let mut w = Worker::new(q, &includes, "", &stored);
         w.search(real, rel, stop);
-        (w.hits, w.searched, w.binary, IgnoreCounts::default())
+        (w.hits, w.searched, w.binary, w.unreadable, IgnoreCounts::default())
     } else {
         let opts = WalkOptions {
             respect_gitignore: q.respect_gitignore,
@@ -376,19 +385,21 @@ pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found
             walk::walk(&ctx_target.workspace_real, &ctx_target.root, &opts, stop, || {
                 Worker::new(q, &includes, &ctx_target.root.rel, &stored)
             })?;
-        let (mut files, mut searched, mut binary) = (Vec::new(), 0, 0);
+        let (mut files, mut searched, mut binary, mut unreadable) = (Vec::new(), 0, 0, 0);
         for w in workers {
             files.extend(w.hits);
             searched += w.searched;
             binary += w.binary;
+            unreadable += w.unreadable;
         }
-        (files, searched, binary, ignored)
+        (files, searched, binary, unreadable, ignored)
     };
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     Ok(Found {
         files,
         searched,
         binary,
+        unreadable,
         ignored,
         timed_out: stop.timed_out() && !stop.cancelled(),
         cancelled: stop.cancelled(),
@@ -544,6 +555,9 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
     if found.cancelled {
         header.push_str(" Cancelled: results are partial.");
     }
+    if found.unreadable > 0 {
+        header.push_str(&format!(" {} files could not be read.", found.unreadable));
+    }
     if found.store_full {
         header.push_str(" Too many matches to keep: narrow the pattern or the path.");
     }
@@ -570,6 +584,7 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
         "totalFiles": total_files,
         "filesSearched": found.searched,
         "binarySkipped": found.binary,
+        "unreadable": found.unreadable,
         "ignored": found.ignored.to_json(),
         "truncated": truncated,
         "timedOut": found.timed_out,
@@ -717,6 +732,21 @@ mod tests {
         assert_eq!(e.code(), ErrorCode::InvalidArgument);
         let e = grep(t.path(), json!({"pattern": "x", "include": "a["})).await.unwrap_err();
         assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    }
+
+    #[test]
+    fn unreadable_files_are_counted() {
+        let t = ws(&[("d/x.txt", "hit\n")]);
+        let q = Query::parse(&json!({"pattern": "hit"})).unwrap();
+        let (inc, stored) = (Includes::new(&[], false).unwrap(), AtomicUsize::new(0));
+        let mut w = Worker::new(&q, &inc, "", &stored);
+        let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
+        // Opening a directory works on Linux; reading it fails (EISDIR).
+        w.search(&t.path().join("d"), "d", &stop);
+        w.search(&t.path().join("missing"), "missing", &stop);
+        assert_eq!(w.unreadable, 2);
+        w.search(&t.path().join("d/x.txt"), "d/x.txt", &stop);
+        assert_eq!((w.unreadable, w.hits.len()), (2, 1));
     }
 
     #[test]

@@ -110,8 +110,16 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
                     })
                 })
                 .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
-        });
+            let mut all = Vec::new();
+            for h in handles {
+                all.extend(
+                    h.join().map_err(|_| {
+                        crate::ToolError::internal("a search_codebase parser thread panicked")
+                    })?,
+                );
+            }
+            Ok::<_, crate::ToolError>(all)
+        })?;
         let skipped = skipped.into_inner();
         let exact = |s: &symbols::Symbol| lowered.iter().any(|t| norm(&s.name) == *t);
         defs.sort_by_key(|(p, _, s, _)| (!exact(s), p.clone(), s.line));
