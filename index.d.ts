@@ -1037,6 +1037,488 @@ export type GetFileInfoData = {
 export declare function getFileInfo(args: GetFileInfoArgs, ctx: ToolContext): Promise<ToolResult<GetFileInfoData>>
 export declare const getFileInfoTool: ToolDefinition<GetFileInfoArgs, GetFileInfoData>
 
+/** Arguments of `grep`. */
+export type GrepArgs = {
+  /** Regular expression (Rust regex syntax, like ripgrep) or, with literal: true, a plain string. */
+  pattern: string
+  /** File or directory to search, relative to the workspace (default "."). */
+  path?: string
+  /** Treat pattern as a plain string (default false). */
+  literal?: boolean
+  /** Ignore case (default false). */
+  caseInsensitive?: boolean
+  /** Only match whole words (default false). */
+  wordMatch?: boolean
+  /** Let matches span lines, through \n, \s or [^x] (default false; as rg -U). . matches a newline only after (?s). */
+  multiline?: boolean
+  /** Lines of context before and after each match (default 0). */
+  context?: number
+  /** Lines before each match (overrides context). */
+  before?: number
+  /** Lines after each match (overrides context). */
+  after?: number
+  /** Only search files matching these globs: "*.ts", "*.{js,ts}", "src/**\/*.py"; a string may list several separated by commas. A glob without / matches file names at any depth. */
+  include?: string | Array<string>
+  /** Skip paths matching these patterns (gitignore syntax, relative to path): "*.min.js", "node_modules/", "test/**". */
+  exclude?: string | Array<string>
+  /** content (default), files or count. */
+  outputMode?: "content" | "files" | "count"
+  /** Page size: matching lines (content) or entries (files, count). Default 100. */
+  maxResults?: number
+  /** Matching lines shown per file (default 50); the count stays exact. */
+  maxPerFile?: number
+  /** Number of files to skip (from pagination.nextOffset). */
+  offset?: number
+  /** Characters kept per line (default 400). */
+  maxLineLength?: number
+  /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
+  respectGitignore?: boolean
+  /** Include dot-files and dot-directories (default false; .git is never searched). */
+  includeHidden?: boolean
+  /** Deadline in milliseconds (default 30000); partial results are returned flagged timedOut. */
+  timeoutMs?: number
+}
+/** `data` of a `grep` result. */
+export type GrepData = {
+  pattern: string
+  path: string
+  outputMode: "content" | "files" | "count"
+  /** content mode: one entry per file. */
+  matches?: Array<{
+    path: string
+    /** Matching lines in the whole file. */
+    matchCount: number
+    /** Some matching lines of this file are not shown. */
+    truncated: boolean
+    /** Runs of consecutive lines (overlapping context merged). */
+    blocks: Array<{
+      startLine: number
+      lines: Array<{
+        line: number
+        text: string
+        /** A matching line (false: context). */
+        match: boolean
+        /** The line was cut at maxLineLength characters. */
+        cut?: boolean
+        /** Matching lines: 1-based character column of the first match. */
+        column?: number
+      }>
+    }>
+  }>
+  /** files mode: matching paths. */
+  files?: Array<string>
+  /** count mode. */
+  counts?: Array<{
+    path: string
+    count: number
+  }>
+  /** Matching lines in all files (null in files mode). */
+  totalMatches: number | null
+  /** Files with at least one match. */
+  totalFiles: number
+  filesSearched: number
+  /** Files skipped as binary (NUL byte). */
+  binarySkipped: number
+  /** Files that could not be opened or read (permissions, a line over 64 MiB). */
+  unreadable: number
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+  /** Something was left out by a cap (see maxPerFile, maxResults). */
+  truncated: boolean
+  timedOut: boolean
+  cancelled: boolean
+  pagination: {
+    offset: number
+    limit: number
+    returned: number
+    total: number
+    hasMore: boolean
+    nextOffset: number | null
+  }
+}
+/** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
+export declare function grep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult<GrepData>>
+export declare const grepTool: ToolDefinition<GrepArgs, GrepData>
+
+/** Arguments of `glob`. */
+export type GlobArgs = {
+  /** Glob pattern, e.g. "**\/*.ts", "*.{js,ts,jsx,tsx}", "src/**\/test_*.py". */
+  pattern: string
+  /** Directory to search, relative to the workspace (default "."). */
+  path?: string
+  /** Skip paths matching these patterns (gitignore syntax): "__pycache__", "**\/node_modules/**", "*.min.js". */
+  exclude?: string | Array<string>
+  /** Include dot-files and dot-directories (default false; .git is never searched). */
+  includeHidden?: boolean
+  /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
+  respectGitignore?: boolean
+  /** Descend into subdirectories (default true). */
+  recursive?: boolean
+  /** Match names ignoring case (default false). */
+  caseInsensitive?: boolean
+  /** path (default) or mtime (newest first). */
+  sortBy?: "path" | "mtime"
+  /** Most paths returned (default 1000). */
+  maxResults?: number
+  /** Paths to skip (from pagination.nextOffset). */
+  offset?: number
+}
+/** `data` of a `glob` result. */
+export type GlobData = {
+  pattern: string
+  path: string
+  sortBy: "path" | "mtime"
+  files: Array<string>
+  /** All matches, before the cap. */
+  totalFiles: number
+  truncated: boolean
+  cancelled: boolean
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+  pagination: {
+    offset: number
+    limit: number
+    returned: number
+    total: number
+    hasMore: boolean
+    nextOffset: number | null
+  }
+}
+/** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */
+export declare function glob(args: GlobArgs, ctx: ToolContext): Promise<ToolResult<GlobData>>
+export declare const globTool: ToolDefinition<GlobArgs, GlobData>
+
+/** Arguments of `list_symbols`. */
+export type ListSymbolsArgs = {
+  /** A source file or a directory, relative to the workspace. */
+  path: string
+  /** For a directory: include subdirectories (default false). */
+  recursive?: boolean
+  /** function, method, class, interface, type, enum, module, variable, constant, property, struct, trait, impl, macro or union. class also matches structs, interface traits, function methods. */
+  kind?: "function" | "method" | "class" | "interface" | "type" | "enum" | "module" | "variable" | "constant" | "property" | "struct" | "trait" | "impl" | "macro" | "union"
+  /** Only these files (globs, as grep's include). */
+  include?: string | Array<string>
+  /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
+  respectGitignore?: boolean
+  /** Include dot-files and dot-directories (default false; .git is never searched). */
+  includeHidden?: boolean
+  /** Most files listed (default 200). */
+  maxFiles?: number
+}
+/** `data` of a `list_symbols` result. */
+export type ListSymbolsData = {
+  path: string
+  files: Array<{
+    path: string
+    language: string
+    symbols: Array<{
+      name: string
+      kind: string
+      /** 1-based line of the name. */
+      line: number
+      /** 1-based column (characters) of the name. */
+      column: number
+      /** Last line of the definition. */
+      endLine: number
+      /** Enclosing class, interface, impl, trait or module. */
+      container: string | null
+    }>
+  }>
+  totalFiles: number
+  totalSymbols: number
+  truncated: boolean
+  /** Source files not parsed: over 1 MiB (4 MiB for a file named in path), or minified (lines averaging over 500 bytes); with a name to find, only those containing it. */
+  skipped: number
+  cancelled: boolean
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+}
+/** List the code definitions (classes, functions, methods, interfaces, types, enums, constants, ...) with their lines in a source file, or in the source files of a directory (top level only unless recursive). Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter); other files are skipped. (`list_symbols`) */
+export declare function listSymbols(args: ListSymbolsArgs, ctx: ToolContext): Promise<ToolResult<ListSymbolsData>>
+export declare const listSymbolsTool: ToolDefinition<ListSymbolsArgs, ListSymbolsData>
+
+/** Arguments of `find_symbol`. */
+export type FindSymbolArgs = {
+  /** The name to find. */
+  symbol: string
+  /** File or directory to search, relative to the workspace (default "."). */
+  path?: string
+  /** function, method, class, interface, type, enum, module, variable, constant, property, struct, trait, impl, macro or union. class also matches structs, interface traits, function methods. */
+  kind?: "function" | "method" | "class" | "interface" | "type" | "enum" | "module" | "variable" | "constant" | "property" | "struct" | "trait" | "impl" | "macro" | "union"
+  /** Exact, case-sensitive name (default true); false: names containing symbol, ignoring case. */
+  exact?: boolean
+  /** Only these files (globs, as grep's include). */
+  include?: string | Array<string>
+  /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
+  respectGitignore?: boolean
+  /** Include dot-files and dot-directories (default false; .git is never searched). */
+  includeHidden?: boolean
+  /** Most definitions returned (default 50). */
+  maxResults?: number
+  /** Definitions to skip (from pagination.nextOffset). */
+  offset?: number
+}
+/** `data` of a `find_symbol` result. */
+export type FindSymbolData = {
+  symbol: string
+  path: string
+  definitions: Array<{
+    name: string
+    kind: string
+    /** 1-based line of the name. */
+    line: number
+    /** 1-based column (characters) of the name. */
+    column: number
+    /** Last line of the definition. */
+    endLine: number
+    /** Enclosing class, interface, impl, trait or module. */
+    container: string | null
+    path: string
+    language: string
+    /** The definition's line. */
+    text: string
+  }>
+  totalDefinitions: number
+  truncated: boolean
+  pagination: {
+    offset: number
+    limit: number
+    returned: number
+    total: number
+    hasMore: boolean
+    nextOffset: number | null
+  }
+  /** Source files seen. */
+  filesSearched: number
+  /** Source files containing the name, parsed. */
+  filesParsed: number
+  /** Source files not parsed: over 1 MiB (4 MiB for a file named in path), or minified (lines averaging over 500 bytes); with a name to find, only those containing it. */
+  skipped: number
+  cancelled: boolean
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+}
+/** Find where a symbol is defined (class, function, method, interface, variable, constant, ...) across the source files under a path. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): mentions in comments or strings are not definitions. Exact name by default; exact: false finds names containing it, ignoring case. (`find_symbol`) */
+export declare function findSymbol(args: FindSymbolArgs, ctx: ToolContext): Promise<ToolResult<FindSymbolData>>
+export declare const findSymbolTool: ToolDefinition<FindSymbolArgs, FindSymbolData>
+
+/** Arguments of `find_references`. */
+export type FindReferencesArgs = {
+  /** The identifier. */
+  symbol: string
+  /** File or directory to search, relative to the workspace (default "."). */
+  path?: string
+  /** Also list the definition sites (default true). */
+  includeDefinitions?: boolean
+  /** Only these files (globs, as grep's include). */
+  include?: string | Array<string>
+  /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
+  respectGitignore?: boolean
+  /** Include dot-files and dot-directories (default false; .git is never searched). */
+  includeHidden?: boolean
+  /** Most references returned (default 200). */
+  maxResults?: number
+  /** References to skip (from pagination.nextOffset). */
+  offset?: number
+}
+/** `data` of a `find_references` result. */
+export type FindReferencesData = {
+  symbol: string
+  path: string
+  references: Array<{
+    path: string
+    line: number
+    /** 1-based, in characters. */
+    column: number
+    text: string
+    isDefinition: boolean
+  }>
+  totalReferences: number
+  totalFiles: number
+  truncated: boolean
+  pagination: {
+    offset: number
+    limit: number
+    returned: number
+    total: number
+    hasMore: boolean
+    nextOffset: number | null
+  }
+  filesSearched: number
+  filesParsed: number
+  /** Source files not parsed: over 1 MiB (4 MiB for a file named in path), or minified (lines averaging over 500 bytes); with a name to find, only those containing it. */
+  skipped: number
+  cancelled: boolean
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+}
+/** Find every use of an identifier (variables, functions, classes, properties, types) across the source files under a path, with line, column and the line's text; definition sites are marked. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): comments, strings and longer names containing it are not references. (`find_references`) */
+export declare function findReferences(args: FindReferencesArgs, ctx: ToolContext): Promise<ToolResult<FindReferencesData>>
+export declare const findReferencesTool: ToolDefinition<FindReferencesArgs, FindReferencesData>
+
+/** Arguments of `search_codebase`. */
+export type SearchCodebaseArgs = {
+  /** A name or words (a file matching any word is a hit; files matching more words rank higher). */
+  query: string
+  /** Directory to search, relative to the workspace (default "."). */
+  path?: string
+  /** Also search test files and folders (default false). */
+  includeTests?: boolean
+  /** Also search .md, .mdx, .rst, .txt and .adoc files (default false). */
+  includeDocs?: boolean
+  /** Match case (default false). */
+  caseSensitive?: boolean
+  /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
+  respectGitignore?: boolean
+  /** Include dot-files and dot-directories (default false; .git is never searched). */
+  includeHidden?: boolean
+  /** Most files and definitions returned (default 20 each). */
+  maxResults?: number
+}
+/** `data` of a `search_codebase` result. */
+export type SearchCodebaseData = {
+  query: string
+  path: string
+  definitions: Array<{
+    name: string
+    kind: string
+    /** 1-based line of the name. */
+    line: number
+    /** 1-based column (characters) of the name. */
+    column: number
+    /** Last line of the definition. */
+    endLine: number
+    /** Enclosing class, interface, impl, trait or module. */
+    container: string | null
+    path: string
+    language: string
+    /** The definition's line. */
+    text: string
+  }>
+  totalDefinitions: number
+  files: Array<{
+    path: string
+    matchCount: number
+    score: number
+    lines: Array<{
+      line: number
+      text: string
+    }>
+  }>
+  totalFiles: number
+  truncated: boolean
+  filesSearched: number
+  /** Matching source files not parsed for definitions: over 1 MiB, or minified. */
+  skipped: number
+  includeTests: boolean
+  includeDocs: boolean
+  timedOut: boolean
+  cancelled: boolean
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+}
+/** Search the whole codebase for a name or words and get ranked results: the definitions whose names contain the query first, then the source files mentioning the most query words the most, with their matching lines. Case-insensitive by default. Tests and docs are left out unless includeTests / includeDocs. (`search_codebase`) */
+export declare function searchCodebase(args: SearchCodebaseArgs, ctx: ToolContext): Promise<ToolResult<SearchCodebaseData>>
+export declare const searchCodebaseTool: ToolDefinition<SearchCodebaseArgs, SearchCodebaseData>
+
+/** Arguments of `project_map`. */
+export type ProjectMapArgs = {
+  /** Directory to map, relative to the workspace (default "."). */
+  path?: string
+  /** Levels below the first (default 2: three levels). */
+  maxDepth?: number
+  /** List dot-entries (default false). */
+  includeHidden?: boolean
+  /** List dependency folders such as node_modules (default false). */
+  includeDependencies?: boolean
+  /** Flat entries per page (default 200). */
+  maxEntries?: number
+  /** Flat entries to skip (from pagination.nextOffset). */
+  offset?: number
+}
+/** `data` of a `project_map` result. */
+export type ProjectMapData = {
+  root: string
+  /** The nested tree (complete to maxDepth). */
+  entries: Array<{
+    [key: string]: unknown
+  }>
+  /** One page of the flat list; directories end with /. */
+  pageEntries: Array<string>
+  pagination: {
+    limit: number
+    offset: number
+    returnedEntries: number
+    totalEntries: number
+    hasMore: boolean
+    nextOffset: number | null
+    [key: string]: unknown
+  }
+  maxDepth: number
+  /** Entries the ignore rules hid (an ignored directory counts once). Check this before concluding that a file does not exist. */
+  ignored: {
+    total: number
+    /** Hidden by .gitignore/.ignore/.git/info/exclude (respectGitignore: false to include). */
+    gitignore: number
+    /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
+    hidden: number
+    /** Hidden by the exclude patterns. */
+    excluded: number
+  }
+  [key: string]: unknown
+}
+/** Map the project's folders and files to a limited depth (default maxDepth 2 = three levels), sorted as get_folder_tree_structure sorts them, with a paged flat list. Dot-entries and dependency folders (node_modules, dist, target, ...) are left out unless asked, and counted. (`project_map`) */
+export declare function projectMap(args: ProjectMapArgs, ctx: ToolContext): Promise<ToolResult<ProjectMapData>>
+export declare const projectMapTool: ToolDefinition<ProjectMapArgs, ProjectMapData>
+
 /** Arguments of `run`. */
 export type RunArgs = {
   /** The program (or a whole command line when args is omitted; it is split like a shell would, without expansions). */

@@ -1,5 +1,5 @@
 // Compiled with `tsc --noEmit` only: proves the generated types fit code written for @eddie/tools.
-import { builtinTools, allTools, fileRead, fileSearch, bash, fileReadTool, runCommand, processStart, processRead, runTests, askUser, type ToolDefinition, type ToolContext, type ToolError, type FileReadData, type RunData, type OutputChunk } from '../index.js'
+import { builtinTools, allTools, grep, glob, type GrepData, fileRead, fileSearch, bash, fileReadTool, runCommand, processStart, processRead, runTests, askUser, type ToolDefinition, type ToolContext, type ToolError, type FileReadData, type RunData, type OutputChunk } from '../index.js'
 
 const ctx: ToolContext = { cwd: '/tmp', confirm: async (message: string) => message.length > 0, env: {} }
 const defs: ToolDefinition<any, any>[] = builtinTools
@@ -34,5 +34,10 @@ export async function use(): Promise<number> {
   await fileRead({ path: 'x' }, { cwd: '.', confirm: () => 42 })
   // @ts-expect-error pageSize is a number
   await fileRead({ path: 'x', pageSize: 'big' }, ctx)
-  return data.totalPages + first + defs.length + viaDef.content.length
+  const found: GrepData = (await grep({ pattern: 'TODO', include: ['*.ts'], context: 2, outputMode: 'content' }, ctx)).data
+  const lines = found.matches?.[0]?.blocks[0]?.lines.length ?? 0
+  const paths = (await glob({ pattern: '**/*.ts', sortBy: 'mtime' }, ctx)).data.files.length + found.ignored.total
+  // @ts-expect-error outputMode is an enum
+  await grep({ pattern: 'x', outputMode: 'lines' }, ctx)
+  return data.totalPages + first + defs.length + viaDef.content.length + lines + paths
 }

@@ -37,7 +37,7 @@ function tsType(schema, self, indent = '') {
       const req = new Set(schema.required ?? [])
       const inner = indent + '  '
       const lines = Object.entries(props).map(([k, v]) => {
-        const doc = v.description ? `${inner}/** ${v.description} */\n` : ''
+        const doc = v.description ? `${inner}/** ${v.description.replaceAll('*/', '*\\/')} */\n` : ''
         return `${doc}${inner}${quote(k)}${req.has(k) ? '' : '?'}: ${tsType(v, self, inner)}`
       })
       const extra = schema.additionalProperties
@@ -170,7 +170,7 @@ for (const s of specs) {
   const base = pascal(s.name)
   dts += `\n/** Arguments of \`${s.name}\`. */\nexport type ${base}Args = ${tsType(s.jsonSchema, `${base}Args`)}\n`
   dts += `/** \`data\` of a \`${s.name}\` result. */\nexport type ${base}Data = ${tsType(s.outputSchema, `${base}Data`)}\n`
-  dts += `/** ${s.description} (\`${s.name}\`${s.mutating ? ', mutating' : ''}${s.confirms ? ', asks ctx.confirm' : ''}) */\n`
+  dts += `/** ${s.description.replaceAll('*/', '*\\/')} (\`${s.name}\`${s.mutating ? ', mutating' : ''}${s.confirms ? ', asks ctx.confirm' : ''}) */\n`
   dts += `export declare function ${s.jsName}(args: ${base}Args, ctx: ToolContext): Promise<ToolResult<${base}Data>>\n`
   dts += `export declare const ${s.jsName}Tool: ToolDefinition<${base}Args, ${base}Data>\n`
 }

@@ -10,12 +10,14 @@
 #[macro_use]
 mod tools;
 
+mod code;
 mod convert;
 mod ctx;
 mod exec;
 mod files;
 mod task_list;
 
+pub use code::*;
 pub use exec::*;
 pub use files::*;
 pub use task_list::*;

@@ -92,7 +92,8 @@ pub fn blocking_form(name: &str) -> Option<BlockingFn> {
 }
 
 /// Every family, `eddie` first.
-pub const FAMILIES: &[&Family] = &[&eddie::FAMILY, &crate::files::FAMILY, &crate::exec::FAMILY];
+pub const FAMILIES: &[&Family] =
+    &[&eddie::FAMILY, &crate::files::FAMILY, &crate::code::FAMILY, &crate::exec::FAMILY];
 
 /// Every tool of every family, `builtinTools` first.
 pub fn tools() -> impl Iterator<Item = &'static ToolSpec> {

@@ -1,0 +1,234 @@
+//! Strict argument readers shared by the `code` tools: a wrong type is an `INVALID_ARGUMENT`
+//! naming the tool and the argument, never a silent coercion.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::walk::Root;
+use crate::context::Ctx;
+use crate::error::{Result, ToolError};
+
+fn bad(tool: &str, key: &str, want: &str) -> ToolError {
+    ToolError::invalid(format!("{tool}: `{key}` must be {want}"))
+}
+
+/// An optional string.
+pub fn opt_str(args: &Value, tool: &str, key: &str) -> Result<Option<String>> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(bad(tool, key, "a string")),
+    }
+}
+
+/// A required, non-empty string.
+pub fn req_str(args: &Value, tool: &str, key: &str) -> Result<String> {
+    match opt_str(args, tool, key)? {
+        Some(s) if !s.is_empty() => Ok(s),
+        _ => Err(ToolError::invalid(format!("{tool}: `{key}` is required (a non-empty string)"))),
+    }
+}
+
+/// An optional boolean with a default.
+pub fn bool_or(args: &Value, tool: &str, key: &str, default: bool) -> Result<bool> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(bad(tool, key, "a boolean")),
+    }
+}
+
+/// An optional non-negative integer no larger than `max`.
+pub fn opt_uint(args: &Value, tool: &str, key: &str, max: u64) -> Result<Option<usize>> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => {
+            let f = n.as_f64().unwrap_or(-1.0);
+            if f < 0.0 || f.fract() != 0.0 || f > max as f64 {
+                return Err(bad(tool, key, &format!("an integer from 0 to {max}")));
+            }
+            Ok(Some(f as usize))
+        }
+        Some(_) => Err(bad(tool, key, &format!("an integer from 0 to {max}"))),
+    }
+}
+
+/// One of `allowed` (default `allowed[0]`).
+pub fn choice(args: &Value, tool: &str, key: &str, allowed: &[&'static str]) -> Result<&'static str> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(allowed[0]),
+        Some(Value::String(s)) => allowed
+            .iter()
+            .copied()
+            .find(|a| a == s)
+            .ok_or_else(|| bad(tool, key, &format!("one of {}", allowed.join(", ")))),
+        Some(_) => Err(bad(tool, key, &format!("one of {}", allowed.join(", ")))),
+    }
+}
+
+/// A glob list: a string (split on commas outside braces: `"*.py,*.{js,ts}"`) or an array of
+/// strings.
+pub fn glob_list(args: &Value, tool: &str, key: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    match args.get(key) {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) => out.extend(split_top_level_commas(s)),
+        Some(Value::Array(items)) => {
+            for it in items {
+                let Value::String(s) = it else {
+                    return Err(bad(tool, key, "a string or an array of strings"));
+                };
+                out.extend(split_top_level_commas(s));
+            }
+        }
+        Some(_) => return Err(bad(tool, key, "a string or an array of strings")),
+    }
+    Ok(out)
+}
+
+/// `"*.py, *.{js,ts}"` → `["*.py", "*.{js,ts}"]`.
+pub fn split_top_level_commas(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut cur = String::new();
+    for ch in s.chars() {
+        match ch {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                let t = cur.trim();
+                if !t.is_empty() {
+                    out.push(t.to_owned());
+                }
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    let t = cur.trim();
+    if !t.is_empty() {
+        out.push(t.to_owned());
+    }
+    out
+}
+
+/// Names other agents' tools use for our arguments, with a hint for each.
+const ALIASES: &[(&str, &str)] = &[
+    ("contextLines", "context"),
+    ("context_lines", "context"),
+    ("filePattern", "include"),
+    ("file_pattern", "include"),
+    ("include_files", "include"),
+    ("excludePatterns", "exclude"),
+    ("exclude_files", "exclude"),
+    ("exclude_dirs", "exclude"),
+    ("case_sensitive", "caseInsensitive (inverted) or caseSensitive"),
+    ("use_regex", "literal (inverted)"),
+    ("max_results", "maxResults"),
+    ("regex", "pattern"),
+    ("directory", "path"),
+    ("filePath", "path"),
+    ("file_path", "path"),
+    ("symbolType", "kind"),
+    ("include_hidden", "includeHidden"),
+];
+
+/// Refuse argument names the tool's JSON Schema does not declare, so that a misspelt or
+/// foreign option (`contextLines`) is never silently ignored.
+pub fn check_keys(args: &Value, tool: &str) -> Result<()> {
+    let Some(obj) = args.as_object() else { return Ok(()) };
+    let Some(props) = crate::registry::definition(tool)
+        .and_then(|d| d.get("jsonSchema"))
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+    else {
+        return Ok(());
+    };
+    for key in obj.keys() {
+        if props.contains_key(key) {
+            continue;
+        }
+        let hint = ALIASES
+            .iter()
+            .find(|(from, to)| from == key && to.split(' ').next().is_some_and(|t| props.contains_key(t)))
+            .map(|(_, to)| format!(" (use `{to}`)"))
+            .unwrap_or_default();
+        let valid = props.keys().map(String::as_str).collect::<Vec<_>>().join(", ");
+        return Err(ToolError::invalid(format!(
+            "{tool}: unknown argument `{key}`{hint}; valid arguments: {valid}"
+        )));
+    }
+    Ok(())
+}
+
+/// A resolved search path: the walk root, or a single file.
+pub struct Target {
+    /// Where to walk (for a file: its parent; unused).
+    pub root: Root,
+    /// `Some((real path, workspace-relative path))` when the path is a regular file.
+    pub file: Option<(PathBuf, String)>,
+    /// The real workspace root.
+    pub workspace_real: PathBuf,
+}
+
+/// Resolve `path` (default `.`) inside the workspace; it must exist.
+pub fn target(ctx: &Ctx, path: Option<&str>) -> Result<Target> {
+    let p = path.filter(|s| !s.is_empty()).unwrap_or(".");
+    let resolved = ctx.workspace.resolve(p)?;
+    let meta =
+        std::fs::metadata(&resolved.real).map_err(|e| ToolError::fs(&e, "stat", Some(&resolved.lexical)))?;
+    let rel = ctx.workspace.relative(&resolved.lexical);
+    let workspace_real = crate::workspace::realpath(ctx.workspace.root())?;
+    if meta.is_file() {
+        return Ok(Target {
+            root: Root { real: resolved.real.clone(), rel: rel.clone() },
+            file: Some((resolved.real, rel)),
+            workspace_real,
+        });
+    }
+    Ok(Target { root: Root { real: resolved.real, rel }, file: None, workspace_real })
+}
+
+/// Path of `rel` (workspace-relative) relative to the search root `root_rel`.
+pub fn below_root<'a>(rel: &'a str, root_rel: &str) -> &'a str {
+    if root_rel.is_empty() {
+        return rel;
+    }
+    rel.strip_prefix(root_rel).and_then(|r| r.strip_prefix('/')).unwrap_or(rel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_commas_outside_braces() {
+        assert_eq!(split_top_level_commas("*.py, *.{js,ts},"), ["*.py", "*.{js,ts}"]);
+        assert!(split_top_level_commas(" , ").is_empty());
+    }
+
+    #[test]
+    fn strict_types() {
+        let a = serde_json::json!({"n": 1.5, "b": "yes", "s": 3, "c": "x"});
+        assert!(opt_uint(&a, "t", "n", 10).is_err());
+        assert!(bool_or(&a, "t", "b", false).is_err());
+        assert!(opt_str(&a, "t", "s").is_err());
+        assert!(choice(&a, "t", "c", &["a", "b"]).is_err());
+        assert_eq!(choice(&a, "t", "missing", &["a", "b"]).unwrap(), "a");
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_a_hint() {
+        let e = check_keys(&serde_json::json!({"pattern": "x", "contextLines": 2}), "grep").unwrap_err();
+        assert!(e.message().contains("unknown argument `contextLines` (use `context`)"), "{}", e.message());
+        let e = check_keys(&serde_json::json!({"symbol": "x", "symbolType": "class"}), "find_symbol")
+            .unwrap_err();
+        assert!(e.message().contains("(use `kind`)"), "{}", e.message());
+        let e = check_keys(&serde_json::json!({"nonsense": 1}), "glob").unwrap_err();
+        assert!(e.message().contains("valid arguments: pattern, path"), "{}", e.message());
+        assert!(check_keys(&serde_json::json!({"pattern": "x", "context": 2}), "grep").is_ok());
+    }
+}

@@ -1,0 +1,178 @@
+//! `find_references`: every place an identifier is used, across the source files under a
+//! path — identifiers, properties, types and fields from tree-sitter parse trees, so mentions
+//! in strings and comments and longer names that contain it are not references. Definition
+//! sites are marked `isDefinition`.
+
+use serde_json::{Value, json};
+
+use super::args;
+use super::globs::Includes;
+use super::scan::{self, ScanOptions};
+use super::symbols::{self, Lang};
+use super::walk::{Stop, WalkOptions};
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.find_references.result.v1";
+const TOOL: &str = "find_references";
+/// Default cap on references returned.
+pub const DEFAULT_MAX_RESULTS: usize = 200;
+
+struct Reference {
+    line: usize,
+    column: usize,
+    definition: bool,
+    text: String,
+}
+
+fn references(lang: Lang, src: &[u8], name: &str, with_definitions: bool, stop: &Stop) -> Vec<Reference> {
+    let Some(tree) = symbols::parse_until(lang, src, &|| stop.should_stop()) else { return Vec::new() };
+    let defs: Vec<(usize, usize)> = symbols::symbols_in(lang, &tree, src)
+        .into_iter()
+        .filter(|s| s.name == name)
+        .map(|s| (s.line, s.column))
+        .collect();
+    symbols::occurrences(&tree, src, name)
+        .into_iter()
+        .map(|o| Reference {
+            definition: defs.contains(&(o.line, o.column)),
+            text: symbols::line_text(src, o.line, 300),
+            line: o.line,
+            column: o.column,
+        })
+        .filter(|r| with_definitions || !r.definition)
+        .collect()
+}
+
+/// Run the tool.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let name = args::req_str(args, TOOL, "symbol")?;
+    let path = args::opt_str(args, TOOL, "path")?.unwrap_or_else(|| ".".to_owned());
+    let with_definitions = args::bool_or(args, TOOL, "includeDefinitions", true)?;
+    let include = Includes::new(&args::glob_list(args, TOOL, "include")?, false)?;
+    let walk = WalkOptions {
+        respect_gitignore: args::bool_or(args, TOOL, "respectGitignore", true)?,
+        include_hidden: args::bool_or(args, TOOL, "includeHidden", false)?,
+        ..Default::default()
+    };
+    let max_results =
+        args::opt_uint(args, TOOL, "maxResults", 1_000_000)?.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
+    let offset = args::opt_uint(args, TOOL, "offset", u32::MAX as u64)?.unwrap_or(0);
+    let target = args::target(ctx, Some(&path))?;
+    scan::check_language(&target)?;
+    let stop = Stop::new(ctx.cancel.flag(), None);
+    let n = name.clone();
+    let (files, stats) = crate::blocking(TOOL, move || {
+        let needle = n.clone().into_bytes();
+        let opts = ScanOptions { include: &include, walk, needle: Some(&needle), needle_ignore_case: false };
+        scan::scan(&target, &opts, &stop, |_, lang, src, stop| {
+            let refs = references(lang, src, &n, with_definitions, stop);
+            (!refs.is_empty()).then_some(refs)
+        })
+    })
+    .await?;
+    let cancelled = ctx.cancel.is_cancelled();
+    let total: usize = files.iter().map(|(_, r)| r.len()).sum();
+    let mut content = format!("{total} reference(s) to {name:?} in {} file(s) under {path}.", files.len());
+    let mut out = Vec::new();
+    for (p, r) in
+        files.iter().flat_map(|(p, refs)| refs.iter().map(move |r| (p, r))).skip(offset).take(max_results)
+    {
+        let def = if r.definition { " (definition)" } else { "" };
+        content.push_str(&format!("\n{p}:{}:{}{def}  {}", r.line, r.column, r.text.trim()));
+        out.push(json!({ "path": p, "line": r.line, "column": r.column, "text": r.text, "isDefinition": r.definition }));
+    }
+    let end = offset.min(total) + out.len();
+    let has_more = end < total;
+    if has_more {
+        content.push_str(&format!("\n… {} more: offset {end} (or narrow path)", total - end));
+    }
+    if cancelled {
+        content.push_str("\nCancelled: results are partial.");
+    }
+    let note = stats.ignored.note();
+    if !note.is_empty() {
+        content.push('\n');
+        content.push_str(&note);
+    }
+    let data = json!({
+        "symbol": name,
+        "path": path,
+        "references": out,
+        "totalReferences": total,
+        "totalFiles": files.len(),
+        "truncated": has_more,
+        "pagination": {
+            "offset": offset.min(total),
+            "limit": max_results,
+            "returned": out.len(),
+            "total": total,
+            "hasMore": has_more,
+            "nextOffset": if has_more { json!(end) } else { Value::Null },
+        },
+        "filesSearched": stats.files,
+        "filesParsed": stats.parsed,
+        "skipped": stats.skipped,
+        "cancelled": cancelled,
+        "ignored": stats.ignored.to_json(),
+    });
+    Ok(ToolOutput::new(SCHEMA, content, data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
+        run(&args, &Ctx::new(dir.to_str().unwrap()).unwrap()).await
+    }
+
+    #[tokio::test]
+    async fn references_across_languages() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("a.ts"), "export const registry = new Map()\nregistry.set('registry', 1) // registry\nconst registryX = 2\n").unwrap();
+        std::fs::write(t.path().join("b.py"), "from a import registry\nprint(registry)\n").unwrap();
+        std::fs::write(t.path().join("c.md"), "registry\n").unwrap();
+        let o = call(t.path(), json!({"symbol": "registry"})).await.unwrap();
+        let r = o.data["references"].as_array().unwrap();
+        let got: Vec<(&str, u64, bool)> = r
+            .iter()
+            .map(|x| {
+                (
+                    x["path"].as_str().unwrap(),
+                    x["line"].as_u64().unwrap(),
+                    x["isDefinition"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [("a.ts", 1, true), ("a.ts", 2, false), ("b.py", 1, false), ("b.py", 2, false)],
+            "{}",
+            o.content
+        );
+        let o = call(t.path(), json!({"symbol": "registry", "includeDefinitions": false, "maxResults": 1}))
+            .await
+            .unwrap();
+        assert_eq!(o.data["totalReferences"], 3);
+        assert_eq!(o.data["truncated"], true);
+        assert_eq!(o.data["pagination"]["nextOffset"], 1);
+        let o = call(t.path(), json!({"symbol": "registry", "includeDefinitions": false, "offset": 1}))
+            .await
+            .unwrap();
+        assert_eq!(o.data["references"][0]["path"], "b.py");
+        assert_eq!(o.data["pagination"]["hasMore"], false);
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let t = tempfile::tempdir().unwrap();
+        let e = call(t.path(), json!({"symbol": ""})).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        let e = call(t.path(), json!({"symbol": "x", "path": "../.."})).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::OutsideWorkspace);
+    }
+}

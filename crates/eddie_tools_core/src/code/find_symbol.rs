@@ -1,0 +1,226 @@
+//! `find_symbol`: where a name is defined (class, function, method, interface, variable,
+//! constant, ...), across the source files under a path. Files that do not contain the name
+//! are never parsed.
+
+use serde_json::{Value, json};
+
+use super::args;
+use super::globs::Includes;
+use super::list_symbols::kind_arg;
+use super::scan::{self, ScanOptions};
+use super::symbols::{self, Lang};
+use super::walk::{Stop, WalkOptions};
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.find_symbol.result.v1";
+const TOOL: &str = "find_symbol";
+/// Default cap on definitions returned.
+pub const DEFAULT_MAX_RESULTS: usize = 50;
+
+/// One definition found, with its file and line text.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The symbol.
+    pub symbol: symbols::Symbol,
+    /// Its file's language.
+    pub lang: Lang,
+    /// The text of its line.
+    pub text: String,
+}
+
+/// Definitions in `src` whose name is `name` (exactly, or containing it ignoring case).
+pub fn definitions(
+    lang: Lang,
+    src: &[u8],
+    name: &str,
+    exact: bool,
+    kind: Option<&str>,
+    stop: &Stop,
+) -> Vec<Found> {
+    let lower = name.to_lowercase();
+    symbols::symbols_until(lang, src, &|| stop.should_stop())
+        .into_iter()
+        .filter(|s| if exact { s.name == name } else { s.name.to_lowercase().contains(&lower) })
+        .filter(|s| kind.is_none_or(|k| symbols::kind_matches(k, s.kind)))
+        .map(|s| Found { text: symbols::line_text(src, s.line, 300), lang, symbol: s })
+        .collect()
+}
+
+/// Run the tool.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let name = args::req_str(args, TOOL, "symbol")?;
+    let path = args::opt_str(args, TOOL, "path")?.unwrap_or_else(|| ".".to_owned());
+    let kind = kind_arg(args, TOOL)?;
+    let exact = args::bool_or(args, TOOL, "exact", true)?;
+    let include = Includes::new(&args::glob_list(args, TOOL, "include")?, false)?;
+    let walk = WalkOptions {
+        respect_gitignore: args::bool_or(args, TOOL, "respectGitignore", true)?,
+        include_hidden: args::bool_or(args, TOOL, "includeHidden", false)?,
+        exclude: None,
+        ..Default::default()
+    };
+    let max_results =
+        args::opt_uint(args, TOOL, "maxResults", 1_000_000)?.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
+    let offset = args::opt_uint(args, TOOL, "offset", u32::MAX as u64)?.unwrap_or(0);
+    let target = args::target(ctx, Some(&path))?;
+    scan::check_language(&target)?;
+    let stop = Stop::new(ctx.cancel.flag(), None);
+    let (n, k) = (name.clone(), kind.clone());
+    let (files, stats) = crate::blocking(TOOL, move || {
+        let needle = if exact { n.clone().into_bytes() } else { n.to_ascii_lowercase().into_bytes() };
+        // The ignore-case prefilter folds ASCII only: a non-ASCII name is matched by parsing.
+        let prefilter = exact || n.is_ascii();
+        let opts = ScanOptions {
+            include: &include,
+            walk,
+            needle: prefilter.then_some(needle.as_slice()),
+            needle_ignore_case: !exact,
+        };
+        scan::scan(&target, &opts, &stop, |_, lang, src, stop| {
+            let found = definitions(lang, src, &n, exact, k.as_deref(), stop);
+            (!found.is_empty()).then_some(found)
+        })
+    })
+    .await?;
+    let cancelled = ctx.cancel.is_cancelled();
+    // Exact names first, then by path and line.
+    let mut all: Vec<(String, Found)> =
+        files.into_iter().flat_map(|(p, fs)| fs.into_iter().map(move |f| (p.clone(), f))).collect();
+    all.sort_by_key(|(p, f)| (f.symbol.name != name, p.clone(), f.symbol.line));
+    let total = all.len();
+    let mut content = match total {
+        0 => format!("No definition of {name:?} found under {path} ({} source files searched).", stats.files),
+        _ => format!("{total} definition(s) of {name:?} under {path}:"),
+    };
+    let mut out = Vec::new();
+    for (p, f) in all.iter().skip(offset).take(max_results) {
+        let s = &f.symbol;
+        let inside = s.container.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
+        content.push_str(&format!(
+            "\n{p}:{}:{} {} {}{inside}\n    {}",
+            s.line,
+            s.column,
+            s.kind,
+            s.name,
+            f.text.trim()
+        ));
+        let mut v = s.to_json();
+        v["path"] = json!(p);
+        v["language"] = json!(f.lang.name());
+        v["text"] = json!(f.text);
+        out.push(v);
+    }
+    let end = offset.min(total) + out.len();
+    let has_more = end < total;
+    if has_more {
+        content.push_str(&format!("\n… {} more: offset {end}", total - end));
+    }
+    if cancelled {
+        content.push_str("\nCancelled: results are partial.");
+    }
+    let note = stats.ignored.note();
+    if !note.is_empty() {
+        content.push('\n');
+        content.push_str(&note);
+    }
+    let data = json!({
+        "symbol": name,
+        "path": path,
+        "definitions": out,
+        "totalDefinitions": total,
+        "truncated": has_more,
+        "pagination": {
+            "offset": offset.min(total),
+            "limit": max_results,
+            "returned": out.len(),
+            "total": total,
+            "hasMore": has_more,
+            "nextOffset": if has_more { json!(end) } else { Value::Null },
+        },
+        "filesSearched": stats.files,
+        "filesParsed": stats.parsed,
+        "skipped": stats.skipped,
+        "cancelled": cancelled,
+        "ignored": stats.ignored.to_json(),
+    });
+    Ok(ToolOutput::new(SCHEMA, content, data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    fn ws(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        for (p, c) in files {
+            let f = t.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, c).unwrap();
+        }
+        t
+    }
+
+    async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
+        run(&args, &Ctx::new(dir.to_str().unwrap()).unwrap()).await
+    }
+
+    #[tokio::test]
+    async fn finds_definitions_not_mentions() {
+        let t = ws(&[
+            ("a.ts", "export class Engine {}\nconst e = new Engine()\n"),
+            ("b.py", "# Engine in a comment\nclass EngineFactory: pass\n"),
+            ("c.rs", "struct Engine;\n"),
+        ]);
+        let o = call(t.path(), json!({"symbol": "Engine"})).await.unwrap();
+        let d = o.data["definitions"].as_array().unwrap();
+        assert_eq!(d.len(), 2, "{}", o.content);
+        assert_eq!(
+            (d[0]["path"].as_str(), d[0]["kind"].as_str(), d[0]["line"].as_u64()),
+            (Some("a.ts"), Some("class"), Some(1))
+        );
+        assert_eq!(d[1]["kind"], "struct");
+        let o = call(t.path(), json!({"symbol": "Engine", "kind": "struct"})).await.unwrap();
+        assert_eq!(o.data["totalDefinitions"], 1);
+        let o = call(t.path(), json!({"symbol": "engine", "exact": false})).await.unwrap();
+        assert_eq!(o.data["totalDefinitions"], 3);
+        let o = call(t.path(), json!({"symbol": "engine", "exact": false, "maxResults": 2, "offset": 2}))
+            .await
+            .unwrap();
+        assert_eq!(
+            (o.data["definitions"].as_array().unwrap().len(), o.data["pagination"]["hasMore"].as_bool()),
+            (1, Some(false))
+        );
+        assert_eq!(o.data["filesParsed"], 3);
+        let o = call(t.path(), json!({"symbol": "Nowhere"})).await.unwrap();
+        assert_eq!((o.data["totalDefinitions"].as_u64(), o.data["filesParsed"].as_u64()), (Some(0), Some(0)));
+    }
+
+    #[tokio::test]
+    async fn minified_files_are_skipped_and_counted_unless_named() {
+        let min = format!("class Engine{{}};{}\n", "var a=1;".repeat(4000));
+        let t = ws(&[("app.min.js", &min), ("src.js", "class Engine {}\n")]);
+        let o = call(t.path(), json!({"symbol": "Engine"})).await.unwrap();
+        assert_eq!((o.data["totalDefinitions"].as_u64(), o.data["skipped"].as_u64()), (Some(1), Some(1)));
+        let o = call(t.path(), json!({"symbol": "Engine", "path": "app.min.js"})).await.unwrap();
+        assert_eq!((o.data["totalDefinitions"].as_u64(), o.data["skipped"].as_u64()), (Some(1), Some(0)));
+        assert!(!scan::minified(b"short line\n"));
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let t = ws(&[("a.ts", "x")]);
+        assert_eq!(call(t.path(), json!({})).await.unwrap_err().code(), ErrorCode::InvalidArgument);
+        assert_eq!(
+            call(t.path(), json!({"symbol": "x", "path": "/"})).await.unwrap_err().code(),
+            ErrorCode::OutsideWorkspace
+        );
+        assert_eq!(
+            call(t.path(), json!({"symbol": "x", "exact": "yes"})).await.unwrap_err().code(),
+            ErrorCode::InvalidArgument
+        );
+    }
+}

@@ -1,0 +1,302 @@
+//! `glob`: find files by glob pattern (`**`, `{a,b}`, `[ab]`), with excludes, the shared ignore
+//! engine, and a cap. Sorted by path, or by modification time (newest first) as a true top-k
+//! over every match.
+//!
+//! A pattern without `/` matches a file name at any depth (`*.py`); a pattern with `/` matches
+//! the path below `path` (`src/**/test_*.py`, `*/index.ts`). `recursive: false` looks at the
+//! top level only.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::SystemTime;
+
+use serde_json::{Value, json};
+
+use super::args::{self, below_root};
+use super::globs::Includes;
+use super::walk::{self, Entry, IgnoreCounts, Root, Stop, Visitor, WalkOptions};
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.glob.result.v1";
+const TOOL: &str = "glob";
+/// Default cap on returned paths.
+pub const DEFAULT_MAX_RESULTS: usize = 1000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sort {
+    Path,
+    Mtime,
+}
+
+struct Worker<'a> {
+    includes: &'a Includes,
+    root_rel: &'a str,
+    sort: Sort,
+    k: usize,
+    paths: Vec<String>,
+    /// Newest `k` (min-heap on time; ties: the larger path goes first).
+    heap: BinaryHeap<Reverse<(SystemTime, Reverse<String>)>>,
+    total: usize,
+}
+
+impl Visitor for Worker<'_> {
+    fn visit(&mut self, e: &Entry<'_>, _: &Stop) -> bool {
+        if !self.includes.matches(below_root(e.rel, self.root_rel)) {
+            return true;
+        }
+        self.total += 1;
+        match self.sort {
+            Sort::Path => self.paths.push(e.rel.to_owned()),
+            Sort::Mtime => {
+                let t = std::fs::symlink_metadata(e.path)
+                    .and_then(|m| m.modified())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                let item = Reverse((t, Reverse(e.rel.to_owned())));
+                if self.heap.len() < self.k {
+                    self.heap.push(item);
+                } else if self.heap.peek().is_some_and(|min| item < *min) {
+                    self.heap.pop();
+                    self.heap.push(item);
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Literal leading directories of a path pattern (`src/lib/**/*.rs` → `src/lib`).
+fn literal_prefix(pattern: &str) -> String {
+    if !pattern.contains('/') {
+        return String::new();
+    }
+    let comps: Vec<&str> = pattern.split('/').collect();
+    let mut out = Vec::new();
+    for c in &comps[..comps.len() - 1] {
+        if c.is_empty() || c.contains(['*', '?', '[', '{', '\\']) || *c == "." || *c == ".." {
+            break;
+        }
+        out.push(*c);
+    }
+    out.join("/")
+}
+
+/// Run the tool.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let pattern = args::req_str(args, TOOL, "pattern")?;
+    let pattern = pattern.strip_prefix("./").unwrap_or(&pattern).to_owned();
+    let path = args::opt_str(args, TOOL, "path")?.unwrap_or_else(|| ".".to_owned());
+    let exclude = args::glob_list(args, TOOL, "exclude")?;
+    let include_hidden = args::bool_or(args, TOOL, "includeHidden", false)?;
+    let respect_gitignore = args::bool_or(args, TOOL, "respectGitignore", true)?;
+    let recursive = args::bool_or(args, TOOL, "recursive", true)?;
+    let case_insensitive = args::bool_or(args, TOOL, "caseInsensitive", false)?;
+    let max_results =
+        args::opt_uint(args, TOOL, "maxResults", 1_000_000)?.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
+    let offset = args::opt_uint(args, TOOL, "offset", u32::MAX as u64)?.unwrap_or(0);
+    let sort = match args::choice(args, TOOL, "sortBy", &["path", "mtime"])? {
+        "mtime" => Sort::Mtime,
+        _ => Sort::Path,
+    };
+    let includes = Includes::new(std::slice::from_ref(&pattern), case_insensitive)?;
+    let target = args::target(ctx, Some(&path))?;
+    let stop = Stop::new(ctx.cancel.flag(), None);
+    let k = offset.saturating_add(max_results);
+    let pat = pattern.clone();
+    let (mut files, total, ignored) = crate::blocking("glob", move || {
+        let pattern = pat;
+        if target.file.is_some() {
+            return Err(crate::ToolError::new(
+                crate::ErrorCode::NotADirectory,
+                format!("ENOTDIR: not a directory, scandir '{}'", target.root.real.display()),
+            ));
+        }
+        let root_rel = target.root.rel.clone();
+        // Start below the literal directories of the pattern; a missing one matches nothing.
+        let prefix = literal_prefix(&pattern);
+        let mut root = Root { real: target.root.real.join(&prefix), rel: root_rel.clone() };
+        if !prefix.is_empty() {
+            root.rel = if root_rel.is_empty() { prefix.clone() } else { format!("{root_rel}/{prefix}") };
+            if !root.real.is_dir() {
+                return Ok((Vec::new(), 0, IgnoreCounts::default()));
+            }
+        }
+        let mut max_depth = if recursive { None } else { Some(1) };
+        if pattern.contains('/') && !pattern.contains("**") {
+            let depth = pattern.split('/').count() - prefix.split('/').filter(|s| !s.is_empty()).count();
+            max_depth = Some(max_depth.map_or(depth, |d: usize| d.min(depth)));
+        }
+        let opts = WalkOptions {
+            respect_gitignore,
+            include_hidden,
+            max_depth,
+            exclude: walk::excludes(&target.root.real, &exclude)?,
+            ..Default::default()
+        };
+        let (workers, ignored) = walk::walk(&target.workspace_real, &root, &opts, &stop, || Worker {
+            includes: &includes,
+            root_rel: &root_rel,
+            sort,
+            k,
+            paths: Vec::new(),
+            heap: BinaryHeap::new(),
+            total: 0,
+        })?;
+        let total = workers.iter().map(|w| w.total).sum::<usize>();
+        let files = match sort {
+            Sort::Path => {
+                let mut all: Vec<String> = workers.into_iter().flat_map(|w| w.paths).collect();
+                all.sort_unstable();
+                all
+            }
+            Sort::Mtime => {
+                let mut all: Vec<(SystemTime, Reverse<String>)> =
+                    workers.into_iter().flat_map(|w| w.heap.into_iter().map(|Reverse(x)| x)).collect();
+                all.sort_unstable_by(|a, b| b.cmp(a));
+                all.truncate(k);
+                all.into_iter().map(|(_, Reverse(p))| p).collect()
+            }
+        };
+        Ok((files, total, ignored))
+    })
+    .await?;
+    let cancelled = ctx.cancel.is_cancelled();
+    let start = offset.min(files.len());
+    let end = (start + max_results).min(files.len());
+    let page: Vec<String> = files.drain(start..end).collect();
+    let has_more = end < total;
+    let mut content = format!(
+        "glob {pattern:?} in {path}: {total} files{}",
+        if page.len() < total {
+            format!(
+                "; showing {}-{} by {}",
+                start + 1,
+                end,
+                if sort == Sort::Mtime { "newest first" } else { "path" }
+            )
+        } else {
+            String::new()
+        }
+    );
+    content.push('.');
+    if has_more {
+        content.push_str(&format!(" More: offset {end}."));
+    }
+    if cancelled {
+        content.push_str(" Cancelled: results are partial.");
+    }
+    let note = ignored.note();
+    if !note.is_empty() {
+        content.push('\n');
+        content.push_str(&note);
+    }
+    for p in &page {
+        content.push('\n');
+        content.push_str(p);
+    }
+    let data = json!({
+        "pattern": pattern,
+        "path": path,
+        "sortBy": if sort == Sort::Mtime { "mtime" } else { "path" },
+        "files": page,
+        "totalFiles": total,
+        "truncated": has_more,
+        "cancelled": cancelled,
+        "ignored": ignored.to_json(),
+        "pagination": {
+            "offset": start,
+            "limit": max_results,
+            "returned": end - start,
+            "total": total,
+            "hasMore": has_more,
+            "nextOffset": if has_more { json!(end) } else { Value::Null },
+        },
+    });
+    Ok(ToolOutput::new(SCHEMA, content, data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    fn ws(files: &[&str]) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        for p in files {
+            let f = t.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, "x").unwrap();
+        }
+        t
+    }
+
+    async fn glob(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
+        run(&args, &Ctx::new(dir.to_str().unwrap()).unwrap()).await
+    }
+
+    #[tokio::test]
+    async fn patterns() {
+        let t = ws(&["a.ts", "b.js", "src/c.ts", "src/d/e.tsx", "src/test_x.py", "lib/test_y.py", ".h/f.ts"]);
+        let files = |o: &ToolOutput| o.data["files"].clone();
+        let o = glob(t.path(), json!({"pattern": "*.ts"})).await.unwrap();
+        assert_eq!(files(&o), json!(["a.ts", "src/c.ts"]));
+        let o = glob(t.path(), json!({"pattern": "**/*.{ts,tsx}"})).await.unwrap();
+        assert_eq!(files(&o), json!(["a.ts", "src/c.ts", "src/d/e.tsx"]));
+        assert_eq!(o.data["ignored"]["hidden"], 1);
+        let o = glob(t.path(), json!({"pattern": "src/**/test_*.py"})).await.unwrap();
+        assert_eq!(files(&o), json!(["src/test_x.py"]));
+        let o = glob(t.path(), json!({"pattern": "*/*.ts", "includeHidden": true})).await.unwrap();
+        assert_eq!(files(&o), json!([".h/f.ts", "src/c.ts"]));
+        let o = glob(t.path(), json!({"pattern": "*.ts", "recursive": false})).await.unwrap();
+        assert_eq!(files(&o), json!(["a.ts"]));
+        let o = glob(t.path(), json!({"pattern": "**/*.ts", "exclude": ["src"]})).await.unwrap();
+        assert_eq!(files(&o), json!(["a.ts"]));
+        // Anchored excludes stay anchored at `path` when the walk starts below it.
+        let o = glob(t.path(), json!({"pattern": "src/**/*.tsx", "exclude": ["src/d/"]})).await.unwrap();
+        assert_eq!(files(&o), json!([]));
+        assert_eq!(o.data["ignored"]["excluded"], 1);
+        let o = glob(t.path(), json!({"pattern": "*.ts", "path": "src"})).await.unwrap();
+        assert_eq!(files(&o), json!(["src/c.ts"]));
+    }
+
+    #[tokio::test]
+    async fn cap_and_mtime_top_k() {
+        let t = ws(&["a.txt", "b.txt", "c.txt"]);
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for (i, n) in ["c.txt", "a.txt"].iter().enumerate() {
+            let f = std::fs::File::options().write(true).open(t.path().join(n)).unwrap();
+            f.set_modified(old - std::time::Duration::from_secs(i as u64 * 60)).unwrap();
+        }
+        let o =
+            glob(t.path(), json!({"pattern": "*.txt", "sortBy": "mtime", "maxResults": 2})).await.unwrap();
+        assert_eq!(o.data["files"], json!(["b.txt", "c.txt"]));
+        assert_eq!(o.data["totalFiles"], 3);
+        assert_eq!(o.data["pagination"]["nextOffset"], 2);
+        let o = glob(t.path(), json!({"pattern": "*.txt", "maxResults": 2, "offset": 2})).await.unwrap();
+        assert_eq!(o.data["files"], json!(["c.txt"]));
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let t = ws(&["a.txt"]);
+        assert_eq!(glob(t.path(), json!({})).await.unwrap_err().code(), ErrorCode::InvalidArgument);
+        assert_eq!(
+            glob(t.path(), json!({"pattern": "a["})).await.unwrap_err().code(),
+            ErrorCode::InvalidArgument
+        );
+        assert_eq!(
+            glob(t.path(), json!({"pattern": "*", "path": "/etc"})).await.unwrap_err().code(),
+            ErrorCode::OutsideWorkspace
+        );
+        assert_eq!(
+            glob(t.path(), json!({"pattern": "*", "path": "a.txt"})).await.unwrap_err().code(),
+            ErrorCode::NotADirectory
+        );
+        assert_eq!(
+            glob(t.path(), json!({"pattern": "*", "sortBy": "size"})).await.unwrap_err().code(),
+            ErrorCode::InvalidArgument
+        );
+    }
+}

@@ -1,0 +1,768 @@
+//! `grep`: content search at ripgrep speed, on `grep-searcher` + `grep-regex` (ripgrep's own
+//! engine: Rust regex syntax, line-oriented, binary files skipped at the first NUL byte,
+//! memory-mapped reads for mid-sized files).
+//!
+//! Output modes: `content` (matching lines with merged before/after context, grouped per
+//! file), `files` (paths only; each file stops at its first match) and `count` (matching lines
+//! per file). Files are sorted by path; pages are by file (`offset`, `maxResults` matching
+//! lines or entries per page). Caps: `maxPerFile` lines kept per file, a deadline
+//! (`timeoutMs`) and the caller's AbortSignal both return what was found so far, flagged
+//! `timedOut` / `cancelled`.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use grep_matcher::Matcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use serde_json::{Value, json};
+
+use super::args::{self, below_root};
+use super::globs::Includes;
+use super::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions};
+use crate::context::Ctx;
+use crate::error::{ErrorCode, Result, ToolError};
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.grep.result.v1";
+const TOOL: &str = "grep";
+/// Default matching lines (content) or entries (files, count) per page.
+pub const DEFAULT_MAX_RESULTS: usize = 100;
+/// Default matching lines kept per file.
+pub const DEFAULT_MAX_PER_FILE: usize = 50;
+/// Default deadline.
+pub const DEFAULT_TIMEOUT_MS: usize = 30_000;
+/// Default line length kept (in characters).
+pub const DEFAULT_MAX_LINE_LENGTH: usize = 400;
+/// At most this many lines (matches and context) are kept over the whole search.
+const STORE_LIMIT: usize = 100_000;
+/// Files from this size up are memory-mapped (smaller ones are read: cheaper per file).
+const MMAP_MIN: u64 = 512 * 1024;
+/// Most memory one streamed search may buffer (its longest line).
+const HEAP_LIMIT: usize = 64 * 1024 * 1024;
+/// Files above this size are streamed, so that a huge file never maps into the resident set.
+const MMAP_MAX: u64 = 32 * 1024 * 1024;
+
+/// Output mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Lines with context.
+    Content,
+    /// Paths only.
+    Files,
+    /// Counts per file.
+    Count,
+}
+
+/// Everything a search needs, parsed from the arguments.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// The pattern as given.
+    pub pattern: String,
+    /// The search path as given.
+    pub path: String,
+    /// Output mode.
+    pub mode: Mode,
+    /// Lines before / after each match.
+    pub before: usize,
+    /// Lines after.
+    pub after: usize,
+    /// Include patterns.
+    pub include: Vec<String>,
+    /// Exclude patterns (gitignore syntax).
+    pub exclude: Vec<String>,
+    /// Page size.
+    pub max_results: usize,
+    /// Lines kept per file.
+    pub max_per_file: usize,
+    /// Files skipped (page start).
+    pub offset: usize,
+    /// Characters kept per line.
+    pub max_line_length: usize,
+    /// Walk options.
+    pub respect_gitignore: bool,
+    /// Walk options.
+    pub include_hidden: bool,
+    /// Deadline.
+    pub timeout: Duration,
+    /// Matches may span lines.
+    pub multiline: bool,
+    matcher: RegexMatcher,
+}
+
+impl Query {
+    /// Parse and validate the arguments.
+    pub fn parse(args: &Value) -> Result<Self> {
+        let pattern = match args.get("pattern") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            _ => return Err(ToolError::invalid("grep: `pattern` is required (a non-empty string)")),
+        };
+        let literal = args::bool_or(args, TOOL, "literal", false)?;
+        let case_insensitive = args::bool_or(args, TOOL, "caseInsensitive", false)?;
+        let word = args::bool_or(args, TOOL, "wordMatch", false)?;
+        let multiline = args::bool_or(args, TOOL, "multiline", false)?;
+        let context = args::opt_uint(args, TOOL, "context", 1000)?.unwrap_or(0);
+        let before = args::opt_uint(args, TOOL, "before", 1000)?.unwrap_or(context);
+        let after = args::opt_uint(args, TOOL, "after", 1000)?.unwrap_or(context);
+        let mode = match args::choice(args, TOOL, "outputMode", &["content", "files", "count"])? {
+            "files" => Mode::Files,
+            "count" => Mode::Count,
+            _ => Mode::Content,
+        };
+        let mut builder = RegexMatcherBuilder::new();
+        builder.case_insensitive(case_insensitive).fixed_strings(literal).word(word);
+        if multiline {
+            // As `rg -U`: matches may span lines (through `\n`, `\s`, `[^x]`); `.` still stops
+            // at a newline unless the pattern says `(?s)`.
+            builder.multi_line(true);
+        } else {
+            builder.line_terminator(Some(b'\n'));
+        }
+        let matcher = builder.build(&pattern).map_err(|e| {
+            ToolError::new(ErrorCode::InvalidRegex, format!("Invalid regex {pattern:?}: {e}"))
+        })?;
+        Ok(Self {
+            path: args::opt_str(args, TOOL, "path")?.unwrap_or_else(|| ".".to_owned()),
+            mode,
+            before,
+            after,
+            include: args::glob_list(args, TOOL, "include")?,
+            exclude: args::glob_list(args, TOOL, "exclude")?,
+            max_results: args::opt_uint(args, TOOL, "maxResults", 1_000_000)?
+                .unwrap_or(DEFAULT_MAX_RESULTS)
+                .max(1),
+            max_per_file: args::opt_uint(args, TOOL, "maxPerFile", 1_000_000)?
+                .unwrap_or(DEFAULT_MAX_PER_FILE)
+                .max(1),
+            offset: args::opt_uint(args, TOOL, "offset", u32::MAX as u64)?.unwrap_or(0),
+            max_line_length: args::opt_uint(args, TOOL, "maxLineLength", 1_000_000)?
+                .unwrap_or(DEFAULT_MAX_LINE_LENGTH)
+                .max(1),
+            respect_gitignore: args::bool_or(args, TOOL, "respectGitignore", true)?,
+            include_hidden: args::bool_or(args, TOOL, "includeHidden", false)?,
+            timeout: Duration::from_millis(
+                args::opt_uint(args, TOOL, "timeoutMs", 3_600_000)?.unwrap_or(DEFAULT_TIMEOUT_MS) as u64,
+            ),
+            pattern,
+            multiline,
+            matcher,
+        })
+    }
+}
+
+/// One kept line.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// 1-based line number.
+    pub number: u64,
+    /// The text (lossy UTF-8, no line terminator, cut at `maxLineLength` characters).
+    pub text: String,
+    /// A matching line (else context).
+    pub is_match: bool,
+    /// The line was cut.
+    pub cut: bool,
+    /// 1-based character column of the first match (matching lines only).
+    pub column: Option<usize>,
+}
+
+/// The matches of one file.
+#[derive(Debug, Clone)]
+pub struct FileHits {
+    /// Workspace-relative path.
+    pub path: String,
+    /// Matching lines in the file (in `files` mode: 1).
+    pub matches: usize,
+    /// Kept lines (content mode), in order.
+    pub lines: Vec<Line>,
+    /// Lines were dropped by `maxPerFile` or the store limit.
+    pub capped: bool,
+}
+
+/// What a search found.
+#[derive(Debug)]
+pub struct Found {
+    /// Files with at least one match, sorted by path.
+    pub files: Vec<FileHits>,
+    /// Files opened and searched.
+    pub searched: usize,
+    /// Files skipped as binary (a NUL byte before any match).
+    pub binary: usize,
+    /// Files that could not be opened or read (permissions, a line over 64 MiB, ...).
+    pub unreadable: usize,
+    /// Entries hidden by the ignore rules.
+    pub ignored: IgnoreCounts,
+    /// The deadline passed.
+    pub timed_out: bool,
+    /// The caller aborted.
+    pub cancelled: bool,
+    /// The store limit was reached.
+    pub store_full: bool,
+}
+
+struct Collector<'q> {
+    q: &'q Query,
+    stop: &'q Stop,
+    stored: &'q AtomicUsize,
+    file: FileHits,
+    last_line: u64,
+    binary: bool,
+}
+
+impl Collector<'_> {
+    fn keep(&mut self, number: u64, bytes: &[u8], is_match: bool) {
+        let column = if is_match {
+            self.q
+                .matcher
+                .find(bytes)
+                .ok()
+                .flatten()
+                .map(|m| String::from_utf8_lossy(&bytes[..m.start()]).chars().count() + 1)
+        } else {
+            None
+        };
+        if self.q.mode != Mode::Content {
+            return;
+        }
+        if self.stored.fetch_add(1, Ordering::Relaxed) >= STORE_LIMIT {
+            self.file.capped = true;
+            return;
+        }
+        let mut end = bytes.len();
+        while end > 0 && matches!(bytes[end - 1], b'\n' | b'\r') {
+            end -= 1;
+        }
+        let text = String::from_utf8_lossy(&bytes[..end]);
+        let (text, cut) = match text.char_indices().nth(self.q.max_line_length) {
+            Some((i, _)) => (text[..i].to_owned(), true),
+            None => (text.into_owned(), false),
+        };
+        self.file.lines.push(Line { number, text, is_match, cut, column });
+    }
+}
+
+impl Sink for Collector<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> std::result::Result<bool, Self::Error> {
+        let first = mat.line_number().unwrap_or(0);
+        for (i, line) in mat.lines().enumerate() {
+            let number = first + i as u64;
+            self.file.matches += 1;
+            if self.q.mode == Mode::Content {
+                if self.file.matches <= self.q.max_per_file {
+                    self.keep(number, line, true);
+                } else {
+                    self.file.capped = true;
+                }
+            }
+            self.last_line = number;
+        }
+        if self.q.mode == Mode::Files {
+            return Ok(false);
+        }
+        Ok(!self.stop.should_stop())
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> std::result::Result<bool, Self::Error> {
+        // After-context of a dropped match is dropped too.
+        if self.file.matches <= self.q.max_per_file {
+            self.keep(ctx.line_number().unwrap_or(0), ctx.bytes(), false);
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _: &Searcher, _: u64) -> std::result::Result<bool, Self::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}
+
+struct Worker<'q> {
+    q: &'q Query,
+    includes: &'q Includes,
+    root_rel: &'q str,
+    stored: &'q AtomicUsize,
+    read: Searcher,
+    mmap: Searcher,
+    hits: Vec<FileHits>,
+    searched: usize,
+    binary: usize,
+    unreadable: usize,
+}
+
+fn searcher(q: &Query, mmap: bool) -> Searcher {
+    let mut b = SearcherBuilder::new();
+    b.line_number(true)
+        .before_context(if q.mode == Mode::Content { q.before } else { 0 })
+        .after_context(if q.mode == Mode::Content { q.after } else { 0 })
+        .multi_line(q.multiline)
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        // A line longer than this in a streamed file makes the file unreadable (skipped) instead
+        // of growing the buffer without bound.
+        .heap_limit(Some(HEAP_LIMIT));
+    if mmap {
+        // SAFETY: the mapped file may change under us; grep-searcher (like ripgrep) accepts
+        // that a concurrently truncated file can fault. We only map regular files we just
+        // opened, and only for the duration of one search.
+        b.memory_map(unsafe { MmapChoice::auto() });
+    }
+    b.build()
+}
+
+impl<'q> Worker<'q> {
+    fn new(q: &'q Query, includes: &'q Includes, root_rel: &'q str, stored: &'q AtomicUsize) -> Self {
+        Self {
+            q,
+            includes,
+            root_rel,
+            stored,
+            read: searcher(q, false),
+            mmap: searcher(q, true),
+            hits: Vec::new(),
+            searched: 0,
+            binary: 0,
+            unreadable: 0,
+        }
+    }
+
+    fn search(&mut self, path: &Path, rel: &str, stop: &Stop) {
+        let Ok(file) = std::fs::File::open(path) else {
+            self.unreadable += 1;
+            return;
+        };
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        self.searched += 1;
+        let mut sink = Collector {
+            q: self.q,
+            stop,
+            stored: self.stored,
+            file: FileHits { path: rel.to_owned(), matches: 0, lines: Vec::new(), capped: false },
+            last_line: 0,
+            binary: false,
+        };
+        let searcher = if (MMAP_MIN..=MMAP_MAX).contains(&len) { &mut self.mmap } else { &mut self.read };
+        // An unreadable file is skipped and counted (ripgrep warns on stderr).
+        if searcher.search_file(&self.q.matcher, &file, &mut sink).is_err() {
+            self.unreadable += 1;
+        }
+        if sink.binary && sink.file.matches == 0 {
+            self.binary += 1;
+        }
+        if sink.file.matches > 0 {
+            self.hits.push(sink.file);
+        }
+    }
+}
+
+impl Visitor for Worker<'_> {
+    fn visit(&mut self, e: &Entry<'_>, stop: &Stop) -> bool {
+        if !self.includes.matches(below_root(e.rel, self.root_rel)) {
+            return true;
+        }
+        self.search(e.path, e.rel, stop);
+        true
+    }
+}
+
+/// Search (blocking).
+pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found> {
+    let includes = Includes::new(&q.include, false)?;
+    let stored = AtomicUsize::new(0);
+    let (mut files, searched, binary, unreadable, ignored) = if let Some((real, rel)) = &ctx_target.file {
+        let mut w = Worker::new(q, &includes, "", &stored);
+        w.search(real, rel, stop);
+        (w.hits, w.searched, w.binary, w.unreadable, IgnoreCounts::default())
+    } else {
+        let opts = WalkOptions {
+            respect_gitignore: q.respect_gitignore,
+            include_hidden: q.include_hidden,
+            exclude: walk::excludes(&ctx_target.root.real, &q.exclude)?,
+            ..Default::default()
+        };
+        let (workers, ignored) =
+            walk::walk(&ctx_target.workspace_real, &ctx_target.root, &opts, stop, || {
+                Worker::new(q, &includes, &ctx_target.root.rel, &stored)
+            })?;
+        let (mut files, mut searched, mut binary, mut unreadable) = (Vec::new(), 0, 0, 0);
+        for w in workers {
+            files.extend(w.hits);
+            searched += w.searched;
+            binary += w.binary;
+            unreadable += w.unreadable;
+        }
+        (files, searched, binary, unreadable, ignored)
+    };
+    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    Ok(Found {
+        files,
+        searched,
+        binary,
+        unreadable,
+        ignored,
+        timed_out: stop.timed_out() && !stop.cancelled(),
+        cancelled: stop.cancelled(),
+        store_full: stored.load(Ordering::Relaxed) > STORE_LIMIT,
+    })
+}
+
+/// Run the tool.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let q = Query::parse(args)?;
+    let target = args::target(ctx, Some(&q.path))?;
+    let stop = Stop::new(ctx.cancel.flag(), Some(Instant::now() + q.timeout));
+    let (found, q) = crate::blocking("grep", move || {
+        let found = search(&target, &q, &stop)?;
+        Ok((found, q))
+    })
+    .await?;
+    Ok(render(&q, found))
+}
+
+fn line_json(l: &Line) -> Value {
+    let mut v = json!({ "line": l.number, "text": l.text, "match": l.is_match });
+    if let Some(c) = l.column {
+        v["column"] = json!(c);
+    }
+    if l.cut {
+        v["cut"] = json!(true);
+    }
+    v
+}
+
+/// Lines of one file up to the `budget`-th match (and that match's after-context), split into
+/// blocks of consecutive lines.
+fn blocks(lines: &[Line], budget: usize) -> (Vec<Vec<&Line>>, usize, bool) {
+    let mut out: Vec<Vec<&Line>> = Vec::new();
+    let mut matches = 0;
+    let mut cut = false;
+    let mut prev: Option<u64> = None;
+    for l in lines {
+        if l.is_match {
+            if matches == budget {
+                cut = true;
+                break;
+            }
+            matches += 1;
+        } else if matches == budget && matches > 0 {
+            // Context after the last kept match only while it is contiguous.
+            if prev.is_none_or(|p| l.number != p + 1) {
+                break;
+            }
+        }
+        if prev.is_none_or(|p| l.number != p + 1) {
+            out.push(Vec::new());
+        }
+        if let Some(b) = out.last_mut() {
+            b.push(l);
+        }
+        prev = Some(l.number);
+    }
+    // Trailing context of a budget-cut file past the next match is dropped above; a block
+    // that holds only context (never happens from the searcher) is removed.
+    out.retain(|b| b.iter().any(|l| l.is_match));
+    (out, matches, cut)
+}
+
+/// Build the result.
+pub fn render(q: &Query, mut found: Found) -> ToolOutput {
+    let total_files = found.files.len();
+    let total_matches: usize = found.files.iter().map(|f| f.matches).sum();
+    let offset = q.offset.min(total_files);
+    let mut text = String::new();
+    let mut truncated = found.store_full;
+    let mut page_lines = 0usize;
+    let mut end = offset;
+    let mut entries = Vec::new();
+    match q.mode {
+        Mode::Files | Mode::Count => {
+            end = (offset + q.max_results).min(total_files);
+            for f in &found.files[offset..end] {
+                if q.mode == Mode::Files {
+                    text.push_str(&f.path);
+                    entries.push(json!(f.path));
+                } else {
+                    text.push_str(&format!("{}:{}", f.path, f.matches));
+                    entries.push(json!({ "path": f.path, "count": f.matches }));
+                }
+                text.push('\n');
+            }
+        }
+        Mode::Content => {
+            for f in found.files[offset..].iter_mut() {
+                if page_lines >= q.max_results {
+                    break;
+                }
+                let budget = q.max_results - page_lines;
+                let (bl, kept, cut) = blocks(&f.lines, budget);
+                let file_truncated = cut || f.capped || kept < f.matches;
+                truncated |= file_truncated;
+                page_lines += kept.max(1);
+                end += 1;
+                text.push_str(&format!("{}\n", f.path));
+                for (i, b) in bl.iter().enumerate() {
+                    if i > 0 {
+                        text.push_str("  --\n");
+                    }
+                    for l in b {
+                        let sep = if l.is_match { ':' } else { '-' };
+                        let more = if l.cut { " […]" } else { "" };
+                        text.push_str(&format!("  {}{sep} {}{more}\n", l.number, l.text));
+                    }
+                }
+                if file_truncated {
+                    text.push_str(&format!(
+                        "  … {} of {} matching lines shown; search this file alone for the rest\n",
+                        kept, f.matches
+                    ));
+                }
+                entries.push(json!({
+                    "path": f.path,
+                    "matchCount": f.matches,
+                    "truncated": file_truncated,
+                    "blocks": bl.iter().map(|b| json!({
+                        "startLine": b.first().map_or(0, |l| l.number),
+                        "lines": b.iter().map(|l| line_json(l)).collect::<Vec<_>>(),
+                    })).collect::<Vec<_>>(),
+                }));
+                // Shown: free its lines now, so the text and the JSON do not add up to a third copy.
+                f.lines = Vec::new();
+            }
+        }
+    }
+    let returned = end - offset;
+    let has_more = end < total_files;
+    let what = match q.mode {
+        Mode::Files => format!("{total_files} files match"),
+        _ => format!("{total_matches} matching lines in {total_files} files"),
+    };
+    let mut header =
+        format!("grep {:?} in {}: {what} ({} files searched)", q.pattern, q.path, found.searched);
+    if total_files > 0 {
+        header.push_str(&format!("; showing files {}-{} of {total_files}", offset + 1, end));
+    }
+    header.push('.');
+    if has_more {
+        header.push_str(&format!(" More: offset {end}."));
+    }
+    if found.timed_out {
+        header.push_str(&format!(
+            " Timed out after {} ms: results are partial; narrow `path` or `include`, or raise `timeoutMs`.",
+            q.timeout.as_millis()
+        ));
+    }
+    if found.cancelled {
+        header.push_str(" Cancelled: results are partial.");
+    }
+    if found.unreadable > 0 {
+        header.push_str(&format!(" {} files could not be read.", found.unreadable));
+    }
+    if found.store_full {
+        header.push_str(" Too many matches to keep: narrow the pattern or the path.");
+    }
+    let note = found.ignored.note();
+    let mut content = header;
+    if !note.is_empty() {
+        content.push('\n');
+        content.push_str(&note);
+    }
+    if !text.is_empty() {
+        content.push('\n');
+        content.push_str(text.trim_end());
+    }
+    let key = match q.mode {
+        Mode::Content => "matches",
+        Mode::Files => "files",
+        Mode::Count => "counts",
+    };
+    let mut data = json!({
+        "pattern": q.pattern,
+        "path": q.path,
+        "outputMode": match q.mode { Mode::Content => "content", Mode::Files => "files", Mode::Count => "count" },
+        "totalMatches": if q.mode == Mode::Files { Value::Null } else { json!(total_matches) },
+        "totalFiles": total_files,
+        "filesSearched": found.searched,
+        "binarySkipped": found.binary,
+        "unreadable": found.unreadable,
+        "ignored": found.ignored.to_json(),
+        "truncated": truncated,
+        "timedOut": found.timed_out,
+        "cancelled": found.cancelled,
+        "pagination": {
+            "offset": offset,
+            "limit": q.max_results,
+            "returned": returned,
+            "total": total_files,
+            "hasMore": has_more,
+            "nextOffset": if has_more { json!(end) } else { Value::Null },
+        },
+    });
+    data[key] = Value::Array(entries);
+    ToolOutput::new(SCHEMA, content, data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    fn ws(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        for (p, c) in files {
+            let f = t.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, c).unwrap();
+        }
+        t
+    }
+
+    async fn grep(dir: &Path, args: Value) -> Result<ToolOutput> {
+        let ctx = Ctx::new(dir.to_str().unwrap()).unwrap();
+        run(&args, &ctx).await
+    }
+
+    #[tokio::test]
+    async fn content_with_merged_context() {
+        let t = ws(&[("a.txt", "1\nfoo\n3\n4\nfoo\n6\n7\n8\n9\nfoo\n"), ("b/c.txt", "nothing\n")]);
+        let out = grep(t.path(), json!({"pattern": "foo", "context": 1})).await.unwrap();
+        let m = &out.data["matches"];
+        assert_eq!(m.as_array().unwrap().len(), 1);
+        let blocks = m[0]["blocks"].as_array().unwrap();
+        // Lines 1-6 merge (2±1 and 5±1 touch), then 9-10.
+        assert_eq!(blocks.len(), 2, "{}", out.content);
+        assert_eq!(blocks[0]["startLine"], 1);
+        assert_eq!(blocks[0]["lines"].as_array().unwrap().len(), 6);
+        assert_eq!(blocks[1]["startLine"], 9);
+        assert_eq!(out.data["totalMatches"], 3);
+        assert_eq!(out.data["filesSearched"], 2);
+    }
+
+    #[tokio::test]
+    async fn modes_literal_case_and_globs() {
+        let t = ws(&[("a.ts", "A.b\nx\na.b\n"), ("b.js", "aXb\n"), ("c.py", "a.b\n")]);
+        let out = grep(
+            t.path(),
+            json!({"pattern": "a.b", "literal": true, "caseInsensitive": true, "outputMode": "count"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.data["counts"], json!([{"path": "a.ts", "count": 2}, {"path": "c.py", "count": 1}]));
+        let out = grep(t.path(), json!({"pattern": "a.b", "outputMode": "files", "include": "*.{ts,js}"}))
+            .await
+            .unwrap();
+        assert_eq!(out.data["files"], json!(["a.ts", "b.js"]));
+        let out = grep(t.path(), json!({"pattern": "a.b", "outputMode": "files", "exclude": ["*.ts"]}))
+            .await
+            .unwrap();
+        assert_eq!(out.data["files"], json!(["b.js", "c.py"]));
+        assert_eq!(out.data["ignored"]["excluded"], 1);
+    }
+
+    #[tokio::test]
+    async fn gitignore_hidden_and_counts() {
+        let t = ws(&[
+            (".gitignore", "gen/\n"),
+            ("gen/x.txt", "hit\n"),
+            (".h/y.txt", "hit\n"),
+            ("z.txt", "hit\n"),
+        ]);
+        let out = grep(t.path(), json!({"pattern": "hit", "outputMode": "files"})).await.unwrap();
+        assert_eq!(out.data["files"], json!(["z.txt"]));
+        assert_eq!(out.data["ignored"]["gitignore"], 1);
+        assert_eq!(out.data["ignored"]["hidden"], 2);
+        assert!(out.content.contains("respectGitignore"), "{}", out.content);
+        let out = grep(t.path(), json!({"pattern": "hit", "outputMode": "files", "respectGitignore": false, "includeHidden": true}))
+            .await
+            .unwrap();
+        assert_eq!(out.data["files"], json!([".h/y.txt", "gen/x.txt", "z.txt"]));
+    }
+
+    #[tokio::test]
+    async fn caps_and_paging() {
+        let many = "hit\n".repeat(10);
+        let t = ws(&[("a.txt", &many), ("b.txt", &many), ("c.txt", "hit\n")]);
+        let out = grep(t.path(), json!({"pattern": "hit", "maxPerFile": 3, "maxResults": 5})).await.unwrap();
+        let m = out.data["matches"].as_array().unwrap();
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0]["matchCount"], 10);
+        assert_eq!(m[0]["truncated"], true);
+        assert_eq!(out.data["pagination"]["nextOffset"], 2);
+        assert_eq!(out.data["truncated"], true);
+        let out = grep(t.path(), json!({"pattern": "hit", "offset": 2})).await.unwrap();
+        assert_eq!(out.data["matches"][0]["path"], "c.txt");
+        assert_eq!(out.data["pagination"]["hasMore"], false);
+    }
+
+    #[tokio::test]
+    async fn binary_skipped_and_long_lines_cut() {
+        let long = format!("{}hit{}\n", "é".repeat(500), "x".repeat(10));
+        let t = ws(&[("bin.dat", "\0\0hit\n"), ("long.txt", &long)]);
+        let out = grep(t.path(), json!({"pattern": "hit", "maxLineLength": 10})).await.unwrap();
+        assert_eq!(out.data["binarySkipped"], 1);
+        let line = &out.data["matches"][0]["blocks"][0]["lines"][0];
+        assert_eq!(line["text"], "é".repeat(10));
+        assert_eq!(line["cut"], true);
+        assert_eq!(line["column"], 501, "columns count characters");
+    }
+
+    #[tokio::test]
+    async fn multiline_matches_span_lines() {
+        let t = ws(&[("a.rs", "fn a(\n    x: u8,\n) {}\nfn b() {}\n")]);
+        let out = grep(t.path(), json!({"pattern": "fn a\\([^)]*\\)", "multiline": true})).await.unwrap();
+        let lines = &out.data["matches"][0]["blocks"][0]["lines"];
+        assert_eq!(lines.as_array().unwrap().len(), 3, "{}", out.content);
+        let out = grep(t.path(), json!({"pattern": "fn a\\(.*?\\)"})).await.unwrap();
+        assert_eq!(out.data["totalFiles"], 0);
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let t = ws(&[("a.txt", "x\n")]);
+        let e = grep(t.path(), json!({"pattern": "("})).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidRegex);
+        let e = grep(t.path(), json!({"pattern": "x", "path": "../"})).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::OutsideWorkspace);
+        let e = grep(t.path(), json!({"pattern": "x", "path": "nope"})).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotFound);
+        let e = grep(t.path(), json!({"pattern": 3})).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        let e = grep(t.path(), json!({"pattern": "x", "context": -1})).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        let e = grep(t.path(), json!({"pattern": "x", "include": "a["})).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    }
+
+    #[test]
+    fn unreadable_files_are_counted() {
+        let t = ws(&[("d/x.txt", "hit\n")]);
+        let q = Query::parse(&json!({"pattern": "hit"})).unwrap();
+        let (inc, stored) = (Includes::new(&[], false).unwrap(), AtomicUsize::new(0));
+        let mut w = Worker::new(&q, &inc, "", &stored);
+        let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
+        // Opening a directory works on Linux; reading it fails (EISDIR).
+        w.search(&t.path().join("d"), "d", &stop);
+        w.search(&t.path().join("missing"), "missing", &stop);
+        assert_eq!(w.unreadable, 2);
+        w.search(&t.path().join("d/x.txt"), "d/x.txt", &stop);
+        assert_eq!((w.unreadable, w.hits.len()), (2, 1));
+    }
+
+    #[test]
+    fn cancelled_walk_returns_partial_flagged() {
+        let t = ws(&[("a.txt", "hit\n"), ("b.txt", "hit\n")]);
+        let ctx = Ctx::new(t.path().to_str().unwrap()).unwrap();
+        let target = args::target(&ctx, None).unwrap();
+        let q = Query::parse(&json!({"pattern": "hit"})).unwrap();
+        let stop = Stop::new(Arc::new(AtomicBool::new(true)), None);
+        let found = search(&target, &q, &stop).unwrap();
+        assert!(found.cancelled);
+        assert!(found.files.is_empty());
+        let out = render(&q, found);
+        assert_eq!(out.data["cancelled"], true);
+        let stop = Stop::new(Arc::new(AtomicBool::new(false)), Some(Instant::now()));
+        let found = search(&target, &q, &stop).unwrap();
+        assert!(found.timed_out);
+    }
+}

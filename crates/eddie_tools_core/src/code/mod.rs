@@ -1,0 +1,109 @@
+//! The `code` family: search and code navigation for agents — `grep`, `glob`, the tree-sitter
+//! symbol tools (`list_symbols`, `find_symbol`, `find_references`, `search_codebase`) and
+//! `project_map`. Every walk goes through the one ignore engine ([`walk`]), which honours
+//! `.gitignore`, `respectGitignore` and `includeHidden` and counts what it hid. An abort
+//! returns what was found so far, flagged `cancelled` (`partial_on_cancel`).
+
+pub mod args;
+pub mod find_references;
+pub mod find_symbol;
+pub mod glob;
+pub mod globs;
+pub mod grep;
+pub mod list_symbols;
+pub mod project_map;
+pub mod scan;
+pub mod search_codebase;
+pub mod symbols;
+pub mod walk;
+
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::error::ToolError;
+use crate::registry::{Family, Permission, RunFuture, ToolSpec};
+
+const fn spec(name: &'static str, js_name: &'static str) -> ToolSpec {
+    ToolSpec { name, js_name, family: "code", mutating: false, confirms: false, permission: Permission::None }
+}
+
+/// The family.
+pub const FAMILY: Family = Family {
+    name: "code",
+    tools: &[
+        spec("grep", "grep"),
+        spec("glob", "glob"),
+        spec("list_symbols", "listSymbols"),
+        spec("find_symbol", "findSymbol"),
+        spec("find_references", "findReferences"),
+        spec("search_codebase", "searchCodebase"),
+        spec("project_map", "projectMap"),
+    ],
+    schemas: include_str!("schemas.json"),
+    run,
+    partial_on_cancel: true,
+};
+
+fn run<'a>(name: &'a str, args: &'a Value, ctx: &'a Ctx) -> RunFuture<'a> {
+    Box::pin(async move {
+        args::check_keys(args, name)?;
+        match name {
+            "grep" => grep::run(args, ctx).await,
+            "glob" => glob::run(args, ctx).await,
+            "list_symbols" => list_symbols::run(args, ctx).await,
+            "find_symbol" => find_symbol::run(args, ctx).await,
+            "find_references" => find_references::run(args, ctx).await,
+            "search_codebase" => search_codebase::run(args, ctx).await,
+            "project_map" => project_map::run(args, ctx).await,
+            other => Err(ToolError::internal(format!("tool {other} is registered but not dispatched"))),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_ids_match_what_tools_return() {
+        let ids = [
+            ("grep", grep::SCHEMA),
+            ("glob", glob::SCHEMA),
+            ("list_symbols", list_symbols::SCHEMA),
+            ("find_symbol", find_symbol::SCHEMA),
+            ("find_references", find_references::SCHEMA),
+            ("search_codebase", search_codebase::SCHEMA),
+            ("project_map", project_map::SCHEMA),
+        ];
+        assert_eq!(ids.len(), FAMILY.tools.len());
+        for (name, id) in ids {
+            let def = crate::registry::definition(name).unwrap();
+            assert_eq!(def["outputSchema"]["$id"], id);
+            assert_eq!(crate::registry::find(name).unwrap().family, "code");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_abort_returns_a_partial_result_flagged_cancelled() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("a.ts"), "export function hit() {}\nhit()\n").unwrap();
+        let ctx = Ctx::new(t.path().to_str().unwrap()).unwrap();
+        ctx.cancel.cancel();
+        let calls = [
+            ("grep", serde_json::json!({"pattern": "hit"})),
+            ("glob", serde_json::json!({"pattern": "*.ts"})),
+            ("list_symbols", serde_json::json!({"path": ".", "recursive": true})),
+            ("find_symbol", serde_json::json!({"symbol": "hit"})),
+            ("find_references", serde_json::json!({"symbol": "hit"})),
+            ("search_codebase", serde_json::json!({"query": "hit"})),
+        ];
+        for (name, args) in calls {
+            let out = run(name, &args, &ctx).await.unwrap();
+            assert_eq!(out.data["cancelled"], true, "{name}");
+            assert!(out.content.contains("Cancelled"), "{name}: {}", out.content);
+        }
+        // The tree engine has no partial mode: project_map rejects.
+        let e = run("project_map", &serde_json::json!({}), &ctx).await.unwrap_err();
+        assert_eq!(e.code(), crate::ErrorCode::Cancelled);
+    }
+}

@@ -1,0 +1,271 @@
+//! `search_codebase`: one query over the whole codebase, ranked for an agent — where the name
+//! is *defined* (tree-sitter symbols) first, then the files that mention the most query words
+//! the most. Source files only by default; tests and docs on request. The text search is
+//! `grep`'s engine; every walk goes through the shared ignore engine.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::args;
+use super::grep;
+use super::symbols::{self, Lang, MAX_PARSE_BYTES};
+use super::walk::Stop;
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.search_codebase.result.v1";
+const TOOL: &str = "search_codebase";
+/// Default cap on files returned.
+pub const DEFAULT_MAX_RESULTS: usize = 20;
+const CODE: &str = "ts,tsx,mts,cts,js,jsx,mjs,cjs,py,pyi,rs,go,java,kt,kts,scala,c,h,cc,cpp,cxx,hpp,hh,cs,rb,php,swift,m,mm,sh,bash,zsh,lua,r,sql,vue,svelte,dart,ex,exs,erl,hs,ml,clj,json,yaml,yml,toml";
+const DOCS: &str = "md,mdx,rst,txt,adoc";
+/// Test files and folders (gitignore syntax), left out unless `includeTests`.
+const TESTS: &[&str] = &[
+    "test/",
+    "tests/",
+    "__tests__/",
+    "__test__/",
+    "spec/",
+    "*.test.*",
+    "*.spec.*",
+    "test_*.py",
+    "*_test.py",
+    "*_test.go",
+    "*_test.rs",
+];
+
+/// Run the tool.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let query = args::req_str(args, TOOL, "query")?;
+    let path = args::opt_str(args, TOOL, "path")?.unwrap_or_else(|| ".".to_owned());
+    let include_tests = args::bool_or(args, TOOL, "includeTests", false)?;
+    let include_docs = args::bool_or(args, TOOL, "includeDocs", false)?;
+    let case_sensitive = args::bool_or(args, TOOL, "caseSensitive", false)?;
+    let max_results = args::opt_uint(args, TOOL, "maxResults", 10_000)?.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
+    let mut terms: Vec<String> = Vec::new();
+    for t in query.split_whitespace() {
+        if !terms.iter().any(|x| x == t) {
+            terms.push(t.to_owned());
+        }
+    }
+    let pattern = terms.iter().map(|t| regex::escape(t)).collect::<Vec<_>>().join("|");
+    let exts = if include_docs { format!("{CODE},{DOCS}") } else { CODE.to_owned() };
+    let q = grep::Query::parse(&json!({
+        "pattern": pattern,
+        "path": path,
+        "caseInsensitive": !case_sensitive,
+        "include": format!("*.{{{exts}}}"),
+        "exclude": if include_tests { json!([]) } else { json!(TESTS) },
+        "respectGitignore": args::bool_or(args, TOOL, "respectGitignore", true)?,
+        "includeHidden": args::bool_or(args, TOOL, "includeHidden", false)?,
+        "maxPerFile": 3,
+        "maxLineLength": 200,
+    }))?;
+    let target = args::target(ctx, Some(&path))?;
+    let stop = Stop::new(ctx.cancel.flag(), Some(Instant::now() + Duration::from_secs(60)));
+    let lowered: Vec<String> =
+        terms.iter().map(|t| if case_sensitive { t.clone() } else { t.to_lowercase() }).collect();
+    let (found, ranked, defs, skipped) = crate::blocking(TOOL, move || {
+        let found = grep::search(&target, &q, &stop)?;
+        let norm = |s: &str| if case_sensitive { s.to_owned() } else { s.to_lowercase() };
+        // Definitions whose name contains a query word, in files that matched: parsed on the
+        // walker's threads, each taking every n-th file.
+        let skipped = std::sync::atomic::AtomicUsize::new(0);
+        let n = super::walk::threads();
+        let mut defs: Vec<(String, Lang, symbols::Symbol, String)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..n)
+                .map(|k| {
+                    let (found, target, stop, lowered, skipped) =
+                        (&found, &target, &stop, &lowered, &skipped);
+                    scope.spawn(move || {
+                        let mut defs = Vec::new();
+                        for f in found.files.iter().skip(k).step_by(n) {
+                            if stop.should_stop() {
+                                break;
+                            }
+                            let Some(lang) = Lang::of(&f.path) else { continue };
+                            let real = target.workspace_real.join(&f.path);
+                            if std::fs::metadata(&real).map(|m| m.len()).unwrap_or(u64::MAX) > MAX_PARSE_BYTES
+                            {
+                                skipped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                continue;
+                            }
+                            let Ok(src) = std::fs::read(&real) else { continue };
+                            if super::scan::minified(&src) {
+                                skipped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                continue;
+                            }
+                            for s in symbols::symbols_until(lang, &src, &|| stop.should_stop()) {
+                                let name = norm(&s.name);
+                                if lowered.iter().any(|t| name.contains(t.as_str())) {
+                                    let text = symbols::line_text(&src, s.line, 200);
+                                    defs.push((f.path.clone(), lang, s, text));
+                                }
+                            }
+                        }
+                        defs
+                    })
+                })
+                .collect();
+            let mut all = Vec::new();
+            for h in handles {
+                all.extend(
+                    h.join().map_err(|_| {
+                        crate::ToolError::internal("a search_codebase parser thread panicked")
+                    })?,
+                );
+            }
+            Ok::<_, crate::ToolError>(all)
+        })?;
+        let skipped = skipped.into_inner();
+        let exact = |s: &symbols::Symbol| lowered.iter().any(|t| norm(&s.name) == *t);
+        defs.sort_by_key(|(p, _, s, _)| (!exact(s), p.clone(), s.line));
+        // Files: those defining an exact name first, then by words covered, then by matches.
+        let mut ranked: Vec<(usize, usize)> = found
+            .files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let defines = defs.iter().any(|(p, _, s, _)| *p == f.path && exact(s));
+                let text: String = f
+                    .lines
+                    .iter()
+                    .filter(|l| l.is_match)
+                    .map(|l| norm(&l.text))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let covered = lowered
+                    .iter()
+                    .filter(|t| text.contains(t.as_str()) || norm(&f.path).contains(t.as_str()))
+                    .count();
+                (i, usize::from(defines) * 1_000_000 + covered * 10_000 + f.matches.min(9_999))
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok((found, ranked, defs, skipped))
+    })
+    .await?;
+    let total_files = found.files.len();
+    let mut content = format!(
+        "search_codebase {query:?} under {path}: {} definition(s), {total_files} matching file(s) ({} searched{}{}).",
+        defs.len(),
+        found.searched,
+        if include_tests { "" } else { "; tests left out: includeTests: true to add them" },
+        if include_docs { "" } else { "; docs left out: includeDocs: true to add them" },
+    );
+    if found.cancelled {
+        content.push_str(" Cancelled: results are partial.");
+    } else if found.timed_out {
+        content.push_str(" Timed out: results are partial.");
+    }
+    let note = found.ignored.note();
+    if !note.is_empty() {
+        content.push('\n');
+        content.push_str(&note);
+    }
+    let mut def_json = Vec::new();
+    if !defs.is_empty() {
+        content.push_str("\n\nDefinitions:");
+    }
+    for (p, lang, s, text) in defs.iter().take(max_results) {
+        let inside = s.container.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
+        content.push_str(&format!("\n  {p}:{} {} {}{inside}", s.line, s.kind, s.name));
+        let mut v = s.to_json();
+        v["path"] = json!(p);
+        v["language"] = json!(lang.name());
+        v["text"] = json!(text);
+        def_json.push(v);
+    }
+    let mut files_json = Vec::new();
+    if total_files > 0 {
+        content.push_str("\n\nFiles:");
+    }
+    for (i, score) in ranked.iter().take(max_results) {
+        let f = &found.files[*i];
+        content.push_str(&format!("\n  {} ({} matching lines)", f.path, f.matches));
+        let lines: Vec<Value> = f
+            .lines
+            .iter()
+            .filter(|l| l.is_match)
+            .map(|l| {
+                content.push_str(&format!("\n    {}: {}", l.number, l.text.trim()));
+                json!({ "line": l.number, "text": l.text })
+            })
+            .collect();
+        files_json.push(json!({ "path": f.path, "matchCount": f.matches, "score": score, "lines": lines }));
+    }
+    let data = json!({
+        "query": query,
+        "path": path,
+        "definitions": def_json,
+        "totalDefinitions": defs.len(),
+        "files": files_json,
+        "totalFiles": total_files,
+        "truncated": total_files > max_results || defs.len() > max_results,
+        "filesSearched": found.searched,
+        "skipped": skipped,
+        "includeTests": include_tests,
+        "includeDocs": include_docs,
+        "timedOut": found.timed_out,
+        "cancelled": found.cancelled,
+        "ignored": found.ignored.to_json(),
+    });
+    Ok(ToolOutput::new(SCHEMA, content, data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
+        run(&args, &Ctx::new(dir.to_str().unwrap()).unwrap()).await
+    }
+
+    fn ws(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        for (p, c) in files {
+            let f = t.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, c).unwrap();
+        }
+        t
+    }
+
+    #[tokio::test]
+    async fn definitions_first_tests_and_docs_on_request() {
+        let t = ws(&[
+            ("src/use.ts", "import { GLMClient } from './client'\nnew GLMClient()\nGLMClient.x\n"),
+            ("src/client.ts", "export class GLMClient {}\n"),
+            ("src/client.test.ts", "new GLMClient()\n"),
+            ("docs/api.md", "GLMClient docs\n"),
+        ]);
+        let o = call(t.path(), json!({"query": "glmclient"})).await.unwrap();
+        assert_eq!(o.data["definitions"][0]["name"], "GLMClient");
+        assert_eq!(o.data["definitions"][0]["path"], "src/client.ts");
+        let files: Vec<&str> =
+            o.data["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+        assert_eq!(files, ["src/client.ts", "src/use.ts"], "{}", o.content);
+        assert_eq!(o.data["ignored"]["excluded"], 1);
+        let o = call(
+            t.path(),
+            json!({"query": "GLMClient", "includeTests": true, "includeDocs": true, "caseSensitive": true}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(o.data["totalFiles"], 4);
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let t = ws(&[("a.ts", "x")]);
+        assert_eq!(call(t.path(), json!({"query": 1})).await.unwrap_err().code(), ErrorCode::InvalidArgument);
+        assert_eq!(
+            call(t.path(), json!({"query": "x", "path": "/tmp"})).await.unwrap_err().code(),
+            ErrorCode::OutsideWorkspace
+        );
+    }
+}
