@@ -96,7 +96,7 @@ export interface ToolContext {
   confirm?: (message: string) => boolean | Promise<boolean>
   /** The environment for \`bash\` (and \`CONFIG_ROOT\` for the plan tools). Default: this process's. */
   env?: Record<string, string | undefined>
-  /** Aborting rejects the call with code \`CANCELLED\` and stops its work (a command's process group is killed). */
+  /** Aborting stops the call: most tools reject with code \`CANCELLED\` (a command's process tree is killed); the \`code\` family's searches return what they found, flagged \`cancelled\`. */
   signal?: AbortSignal | null
   /** Streaming output of a running command (\`run\` and the project runners). Return value and exceptions are ignored. */
   onOutput?: (chunk: OutputChunk) => void
