@@ -1479,6 +1479,8 @@ export type ProjectMapArgs = {
   includeHidden?: boolean
   /** List dependency folders such as node_modules (default false). */
   includeDependencies?: boolean
+  /** Leave out what .gitignore, .ignore and .git/info/exclude ignore (default true); the count is in ignored.gitignore. */
+  respectGitignore?: boolean
   /** Flat entries per page (default 200). */
   maxEntries?: number
   /** Flat entries to skip (from pagination.nextOffset). */
@@ -1515,7 +1517,7 @@ export type ProjectMapData = {
   }
   [key: string]: unknown
 }
-/** Map the project's folders and files to a limited depth (default maxDepth 2 = three levels), sorted as get_folder_tree_structure sorts them, with a paged flat list. Dot-entries and dependency folders (node_modules, dist, target, ...) are left out unless asked, and counted. (`project_map`) */
+/** Map the project's folders and files to a limited depth (default maxDepth 2 = three levels), sorted as get_folder_tree_structure sorts them, with a paged flat list. Entries ignored by .gitignore, dot-entries and dependency folders (node_modules, dist, target, ...) are left out unless asked, and counted. (`project_map`) */
 export declare function projectMap(args: ProjectMapArgs, ctx: ToolContext): Promise<ToolResult<ProjectMapData>>
 export declare const projectMapTool: ToolDefinition<ProjectMapArgs, ProjectMapData>
 

@@ -1,31 +1,26 @@
-//! `project_map`: a depth-limited map of the project's folders and files. The tree itself is
-//! `get_folder_tree_structure`'s engine (`search::tree`: the same order, paging and entry
-//! shapes), with a default depth of three levels; on top of it the shared ignore engine counts
-//! what the tree's rules hid (dot-entries, dependency directories), so that an agent knows
-//! what is not shown.
-
-use std::time::Instant;
+//! `project_map`: a depth-limited map of the project's folders and files. The tree is
+//! `get_folder_tree_structure`'s engine ([`crate::search::tree::Tree`]: the same order, paging
+//! and entry shapes), with a default depth of three levels, filtered by the shared ignore rules
+//! (`.gitignore`, `.ignore`, `.git/info/exclude`; `.git` itself is never listed). Every result
+//! counts what was left out (ignore files, dot-entries, dependency directories), so that an
+//! agent knows what is not shown.
 
 use serde_json::{Value, json};
 
 use super::args;
-use super::walk::{self, Root, Stop, Visitor, WalkOptions};
+use super::walk::GitignoreFilter;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
+use crate::search::tree::{Page, Tree, TreeOptions};
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.project_map.result.v1";
 const TOOL: &str = "project_map";
 /// Default depth (as `get_folder_tree_structure`'s `maxDepth`: 2 = three levels).
 pub const DEFAULT_MAX_DEPTH: usize = 2;
-
-struct Nothing;
-impl Visitor for Nothing {
-    fn visit(&mut self, _: &walk::Entry<'_>, _: &Stop) -> bool {
-        true
-    }
-}
+/// Default page of flat entries (as `get_folder_tree_structure`).
+const DEFAULT_MAX_ENTRIES: usize = 200;
 
 /// Run the tool.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
@@ -33,49 +28,51 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let max_depth = args::opt_uint(args, TOOL, "maxDepth", 1000)?.unwrap_or(DEFAULT_MAX_DEPTH);
     let include_hidden = args::bool_or(args, TOOL, "includeHidden", false)?;
     let include_dependencies = args::bool_or(args, TOOL, "includeDependencies", false)?;
-    let max_entries = args::opt_uint(args, TOOL, "maxEntries", 1_000_000)?;
-    let offset = args::opt_uint(args, TOOL, "offset", u32::MAX as u64)?;
-    let mut tree_args = json!({
-        "path": path,
-        "maxDepth": max_depth,
-        "includeHidden": include_hidden,
-        "includeDependencies": include_dependencies,
-    });
-    if let Some(m) = max_entries {
-        tree_args["maxEntries"] = json!(m.max(1));
-    }
-    if let Some(o) = offset {
-        tree_args["offset"] = json!(o);
-    }
-    let tree = crate::search::tree::run(&tree_args, ctx).await?;
-    // The same rules, counted (the tree engine lists what it keeps, not what it drops).
+    let respect_gitignore = args::bool_or(args, TOOL, "respectGitignore", true)?;
+    let max_entries =
+        args::opt_uint(args, TOOL, "maxEntries", 1_000_000)?.unwrap_or(DEFAULT_MAX_ENTRIES).max(1);
+    let offset = args::opt_uint(args, TOOL, "offset", u64::from(u32::MAX))?.unwrap_or(0);
     let target = args::target(ctx, Some(&path))?;
-    let stop = Stop::new(ctx.cancel.flag(), Some(Instant::now() + std::time::Duration::from_secs(10)));
-    let ignored = crate::blocking(TOOL, move || {
-        let opts = WalkOptions {
-            respect_gitignore: false,
-            include_hidden,
-            skip_dependency_dirs: !include_dependencies,
-            max_depth: Some(max_depth + 1),
-            keep_git: true,
-            ..Default::default()
+    let resolved = ctx.workspace.resolve(&path)?;
+    let prefix = ctx.workspace.relative(&resolved.lexical);
+    let cancel = ctx.cancel.flag();
+    crate::blocking(TOOL, move || {
+        let opts = TreeOptions { max_depth: Some(max_depth as f64), include_hidden, include_dependencies };
+        let filter = GitignoreFilter::new(&target.workspace_real, respect_gitignore);
+        let tree = Tree::walk_filtered(&resolved.real, &resolved.lexical, opts, &cancel, &filter)?;
+        let (gitignored, git_dirs) = filter.counts();
+        let (dot_entries, dependencies) = tree.left_out();
+        let hidden = dot_entries + git_dirs;
+        let ignored = json!({
+            "total": gitignored + hidden + dependencies,
+            "gitignore": gitignored,
+            "hidden": hidden,
+            "excluded": dependencies,
+        });
+        let page = Page {
+            root_label: &path,
+            prefix: &prefix,
+            max_entries: max_entries as f64,
+            offset: offset as f64,
         };
-        let root = Root { real: target.root.real.clone(), rel: target.root.rel.clone() };
-        let (_, counts) = walk::walk(&target.workspace_real, &root, &opts, &stop, || Nothing)?;
-        Ok(counts)
+        let extra = [("maxDepth", json!(max_depth)), ("ignored", ignored)];
+        let mut out = tree.result(SCHEMA, &page, &extra)?;
+        let mut not_shown = Vec::new();
+        if gitignored > 0 {
+            not_shown.push(format!("{gitignored} ignored by .gitignore/.ignore (respectGitignore: false)"));
+        }
+        if dot_entries > 0 {
+            not_shown.push(format!("{dot_entries} hidden entries (includeHidden: true)"));
+        }
+        if dependencies > 0 {
+            not_shown.push(format!("{dependencies} dependency directories (includeDependencies: true)"));
+        }
+        if !not_shown.is_empty() {
+            out.content.push_str(&format!("\nNot shown: {}.", not_shown.join(", ")));
+        }
+        Ok(out)
     })
-    .await?;
-    let (_, hidden, deps) = ignored.parts();
-    let mut data = tree.data_value()?;
-    let mut content = tree.content;
-    if hidden + deps > 0 {
-        content.push_str(&format!(
-            "\nNot shown: {hidden} hidden entries (includeHidden: true), {deps} dependency directories (includeDependencies: true)."
-        ));
-    }
-    data["maxDepth"] = json!(max_depth);
-    data["ignored"] = ignored.to_json();
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    .await
 }
 
 #[cfg(test)]
@@ -95,16 +92,51 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "x").unwrap();
         }
+        let data = |o: &ToolOutput| o.data_value().unwrap();
         let o = call(t.path(), json!({"maxDepth": 1})).await.unwrap();
-        assert_eq!(o.data["pageEntries"], json!(["a/", "a/b/", "a/x.txt", "README.md"]));
-        assert_eq!(o.data["ignored"], json!({"total": 2, "gitignore": 0, "hidden": 1, "excluded": 1}));
+        assert_eq!(data(&o)["pageEntries"], json!(["a/", "a/b/", "a/x.txt", "README.md"]));
+        assert_eq!(data(&o)["ignored"], json!({"total": 2, "gitignore": 0, "hidden": 1, "excluded": 1}));
         assert!(o.content.contains("Not shown: 1 hidden"), "{}", o.content);
         let o = call(t.path(), json!({})).await.unwrap();
-        assert_eq!(o.data["maxDepth"], 2);
-        assert!(o.data["pageEntries"].as_array().unwrap().iter().any(|e| e == "a/b/c/"));
-        assert!(!o.data["pageEntries"].as_array().unwrap().iter().any(|e| e == "a/b/c/d/"));
+        assert_eq!(data(&o)["maxDepth"], 2);
+        assert!(data(&o)["pageEntries"].as_array().unwrap().iter().any(|e| e == "a/b/c/"));
+        assert!(!data(&o)["pageEntries"].as_array().unwrap().iter().any(|e| e == "a/b/c/d/"));
         let o = call(t.path(), json!({"includeHidden": true, "includeDependencies": true})).await.unwrap();
-        assert_eq!(o.data["ignored"]["total"], 0);
+        assert_eq!(data(&o)["ignored"]["total"], 0);
+    }
+
+    #[tokio::test]
+    async fn gitignore_is_followed_and_counted() {
+        let t = tempfile::tempdir().unwrap();
+        for f in [
+            "src/a.rs",
+            "src/gen/out.rs",
+            "logs/x.log",
+            "keep.log",
+            ".git/HEAD",
+            "sub/.gitignore",
+            "sub/tmp.bin",
+        ] {
+            let p = t.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        std::fs::write(t.path().join(".gitignore"), "logs/\nsrc/gen/\n*.log\n!keep.log\n").unwrap();
+        std::fs::write(t.path().join("sub/.gitignore"), "*.bin\n").unwrap();
+        let o = call(t.path(), json!({"includeHidden": true})).await.unwrap();
+        let d = o.data_value().unwrap();
+        assert_eq!(
+            d["pageEntries"],
+            json!([".gitignore", "keep.log", "src/", "src/a.rs", "sub/", "sub/.gitignore"])
+        );
+        assert_eq!(d["ignored"], json!({"total": 4, "gitignore": 3, "hidden": 1, "excluded": 0}));
+        assert!(o.content.contains("3 ignored by .gitignore"), "{}", o.content);
+        // Below the root, the rules of the directories above still apply.
+        let o = call(t.path(), json!({"path": "src"})).await.unwrap();
+        assert_eq!(o.data_value().unwrap()["pageEntries"], json!(["src/a.rs"]));
+        let o = call(t.path(), json!({"respectGitignore": false})).await.unwrap();
+        assert_eq!(o.data_value().unwrap()["ignored"]["gitignore"], 0);
+        assert_eq!(o.data_value().unwrap()["pagination"]["totalEntries"], 9);
     }
 
     #[tokio::test]

@@ -303,6 +303,73 @@ fn ancestor_chain(workspace_real: &Path, root: &Path, opts: &WalkOptions) -> Arc
     chain
 }
 
+/// The ignore rules as a filter for the tree engine ([`crate::search::tree`], used by
+/// `project_map`): entries matched by `.gitignore`/`.ignore`/`.git/info/exclude` are left out
+/// and counted, and `.git` directories are never listed.
+#[derive(Debug)]
+pub struct GitignoreFilter {
+    workspace_real: PathBuf,
+    respect_gitignore: bool,
+    gitignored: AtomicUsize,
+    git_dirs: AtomicUsize,
+}
+
+/// The ignore files that apply inside one directory.
+pub struct IgnoreScope(Arc<Chain>);
+
+impl GitignoreFilter {
+    /// Rules from `workspace_real` down; with `respect_gitignore` false only `.git` is left out.
+    pub fn new(workspace_real: &Path, respect_gitignore: bool) -> Self {
+        Self {
+            workspace_real: workspace_real.to_path_buf(),
+            respect_gitignore,
+            gitignored: AtomicUsize::new(0),
+            git_dirs: AtomicUsize::new(0),
+        }
+    }
+
+    /// (entries hidden by ignore files, `.git` directories left out).
+    pub fn counts(&self) -> (usize, usize) {
+        (self.gitignored.load(Ordering::Relaxed), self.git_dirs.load(Ordering::Relaxed))
+    }
+}
+
+impl crate::search::tree::TreeFilter for GitignoreFilter {
+    type Scope = IgnoreScope;
+
+    fn scope(&self, dir: &Path, parent: Option<&IgnoreScope>) -> IgnoreScope {
+        if !self.respect_gitignore {
+            return IgnoreScope(Arc::new(Chain::default()));
+        }
+        let base = match parent {
+            Some(p) => Arc::clone(&p.0),
+            None => {
+                let opts = WalkOptions { respect_gitignore: true, ..Default::default() };
+                ancestor_chain(&self.workspace_real, dir, &opts)
+            }
+        };
+        let here = load_ignores(
+            dir,
+            dir.join(".ignore").is_file(),
+            dir.join(".gitignore").is_file(),
+            dir.join(".git").is_dir(),
+        );
+        IgnoreScope(if here.is_empty() { base } else { Arc::new(Chain { here, parent: Some(base) }) })
+    }
+
+    fn keep(&self, scope: &IgnoreScope, dir: &Path, name: &std::ffi::OsStr, is_dir: bool) -> bool {
+        if is_dir && name == ".git" {
+            self.git_dirs.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        if self.respect_gitignore && scope.0.ignored(&dir.join(name), is_dir) {
+            self.gitignored.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+}
+
 /// Number of walker threads.
 pub fn threads() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 12)

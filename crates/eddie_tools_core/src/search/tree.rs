@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
 
@@ -42,6 +42,28 @@ pub struct TreeOptions {
     pub include_dependencies: bool,
 }
 
+/// Decides, directory by directory, which entries a walk keeps beyond its own hidden and
+/// dependency rules (`project_map` uses it for `.gitignore`).
+pub trait TreeFilter: Sync {
+    /// What the filter knows inside one directory (e.g. the ignore files that apply there).
+    type Scope: Send + Sync;
+    /// The scope of directory `dir` (real path), inside its parent's (`None` for the root).
+    fn scope(&self, dir: &Path, parent: Option<&Self::Scope>) -> Self::Scope;
+    /// Whether to keep entry `name` of directory `dir`, whose scope is `scope`.
+    fn keep(&self, scope: &Self::Scope, dir: &Path, name: &std::ffi::OsStr, is_dir: bool) -> bool;
+}
+
+/// Keeps everything.
+pub struct NoFilter;
+
+impl TreeFilter for NoFilter {
+    type Scope = ();
+    fn scope(&self, _: &Path, _: Option<&()>) {}
+    fn keep(&self, (): &(), _: &Path, _: &std::ffi::OsStr, _: bool) -> bool {
+        true
+    }
+}
+
 /// One entry of a listed directory.
 #[derive(Debug, Clone)]
 pub struct TreeEntry {
@@ -58,22 +80,42 @@ pub struct TreeEntry {
 pub struct Tree {
     listings: Vec<Vec<TreeEntry>>,
     total: usize,
+    hidden: usize,
+    dependencies: usize,
 }
 
 impl Tree {
     /// List the tree under `real` (errors name paths under `lexical`), in parallel.
     pub fn walk(real: &Path, lexical: &Path, opts: TreeOptions, cancel: &AtomicBool) -> Result<Self> {
-        let root = Job { id: 0, real: real.to_path_buf(), lexical: lexical.to_path_buf(), depth: 0.0 };
+        Self::walk_filtered(real, lexical, opts, cancel, &NoFilter)
+    }
+
+    /// [`Tree::walk`], keeping only what `filter` keeps.
+    pub fn walk_filtered<F: TreeFilter>(
+        real: &Path,
+        lexical: &Path,
+        opts: TreeOptions,
+        cancel: &AtomicBool,
+        filter: &F,
+    ) -> Result<Self> {
+        let root =
+            Job { id: 0, real: real.to_path_buf(), lexical: lexical.to_path_buf(), depth: 0.0, parent: None };
         let shared = Shared {
-            state: Mutex::new(State { jobs: vec![root], pending: 1, results: vec![None] }),
+            state: Mutex::new(State {
+                jobs: vec![root],
+                pending: 1,
+                results: vec![None],
+                hidden: 0,
+                dependencies: 0,
+            }),
             wake: Condvar::new(),
         };
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
         std::thread::scope(|scope| {
             for _ in 1..workers {
-                scope.spawn(|| shared.work(opts, cancel));
+                scope.spawn(|| shared.work(opts, cancel, filter));
             }
-            shared.work(opts, cancel);
+            shared.work(opts, cancel, filter);
         });
         if cancel.load(Ordering::Relaxed) {
             return Err(ToolError::cancelled());
@@ -88,12 +130,18 @@ impl Tree {
             }
         }
         let total = listings.iter().map(Vec::len).sum();
-        Ok(Self { listings, total })
+        Ok(Self { listings, total, hidden: state.hidden, dependencies: state.dependencies })
     }
 
     /// How many entries the tree has (not counting the root).
     pub fn total(&self) -> usize {
         self.total
+    }
+
+    /// How many entries of the listed directories were left out as hidden (dot-names) and as
+    /// dependency directories.
+    pub fn left_out(&self) -> (usize, usize) {
+        (self.hidden, self.dependencies)
     }
 
     /// The root's entries.
@@ -193,32 +241,36 @@ fn json_str(out: &mut Vec<u8>, s: &str) -> Result<()> {
     serde_json::to_writer(out, s).map_err(|e| ToolError::internal(format!("serialise tree: {e}")))
 }
 
-struct Job {
+struct Job<S> {
     id: usize,
     real: PathBuf,
     lexical: PathBuf,
     depth: f64,
+    /// The filter scope of the directory holding this one.
+    parent: Option<Arc<S>>,
 }
 
-struct State {
-    jobs: Vec<Job>,
+struct State<S> {
+    jobs: Vec<Job<S>>,
     /// Jobs queued or being listed.
     pending: usize,
     /// One slot per directory to list, by job id.
     results: Vec<Option<Result<Vec<TreeEntry>>>>,
+    hidden: usize,
+    dependencies: usize,
 }
 
-struct Shared {
-    state: Mutex<State>,
+struct Shared<S> {
+    state: Mutex<State<S>>,
     wake: Condvar,
 }
 
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
+impl<S: Send + Sync> Shared<S> {
+    fn lock(&self) -> MutexGuard<'_, State<S>> {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn work(&self, opts: TreeOptions, cancel: &AtomicBool) {
+    fn work<F: TreeFilter<Scope = S>>(&self, opts: TreeOptions, cancel: &AtomicBool, filter: &F) {
         loop {
             let job = {
                 let mut state = self.lock();
@@ -233,15 +285,19 @@ impl Shared {
                     state = self.wake.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
                 }
             };
-            let listed = list_dir(&job, opts);
+            let listed = list_dir(&job, opts, filter);
             let mut state = self.lock();
-            let result = listed.map(|(mut entries, dirs)| {
+            let result = listed.map(|listing| {
+                let Listing { mut entries, dirs, scope, hidden, dependencies } = listing;
+                state.hidden += hidden;
+                state.dependencies += dependencies;
                 for (index, real) in dirs {
                     let id = state.results.len();
                     state.results.push(None);
                     let lexical = job.lexical.join(&entries[index].name);
                     entries[index].listing = Some(id);
-                    state.jobs.push(Job { id, real, lexical, depth: job.depth + 1.0 });
+                    let parent = Some(Arc::clone(&scope));
+                    state.jobs.push(Job { id, real, lexical, depth: job.depth + 1.0, parent });
                     state.pending += 1;
                 }
                 entries
@@ -255,22 +311,36 @@ impl Shared {
     }
 }
 
-/// One directory's entries in collation order, and the (index, real path) of those to open.
-type Listing = (Vec<TreeEntry>, Vec<(usize, PathBuf)>);
+/// One directory's entries in collation order, the (index, real path) of those to open, its
+/// filter scope, and how many entries its own rules left out.
+struct Listing<S> {
+    entries: Vec<TreeEntry>,
+    dirs: Vec<(usize, PathBuf)>,
+    scope: Arc<S>,
+    hidden: usize,
+    dependencies: usize,
+}
 
-fn list_dir(job: &Job, opts: TreeOptions) -> Result<Listing> {
+fn list_dir<F: TreeFilter>(job: &Job<F::Scope>, opts: TreeOptions, filter: &F) -> Result<Listing<F::Scope>> {
     let read = std::fs::read_dir(&job.real).map_err(|e| ToolError::fs(&e, "scandir", Some(&job.lexical)))?;
+    let scope = Arc::new(filter.scope(&job.real, job.parent.as_deref()));
     let open_children = opts.max_depth.is_none_or(|m| job.depth < m);
     let mut found: Vec<(Vec<u8>, OsString, bool)> = Vec::new();
+    let (mut hidden, mut dependencies) = (0, 0);
     for entry in read {
         let entry = entry.map_err(|e| ToolError::fs(&e, "scandir", Some(&job.lexical)))?;
         let name = entry.file_name();
         let bytes = name.as_bytes();
         if !opts.include_hidden && bytes.first() == Some(&b'.') {
+            hidden += 1;
             continue;
         }
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         if is_dir && !opts.include_dependencies && is_dependency_dir(bytes) {
+            dependencies += 1;
+            continue;
+        }
+        if !filter.keep(&scope, &job.real, &name, is_dir) {
             continue;
         }
         let key = sort_key(&name.to_string_lossy(), Sensitivity::Base);
@@ -289,7 +359,7 @@ fn list_dir(job: &Job, opts: TreeOptions) -> Result<Listing> {
             TreeEntry { name: name.to_string_lossy().into_owned(), is_dir, listing: None }
         })
         .collect();
-    Ok((entries, dirs))
+    Ok(Listing { entries, dirs, scope, hidden, dependencies })
 }
 
 /// Run the tool.
@@ -312,16 +382,45 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let cancel = ctx.cancel.flag();
     crate::blocking("get_folder_tree_structure", move || {
         let tree = Tree::walk(&resolved.real, &resolved.lexical, opts, &cancel)?;
-        let total = tree.total();
-        let offset = offset.min(total as f64) as usize;
-        let limit = if max_entries >= total as f64 {
+        let page = Page { root_label: &root_label, prefix: &prefix, max_entries, offset };
+        tree.result(SCHEMA, &page, &[])
+    })
+    .await
+}
+
+/// Which page of a walked tree a result shows, and how its root is named.
+#[derive(Debug, Clone, Copy)]
+pub struct Page<'a> {
+    /// `data.root` and the header's name (the path as given).
+    pub root_label: &'a str,
+    /// The workspace-relative path of the root (prefix of every entry path).
+    pub prefix: &'a str,
+    /// Flat entries per page (>= 1).
+    pub max_entries: f64,
+    /// Flat entries to skip (>= 0).
+    pub offset: f64,
+}
+
+impl Tree {
+    /// The `get_folder_tree_structure` result for this tree: the header and page as `content`;
+    /// `{root, entries, pageEntries, pagination}` (then `extra`'s keys) as `data`.
+    pub fn result(
+        &self,
+        schema: &'static str,
+        page: &Page<'_>,
+        extra: &[(&str, Value)],
+    ) -> Result<ToolOutput> {
+        let total = self.total();
+        let offset = page.offset.min(total as f64) as usize;
+        let limit = if page.max_entries >= total as f64 {
             total - offset
         } else {
-            (max_entries as usize).min(total - offset)
+            (page.max_entries as usize).min(total - offset)
         };
-        let (entries, page) = tree.render(&prefix, offset, limit)?;
-        let returned = page.len();
+        let (entries, flat) = self.render(page.prefix, offset, limit)?;
+        let returned = flat.len();
         let has_more = offset + returned < total;
+        let root_label = page.root_label;
         let header = if offset > 0 {
             format!(
                 "Tree for {root_label} (showing {returned} of {total} entries starting at offset {offset})"
@@ -329,9 +428,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         } else {
             format!("Tree for {root_label} (showing {returned} of {total} entries)")
         };
-        let content = if page.is_empty() { header } else { format!("{header}\n{}", page.join("\n")) };
+        let content = if flat.is_empty() { header } else { format!("{header}\n{}", flat.join("\n")) };
         let pagination = json!({
-            "limit": max_entries as i64,
+            "limit": page.max_entries as i64,
             "offset": offset,
             "returnedEntries": returned,
             "totalEntries": total,
@@ -341,22 +440,25 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         // {"root", "entries", "pageEntries", "pagination"}, in eddie's key order.
         let mut data = Vec::with_capacity(entries.len() + 64 * (returned + 4));
         data.extend_from_slice(b"{\"root\":");
-        json_str(&mut data, &root_label)?;
+        json_str(&mut data, root_label)?;
         data.extend_from_slice(b",\"entries\":");
         data.extend_from_slice(&entries);
         drop(entries);
+        let ser = |e: serde_json::Error| ToolError::internal(format!("serialise tree: {e}"));
         data.extend_from_slice(b",\"pageEntries\":");
-        serde_json::to_writer(&mut data, &page)
-            .and_then(|()| {
-                data.extend_from_slice(b",\"pagination\":");
-                serde_json::to_writer(&mut data, &pagination)
-            })
-            .map_err(|e| ToolError::internal(format!("serialise tree: {e}")))?;
+        serde_json::to_writer(&mut data, &flat).map_err(ser)?;
+        data.extend_from_slice(b",\"pagination\":");
+        serde_json::to_writer(&mut data, &pagination).map_err(ser)?;
+        for (key, value) in extra {
+            data.push(b',');
+            json_str(&mut data, key)?;
+            data.push(b':');
+            serde_json::to_writer(&mut data, value).map_err(ser)?;
+        }
         data.push(b'}');
         let text = String::from_utf8(data).map_err(|e| ToolError::internal(format!("tree JSON: {e}")))?;
-        Ok(ToolOutput::from_json_text(SCHEMA, content, text))
-    })
-    .await
+        Ok(ToolOutput::from_json_text(schema, content, text))
+    }
 }
 
 #[cfg(test)]
