@@ -209,3 +209,21 @@ test('a long-lived AbortSignal collects no listeners, on either path', async () 
   // A signal that is not an EventTarget is ignored rather than failing the call.
   assert.equal((await tools.fileRead({ path: 'a.txt' }, { ...ctx, signal: { aborted: false } })).content, 'x')
 })
+
+test('large results cross intact whatever their text (ASCII, CJK, emoji, lone surrogates absent)', async () => {
+  const mixed = Array.from({ length: 4000 }, (_, i) => `${i} ascii 漢字 😀 é\n`).join('')
+  const ascii = 'x'.repeat(50_000)
+  const ws = workspace({ 'mixed.txt': mixed, 'ascii.txt': ascii, 'small.txt': 'ñ' })
+  const { ctx } = context(ws)
+  let joined = ''
+  for (let page = 1; ; page++) {
+    const r = await tools.fileRead({ path: 'mixed.txt', page }, ctx)
+    joined += r.content
+    if (!r.data.truncated) break
+  }
+  assert.equal(joined, mixed)
+  assert.equal((await tools.fileRead({ path: 'ascii.txt' }, ctx)).content, ascii.slice(0, 20480))
+  assert.equal((await tools.fileRead({ path: 'small.txt' }, ctx)).content, 'ñ')
+  const tree = await tools.getFolderTreeStructure({}, ctx)
+  assert.deepEqual(tree.data.pageEntries, ['ascii.txt', 'mixed.txt', 'small.txt'])
+})

@@ -88,18 +88,53 @@ pub fn reject(env: &Env, err: &ToolError) -> Error {
     Error::from(js_error(env, err))
 }
 
-/// A result ready to cross: `data` already serialised (off the JS thread).
+/// Text prepared off the JS thread in the form V8 copies fastest: ASCII as Latin-1 (one-byte,
+/// no decoding), other large text as UTF-16 (two-byte, no decoding); short text stays UTF-8.
+enum JsText {
+    Utf8(String),
+    Ascii(String),
+    Utf16(Vec<u16>),
+}
+
+impl JsText {
+    /// Below this many bytes V8's own UTF-8 decoding costs less than a conversion here.
+    const CONVERT_FROM: usize = 1024;
+
+    fn new(text: String) -> Self {
+        if text.len() < Self::CONVERT_FROM {
+            Self::Utf8(text)
+        } else if text.is_ascii() {
+            Self::Ascii(text)
+        } else {
+            // UTF-16 never has more units than UTF-8 has bytes.
+            let mut units = vec![0u16; text.len()];
+            let n = encoding_rs::mem::convert_str_to_utf16(&text, &mut units);
+            units.truncate(n);
+            Self::Utf16(units)
+        }
+    }
+
+    fn to_js<'env>(&self, env: &'env Env) -> Result<napi::JsString<'env>> {
+        match self {
+            Self::Utf8(s) => env.create_string(s),
+            Self::Ascii(s) => env.create_string_latin1(s.as_bytes()),
+            Self::Utf16(units) => env.create_string_utf16(units),
+        }
+    }
+}
+
+/// A result ready to cross: `data` serialised and both texts converted off the JS thread.
 pub struct Rendered {
     schema: &'static str,
-    content: String,
-    data_json: String,
+    content: JsText,
+    data_json: JsText,
 }
 
 impl Rendered {
-    /// Serialise `out`'s data; run this on a worker thread.
+    /// Serialise and convert `out`; run this on a worker thread.
     pub fn new(out: ToolOutput) -> std::result::Result<Self, ToolError> {
-        let data_json = out.data_json()?.into_owned();
-        Ok(Self { schema: out.schema, content: out.content, data_json })
+        let data_json = JsText::new(out.data_json()?.into_owned());
+        Ok(Self { schema: out.schema, content: JsText::new(out.content), data_json })
     }
 }
 
@@ -108,10 +143,10 @@ impl Rendered {
 pub fn output<'env>(env: &'env Env, out: &Rendered) -> Result<Object<'env>> {
     let mut obj = Object::new(env)?;
     obj.set_named_property("schema", out.schema)?;
-    obj.set_named_property("content", out.content.as_str())?;
+    obj.set_named_property("content", out.content.to_js(env)?)?;
     let json: Object = env.get_global()?.get_named_property("JSON")?;
     let parse: Function<napi::JsString, Unknown> = json.get_named_property("parse")?;
-    let data = parse.apply(json, env.create_string(&out.data_json)?)?;
+    let data = parse.apply(json, out.data_json.to_js(env)?)?;
     obj.set_named_property("data", data)?;
     Ok(obj)
 }
