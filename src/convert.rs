@@ -89,7 +89,8 @@ pub fn reject(env: &Env, err: &ToolError) -> Error {
 }
 
 /// Text prepared off the JS thread in the form V8 copies fastest: ASCII as Latin-1 (one-byte,
-/// no decoding), other large text as UTF-16 (two-byte, no decoding); short text stays UTF-8.
+/// no decoding), other large text as UTF-16 (two-byte, no decoding) when asked; short text stays
+/// UTF-8. (UTF-16 needs twice the bytes, so large JSON data is left for V8 to decode.)
 enum JsText {
     Utf8(String),
     Ascii(String),
@@ -100,11 +101,13 @@ impl JsText {
     /// Below this many bytes V8's own UTF-8 decoding costs less than a conversion here.
     const CONVERT_FROM: usize = 1024;
 
-    fn new(text: String) -> Self {
+    fn new(text: String, utf16: bool) -> Self {
         if text.len() < Self::CONVERT_FROM {
             Self::Utf8(text)
         } else if text.is_ascii() {
             Self::Ascii(text)
+        } else if !utf16 {
+            Self::Utf8(text)
         } else {
             // UTF-16 never has more units than UTF-8 has bytes.
             let mut units = vec![0u16; text.len()];
@@ -133,8 +136,8 @@ pub struct Rendered {
 impl Rendered {
     /// Serialise and convert `out`; run this on a worker thread.
     pub fn new(out: ToolOutput) -> std::result::Result<Self, ToolError> {
-        let data_json = JsText::new(out.data_json()?.into_owned());
-        Ok(Self { schema: out.schema, content: JsText::new(out.content), data_json })
+        let data_json = JsText::new(out.data_json()?.into_owned(), false);
+        Ok(Self { schema: out.schema, content: JsText::new(out.content, true), data_json })
     }
 }
 
