@@ -20,7 +20,7 @@ impl Utf8Decoder {
     pub fn push(&mut self, bytes: &[u8]) -> String {
         let mut all = std::mem::take(&mut self.carry);
         all.extend_from_slice(bytes);
-        let cut = complete_prefix(&all);
+        let cut = crate::utf8::complete_prefix(&all);
         self.carry = all.split_off(cut);
         match String::from_utf8(all) {
             Ok(s) => s,
@@ -33,25 +33,6 @@ impl Utf8Decoder {
         let rest = std::mem::take(&mut self.carry);
         String::from_utf8_lossy(&rest).into_owned()
     }
-}
-
-/// The length of `bytes` without a trailing incomplete (but so far valid) UTF-8 sequence.
-fn complete_prefix(bytes: &[u8]) -> usize {
-    let len = bytes.len();
-    for back in 1..=3usize.min(len) {
-        let b = bytes[len - back];
-        if b & 0xC0 == 0x80 {
-            continue;
-        }
-        let need = match b {
-            0xF0..=0xF7 => 4,
-            0xE0..=0xEF => 3,
-            0xC0..=0xDF => 2,
-            _ => 1,
-        };
-        return if need > back { len - back } else { len };
-    }
-    len
 }
 
 /// The largest char boundary of `s` at or below `i`.

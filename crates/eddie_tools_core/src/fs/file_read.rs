@@ -5,8 +5,6 @@
 //! containing it. Concatenating all pages gives the file back byte for byte. A page costs one
 //! `pread` of about `pageSize` bytes, wherever it is in the file.
 
-use std::os::unix::fs::FileExt;
-
 use serde_json::{Value, json};
 
 use crate::context::Ctx;
@@ -83,7 +81,8 @@ pub fn read_page(
     let window_start = start_nominal.saturating_sub(3);
     let window_end = end_nominal.saturating_add(1).min(total);
     let mut buf = vec![0u8; usize::try_from(window_end - window_start).unwrap_or(0)];
-    read_exact_at(&file, &mut buf, window_start).map_err(|e| ToolError::fs(&e, "read", None))?;
+    // A file that shrank underneath leaves the rest of `buf` zero rather than failing.
+    super::read_at_most(&file, &mut buf, window_start).map_err(|e| ToolError::fs(&e, "read", None))?;
     let start = align(&buf, window_start, start_nominal, total);
     let end = align(&buf, window_start, end_nominal, total);
     let slice = &buf[idx(start - window_start)..idx(end - window_start)];
@@ -103,21 +102,6 @@ pub fn read_page(
 
 fn idx(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
-}
-
-/// Fill `buf` from `offset`; a file that shrank underneath gives a short, zero-padded buffer
-/// rather than an error.
-fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    let mut done = 0;
-    while done < buf.len() {
-        match file.read_at(&mut buf[done..], offset + done as u64) {
-            Ok(0) => break,
-            Ok(n) => done += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 /// Move `pos` back to the first byte of the UTF-8 character that contains it. `buf` holds the

@@ -222,23 +222,7 @@ async fn pump(
 /// UTF-8 decode; an incomplete character at the very end (output cut at a limit) is dropped
 /// rather than turned into U+FFFD.
 fn decode(bytes: &[u8]) -> String {
-    let mut end = bytes.len();
-    for back in 1..=3usize.min(bytes.len()) {
-        let b = bytes[bytes.len() - back];
-        if b & 0xC0 == 0x80 {
-            continue;
-        }
-        let need = match b {
-            0xF0..=0xF7 => 4,
-            0xE0..=0xEF => 3,
-            0xC0..=0xDF => 2,
-            _ => 1,
-        };
-        if need > back {
-            end = bytes.len() - back;
-        }
-        break;
-    }
+    let end = crate::utf8::complete_prefix(bytes);
     crate::utf8::lossy(&bytes[..end]).into_owned()
 }
 
