@@ -131,13 +131,30 @@ pub struct Rendered {
     schema: &'static str,
     content: JsText,
     data_json: JsText,
+    /// Large top-level string fields of `data`, sent as strings rather than inside the JSON
+    /// (escaping and `JSON.parse` would cost more than a copy); `null` in `data_json`.
+    data_strings: Vec<(String, JsText)>,
 }
 
 impl Rendered {
+    /// A top-level data string at least this long crosses on its own.
+    const SEPARATE_FROM: usize = 64 * 1024;
+
     /// Serialise and convert `out`; run this on a worker thread.
-    pub fn new(out: ToolOutput) -> std::result::Result<Self, ToolError> {
+    pub fn new(mut out: ToolOutput) -> std::result::Result<Self, ToolError> {
+        let mut data_strings = Vec::new();
+        if let Some(fields) = out.data.as_object_mut() {
+            for (key, value) in fields.iter_mut() {
+                if let serde_json::Value::String(text) = value
+                    && text.len() >= Self::SEPARATE_FROM
+                {
+                    data_strings.push((key.clone(), JsText::new(std::mem::take(text), true)));
+                    *value = serde_json::Value::Null;
+                }
+            }
+        }
         let data_json = JsText::new(out.data_json()?.into_owned(), false);
-        Ok(Self { schema: out.schema, content: JsText::new(out.content, true), data_json })
+        Ok(Self { schema: out.schema, content: JsText::new(out.content, true), data_json, data_strings })
     }
 }
 
@@ -150,6 +167,13 @@ pub fn output<'env>(env: &'env Env, out: &Rendered) -> Result<Object<'env>> {
     let json: Object = env.get_global()?.get_named_property("JSON")?;
     let parse: Function<napi::JsString, Unknown> = json.get_named_property("parse")?;
     let data = parse.apply(json, out.data_json.to_js(env)?)?;
+    if !out.data_strings.is_empty() {
+        // The keys are already in place (as null), so the key order is the data's own.
+        let mut fields = Object::from_unknown(data)?;
+        for (key, text) in &out.data_strings {
+            fields.set_named_property(key, text.to_js(env)?)?;
+        }
+    }
     obj.set_named_property("data", data)?;
     Ok(obj)
 }

@@ -65,6 +65,8 @@ fn keywords() -> Option<&'static aho_corasick::AhoCorasick> {
     AC.get_or_init(|| {
         aho_corasick::AhoCorasick::builder()
             .ascii_case_insensitive(true)
+            // A full DFA: a few KB here, and several times faster per byte than the NFA.
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build([
                 "err",
                 "fail",
@@ -146,11 +148,12 @@ impl Capture {
         }
         self.total_bytes += text.len() as u64;
         self.ends_with_newline = text.ends_with('\n');
-        self.track_lines(text);
         let mut rest = text;
         if self.tail.is_empty() && self.head.len() < self.head_cap {
             let room = floor_boundary(rest, self.head_cap - self.head.len());
             let (into_head, after) = rest.split_at(room);
+            // The head is always shown: its lines are counted, not searched for errors.
+            self.track_lines(into_head, false);
             self.head.push_str(into_head);
             self.head_newlines += memchr::memchr_iter(b'\n', into_head.as_bytes()).count() as u64;
             rest = after;
@@ -158,6 +161,7 @@ impl Capture {
                 return;
             }
         }
+        self.track_lines(rest, true);
         self.tail.push_str(rest);
         if self.tail.len() > 2 * self.tail_cap.max(1) {
             self.compact();
@@ -178,9 +182,9 @@ impl Capture {
         self.tail.drain(..cut);
     }
 
-    /// Find error lines in the complete lines of `text` (with the carried partial line) in
-    /// one regex pass, and count lines.
-    fn track_lines(&mut self, text: &str) {
+    /// Count lines and, with `scan`, find error lines in the complete lines of `text` (with the
+    /// carried partial line) in one keyword pass.
+    fn track_lines(&mut self, text: &str, scan: bool) {
         let Some(last_nl) = text.rfind('\n') else {
             self.append_partial(text);
             return;
@@ -197,7 +201,7 @@ impl Capture {
         let mut counted_to = 0usize;
         let mut line_no = base;
         let mut last_line_end = 0usize;
-        if let (Some(ac), Some(re)) = (keywords(), error_regex()) {
+        if let (true, Some(ac), Some(re)) = (scan, keywords(), error_regex()) {
             let bytes = region.as_bytes();
             for m in ac.find_iter(region) {
                 if m.start() < last_line_end {
