@@ -383,6 +383,28 @@ mod tests {
     }
 
     #[test]
+    fn error_lines_in_the_head_leave_the_middles_slots_free() {
+        // 60 error lines fit in the head; then the middle's first error, then 500 more. The
+        // first one must be among the kept ones (the head's lines must not take its slot).
+        let mut c = Capture::new(4096, 64);
+        for i in 0..60 {
+            c.push(&format!("error: early {i}\n"));
+        }
+        for i in 0..20_000 {
+            let line = match i {
+                5_000 => "FATAL: the first one\n".to_owned(),
+                5_001..=5_500 => format!("error: later {i}\n"),
+                _ => format!("ok {i}\n"),
+            };
+            c.push(&line);
+        }
+        let r = c.finish();
+        assert!(r.omitted_bytes > 0);
+        assert!(r.kept_lines.iter().any(|(_, t)| t == "FATAL: the first one"), "{:?}", r.kept_lines);
+        assert!(r.kept_lines.iter().all(|(_, t)| !t.starts_with("error: early")));
+    }
+
+    #[test]
     fn head_and_tail_with_counts_and_middle_errors() {
         let mut c = Capture::new(20, 30);
         for i in 0..10_000 {
