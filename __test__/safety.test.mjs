@@ -226,4 +226,9 @@ test('large results cross intact whatever their text (ASCII, CJK, emoji, lone su
   assert.equal((await tools.fileRead({ path: 'small.txt' }, ctx)).content, 'ñ')
   const tree = await tools.getFolderTreeStructure({}, ctx)
   assert.deepEqual(tree.data.pageEntries, ['ascii.txt', 'mixed.txt', 'small.txt'])
+  // A large top-level data string crosses beside the JSON, in its place in the key order.
+  const big = await tools.runCommand({ command: 'cat', args: ['mixed.txt'], maxOutputBytes: 1 << 20 }, { ...ctx, confirm: () => true })
+  assert.equal(big.data.stdout, mixed)
+  const small = await tools.runCommand({ command: 'echo', args: ['hi'] }, { ...ctx, confirm: () => true })
+  assert.deepEqual(Object.keys(big.data), Object.keys(small.data))
 })
