@@ -40,6 +40,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         let opts = TreeOptions { max_depth: Some(max_depth as f64), include_hidden, include_dependencies };
         let filter = GitignoreFilter::new(&target.workspace_real, respect_gitignore);
         let tree = Tree::walk_filtered(&resolved.real, &resolved.lexical, opts, &cancel, &filter)?;
+        if tree.cancelled() {
+            return Err(crate::error::ToolError::cancelled());
+        }
         let (gitignored, git_dirs) = filter.counts();
         let (dot_entries, dependencies) = tree.left_out();
         let hidden = dot_entries + git_dirs;

@@ -82,6 +82,7 @@ pub struct Tree {
     total: usize,
     hidden: usize,
     dependencies: usize,
+    cancelled: bool,
 }
 
 impl Tree {
@@ -117,20 +118,26 @@ impl Tree {
             }
             shared.work(opts, cancel, filter);
         });
-        if cancel.load(Ordering::Relaxed) {
-            return Err(ToolError::cancelled());
-        }
+        let cancelled = cancel.load(Ordering::Relaxed);
         let state = shared.state.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut listings = Vec::with_capacity(state.results.len());
         // Report the first failure in listing order, as a sequential walk would.
         for result in state.results {
             match result {
                 Some(listing) => listings.push(listing?),
+                // Cancelled before this directory was listed: it shows as empty.
+                None if cancelled => listings.push(Vec::new()),
                 None => return Err(ToolError::internal("a directory of the tree was never listed")),
             }
         }
         let total = listings.iter().map(Vec::len).sum();
-        Ok(Self { listings, total, hidden: state.hidden, dependencies: state.dependencies })
+        Ok(Self { listings, total, hidden: state.hidden, dependencies: state.dependencies, cancelled })
+    }
+
+    /// Whether the walk was cancelled: what was listed by then is here, and the directories
+    /// not yet listed show as empty.
+    pub fn cancelled(&self) -> bool {
+        self.cancelled
     }
 
     /// How many entries the tree has (not counting the root).
@@ -382,6 +389,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let cancel = ctx.cancel.flag();
     crate::blocking("get_folder_tree_structure", move || {
         let tree = Tree::walk(&resolved.real, &resolved.lexical, opts, &cancel)?;
+        if tree.cancelled() {
+            return Err(ToolError::cancelled());
+        }
         let page = Page { root_label: &root_label, prefix: &prefix, max_entries, offset };
         tree.result(SCHEMA, &page, &[])
     })
@@ -534,13 +544,15 @@ mod tests {
     }
 
     #[test]
-    fn unreadable_and_cancelled_walks_fail() {
+    fn unreadable_walks_fail_and_cancelled_ones_are_partial() {
         let dir = sample();
         let no = AtomicBool::new(false);
         let missing = Tree::walk(&dir.path().join("nope"), Path::new("nope"), TreeOptions::default(), &no);
         assert_eq!(missing.map(|_| ()).map_err(|e| e.code()), Err(crate::ErrorCode::NotFound));
         let yes = AtomicBool::new(true);
-        let cancelled = Tree::walk(dir.path(), Path::new("."), TreeOptions::default(), &yes);
-        assert_eq!(cancelled.map(|_| ()).map_err(|e| e.code()), Err(crate::ErrorCode::Cancelled));
+        let cancelled =
+            Tree::walk(dir.path(), Path::new("."), TreeOptions::default(), &yes).expect("partial");
+        assert!(cancelled.cancelled());
+        assert_eq!(cancelled.total(), 0, "nothing was listed after the cancel");
     }
 }
