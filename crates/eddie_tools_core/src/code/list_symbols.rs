@@ -42,7 +42,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         max_depth: if recursive { None } else { Some(1) },
         ..Default::default()
     };
-    let max_files = args::opt_uint(args, TOOL, "maxFiles", 1_000_000)?.unwrap_or(DEFAULT_MAX_FILES).max(1);
+    let max_files = args::cap(args, TOOL, "maxFiles", 1_000_000, DEFAULT_MAX_FILES)?;
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let stop = Stop::new(ctx.cancel.flag(), None);

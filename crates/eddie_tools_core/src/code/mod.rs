@@ -11,6 +11,7 @@ pub mod glob;
 pub mod globs;
 pub mod grep;
 pub mod list_symbols;
+pub mod paging;
 pub mod project_map;
 pub mod scan;
 pub mod search_codebase;

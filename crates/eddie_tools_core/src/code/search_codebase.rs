@@ -44,7 +44,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let include_tests = args::bool_or(args, TOOL, "includeTests", false)?;
     let include_docs = args::bool_or(args, TOOL, "includeDocs", false)?;
     let case_sensitive = args::bool_or(args, TOOL, "caseSensitive", false)?;
-    let max_results = args::opt_uint(args, TOOL, "maxResults", 10_000)?.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
+    let max_results = args::cap(args, TOOL, "maxResults", 10_000, DEFAULT_MAX_RESULTS)?;
     let mut terms: Vec<String> = Vec::new();
     for t in query.split_whitespace() {
         if !terms.iter().any(|x| x == t) {
