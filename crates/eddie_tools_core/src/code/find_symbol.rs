@@ -121,11 +121,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     if cancelled {
         content.push_str("\nCancelled: results are partial.");
     }
-    let note = stats.ignored.note();
-    if !note.is_empty() {
-        content.push('\n');
-        content.push_str(&note);
-    }
+    stats.ignored.push_note(&mut content);
     let data = json!({
         "symbol": name,
         "path": path,

@@ -188,11 +188,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     if cancelled {
         content.push_str(" Cancelled: results are partial.");
     }
-    let note = ignored.note();
-    if !note.is_empty() {
-        content.push('\n');
-        content.push_str(&note);
-    }
+    ignored.push_note(&mut content);
     for p in &page {
         content.push('\n');
         content.push_str(p);

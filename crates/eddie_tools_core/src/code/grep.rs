@@ -556,12 +556,8 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
     if found.store_full {
         header.push_str(" Too many matches to keep: narrow the pattern or the path.");
     }
-    let note = found.ignored.note();
     let mut content = header;
-    if !note.is_empty() {
-        content.push('\n');
-        content.push_str(&note);
-    }
+    found.ignored.push_note(&mut content);
     if !text.is_empty() {
         content.push('\n');
         content.push_str(text.trim_end());

@@ -74,11 +74,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     if cancelled {
         content.push_str(" Cancelled: results are partial.");
     }
-    let note = stats.ignored.note();
-    if !note.is_empty() {
-        content.push('\n');
-        content.push_str(&note);
-    }
+    stats.ignored.push_note(&mut content);
     let mut out = Vec::new();
     for (rel, (lang, syms)) in files.iter().take(max_files) {
         content.push_str(&format!("\n\n{rel}:"));

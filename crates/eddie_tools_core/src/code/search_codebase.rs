@@ -161,11 +161,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     } else if found.timed_out {
         content.push_str(" Timed out: results are partial.");
     }
-    let note = found.ignored.note();
-    if !note.is_empty() {
-        content.push('\n');
-        content.push_str(&note);
-    }
+    found.ignored.push_note(&mut content);
     let mut def_json = Vec::new();
     if !defs.is_empty() {
         content.push_str("\n\nDefinitions:");
