@@ -113,10 +113,11 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code::testing::ctx;
     use crate::error::ErrorCode;
 
     async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &Ctx::new(dir.to_str().unwrap()).unwrap()).await
+        run(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

@@ -210,20 +210,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code::testing::{self, ctx};
     use crate::error::ErrorCode;
 
     fn ws(files: &[&str]) -> tempfile::TempDir {
-        let t = tempfile::tempdir().unwrap();
-        for p in files {
-            let f = t.path().join(p);
-            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-            std::fs::write(f, "x").unwrap();
-        }
-        t
+        testing::ws(&files.iter().map(|p| (*p, "x")).collect::<Vec<_>>())
     }
 
     async fn glob(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &Ctx::new(dir.to_str().unwrap()).unwrap()).await
+        run(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

@@ -589,22 +589,12 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code::testing::{ctx, ws};
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
 
-    fn ws(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let t = tempfile::tempdir().unwrap();
-        for (p, c) in files {
-            let f = t.path().join(p);
-            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-            std::fs::write(f, c).unwrap();
-        }
-        t
-    }
-
     async fn grep(dir: &Path, args: Value) -> Result<ToolOutput> {
-        let ctx = Ctx::new(dir.to_str().unwrap()).unwrap();
-        run(&args, &ctx).await
+        run(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

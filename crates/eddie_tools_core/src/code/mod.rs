@@ -16,6 +16,8 @@ pub mod project_map;
 pub mod scan;
 pub mod search_codebase;
 pub mod symbols;
+#[cfg(test)]
+mod testing;
 pub mod walk;
 
 use serde_json::Value;
