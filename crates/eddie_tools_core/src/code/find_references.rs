@@ -93,7 +93,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         content.push_str("\nCancelled: results are partial.");
     }
     stats.ignored.push_note(&mut content);
-    let data = json!({
+    let mut data = json!({
         "symbol": name,
         "path": path,
         "references": out,
@@ -101,12 +101,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         "totalFiles": files.len(),
         "truncated": has_more,
         "pagination": page.to_json(),
-        "filesSearched": stats.files,
-        "filesParsed": stats.parsed,
-        "skipped": stats.skipped,
-        "cancelled": cancelled,
-        "ignored": stats.ignored.to_json(),
     });
+    stats.append_to(&mut data, cancelled);
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
 

@@ -122,19 +122,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         content.push_str("\nCancelled: results are partial.");
     }
     stats.ignored.push_note(&mut content);
-    let data = json!({
+    let mut data = json!({
         "symbol": name,
         "path": path,
         "definitions": out,
         "totalDefinitions": total,
         "truncated": has_more,
         "pagination": page.to_json(),
-        "filesSearched": stats.files,
-        "filesParsed": stats.parsed,
-        "skipped": stats.skipped,
-        "cancelled": cancelled,
-        "ignored": stats.ignored.to_json(),
     });
+    stats.append_to(&mut data, cancelled);
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
 
