@@ -54,6 +54,17 @@ pub fn opt_uint(args: &Value, tool: &str, key: &str, max: u64) -> Result<Option<
     }
 }
 
+/// An optional cap (a result limit, a length) no larger than `max`, `default` when absent; 0
+/// reads as 1.
+pub fn cap(args: &Value, tool: &str, key: &str, max: u64, default: usize) -> Result<usize> {
+    Ok(opt_uint(args, tool, key, max)?.unwrap_or(default).max(1))
+}
+
+/// The optional `offset` of a page (default 0).
+pub fn offset(args: &Value, tool: &str) -> Result<usize> {
+    Ok(opt_uint(args, tool, "offset", u64::from(u32::MAX))?.unwrap_or(0))
+}
+
 /// One of `allowed` (default `allowed[0]`).
 pub fn choice(args: &Value, tool: &str, key: &str, allowed: &[&'static str]) -> Result<&'static str> {
     match args.get(key) {
@@ -218,6 +229,19 @@ mod tests {
         assert!(opt_str(&a, "t", "s").is_err());
         assert!(choice(&a, "t", "c", &["a", "b"]).is_err());
         assert_eq!(choice(&a, "t", "missing", &["a", "b"]).unwrap(), "a");
+    }
+
+    #[test]
+    fn caps_and_offsets() {
+        let a = serde_json::json!({"maxResults": 0, "offset": 3});
+        assert_eq!(cap(&a, "t", "maxResults", 10, 7).unwrap(), 1);
+        assert_eq!(cap(&serde_json::json!({}), "t", "maxResults", 10, 7).unwrap(), 7);
+        let e = cap(&serde_json::json!({"maxResults": 11}), "t", "maxResults", 10, 7).unwrap_err();
+        assert_eq!(e.message(), "t: `maxResults` must be an integer from 0 to 10");
+        assert_eq!(offset(&a, "t").unwrap(), 3);
+        assert_eq!(offset(&serde_json::json!({}), "t").unwrap(), 0);
+        let e = offset(&serde_json::json!({"offset": -1}), "t").unwrap_err();
+        assert_eq!(e.message(), "t: `offset` must be an integer from 0 to 4294967295");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::args;
 use super::globs::Includes;
+use super::paging::Page;
 use super::scan::{self, ScanOptions};
 use super::symbols::{self, Lang};
 use super::walk::{Stop, WalkOptions};
@@ -57,9 +58,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         include_hidden: args::bool_or(args, TOOL, "includeHidden", false)?,
         ..Default::default()
     };
-    let max_results =
-        args::opt_uint(args, TOOL, "maxResults", 1_000_000)?.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
-    let offset = args::opt_uint(args, TOOL, "offset", u32::MAX as u64)?.unwrap_or(0);
+    let max_results = args::cap(args, TOOL, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?;
+    let offset = args::offset(args, TOOL)?;
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let stop = Stop::new(ctx.cancel.flag(), None);
@@ -84,50 +84,36 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         content.push_str(&format!("\n{p}:{}:{}{def}  {}", r.line, r.column, r.text.trim()));
         out.push(json!({ "path": p, "line": r.line, "column": r.column, "text": r.text, "isDefinition": r.definition }));
     }
-    let end = offset.min(total) + out.len();
-    let has_more = end < total;
+    let page = Page::new(offset, max_results, out.len(), total);
+    let (end, has_more) = (page.end(), page.has_more());
     if has_more {
         content.push_str(&format!("\n… {} more: offset {end} (or narrow path)", total - end));
     }
     if cancelled {
         content.push_str("\nCancelled: results are partial.");
     }
-    let note = stats.ignored.note();
-    if !note.is_empty() {
-        content.push('\n');
-        content.push_str(&note);
-    }
-    let data = json!({
+    stats.ignored.push_note(&mut content);
+    let mut data = json!({
         "symbol": name,
         "path": path,
         "references": out,
         "totalReferences": total,
         "totalFiles": files.len(),
         "truncated": has_more,
-        "pagination": {
-            "offset": offset.min(total),
-            "limit": max_results,
-            "returned": out.len(),
-            "total": total,
-            "hasMore": has_more,
-            "nextOffset": if has_more { json!(end) } else { Value::Null },
-        },
-        "filesSearched": stats.files,
-        "filesParsed": stats.parsed,
-        "skipped": stats.skipped,
-        "cancelled": cancelled,
-        "ignored": stats.ignored.to_json(),
+        "pagination": page.to_json(),
     });
+    stats.append_to(&mut data, cancelled);
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code::testing::ctx;
     use crate::error::ErrorCode;
 
     async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &Ctx::new(dir.to_str().unwrap()).unwrap()).await
+        run(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

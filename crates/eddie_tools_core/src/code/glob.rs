@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::args::{self, below_root};
 use super::globs::Includes;
+use super::paging::Page;
 use super::walk::{self, Entry, IgnoreCounts, Root, Stop, Visitor, WalkOptions};
 use crate::context::Ctx;
 use crate::error::Result;
@@ -93,9 +94,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let respect_gitignore = args::bool_or(args, TOOL, "respectGitignore", true)?;
     let recursive = args::bool_or(args, TOOL, "recursive", true)?;
     let case_insensitive = args::bool_or(args, TOOL, "caseInsensitive", false)?;
-    let max_results =
-        args::opt_uint(args, TOOL, "maxResults", 1_000_000)?.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
-    let offset = args::opt_uint(args, TOOL, "offset", u32::MAX as u64)?.unwrap_or(0);
+    let max_results = args::cap(args, TOOL, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?;
+    let offset = args::offset(args, TOOL)?;
     let sort = match args::choice(args, TOOL, "sortBy", &["path", "mtime"])? {
         "mtime" => Sort::Mtime,
         _ => Sort::Path,
@@ -166,7 +166,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let start = offset.min(files.len());
     let end = (start + max_results).min(files.len());
     let page: Vec<String> = files.drain(start..end).collect();
-    let has_more = end < total;
+    let paging = Page { offset: start, limit: max_results, returned: end - start, total };
+    let has_more = paging.has_more();
     let mut content = format!(
         "glob {pattern:?} in {path}: {total} files{}",
         if page.len() < total {
@@ -187,11 +188,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     if cancelled {
         content.push_str(" Cancelled: results are partial.");
     }
-    let note = ignored.note();
-    if !note.is_empty() {
-        content.push('\n');
-        content.push_str(&note);
-    }
+    ignored.push_note(&mut content);
     for p in &page {
         content.push('\n');
         content.push_str(p);
@@ -205,14 +202,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         "truncated": has_more,
         "cancelled": cancelled,
         "ignored": ignored.to_json(),
-        "pagination": {
-            "offset": start,
-            "limit": max_results,
-            "returned": end - start,
-            "total": total,
-            "hasMore": has_more,
-            "nextOffset": if has_more { json!(end) } else { Value::Null },
-        },
+        "pagination": paging.to_json(),
     });
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
@@ -220,20 +210,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code::testing::{self, ctx};
     use crate::error::ErrorCode;
 
     fn ws(files: &[&str]) -> tempfile::TempDir {
-        let t = tempfile::tempdir().unwrap();
-        for p in files {
-            let f = t.path().join(p);
-            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-            std::fs::write(f, "x").unwrap();
-        }
-        t
+        testing::ws(&files.iter().map(|p| (*p, "x")).collect::<Vec<_>>())
     }
 
     async fn glob(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &Ctx::new(dir.to_str().unwrap()).unwrap()).await
+        run(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

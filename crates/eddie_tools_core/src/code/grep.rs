@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use super::args::{self, below_root};
 use super::globs::Includes;
+use super::paging::Page;
 use super::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
@@ -130,16 +131,10 @@ impl Query {
             after,
             include: args::glob_list(args, TOOL, "include")?,
             exclude: args::glob_list(args, TOOL, "exclude")?,
-            max_results: args::opt_uint(args, TOOL, "maxResults", 1_000_000)?
-                .unwrap_or(DEFAULT_MAX_RESULTS)
-                .max(1),
-            max_per_file: args::opt_uint(args, TOOL, "maxPerFile", 1_000_000)?
-                .unwrap_or(DEFAULT_MAX_PER_FILE)
-                .max(1),
-            offset: args::opt_uint(args, TOOL, "offset", u32::MAX as u64)?.unwrap_or(0),
-            max_line_length: args::opt_uint(args, TOOL, "maxLineLength", 1_000_000)?
-                .unwrap_or(DEFAULT_MAX_LINE_LENGTH)
-                .max(1),
+            max_results: args::cap(args, TOOL, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?,
+            max_per_file: args::cap(args, TOOL, "maxPerFile", 1_000_000, DEFAULT_MAX_PER_FILE)?,
+            offset: args::offset(args, TOOL)?,
+            max_line_length: args::cap(args, TOOL, "maxLineLength", 1_000_000, DEFAULT_MAX_LINE_LENGTH)?,
             respect_gitignore: args::bool_or(args, TOOL, "respectGitignore", true)?,
             include_hidden: args::bool_or(args, TOOL, "includeHidden", false)?,
             timeout: Duration::from_millis(
@@ -531,8 +526,8 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
             }
         }
     }
-    let returned = end - offset;
-    let has_more = end < total_files;
+    let page = Page::new(offset, q.max_results, end - offset, total_files);
+    let has_more = page.has_more();
     let what = match q.mode {
         Mode::Files => format!("{total_files} files match"),
         _ => format!("{total_matches} matching lines in {total_files} files"),
@@ -561,12 +556,8 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
     if found.store_full {
         header.push_str(" Too many matches to keep: narrow the pattern or the path.");
     }
-    let note = found.ignored.note();
     let mut content = header;
-    if !note.is_empty() {
-        content.push('\n');
-        content.push_str(&note);
-    }
+    found.ignored.push_note(&mut content);
     if !text.is_empty() {
         content.push('\n');
         content.push_str(text.trim_end());
@@ -589,14 +580,7 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
         "truncated": truncated,
         "timedOut": found.timed_out,
         "cancelled": found.cancelled,
-        "pagination": {
-            "offset": offset,
-            "limit": q.max_results,
-            "returned": returned,
-            "total": total_files,
-            "hasMore": has_more,
-            "nextOffset": if has_more { json!(end) } else { Value::Null },
-        },
+        "pagination": page.to_json(),
     });
     data[key] = Value::Array(entries);
     ToolOutput::new(SCHEMA, content, data)
@@ -605,22 +589,12 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code::testing::{ctx, ws};
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
 
-    fn ws(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let t = tempfile::tempdir().unwrap();
-        for (p, c) in files {
-            let f = t.path().join(p);
-            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-            std::fs::write(f, c).unwrap();
-        }
-        t
-    }
-
     async fn grep(dir: &Path, args: Value) -> Result<ToolOutput> {
-        let ctx = Ctx::new(dir.to_str().unwrap()).unwrap();
-        run(&args, &ctx).await
+        run(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

@@ -42,7 +42,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         max_depth: if recursive { None } else { Some(1) },
         ..Default::default()
     };
-    let max_files = args::opt_uint(args, TOOL, "maxFiles", 1_000_000)?.unwrap_or(DEFAULT_MAX_FILES).max(1);
+    let max_files = args::cap(args, TOOL, "maxFiles", 1_000_000, DEFAULT_MAX_FILES)?;
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let stop = Stop::new(ctx.cancel.flag(), None);
@@ -74,11 +74,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     if cancelled {
         content.push_str(" Cancelled: results are partial.");
     }
-    let note = stats.ignored.note();
-    if !note.is_empty() {
-        content.push('\n');
-        content.push_str(&note);
-    }
+    stats.ignored.push_note(&mut content);
     let mut out = Vec::new();
     for (rel, (lang, syms)) in files.iter().take(max_files) {
         content.push_str(&format!("\n\n{rel}:"));
@@ -116,20 +112,11 @@ pub fn describe(s: &Symbol) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code::testing::{ctx, ws};
     use crate::error::ErrorCode;
 
-    fn ws(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let t = tempfile::tempdir().unwrap();
-        for (p, c) in files {
-            let f = t.path().join(p);
-            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-            std::fs::write(f, c).unwrap();
-        }
-        t
-    }
-
     async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &Ctx::new(dir.to_str().unwrap()).unwrap()).await
+        run(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

@@ -11,10 +11,13 @@ pub mod glob;
 pub mod globs;
 pub mod grep;
 pub mod list_symbols;
+pub mod paging;
 pub mod project_map;
 pub mod scan;
 pub mod search_codebase;
 pub mod symbols;
+#[cfg(test)]
+mod testing;
 pub mod walk;
 
 use serde_json::Value;

@@ -29,9 +29,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let include_hidden = args::bool_or(args, TOOL, "includeHidden", false)?;
     let include_dependencies = args::bool_or(args, TOOL, "includeDependencies", false)?;
     let respect_gitignore = args::bool_or(args, TOOL, "respectGitignore", true)?;
-    let max_entries =
-        args::opt_uint(args, TOOL, "maxEntries", 1_000_000)?.unwrap_or(DEFAULT_MAX_ENTRIES).max(1);
-    let offset = args::opt_uint(args, TOOL, "offset", u64::from(u32::MAX))?.unwrap_or(0);
+    let max_entries = args::cap(args, TOOL, "maxEntries", 1_000_000, DEFAULT_MAX_ENTRIES)?;
+    let offset = args::offset(args, TOOL)?;
     let target = args::target(ctx, Some(&path))?;
     let resolved = ctx.workspace.resolve(&path)?;
     let prefix = ctx.workspace.relative(&resolved.lexical);
@@ -81,10 +80,11 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code::testing::ctx;
     use crate::error::ErrorCode;
 
     async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &Ctx::new(dir.to_str().unwrap()).unwrap()).await
+        run(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

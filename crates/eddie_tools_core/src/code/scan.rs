@@ -5,6 +5,8 @@
 use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use serde_json::{Value, json};
+
 use super::args::{Target, below_root};
 use super::globs::Includes;
 use super::symbols::{Lang, MAX_EXPLICIT_PARSE_BYTES, MAX_PARSE_BYTES};
@@ -34,6 +36,19 @@ pub struct ScanStats {
     pub skipped: usize,
     /// Entries hidden by the ignore rules.
     pub ignored: IgnoreCounts,
+}
+
+impl ScanStats {
+    /// Append what the scan saw to a result object, after the tool's own fields:
+    /// `filesSearched`, `filesParsed`, `skipped`, `cancelled`, `ignored`.
+    pub fn append_to(&self, data: &mut Value, cancelled: bool) {
+        let Some(map) = data.as_object_mut() else { return };
+        map.insert("filesSearched".into(), json!(self.files));
+        map.insert("filesParsed".into(), json!(self.parsed));
+        map.insert("skipped".into(), json!(self.skipped));
+        map.insert("cancelled".into(), json!(cancelled));
+        map.insert("ignored".into(), self.ignored.to_json());
+    }
 }
 
 struct Worker<'a, T, F> {
@@ -151,4 +166,20 @@ pub fn check_language(target: &Target) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_follow_the_tools_own_fields_in_a_fixed_order() {
+        let stats = ScanStats { files: 3, parsed: 2, skipped: 1, ..Default::default() };
+        let mut data = json!({"symbol": "x", "truncated": false});
+        stats.append_to(&mut data, true);
+        assert_eq!(
+            data.to_string(),
+            r#"{"symbol":"x","truncated":false,"filesSearched":3,"filesParsed":2,"skipped":1,"cancelled":true,"ignored":{"total":0,"gitignore":0,"hidden":0,"excluded":0}}"#
+        );
+    }
 }

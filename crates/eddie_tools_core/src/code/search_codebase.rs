@@ -44,7 +44,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let include_tests = args::bool_or(args, TOOL, "includeTests", false)?;
     let include_docs = args::bool_or(args, TOOL, "includeDocs", false)?;
     let case_sensitive = args::bool_or(args, TOOL, "caseSensitive", false)?;
-    let max_results = args::opt_uint(args, TOOL, "maxResults", 10_000)?.unwrap_or(DEFAULT_MAX_RESULTS).max(1);
+    let max_results = args::cap(args, TOOL, "maxResults", 10_000, DEFAULT_MAX_RESULTS)?;
     let mut terms: Vec<String> = Vec::new();
     for t in query.split_whitespace() {
         if !terms.iter().any(|x| x == t) {
@@ -161,11 +161,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     } else if found.timed_out {
         content.push_str(" Timed out: results are partial.");
     }
-    let note = found.ignored.note();
-    if !note.is_empty() {
-        content.push('\n');
-        content.push_str(&note);
-    }
+    found.ignored.push_note(&mut content);
     let mut def_json = Vec::new();
     if !defs.is_empty() {
         content.push_str("\n\nDefinitions:");
@@ -219,20 +215,11 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code::testing::{ctx, ws};
     use crate::error::ErrorCode;
 
     async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &Ctx::new(dir.to_str().unwrap()).unwrap()).await
-    }
-
-    fn ws(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let t = tempfile::tempdir().unwrap();
-        for (p, c) in files {
-            let f = t.path().join(p);
-            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-            std::fs::write(f, c).unwrap();
-        }
-        t
+        run(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

@@ -87,6 +87,15 @@ impl IgnoreCounts {
             parts.join(", ")
         )
     }
+
+    /// Add the [`note`](Self::note) to `content` on a line of its own, when there is one.
+    pub fn push_note(&self, content: &mut String) {
+        let note = self.note();
+        if !note.is_empty() {
+            content.push('\n');
+            content.push_str(&note);
+        }
+    }
 }
 
 /// When a walk must stop: the caller's cancel flag, a deadline, or a visitor's `Quit`.
@@ -523,6 +532,20 @@ pub fn excludes(root: &Path, patterns: &[String]) -> Result<Option<Arc<Gitignore
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_note_goes_on_its_own_line_only_when_something_was_hidden() {
+        let counts = IgnoreCounts::default();
+        let mut content = String::from("head.");
+        counts.push_note(&mut content);
+        assert_eq!(content, "head.");
+        counts.hidden.store(2, Ordering::Relaxed);
+        counts.push_note(&mut content);
+        assert_eq!(
+            content,
+            "head.\nNot searched: 2 entries hidden — 2 hidden (includeHidden: true to include)."
+        );
+    }
 
     struct Collect(Vec<String>);
     impl Visitor for Collect {
