@@ -1515,6 +1515,8 @@ export type ProjectMapData = {
     /** Hidden by the exclude patterns. */
     excluded: number
   }
+  /** An abort stopped the walk: the map holds what was listed by then (directories not listed yet show as empty). */
+  cancelled: boolean
   [key: string]: unknown
 }
 /** Map the project's folders and files to a limited depth (default maxDepth 2 = three levels), sorted as get_folder_tree_structure sorts them, with a paged flat list. Entries ignored by .gitignore, dot-entries and dependency folders (node_modules, dist, target, ...) are left out unless asked, and counted. (`project_map`) */

@@ -105,8 +105,11 @@ mod tests {
             assert_eq!(out.data["cancelled"], true, "{name}");
             assert!(out.content.contains("Cancelled"), "{name}: {}", out.content);
         }
-        // The tree engine has no partial mode: project_map rejects.
-        let e = run("project_map", &serde_json::json!({}), &ctx).await.unwrap_err();
-        assert_eq!(e.code(), crate::ErrorCode::Cancelled);
+        // project_map's tree keeps what it listed; cancelled before the start, that is nothing.
+        let out = run("project_map", &serde_json::json!({}), &ctx).await.unwrap();
+        let data = out.data_value().unwrap();
+        assert_eq!(data["cancelled"], true);
+        assert_eq!(data["pagination"]["totalEntries"], 0);
+        assert!(out.content.contains("Cancelled"), "{}", out.content);
     }
 }

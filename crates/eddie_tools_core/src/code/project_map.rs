@@ -3,7 +3,7 @@
 //! and entry shapes), with a default depth of three levels, filtered by the shared ignore rules
 //! (`.gitignore`, `.ignore`, `.git/info/exclude`; `.git` itself is never listed). Every result
 //! counts what was left out (ignore files, dot-entries, dependency directories), so that an
-//! agent knows what is not shown.
+//! agent knows what is not shown. An abort returns what was listed so far, flagged `cancelled`.
 
 use serde_json::{Value, json};
 
@@ -39,9 +39,6 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         let opts = TreeOptions { max_depth: Some(max_depth as f64), include_hidden, include_dependencies };
         let filter = GitignoreFilter::new(&target.workspace_real, respect_gitignore);
         let tree = Tree::walk_filtered(&resolved.real, &resolved.lexical, opts, &cancel, &filter)?;
-        if tree.cancelled() {
-            return Err(crate::error::ToolError::cancelled());
-        }
         let (gitignored, git_dirs) = filter.counts();
         let (dot_entries, dependencies) = tree.left_out();
         let hidden = dot_entries + git_dirs;
@@ -57,7 +54,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
             max_entries: max_entries as f64,
             offset: offset as f64,
         };
-        let extra = [("maxDepth", json!(max_depth)), ("ignored", ignored)];
+        let cancelled = tree.cancelled();
+        let extra = [("maxDepth", json!(max_depth)), ("ignored", ignored), ("cancelled", json!(cancelled))];
         let mut out = tree.result(SCHEMA, &page, &extra)?;
         let mut not_shown = Vec::new();
         if gitignored > 0 {
@@ -71,6 +69,10 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         }
         if !not_shown.is_empty() {
             out.content.push_str(&format!("\nNot shown: {}.", not_shown.join(", ")));
+        }
+        if cancelled {
+            out.content
+                .push_str("\nCancelled: the map is partial (directories not listed yet show as empty).");
         }
         Ok(out)
     })
