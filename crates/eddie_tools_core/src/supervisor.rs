@@ -97,6 +97,20 @@ fn live() -> &'static Mutex<HashSet<i32>> {
     LIVE.get_or_init(|| Mutex::new(HashSet::new()))
 }
 
+/// Count `pid`'s tree as live (until it is reaped).
+fn add_live(pid: i32) {
+    if let Ok(mut l) = live().lock() {
+        l.insert(pid);
+    }
+}
+
+/// Stop counting `pid`'s tree as live.
+fn remove_live(pid: i32) {
+    if let Ok(mut l) = live().lock() {
+        l.remove(&pid);
+    }
+}
+
 /// Ask every live tree of this process to terminate (`SIGTERM`, grace, `SIGKILL`). For exit
 /// hooks: it only sends signals and returns at once; the shims finish the job.
 pub fn terminate_all() -> usize {
@@ -373,9 +387,7 @@ impl Tree {
             }
         };
         self.reaped = true;
-        if let Ok(mut l) = live().lock() {
-            l.remove(&self.pid);
-        }
+        remove_live(self.pid);
         Ok(status)
     }
 
@@ -418,9 +430,7 @@ impl Drop for Tree {
             return;
         }
         self.kill_now();
-        if let Ok(mut l) = live().lock() {
-            l.remove(&self.pid);
-        }
+        remove_live(self.pid);
         match &self.backend {
             // Tokio reaps a dropped child in the background.
             #[cfg(not(eddie_shim))]
@@ -570,9 +580,7 @@ fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
     })();
     match tree {
         Ok(t) => {
-            if let Ok(mut l) = live().lock() {
-                l.insert(pid);
-            }
+            add_live(pid);
             Ok(t)
         }
         Err(e) => {
@@ -609,27 +617,9 @@ fn spawn_fork(spec: &Spec<'_>) -> io::Result<Tree> {
     unsafe {
         cmd.pre_exec(move || shim(&cfg));
     }
-    let mut child = tokio::process::Command::from(cmd).kill_on_drop(false).spawn()?;
+    let child = tokio::process::Command::from(cmd).kill_on_drop(false).spawn()?;
     drop(status_write);
-    let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
-    let stdin =
-        child.stdin.take().map(|s| s.into_owned_fd().and_then(pipe::Sender::from_owned_fd)).transpose()?;
-    let stdout =
-        child.stdout.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
-    let stderr =
-        child.stderr.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
-    if let Ok(mut l) = live().lock() {
-        l.insert(pid);
-    }
-    Ok(Tree {
-        pid,
-        grace: spec.grace,
-        reaped: false,
-        stdin,
-        stdout,
-        stderr,
-        backend: Backend::Fork { child, status: Some(status_read) },
-    })
+    adopt(child, spec.grace, |child| Backend::Fork { child, status: Some(status_read) })
 }
 
 /// Start `spec` as the leader of a new process group (where there is no subreaper).
@@ -646,7 +636,20 @@ fn spawn_group(spec: &Spec<'_>) -> io::Result<Tree> {
     if let Some(env) = spec.env {
         cmd.env_clear().envs(env);
     }
-    let mut child = cmd.spawn()?;
+    let child = cmd.spawn()?;
+    adopt(child, spec.grace, |child| Backend::Group {
+        child,
+        done: std::sync::Arc::new(AtomicBool::new(false)),
+    })
+}
+
+/// The [`Tree`] of a started tokio `child` (its pid, its stdio pipes, `backend` made from it),
+/// counted as live.
+fn adopt(
+    mut child: tokio::process::Child,
+    grace: Duration,
+    backend: impl FnOnce(tokio::process::Child) -> Backend,
+) -> io::Result<Tree> {
     let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
     let stdin =
         child.stdin.take().map(|s| s.into_owned_fd().and_then(pipe::Sender::from_owned_fd)).transpose()?;
@@ -654,18 +657,8 @@ fn spawn_group(spec: &Spec<'_>) -> io::Result<Tree> {
         child.stdout.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
     let stderr =
         child.stderr.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
-    if let Ok(mut l) = live().lock() {
-        l.insert(pid);
-    }
-    Ok(Tree {
-        pid,
-        grace: spec.grace,
-        reaped: false,
-        stdin,
-        stdout,
-        stderr,
-        backend: Backend::Group { child, done: std::sync::Arc::new(AtomicBool::new(false)) },
-    })
+    add_live(pid);
+    Ok(Tree { pid, grace, reaped: false, stdin, stdout, stderr, backend: backend(child) })
 }
 
 /// The name of a signal number (`SIGTERM`).

@@ -133,16 +133,22 @@ pub fn opt_string(args: &Value, key: &str) -> Result<Option<String>> {
     }
 }
 
-/// `timeout` in seconds: default when absent, `0` for none, else within `(0, MAX]`.
-pub fn timeout_arg(args: &Value, default_s: f64) -> Result<Option<Duration>> {
+/// `timeout` in seconds: `default_s` when absent, else a number within `[0, max_s]`.
+pub fn timeout_secs(args: &Value, default_s: f64, max_s: f64) -> Result<f64> {
     let secs = match args.get("timeout") {
         None | Some(Value::Null) => default_s,
         Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
         Some(_) => return Err(ToolError::invalid("timeout must be a number of seconds")),
     };
-    if !secs.is_finite() || !(0.0..=MAX_TIMEOUT_S).contains(&secs) {
-        return Err(ToolError::invalid(format!("timeout must be between 0 and {MAX_TIMEOUT_S} seconds")));
+    if !secs.is_finite() || !(0.0..=max_s).contains(&secs) {
+        return Err(ToolError::invalid(format!("timeout must be between 0 and {max_s} seconds")));
     }
+    Ok(secs)
+}
+
+/// `timeout` in seconds: default when absent, `0` for none, else within `(0, MAX]`.
+pub fn timeout_arg(args: &Value, default_s: f64) -> Result<Option<Duration>> {
+    let secs = timeout_secs(args, default_s, MAX_TIMEOUT_S)?;
     Ok((secs > 0.0).then(|| Duration::from_secs_f64(secs)))
 }
 
@@ -535,6 +541,24 @@ pub async fn execute(inv: &Invocation, ctx: &Ctx, mut on_line: Option<&mut LineF
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timeout_secs_defaults_and_bounds() {
+        assert_eq!(timeout_secs(&json!({}), 30.0, 3600.0).unwrap(), 30.0);
+        assert_eq!(timeout_secs(&json!({"timeout": null}), 30.0, 3600.0).unwrap(), 30.0);
+        assert_eq!(timeout_secs(&json!({"timeout": 0}), 30.0, 3600.0).unwrap(), 0.0);
+        assert_eq!(timeout_secs(&json!({"timeout": 3600}), 30.0, 3600.0).unwrap(), 3600.0);
+        let over = timeout_secs(&json!({"timeout": 3600.5}), 30.0, 3600.0).unwrap_err();
+        assert_eq!(over.message(), "timeout must be between 0 and 3600 seconds");
+        let over = timeout_secs(&json!({"timeout": 86_401}), 1.0, MAX_TIMEOUT_S).unwrap_err();
+        assert_eq!(over.message(), "timeout must be between 0 and 86400 seconds");
+        let neg = timeout_secs(&json!({"timeout": -1}), 30.0, 3600.0).unwrap_err();
+        assert_eq!(neg.code(), ErrorCode::InvalidArgument);
+        let text = timeout_secs(&json!({"timeout": "5"}), 30.0, 3600.0).unwrap_err();
+        assert_eq!(text.message(), "timeout must be a number of seconds");
+        assert_eq!(timeout_arg(&json!({"timeout": 0}), 120.0).unwrap(), None);
+        assert_eq!(timeout_arg(&json!({}), 2.5).unwrap(), Some(Duration::from_millis(2500)));
+    }
 
     #[test]
     fn words_split_like_a_shell_without_expansion() {

@@ -83,20 +83,12 @@ impl Counts {
             self.parts(&c[1]);
         } else if let Some(c) = p.node.captures(line) {
             self.runner = Some("node:test");
-            match &c[1] {
-                "pass" => self.passed += num(&c[2]),
-                "fail" => self.failed += num(&c[2]),
-                _ => self.skipped += num(&c[2]),
-            }
+            self.add(&c[1], num(&c[2]));
         } else if let Some(c) = p.tap_fail.captures(line) {
             self.failure(c[1].trim());
         } else if let Some(c) = p.mocha.captures(line) {
             self.runner = Some("mocha");
-            match &c[2] {
-                "passing" => self.passed += num(&c[1]),
-                "failing" => self.failed += num(&c[1]),
-                _ => self.skipped += num(&c[1]),
-            }
+            self.add(&c[2], num(&c[1]));
         } else if let Some(c) = p.go.captures(line) {
             self.runner = Some("go");
             match &c[1] {
@@ -113,12 +105,17 @@ impl Counts {
     fn parts(&mut self, text: &str) {
         let Some(p) = patterns() else { return };
         for c in p.part.captures_iter(text) {
-            let n = c[1].parse::<u64>().unwrap_or(0);
-            match &c[2] {
-                "passed" | "xpassed" => self.passed += n,
-                "failed" | "error" | "errors" => self.failed += n,
-                _ => self.skipped += n,
-            }
+            self.add(&c[2], c[1].parse::<u64>().unwrap_or(0));
+        }
+    }
+
+    /// Add `n` to the count an outcome word of a summary names (node:test `pass`, mocha
+    /// `passing`, pytest/jest `passed`, ...); skipped, todo, pending and xfailed count as skipped.
+    fn add(&mut self, outcome: &str, n: u64) {
+        match outcome {
+            "pass" | "passing" | "passed" | "xpassed" => self.passed += n,
+            "fail" | "failing" | "failed" | "error" | "errors" => self.failed += n,
+            _ => self.skipped += n,
         }
     }
 
@@ -148,6 +145,21 @@ impl Counts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outcome_words_of_every_runner_land_in_their_count() {
+        let mut c = Counts::default();
+        for (w, n) in [("pass", 1), ("passing", 2), ("passed", 4), ("xpassed", 8)] {
+            c.add(w, n);
+        }
+        for (w, n) in [("fail", 1), ("failing", 2), ("failed", 4), ("error", 8), ("errors", 16)] {
+            c.add(w, n);
+        }
+        for (w, n) in [("skip", 1), ("skipped", 2), ("todo", 4), ("pending", 8), ("xfailed", 16)] {
+            c.add(w, n);
+        }
+        assert_eq!((c.passed, c.failed, c.skipped), (15, 31, 31));
+    }
 
     fn count(text: &str) -> Value {
         let mut c = Counts::default();

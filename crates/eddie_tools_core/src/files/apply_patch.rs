@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::apply_unified_diff::SCHEMA;
 use super::patch::{parse_any, run_ops};
-use super::{flag, req_str};
+use super::{allow_placeholders, flag, req_str};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
@@ -16,5 +16,5 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let patch = req_str(args, &["patch", "input", "diff"])?;
     let dry_run = flag(args, &["dryRun", "dry_run"]);
     let ops = parse_any(&patch)?;
-    run_ops(ctx, ops, None, dry_run, flag(args, &["allowPlaceholders", "allow_placeholders"]), SCHEMA).await
+    run_ops(ctx, ops, None, dry_run, allow_placeholders(args), SCHEMA).await
 }

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::patch::{parse_unified, run_ops};
-use super::{flag, opt_str, req_str};
+use super::{allow_placeholders, flag, opt_str, req_str};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
@@ -21,7 +21,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let dry_run = flag(args, &["dryRun", "dry_run"]);
     let root = opt_str(args, &["rootPath", "root_path"])?;
     let ops = parse_unified(&diff)?;
-    let allow = flag(args, &["allowPlaceholders", "allow_placeholders"]);
+    let allow = allow_placeholders(args);
     let mut out = run_ops(ctx, ops, root.as_deref(), dry_run, allow, SCHEMA).await?;
     if flag(args, &["assessRisk", "assess_risk"]) {
         let risk = super::assess_patch_risk::assess(&diff, ctx)?;

@@ -12,8 +12,7 @@ use serde_json::{Value, json};
 use super::matcher::{self, Found, Request};
 use super::placeholder;
 use super::{
-    Loaded, edit_content, edit_data, encoding_arg, expected_hash, finish, flag, flag_or_true, load, opt_str,
-    path_arg, prefixed,
+    Loaded, allow_placeholders, edit_result, flag, flag_or_true, load_arg, opt_str, path_arg, prefixed,
 };
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
@@ -168,9 +167,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         }
         (None, Some(_), None) => return Err(ToolError::invalid("newString must be a string")),
     };
-    let loaded: Loaded = load(ctx, &path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await?;
+    let loaded: Loaded = load_arg(ctx, args, &path).await?;
     let text = &loaded.doc.text;
-    let allow = super::flag(args, &["allowPlaceholders", "allow_placeholders"]);
+    let allow = allow_placeholders(args);
     match &blocks {
         Some(b) => b.iter().try_for_each(|b| placeholder::check(&b.replace, text, allow, &path))?,
         None => placeholder::check(new.as_deref().unwrap_or_default(), text, allow, &path)?,
@@ -191,9 +190,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let what = summary(text, &found);
     let replacements = found.len();
     let new_text = matcher::apply(text, found)?;
-    let done = finish(ctx, &loaded, &new_text, dry_run, format!("Edit file: {path}")).await?;
-    let data = edit_data(&loaded, &done, dry_run, json!({"replacements": replacements, "matches": matches}));
-    Ok(ToolOutput::new(SCHEMA, edit_content(&loaded, &done, dry_run, &what), data))
+    let extra = json!({"replacements": replacements, "matches": matches});
+    edit_result(ctx, &loaded, &new_text, dry_run, format!("Edit file: {path}"), &what, extra).await
 }
 
 #[cfg(test)]

@@ -4,12 +4,9 @@
 
 use serde_json::{Value, json};
 
-use super::edit_file::SCHEMA;
 use super::matcher::{Line, lines};
 use super::text::eol_style;
-use super::{
-    edit_content, edit_data, encoding_arg, expected_hash, finish, flag, load, path_arg, req_int, req_text,
-};
+use super::{edit_result, flag, load_for, path_arg, req_int, req_text};
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
@@ -66,22 +63,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let end = req_int(args, &["endLine", "end_line"])?;
     let content = req_text(args, &["content"])?;
     let dry_run = flag(args, &["dryRun", "dry_run"]);
-    let loaded = load(ctx, &path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await?;
+    let loaded = load_for(ctx, args, &path, &content).await?;
     let text = &loaded.doc.text;
-    super::placeholder::check(
-        &content,
-        text,
-        super::flag(args, &["allowPlaceholders", "allow_placeholders"]),
-        &path,
-    )?;
     let table = lines(text);
     let (i0, i1) = check_range(&table, start, end, &path)?;
     let new_text = replace_lines(text, &table, i0, i1, (!content.is_empty()).then_some(content.as_str()));
     let what = format!("lines {start}-{end} replaced");
-    let done =
-        finish(ctx, &loaded, &new_text, dry_run, format!("Edit file: {path} (lines {start}-{end})")).await?;
-    let data = edit_data(&loaded, &done, dry_run, json!({"startLine": start, "endLine": end}));
-    Ok(ToolOutput::new(SCHEMA, edit_content(&loaded, &done, dry_run, &what), data))
+    let prompt = format!("Edit file: {path} (lines {start}-{end})");
+    edit_result(ctx, &loaded, &new_text, dry_run, prompt, &what, json!({"startLine": start, "endLine": end}))
+        .await
 }
 
 #[cfg(test)]

@@ -4,13 +4,10 @@
 
 use serde_json::{Value, json};
 
-use super::edit_file::SCHEMA;
 use super::edit_range::block;
 use super::matcher::lines;
 use super::text::eol_style;
-use super::{
-    edit_content, edit_data, encoding_arg, expected_hash, finish, flag, load, path_arg, req_int, req_text,
-};
+use super::{edit_result, flag, load_for, path_arg, req_int, req_text};
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
@@ -38,14 +35,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let line = req_int(args, &["lineNumber", "line_number", "line"])?;
     let content = req_text(args, &["content"])?;
     let dry_run = flag(args, &["dryRun", "dry_run"]);
-    let loaded = load(ctx, &path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await?;
+    let loaded = load_for(ctx, args, &path, &content).await?;
     let text = &loaded.doc.text;
-    super::placeholder::check(
-        &content,
-        text,
-        super::flag(args, &["allowPlaceholders", "allow_placeholders"]),
-        &path,
-    )?;
     let total = lines(text).len() as i64;
     if line < 1 || line > total + 1 {
         return Err(ToolError::invalid(format!(
@@ -57,10 +48,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     }
     let new_text = insert(text, (line - 1) as usize, &content);
     let what = format!("{} line(s) inserted at line {line}", content.lines().count().max(1));
-    let done = finish(ctx, &loaded, &new_text, dry_run, format!("Edit file: {path} (insert at line {line})"))
-        .await?;
-    let data = edit_data(&loaded, &done, dry_run, json!({"lineNumber": line}));
-    Ok(ToolOutput::new(SCHEMA, edit_content(&loaded, &done, dry_run, &what), data))
+    let prompt = format!("Edit file: {path} (insert at line {line})");
+    edit_result(ctx, &loaded, &new_text, dry_run, prompt, &what, json!({"lineNumber": line})).await
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ use serde_json::{Map, Value, json};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::js;
+use crate::output::ToolOutput;
 use crate::registry::{Family, Permission, RunFuture, ToolSpec};
 use crate::workspace::Resolved;
 use text::{Enc, TextDoc};
@@ -346,6 +347,40 @@ pub fn edit_content(loaded: &Loaded, f: &Finished, dry_run: bool, what: &str) ->
     } else {
         format!("{head}\n{}", diff::capped(&f.diff, 16 * 1024))
     }
+}
+
+/// `allowPlaceholders`: let the new text hold omission placeholders (`// ... rest unchanged`).
+pub fn allow_placeholders(args: &Value) -> bool {
+    flag(args, &["allowPlaceholders", "allow_placeholders"])
+}
+
+/// [`load`] `path` with the call's `expectedHash` and `encoding`.
+pub async fn load_arg(ctx: &Ctx, args: &Value, path: &str) -> Result<Loaded> {
+    load(ctx, path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await
+}
+
+/// [`load_arg`], then refuse omission placeholders in `content`, the text the edit writes,
+/// unless `allowPlaceholders`.
+pub async fn load_for(ctx: &Ctx, args: &Value, path: &str, content: &str) -> Result<Loaded> {
+    let loaded = load_arg(ctx, args, path).await?;
+    placeholder::check(content, &loaded.doc.text, allow_placeholders(args), path)?;
+    Ok(loaded)
+}
+
+/// [`finish`] an edit and make its result: `what` says what it did (in the text), `extra`
+/// joins the common `data`.
+pub async fn edit_result(
+    ctx: &Ctx,
+    loaded: &Loaded,
+    new_text: &str,
+    dry_run: bool,
+    prompt: String,
+    what: &str,
+    extra: Value,
+) -> Result<ToolOutput> {
+    let done = finish(ctx, loaded, new_text, dry_run, prompt).await?;
+    let data = edit_data(loaded, &done, dry_run, extra);
+    Ok(ToolOutput::new(edit_file::SCHEMA, edit_content(loaded, &done, dry_run, what), data))
 }
 
 /// Prefix an error's message (keeping code and properties).

@@ -9,11 +9,10 @@
 
 use serde_json::{Value, json};
 
-use super::edit_file::{SCHEMA, describe, summary};
+use super::edit_file::{describe, summary};
 use super::matcher::{self, Found, Request};
 use super::{
-    arg, edit_content, edit_data, encoding_arg, expected_hash, finish, flag, flag_or_true, load, path_arg,
-    prefixed, req_text,
+    allow_placeholders, arg, edit_result, flag, flag_or_true, load_arg, path_arg, prefixed, req_text,
 };
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
@@ -79,9 +78,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
             .map_err(|x| prefixed(x, &prefix))?;
         edits.push((old, new, flag(e, &["all", "replaceAll", "replace_all"])));
     }
-    let loaded = load(ctx, &path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await?;
+    let loaded = load_arg(ctx, args, &path).await?;
     let text = &loaded.doc.text;
-    let allow = super::flag(args, &["allowPlaceholders", "allow_placeholders"]);
+    let allow = allow_placeholders(args);
     for (i, (_, new, _)) in edits.iter().enumerate() {
         super::placeholder::check(new, text, allow, &path).map_err(|e| error_for(e, i, edits.len()))?;
     }
@@ -103,7 +102,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         },
         Err(e) => return Err(e),
     };
-    let done = finish(ctx, &loaded, &new_text, dry_run, format!("Edit file: {path} ({n} edits)")).await?;
-    let data = edit_data(&loaded, &done, dry_run, json!({"replacements": replacements, "matches": matches}));
-    Ok(ToolOutput::new(SCHEMA, edit_content(&loaded, &done, dry_run, &what), data))
+    let extra = json!({"replacements": replacements, "matches": matches});
+    edit_result(ctx, &loaded, &new_text, dry_run, format!("Edit file: {path} ({n} edits)"), &what, extra)
+        .await
 }

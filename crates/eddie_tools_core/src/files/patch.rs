@@ -718,6 +718,30 @@ fn missing(shown: &str) -> ToolError {
     ToolError::fs(&e, "open", Some(std::path::Path::new(shown)))
 }
 
+/// The change of `shown` (at `real`) from `old`, its bytes and the fingerprint taken before
+/// reading them (`None`: it must not exist), to `new` (`None`: delete it).
+fn change(
+    shown: &str,
+    real: &std::path::Path,
+    old: Option<(Vec<u8>, Fingerprint)>,
+    new: Option<Vec<u8>>,
+) -> Change {
+    let (old, seen) = old.map_or((None, None), |(bytes, fp)| (Some(bytes), Some(fp)));
+    Change { display: shown.to_owned(), real: real.to_path_buf(), old, new, seen }
+}
+
+impl Staged {
+    fn new(
+        op: &'static str,
+        path: &str,
+        moved_to: Option<&str>,
+        (diff, stat): (String, diff::Stat),
+        placed: Vec<Placed>,
+    ) -> Self {
+        Self { op, path: path.to_owned(), moved_to: moved_to.map(str::to_owned), diff, stat, placed }
+    }
+}
+
 fn stage_all(ops: &[Op], targets: &[Target], allow: bool) -> Result<(Vec<Change>, Vec<Staged>)> {
     let mut changes = Vec::new();
     let mut staged = Vec::new();
@@ -732,22 +756,9 @@ fn stage_all(ops: &[Op], targets: &[Target], allow: bool) -> Result<(Vec<Change>
                         "the patch adds it as a new file; use an update instead",
                     ));
                 }
-                let (d, stat) = diff::unified(None, Some(shown), "", content);
-                changes.push(Change {
-                    display: shown.clone(),
-                    real: r.real.clone(),
-                    old: None,
-                    new: Some(content.clone().into_bytes()),
-                    seen: None,
-                });
-                staged.push(Staged {
-                    op: "add",
-                    path: shown.clone(),
-                    moved_to: None,
-                    diff: d,
-                    stat,
-                    placed: Vec::new(),
-                });
+                let d = diff::unified(None, Some(shown), "", content);
+                changes.push(change(shown, &r.real, None, Some(content.clone().into_bytes())));
+                staged.push(Staged::new("add", shown, None, d, Vec::new()));
             }
             Op::Delete { hunks, .. } => {
                 let (bytes, fp) = current.ok_or_else(|| missing(shown))?;
@@ -765,22 +776,9 @@ fn stage_all(ops: &[Op], targets: &[Target], allow: bool) -> Result<(Vec<Change>
                         ));
                     }
                 }
-                let (d, stat) = diff::unified(Some(shown), None, &old_text, "");
-                changes.push(Change {
-                    display: shown.clone(),
-                    real: r.real.clone(),
-                    old: Some(bytes),
-                    new: None,
-                    seen: Some(fp),
-                });
-                staged.push(Staged {
-                    op: "delete",
-                    path: shown.clone(),
-                    moved_to: None,
-                    diff: d,
-                    stat,
-                    placed: Vec::new(),
-                });
+                let d = diff::unified(Some(shown), None, &old_text, "");
+                changes.push(change(shown, &r.real, Some((bytes, fp)), None));
+                staged.push(Staged::new("delete", shown, None, d, Vec::new()));
             }
             Op::Update { hunks, .. } => {
                 let (bytes, fp) = current.ok_or_else(|| missing(shown))?;
@@ -796,51 +794,19 @@ fn stage_all(ops: &[Op], targets: &[Target], allow: bool) -> Result<(Vec<Change>
                     apply_hunks(&doc.text, hunks, shown).map_err(|e| prefixed(e, &format!("{shown}: ")))?;
                 let new_bytes = doc.encode(&new_text, shown)?;
                 let dest = to.as_ref().map(|(t, _)| t.as_str());
-                let (d, stat) = diff::unified(Some(shown), Some(dest.unwrap_or(shown)), &doc.text, &new_text);
+                let d = diff::unified(Some(shown), Some(dest.unwrap_or(shown)), &doc.text, &new_text);
                 match to {
                     Some((t, rt)) => {
                         if read_opt(&rt.real, t)?.is_some() {
                             return Err(exists_error(t, "the patch moves a file onto it"));
                         }
-                        changes.push(Change {
-                            display: shown.clone(),
-                            real: r.real.clone(),
-                            old: Some(bytes),
-                            new: None,
-                            seen: Some(fp),
-                        });
-                        changes.push(Change {
-                            display: t.clone(),
-                            real: rt.real.clone(),
-                            old: None,
-                            new: Some(new_bytes),
-                            seen: None,
-                        });
-                        staged.push(Staged {
-                            op: "move",
-                            path: shown.clone(),
-                            moved_to: Some(t.clone()),
-                            diff: d,
-                            stat,
-                            placed,
-                        });
+                        changes.push(change(shown, &r.real, Some((bytes, fp)), None));
+                        changes.push(change(t, &rt.real, None, Some(new_bytes)));
+                        staged.push(Staged::new("move", shown, Some(t), d, placed));
                     }
                     None => {
-                        changes.push(Change {
-                            display: shown.clone(),
-                            real: r.real.clone(),
-                            old: Some(bytes),
-                            new: Some(new_bytes),
-                            seen: Some(fp),
-                        });
-                        staged.push(Staged {
-                            op: "update",
-                            path: shown.clone(),
-                            moved_to: None,
-                            diff: d,
-                            stat,
-                            placed,
-                        });
+                        changes.push(change(shown, &r.real, Some((bytes, fp)), Some(new_bytes)));
+                        staged.push(Staged::new("update", shown, None, d, placed));
                     }
                 }
             }

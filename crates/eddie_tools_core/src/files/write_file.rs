@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 
 use super::commit::{Change, commit};
 use super::text::{self, Detected, Enc, TextDoc, detect_full, encode_into, eol_style, with_eol};
-use super::{encoding_arg, exists_error, expected_hash, flag, flag_or_true, path_arg, req_text};
+use super::{
+    allow_placeholders, encoding_arg, exists_error, expected_hash, flag, flag_or_true, path_arg, req_text,
+};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
@@ -26,7 +28,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let overwrite = flag_or_true(args, &["overwrite"]) && !flag(args, &["noOverwrite", "no_overwrite"]);
     let forced = encoding_arg(args)?;
     let expected = expected_hash(args)?;
-    let allow_placeholders = flag(args, &["allowPlaceholders", "allow_placeholders"]);
+    let allow_placeholders = allow_placeholders(args);
     let resolved = ctx.workspace.resolve(&path)?;
     let _lock = crate::locks::lock(&resolved.real).await;
     let (real, lexical) = (resolved.real.clone(), resolved.lexical.clone());

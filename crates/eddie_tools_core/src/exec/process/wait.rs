@@ -7,6 +7,7 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::{Value, json};
 
+use super::super::command::timeout_secs;
 use super::super::run::merge;
 use super::Proc;
 use crate::context::Ctx;
@@ -55,14 +56,7 @@ impl Condition {
             Some(_) => return Err(ToolError::invalid("port must be a number")),
         };
         let exit = crate::js::truthy(args.get("exit")) || (regex.is_none() && port.is_none());
-        let secs = match args.get("timeout") {
-            None | Some(Value::Null) => DEFAULT_TIMEOUT_S,
-            Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
-            Some(_) => return Err(ToolError::invalid("timeout must be a number of seconds")),
-        };
-        if !secs.is_finite() || !(0.0..=MAX_TIMEOUT_S).contains(&secs) {
-            return Err(ToolError::invalid(format!("timeout must be between 0 and {MAX_TIMEOUT_S} seconds")));
-        }
+        let secs = timeout_secs(args, DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S)?;
         let cursor = match args.get("cursor") {
             None | Some(Value::Null) => 0,
             Some(Value::Number(n)) => {
