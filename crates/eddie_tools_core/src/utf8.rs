@@ -12,22 +12,31 @@ pub fn lossy(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
+/// Whether `b` continues a UTF-8 sequence (`10xxxxxx`).
+pub const fn is_continuation(b: u8) -> bool {
+    b & 0xC0 == 0x80
+}
+
+/// How many bytes the UTF-8 sequence led by `b` has (1 for ASCII and for invalid leads).
+pub const fn sequence_len(b: u8) -> usize {
+    match b {
+        0xF0..=0xF7 => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
+
 /// The length of `bytes` without a trailing incomplete (so far valid) UTF-8 sequence: where a
 /// stream cut at a chunk or a limit may be split without splitting a character.
 pub fn complete_prefix(bytes: &[u8]) -> usize {
     let len = bytes.len();
     for back in 1..=3usize.min(len) {
         let b = bytes[len - back];
-        if b & 0xC0 == 0x80 {
+        if is_continuation(b) {
             continue;
         }
-        let need = match b {
-            0xF0..=0xF7 => 4,
-            0xE0..=0xEF => 3,
-            0xC0..=0xDF => 2,
-            _ => 1,
-        };
-        return if need > back { len - back } else { len };
+        return if sequence_len(b) > back { len - back } else { len };
     }
     len
 }

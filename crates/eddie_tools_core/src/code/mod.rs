@@ -27,7 +27,7 @@ use crate::error::ToolError;
 use crate::registry::{Family, Permission, RunFuture, ToolSpec};
 
 const fn spec(name: &'static str, js_name: &'static str) -> ToolSpec {
-    ToolSpec { name, js_name, family: "code", mutating: false, confirms: false, permission: Permission::None }
+    ToolSpec::new("code", name, js_name, false, false, Permission::None)
 }
 
 /// The family.

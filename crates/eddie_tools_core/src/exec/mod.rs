@@ -41,7 +41,7 @@ use crate::registry::{Family, Permission, RunFuture, ToolSpec};
 const fn spec(name: &'static str, js_name: &'static str, mutating: bool, permission: Permission) -> ToolSpec {
     // A tool asks `ctx.confirm` exactly when its level is not `none`.
     let confirms = !matches!(permission, Permission::None);
-    ToolSpec { name, js_name, family: "exec", mutating, confirms, permission }
+    ToolSpec::new("exec", name, js_name, mutating, confirms, permission)
 }
 
 use Permission::{Dangerous, Moderate, None as Safe};

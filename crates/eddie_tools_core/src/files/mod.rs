@@ -44,14 +44,8 @@ use crate::registry::{Family, Permission, RunFuture, ToolSpec};
 use crate::workspace::Resolved;
 use text::{Enc, TextDoc};
 
-const fn spec(
-    name: &'static str,
-    js_name: &'static str,
-    mutating: bool,
-    confirms: bool,
-    permission: Permission,
-) -> ToolSpec {
-    ToolSpec { name, js_name, family: "files", mutating, confirms, permission }
+const fn spec(n: &'static str, js: &'static str, mutating: bool, confirms: bool, p: Permission) -> ToolSpec {
+    ToolSpec::new("files", n, js, mutating, confirms, p)
 }
 
 use Permission::{Dangerous, Moderate, None as Safe};

@@ -111,9 +111,8 @@ fn align(buf: &[u8], base: u64, pos: u64, total: u64) -> u64 {
         return pos;
     }
     let at = |p: u64| buf.get(idx(p - base)).copied();
-    let is_cont = |b: u8| b & 0xC0 == 0x80;
     match at(pos) {
-        Some(b) if is_cont(b) => {}
+        Some(b) if crate::utf8::is_continuation(b) => {}
         _ => return pos,
     }
     for back in 1..=3u64 {
@@ -121,15 +120,10 @@ fn align(buf: &[u8], base: u64, pos: u64, total: u64) -> u64 {
             break;
         }
         let Some(b) = at(pos - back) else { break };
-        if is_cont(b) {
+        if crate::utf8::is_continuation(b) {
             continue;
         }
-        let len = match b {
-            0xF0..=0xF7 => 4,
-            0xE0..=0xEF => 3,
-            0xC0..=0xDF => 2,
-            _ => 1,
-        };
+        let len = crate::utf8::sequence_len(b) as u64;
         return if len > back { pos - back } else { pos };
     }
     pos

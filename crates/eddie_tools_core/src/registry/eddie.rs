@@ -8,14 +8,8 @@ use crate::context::Ctx;
 use crate::error::ToolError;
 use crate::{fs, plan, search, shell, tasks};
 
-const fn spec(
-    name: &'static str,
-    js_name: &'static str,
-    mutating: bool,
-    confirms: bool,
-    permission: Permission,
-) -> ToolSpec {
-    ToolSpec { name, js_name, family: "eddie", mutating, confirms, permission }
+const fn spec(n: &'static str, js: &'static str, mutating: bool, confirms: bool, p: Permission) -> ToolSpec {
+    ToolSpec::new("eddie", n, js, mutating, confirms, p)
 }
 
 use Permission::{Dangerous, Moderate, None as Safe};

@@ -59,6 +59,20 @@ pub struct ToolSpec {
     pub permission: Permission,
 }
 
+impl ToolSpec {
+    /// A spec of a tool of `family`.
+    pub const fn new(
+        family: &'static str,
+        name: &'static str,
+        js_name: &'static str,
+        mutating: bool,
+        confirms: bool,
+        permission: Permission,
+    ) -> Self {
+        Self { name, js_name, family, mutating, confirms, permission }
+    }
+}
+
 /// A boxed tool future, as family dispatchers return it.
 pub type RunFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput>> + Send + 'a>>;
 
