@@ -102,6 +102,25 @@ test('run: output keeps head and tail, counts what was omitted and keeps error l
   assert.match(r.content, /\[… \d+ bytes \(\d+ lines\) omitted …\]\n\[error lines from the omitted part:\]\n {2}10000: error: boom in the middle\n/)
 })
 
+test('run: large output kept whole is exact in data and content, ASCII or not (it crosses into JS once)', async () => {
+  const ws = workspace()
+  const { ctx } = context(ws)
+  for (const [word, lines] of [['line', 30000], ['línea😀', 20000]]) {
+    const script = `i=0; while [ $i -lt ${lines} ]; do echo "${word} $i"; i=$((i+1)); done; echo "error: on stderr" >&2`
+    const r = await tools.runCommand({ command: 'sh', args: ['-c', script], maxOutputBytes: 1 << 20 }, ctx)
+    const expected = Array.from({ length: lines }, (_, i) => `${word} ${i}\n`).join('')
+    assert.ok(Buffer.byteLength(expected) > 256 * 1024)
+    assert.equal(r.data.stdoutStats.truncated, false)
+    assert.equal(r.data.stdout, expected)
+    assert.equal(r.data.stderr, 'error: on stderr\n')
+    const head = `$ sh -c ${r.content.split('\n')[0].slice('$ sh -c '.length)}\n`
+    assert.ok(r.content.startsWith(head))
+    assert.equal(r.content.slice(r.content.indexOf('--- stdout ---\n') + 15), `${expected}--- stderr ---\nerror: on stderr\n`)
+    // Keys stay in the schema's order.
+    assert.deepEqual(Object.keys(r.data).slice(8, 12), ['durationMs', 'stdout', 'stderr', 'stdoutStats'])
+  }
+})
+
 test('run: ctx.onOutput streams every chunk in order without splitting characters', async () => {
   const ws = workspace()
   const chunks = []

@@ -126,10 +126,18 @@ impl JsText {
     }
 }
 
+/// `content` ready to cross. When it repeats a large data string (a command's whole output,
+/// say), only the text around it crosses and V8 joins the parts as a rope, so the large text
+/// is copied into the JS heap once.
+enum Content {
+    Whole(JsText),
+    Around { before: JsText, field: usize, after: JsText },
+}
+
 /// A result ready to cross: `data` serialised and both texts converted off the JS thread.
 pub struct Rendered {
     schema: &'static str,
-    content: JsText,
+    content: Content,
     data_json: JsText,
     /// Large top-level string fields of `data`, sent as strings rather than inside the JSON
     /// (escaping and `JSON.parse` would cost more than a copy); `null` in `data_json`.
@@ -142,20 +150,41 @@ impl Rendered {
 
     /// Serialise and convert `out`; run this on a worker thread.
     pub fn new(mut out: ToolOutput) -> std::result::Result<Self, ToolError> {
-        let mut data_strings = Vec::new();
+        let mut large = Vec::new();
         if let Some(fields) = out.data.as_object_mut() {
             for (key, value) in fields.iter_mut() {
                 if let serde_json::Value::String(text) = value
                     && text.len() >= Self::SEPARATE_FROM
                 {
-                    data_strings.push((key.clone(), JsText::new(std::mem::take(text), true)));
+                    large.push((key.clone(), std::mem::take(text)));
                     *value = serde_json::Value::Null;
                 }
             }
         }
         let data_json = JsText::new(out.data_json()?.into_owned(), false);
-        Ok(Self { schema: out.schema, content: JsText::new(out.content, true), data_json, data_strings })
+        let content = match large
+            .iter()
+            .enumerate()
+            .find_map(|(i, (_, text))| find_whole(&out.content, text).map(|at| (i, at, at + text.len())))
+        {
+            Some((field, start, end)) => Content::Around {
+                before: JsText::new(out.content[..start].to_owned(), true),
+                field,
+                after: JsText::new(out.content[end..].to_owned(), true),
+            },
+            None => Content::Whole(JsText::new(out.content, true)),
+        };
+        let data_strings = large.into_iter().map(|(key, text)| (key, JsText::new(text, true))).collect();
+        Ok(Self { schema: out.schema, content, data_json, data_strings })
     }
+}
+
+/// Where `needle` first occurs in `haystack`, found by its first bytes and then checked whole
+/// (a miss or a false start just means the content crosses whole).
+fn find_whole(haystack: &str, needle: &str) -> Option<usize> {
+    let probe = &needle.as_bytes()[..needle.len().min(64)];
+    let at = memchr::memmem::find(haystack.as_bytes(), probe)?;
+    (haystack.as_bytes().get(at..at + needle.len()) == Some(needle.as_bytes())).then_some(at)
 }
 
 /// `{schema, content, data}` as a JS object. `data` crosses as one JSON string parsed by V8's
@@ -163,17 +192,32 @@ impl Rendered {
 pub fn output<'env>(env: &'env Env, out: &Rendered) -> Result<Object<'env>> {
     let mut obj = Object::new(env)?;
     obj.set_named_property("schema", out.schema)?;
-    obj.set_named_property("content", out.content.to_js(env)?)?;
     let json: Object = env.get_global()?.get_named_property("JSON")?;
     let parse: Function<napi::JsString, Unknown> = json.get_named_property("parse")?;
     let data = parse.apply(json, out.data_json.to_js(env)?)?;
+    let mut strings = Vec::with_capacity(out.data_strings.len());
     if !out.data_strings.is_empty() {
         // The keys are already in place (as null), so the key order is the data's own.
         let mut fields = Object::from_unknown(data)?;
         for (key, text) in &out.data_strings {
-            fields.set_named_property(key, text.to_js(env)?)?;
+            let js = text.to_js(env)?;
+            fields.set_named_property(key, js)?;
+            strings.push(js);
         }
     }
+    let content = match &out.content {
+        Content::Whole(text) => text.to_js(env)?.to_unknown(),
+        Content::Around { before, field, after } => {
+            let string: Function<Unknown, Unknown> = env.get_global()?.get_named_property("String")?;
+            let proto: Object = string.get_named_property("prototype")?;
+            let concat: Function<FnArgs<(napi::JsString, napi::JsString)>, Unknown> =
+                proto.get_named_property("concat")?;
+            let middle =
+                strings.get(*field).copied().ok_or_else(|| Error::from_reason("missing data string"))?;
+            concat.apply(before.to_js(env)?, FnArgs::from((middle, after.to_js(env)?)))?
+        }
+    };
+    obj.set_named_property("content", content)?;
     obj.set_named_property("data", data)?;
     Ok(obj)
 }

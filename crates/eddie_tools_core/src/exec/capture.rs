@@ -2,6 +2,7 @@
 //! character, and [`Capture`], which keeps the head and the tail of a stream, counts what it
 //! drops (bytes and lines), and keeps error-looking lines from the dropped middle.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 
@@ -16,16 +17,24 @@ pub struct Utf8Decoder {
 }
 
 impl Utf8Decoder {
-    /// Decode `bytes` (after what was carried over); the incomplete tail is kept.
-    pub fn push(&mut self, bytes: &[u8]) -> String {
+    /// Decode `bytes` (after what was carried over); the incomplete tail is kept. Valid text
+    /// with nothing carried over is borrowed, not copied.
+    pub fn push<'a>(&mut self, bytes: &'a [u8]) -> Cow<'a, str> {
+        if self.carry.is_empty() {
+            let cut = crate::utf8::complete_prefix(bytes);
+            if let Ok(text) = std::str::from_utf8(&bytes[..cut]) {
+                self.carry.extend_from_slice(&bytes[cut..]);
+                return Cow::Borrowed(text);
+            }
+        }
         let mut all = std::mem::take(&mut self.carry);
         all.extend_from_slice(bytes);
         let cut = crate::utf8::complete_prefix(&all);
         self.carry = all.split_off(cut);
-        match String::from_utf8(all) {
+        Cow::Owned(match String::from_utf8(all) {
             Ok(s) => s,
             Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        }
+        })
     }
 
     /// Whatever is left (an incomplete character becomes U+FFFD).
@@ -147,6 +156,7 @@ impl Capture {
             return;
         }
         self.total_bytes += text.len() as u64;
+        self.total_newlines += memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
         self.ends_with_newline = text.ends_with('\n');
         let mut rest = text;
         if self.tail.is_empty() && self.head.len() < self.head_cap {
@@ -161,13 +171,17 @@ impl Capture {
                 return;
             }
         }
-        self.track_lines(rest, true);
+        // The tail is searched only for what it drops: what it keeps is shown anyway, so output
+        // that fits is never scanned.
         self.tail.push_str(rest);
         if self.tail.len() > 2 * self.tail_cap.max(1) {
             self.compact();
         }
     }
 
+    /// Drop the tail's front down to `tail_cap` bytes, counting and scanning what goes. The
+    /// head followed by everything dropped so far is always a prefix of the stream, so line
+    /// numbers and lines split between drops come out right.
     fn compact(&mut self) {
         if self.tail.len() <= self.tail_cap {
             return;
@@ -176,14 +190,17 @@ impl Capture {
         while !self.tail.is_char_boundary(cut) {
             cut += 1;
         }
-        let dropped = &self.tail[..cut];
-        self.omitted_bytes += dropped.len() as u64;
-        self.omitted_newlines += memchr::memchr_iter(b'\n', dropped.as_bytes()).count() as u64;
+        let tail = std::mem::take(&mut self.tail);
+        let gone = &tail[..cut];
+        self.omitted_bytes += gone.len() as u64;
+        self.omitted_newlines += memchr::memchr_iter(b'\n', gone.as_bytes()).count() as u64;
+        self.track_lines(gone, true);
+        self.tail = tail;
         self.tail.drain(..cut);
     }
 
-    /// Count lines and, with `scan`, find error lines in the complete lines of `text` (with the
-    /// carried partial line) in one keyword pass.
+    /// Follow the line numbers through `text` and, with `scan`, find error lines among its
+    /// complete lines (with the carried partial line) in one keyword pass.
     fn track_lines(&mut self, text: &str, scan: bool) {
         let Some(last_nl) = text.rfind('\n') else {
             self.append_partial(text);
@@ -220,9 +237,7 @@ impl Capture {
                 self.record_error(line_no, line[..cut].trim_end_matches('\r').to_owned());
             }
         }
-        let lines = memchr::memchr_iter(b'\n', complete.as_bytes()).count() as u64;
-        self.line_no += lines;
-        self.total_newlines += lines;
+        self.line_no += memchr::memchr_iter(b'\n', complete.as_bytes()).count() as u64;
         self.line.clear();
         self.append_partial(rest);
     }
@@ -247,13 +262,8 @@ impl Capture {
 
     /// The final view of the stream.
     pub fn finish(mut self) -> Captured {
-        if !self.line.is_empty() {
-            // A last line without a newline still counts (and may be an error line).
-            let line = std::mem::take(&mut self.line);
-            if is_error_line(&line) {
-                self.record_error(self.line_no, line);
-            }
-        }
+        // The partial line left over is the one the tail starts in (or the head ends in): it is
+        // shown, so it is not searched.
         self.compact();
         let total_lines = self.total_newlines + u64::from(!self.ends_with_newline && self.total_bytes > 0);
         // Line numbers (0-based) wholly inside the omitted middle: after the line the head
@@ -312,26 +322,45 @@ pub struct Captured {
 impl Captured {
     /// The text for the model: head, a marker with the counts and the kept lines, tail.
     pub fn render(&self) -> String {
-        if self.omitted_bytes == 0 {
-            return format!("{}{}", self.head, self.tail);
+        let mut s = String::new();
+        self.render_into(&mut s);
+        s
+    }
+
+    /// [`Captured::render`], reusing the head's buffer.
+    pub fn into_text(self) -> String {
+        if self.omitted_bytes > 0 {
+            return self.render();
         }
-        let mut s = self.head.clone();
-        if !s.ends_with('\n') {
-            s.push('\n');
-        }
-        s.push_str(&format!("[… {} bytes ({} lines) omitted …]\n", self.omitted_bytes, self.omitted_lines));
-        if !self.kept_lines.is_empty() {
-            s.push_str("[error lines from the omitted part:]\n");
-            for (n, t) in &self.kept_lines {
-                s.push_str(&format!("  {n}: {t}\n"));
-            }
-            if self.omitted_error_lines > 0 {
-                s.push_str(&format!("  [… {} more error lines]\n", self.omitted_error_lines));
-            }
-            s.push_str("[end of omitted part]\n");
-        }
+        let mut s = self.head;
         s.push_str(&self.tail);
         s
+    }
+
+    /// [`Captured::render`], appended to `s`.
+    pub fn render_into(&self, s: &mut String) {
+        s.reserve(self.head.len() + self.tail.len());
+        s.push_str(&self.head);
+        if self.omitted_bytes > 0 {
+            if !s.ends_with('\n') {
+                s.push('\n');
+            }
+            s.push_str(&format!(
+                "[… {} bytes ({} lines) omitted …]\n",
+                self.omitted_bytes, self.omitted_lines
+            ));
+            if !self.kept_lines.is_empty() {
+                s.push_str("[error lines from the omitted part:]\n");
+                for (n, t) in &self.kept_lines {
+                    s.push_str(&format!("  {n}: {t}\n"));
+                }
+                if self.omitted_error_lines > 0 {
+                    s.push_str(&format!("  [… {} more error lines]\n", self.omitted_error_lines));
+                }
+                s.push_str("[end of omitted part]\n");
+            }
+        }
+        s.push_str(&self.tail);
     }
 
     /// `{totalBytes, totalLines, truncated, omittedBytes, omittedLines, keptLines}`.

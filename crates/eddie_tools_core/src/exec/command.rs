@@ -273,7 +273,7 @@ impl Outcome {
         for (name, c) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
             if c.total_bytes > 0 {
                 s.push_str(&format!("--- {name} ---\n"));
-                s.push_str(&c.render());
+                c.render_into(&mut s);
                 if !s.ends_with('\n') {
                     s.push('\n');
                 }
@@ -286,21 +286,22 @@ impl Outcome {
     }
 
     /// The data fields shared by `run` and the runners.
-    pub fn to_json(&self, inv: &Invocation) -> Value {
+    pub fn into_json(self, inv: &Invocation) -> Value {
+        let (status, stdout_stats, stderr_stats) = (self.status(), self.stdout.stats(), self.stderr.stats());
         json!({
             "command": inv.program,
             "args": inv.args,
             "cwd": inv.cwd_shown,
-            "status": self.status(),
-            "success": self.status() == "ok",
+            "status": status,
+            "success": status == "ok",
             "exitCode": self.exit_code,
             "signal": self.signal,
             "timedOut": self.ending == Ending::Timeout,
             "durationMs": (self.duration.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0,
-            "stdout": self.stdout.render(),
-            "stderr": self.stderr.render(),
-            "stdoutStats": self.stdout.stats(),
-            "stderrStats": self.stderr.stats(),
+            "stdout": self.stdout.into_text(),
+            "stderr": self.stderr.into_text(),
+            "stdoutStats": stdout_stats,
+            "stderrStats": stderr_stats,
             "droppedEnv": inv.dropped_env,
         })
     }
@@ -402,16 +403,16 @@ impl Stream {
         }
     }
 
-    fn feed(&mut self, text: String, ctx: &Ctx, on_line: &mut Option<&mut LineFn<'_>>) {
+    fn feed(&mut self, text: &str, ctx: &Ctx, on_line: &mut Option<&mut LineFn<'_>>) {
         if text.is_empty() {
             return;
         }
-        self.capture.push(&text);
+        self.capture.push(text);
         if let Some(f) = on_line {
-            self.lines.push(&text, self.name, *f);
+            self.lines.push(text, self.name, *f);
         }
         if let Some(cb) = &ctx.on_output {
-            self.delivered = Some(cb(OutputChunk { stream: self.name, text }));
+            self.delivered = Some(cb(OutputChunk { stream: self.name, text: text.to_owned() }));
         }
     }
 
@@ -426,14 +427,14 @@ impl Stream {
             Ok(0) | Err(_) => {
                 self.open = false;
                 let rest = self.decoder.finish();
-                self.feed(rest, ctx, on_line);
+                self.feed(&rest, ctx, on_line);
                 if let Some(f) = on_line {
                     self.lines.finish(self.name, *f);
                 }
             }
             Ok(n) => {
                 let text = self.decoder.push(&buf[..n]);
-                self.feed(text, ctx, on_line);
+                self.feed(&text, ctx, on_line);
             }
         }
     }

@@ -90,5 +90,6 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         return Ok(declined(SCHEMA, &inv, json!({})));
     }
     let outcome = execute(&inv, ctx, None).await?;
-    Ok(ToolOutput::new(SCHEMA, outcome.render(&inv), outcome.to_json(&inv)))
+    let content = outcome.render(&inv);
+    Ok(ToolOutput::new(SCHEMA, content, outcome.into_json(&inv)))
 }

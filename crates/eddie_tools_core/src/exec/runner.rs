@@ -120,7 +120,7 @@ pub async fn run(
             .map_or(0, |i| content[i + 1..].find('\n').map_or(content.len(), |j| i + j + 2));
         content.insert_str(at, &line);
     }
-    let mut data = outcome.to_json(&inv);
+    let mut data = outcome.into_json(&inv);
     run::merge(&mut data, extra);
     data["tests"] = tests;
     Ok(ToolOutput::new(schema, content, data))

@@ -261,10 +261,10 @@ pub fn register(mut tree: Tree, display: String, cwd: String, ctx: &Ctx) -> Resu
         let mut err_buf = vec![0u8; 32 * 1024];
         let mut status = None;
         let mut terminating = false;
-        let append = |text: String| {
+        let append = |text: &str| {
             if !text.is_empty() {
                 if let Ok(mut l) = p.log.lock() {
-                    l.push(&text);
+                    l.push(text);
                 }
                 p.notify.notify_waiters();
             }
@@ -275,12 +275,12 @@ pub fn register(mut tree: Tree, display: String, cwd: String, ctx: &Ctx) -> Resu
             }
             tokio::select! {
                 got = out.read(&mut out_buf), if out_open => match got {
-                    Ok(n) if n > 0 => append(out_dec.push(&out_buf[..n])),
-                    _ => { out_open = false; append(out_dec.finish()); }
+                    Ok(n) if n > 0 => append(&out_dec.push(&out_buf[..n])),
+                    _ => { out_open = false; append(&out_dec.finish()); }
                 },
                 got = err.read(&mut err_buf), if err_open => match got {
-                    Ok(n) if n > 0 => append(err_dec.push(&err_buf[..n])),
-                    _ => { err_open = false; append(err_dec.finish()); }
+                    Ok(n) if n > 0 => append(&err_dec.push(&err_buf[..n])),
+                    _ => { err_open = false; append(&err_dec.finish()); }
                 },
                 st = tree.wait(), if status.is_none() => {
                     status = Some(st.ok());
