@@ -113,9 +113,11 @@ const LINE_CAP: usize = 400;
 pub struct Capture {
     head_cap: usize,
     tail_cap: usize,
-    head: String,
-    /// The tail window; may grow to twice `tail_cap` before it is compacted.
-    tail: String,
+    /// The head, then the tail window (which may grow to twice `tail_cap` before it is
+    /// compacted), in one buffer: output that fits is handed on without a copy.
+    kept: String,
+    /// Where the tail starts in `kept`.
+    head_len: usize,
     total_bytes: u64,
     total_newlines: u64,
     omitted_bytes: u64,
@@ -135,8 +137,8 @@ impl Capture {
         Self {
             head_cap,
             tail_cap,
-            head: String::new(),
-            tail: String::new(),
+            kept: String::new(),
+            head_len: 0,
             total_bytes: 0,
             total_newlines: 0,
             omitted_bytes: 0,
@@ -159,12 +161,13 @@ impl Capture {
         self.total_newlines += memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
         self.ends_with_newline = text.ends_with('\n');
         let mut rest = text;
-        if self.tail.is_empty() && self.head.len() < self.head_cap {
-            let room = floor_boundary(rest, self.head_cap - self.head.len());
+        if self.kept.len() == self.head_len && self.head_len < self.head_cap {
+            let room = floor_boundary(rest, self.head_cap - self.head_len);
             let (into_head, after) = rest.split_at(room);
             // The head is always shown: its lines are counted, not searched for errors.
             self.track_lines(into_head, false);
-            self.head.push_str(into_head);
+            self.kept.push_str(into_head);
+            self.head_len = self.kept.len();
             self.head_newlines += memchr::memchr_iter(b'\n', into_head.as_bytes()).count() as u64;
             rest = after;
             if rest.is_empty() {
@@ -173,8 +176,8 @@ impl Capture {
         }
         // The tail is searched only for what it drops: what it keeps is shown anyway, so output
         // that fits is never scanned.
-        self.tail.push_str(rest);
-        if self.tail.len() > 2 * self.tail_cap.max(1) {
+        self.kept.push_str(rest);
+        if self.kept.len() - self.head_len > 2 * self.tail_cap.max(1) {
             self.compact();
         }
     }
@@ -183,20 +186,20 @@ impl Capture {
     /// head followed by everything dropped so far is always a prefix of the stream, so line
     /// numbers and lines split between drops come out right.
     fn compact(&mut self) {
-        if self.tail.len() <= self.tail_cap {
+        if self.kept.len() - self.head_len <= self.tail_cap {
             return;
         }
-        let mut cut = self.tail.len() - self.tail_cap;
-        while !self.tail.is_char_boundary(cut) {
+        let mut cut = self.kept.len() - self.tail_cap;
+        while !self.kept.is_char_boundary(cut) {
             cut += 1;
         }
-        let tail = std::mem::take(&mut self.tail);
-        let gone = &tail[..cut];
+        let kept = std::mem::take(&mut self.kept);
+        let gone = &kept[self.head_len..cut];
         self.omitted_bytes += gone.len() as u64;
         self.omitted_newlines += memchr::memchr_iter(b'\n', gone.as_bytes()).count() as u64;
         self.track_lines(gone, true);
-        self.tail = tail;
-        self.tail.drain(..cut);
+        self.kept = kept;
+        self.kept.drain(self.head_len..cut);
     }
 
     /// Follow the line numbers through `text` and, with `scan`, find error lines among its
@@ -286,8 +289,8 @@ impl Capture {
             middle.extend(late);
         }
         Captured {
-            head: self.head,
-            tail: self.tail,
+            text: self.kept,
+            head_len: self.head_len,
             total_bytes: self.total_bytes,
             total_lines,
             omitted_bytes: self.omitted_bytes,
@@ -301,10 +304,10 @@ impl Capture {
 /// What a [`Capture`] kept.
 #[derive(Debug, Clone, Default)]
 pub struct Captured {
-    /// The start of the stream.
-    pub head: String,
-    /// The end of the stream (empty when everything fit in `head`).
-    pub tail: String,
+    /// The head, then the tail.
+    text: String,
+    /// Where the tail starts in `text`.
+    head_len: usize,
     /// Bytes the stream had.
     pub total_bytes: u64,
     /// Lines the stream had.
@@ -320,6 +323,16 @@ pub struct Captured {
 }
 
 impl Captured {
+    /// The start of the stream.
+    pub fn head(&self) -> &str {
+        &self.text[..self.head_len]
+    }
+
+    /// The end of the stream (empty when everything fit in the head).
+    pub fn tail(&self) -> &str {
+        &self.text[self.head_len..]
+    }
+
     /// The text for the model: head, a marker with the counts and the kept lines, tail.
     pub fn render(&self) -> String {
         let mut s = String::new();
@@ -329,18 +342,13 @@ impl Captured {
 
     /// [`Captured::render`], reusing the head's buffer.
     pub fn into_text(self) -> String {
-        if self.omitted_bytes > 0 {
-            return self.render();
-        }
-        let mut s = self.head;
-        s.push_str(&self.tail);
-        s
+        if self.omitted_bytes > 0 { self.render() } else { self.text }
     }
 
     /// [`Captured::render`], appended to `s`.
     pub fn render_into(&self, s: &mut String) {
-        s.reserve(self.head.len() + self.tail.len());
-        s.push_str(&self.head);
+        s.reserve(self.text.len());
+        s.push_str(self.head());
         if self.omitted_bytes > 0 {
             if !s.ends_with('\n') {
                 s.push('\n');
@@ -360,7 +368,7 @@ impl Captured {
                 s.push_str("[end of omitted part]\n");
             }
         }
-        s.push_str(&self.tail);
+        s.push_str(self.tail());
     }
 
     /// `{totalBytes, totalLines, truncated, omittedBytes, omittedLines, keptLines}`.
@@ -408,7 +416,7 @@ mod tests {
         let mut c = Capture::new(4, 100);
         c.push("one\ntwo");
         let r = c.finish();
-        assert_eq!((r.head.as_str(), r.tail.as_str(), r.total_lines), ("one\n", "two", 2));
+        assert_eq!((r.head(), r.tail(), r.total_lines), ("one\n", "two", 2));
     }
 
     #[test]
@@ -447,13 +455,13 @@ mod tests {
             c.push(&line);
         }
         let r = c.finish();
-        assert!(r.head.starts_with("line 0\nline 1\n"));
-        assert!(r.tail.ends_with("test result: FAILED\n"));
+        assert!(r.head().starts_with("line 0\nline 1\n"));
+        assert!(r.tail().ends_with("test result: FAILED\n"));
         assert_eq!(r.total_lines, 10_000);
-        let kept = r.head.len() + r.tail.len();
+        let kept = r.head().len() + r.tail().len();
         assert_eq!(r.omitted_bytes + kept as u64, r.total_bytes);
-        let head_lines = r.head.matches('\n').count() as u64;
-        let tail_lines = r.tail.matches('\n').count() as u64;
+        let head_lines = r.head().matches('\n').count() as u64;
+        let tail_lines = r.tail().matches('\n').count() as u64;
         assert_eq!(head_lines + r.omitted_lines + tail_lines, 10_000);
         assert_eq!(r.kept_lines, vec![(5001, "error[E0308]: mismatched types".to_owned())]);
         let text = r.render();
@@ -488,10 +496,10 @@ mod tests {
         let mut c = Capture::new(7, 9);
         for _ in 0..100_000 {
             c.push("é😀x");
-            assert!(c.tail.len() <= 2 * 9 + 7);
+            assert!((c.kept.len() - c.head_len) <= 2 * 9 + 7);
         }
         let r = c.finish();
-        assert!(r.head.len() <= 7 && r.tail.len() <= 9 + 3);
+        assert!(r.head().len() <= 7 && r.tail().len() <= 9 + 3);
         assert!(r.render().is_char_boundary(0));
         assert_eq!(r.total_bytes, 700_000);
     }
