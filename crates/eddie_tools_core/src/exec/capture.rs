@@ -96,11 +96,6 @@ fn keywords() -> Option<&'static aho_corasick::AhoCorasick> {
     .as_ref()
 }
 
-/// Lines that look like an error or a failure (kept from an elided middle).
-pub fn is_error_line(line: &str) -> bool {
-    error_regex().is_some_and(|re| re.is_match(line))
-}
-
 /// Most error lines kept from the middle (half from its start, half from its end).
 const KEPT_ERRORS: usize = 40;
 /// Error-line candidates remembered (the tail may still cover the latest ones).
@@ -125,7 +120,6 @@ pub struct Capture {
     head_newlines: u64,
     /// The line being assembled (for error detection), capped.
     line: String,
-    line_no: u64,
     first_errors: Vec<(u64, String)>,
     late_errors: VecDeque<(u64, String)>,
     ends_with_newline: bool,
@@ -145,7 +139,6 @@ impl Capture {
             omitted_newlines: 0,
             head_newlines: 0,
             line: String::new(),
-            line_no: 0,
             first_errors: Vec::new(),
             late_errors: VecDeque::new(),
             ends_with_newline: false,
@@ -165,10 +158,9 @@ impl Capture {
             let room = floor_boundary(rest, self.head_cap - self.head_len);
             let (into_head, after) = rest.split_at(room);
             // The head is always shown: its lines are counted, not searched for errors.
-            self.track_lines(into_head, false);
+            self.head_newlines += self.track_lines(into_head, false);
             self.kept.push_str(into_head);
             self.head_len = self.kept.len();
-            self.head_newlines += memchr::memchr_iter(b'\n', into_head.as_bytes()).count() as u64;
             rest = after;
             if rest.is_empty() {
                 return;
@@ -196,18 +188,18 @@ impl Capture {
         let kept = std::mem::take(&mut self.kept);
         let gone = &kept[self.head_len..cut];
         self.omitted_bytes += gone.len() as u64;
-        self.omitted_newlines += memchr::memchr_iter(b'\n', gone.as_bytes()).count() as u64;
-        self.track_lines(gone, true);
+        self.omitted_newlines += self.track_lines(gone, true);
         self.kept = kept;
         self.kept.drain(self.head_len..cut);
     }
 
-    /// Follow the line numbers through `text` and, with `scan`, find error lines among its
-    /// complete lines (with the carried partial line) in one keyword pass.
-    fn track_lines(&mut self, text: &str, scan: bool) {
+    /// Follow the lines through `text`, the next part of the head or of the dropped middle,
+    /// and, with `scan`, find error lines among its complete lines (with the carried partial
+    /// line) in one keyword pass. Returns how many line breaks `text` has.
+    fn track_lines(&mut self, text: &str, scan: bool) -> u64 {
         let Some(last_nl) = text.rfind('\n') else {
             self.append_partial(text);
-            return;
+            return 0;
         };
         let (complete, rest) = text.split_at(last_nl + 1);
         let joined;
@@ -217,9 +209,9 @@ impl Capture {
             joined = format!("{}{complete}", self.line);
             &joined
         };
-        let base = self.line_no;
+        // The head and the middle dropped so far are the start of the stream.
+        let mut line_no = self.head_newlines + self.omitted_newlines;
         let mut counted_to = 0usize;
-        let mut line_no = base;
         let mut last_line_end = 0usize;
         if let (true, Some(ac), Some(re)) = (scan, keywords(), error_regex()) {
             let bytes = region.as_bytes();
@@ -240,9 +232,9 @@ impl Capture {
                 self.record_error(line_no, line[..cut].trim_end_matches('\r').to_owned());
             }
         }
-        self.line_no += memchr::memchr_iter(b'\n', complete.as_bytes()).count() as u64;
         self.line.clear();
         self.append_partial(rest);
+        memchr::memchr_iter(b'\n', complete.as_bytes()).count() as u64
     }
 
     fn append_partial(&mut self, part: &str) {
@@ -387,6 +379,10 @@ impl Captured {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn is_error_line(line: &str) -> bool {
+        error_regex().is_some_and(|re| re.is_match(line))
+    }
 
     #[test]
     fn decoder_never_splits_a_character() {
