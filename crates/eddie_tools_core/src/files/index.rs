@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::text::{Detected, Enc, SAMPLE, detect};
 use crate::error::{Result, ToolError};
+use crate::fs::read_at_most;
 
 /// Lines between two checkpoints.
 pub const STEP: u64 = 1024;
@@ -244,8 +245,6 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     }
     Ok(done)
 }
-
-pub use crate::fs::read_at_most;
 
 impl LineIndex {
     /// The byte offset where line `line` (0-based) starts; `None` past the last line.

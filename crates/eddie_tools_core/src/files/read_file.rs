@@ -215,7 +215,7 @@ fn collect(
     };
     'outer: while at < raw_end {
         let want = usize::try_from(raw_end - at).unwrap_or(usize::MAX).min(buf.len());
-        let n = index::read_at_most(file, &mut buf[..want], at)?;
+        let n = crate::fs::read_at_most(file, &mut buf[..want], at)?;
         if n == 0 {
             break;
         }
