@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use super::args;
-use super::walk::GitignoreFilter;
+use super::walk::{GitignoreFilter, IgnoreCounts};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
@@ -41,13 +41,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         let tree = Tree::walk_filtered(&resolved.real, &resolved.lexical, opts, &cancel, &filter)?;
         let (gitignored, git_dirs) = filter.counts();
         let (dot_entries, dependencies) = tree.left_out();
-        let hidden = dot_entries + git_dirs;
-        let ignored = json!({
-            "total": gitignored + hidden + dependencies,
-            "gitignore": gitignored,
-            "hidden": hidden,
-            "excluded": dependencies,
-        });
+        let ignored = IgnoreCounts::from_parts(gitignored, dot_entries + git_dirs, dependencies).to_json();
         let page = Page {
             root_label: &path,
             prefix: &prefix,

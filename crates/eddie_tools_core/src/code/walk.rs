@@ -49,6 +49,15 @@ pub struct IgnoreCounts {
 }
 
 impl IgnoreCounts {
+    /// Counts found another way (`project_map`'s tree walk).
+    pub fn from_parts(gitignore: usize, hidden: usize, excluded: usize) -> Self {
+        Self {
+            gitignore: AtomicUsize::new(gitignore),
+            hidden: AtomicUsize::new(hidden),
+            excluded: AtomicUsize::new(excluded),
+        }
+    }
+
     /// `{total, gitignore, hidden, excluded}`.
     pub fn to_json(&self) -> Value {
         let (g, h, e) = self.parts();
