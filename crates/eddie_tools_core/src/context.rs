@@ -146,10 +146,12 @@ impl Ctx {
     }
 
     /// Ask the caller. Without a callback the answer is "no" (like eddie's non-interactive mode).
+    /// The wait races the abort signal: a confirm left pending (a dialog nobody answers) does
+    /// not hold a cancelled call, which rejects with `CANCELLED` and does nothing.
     pub async fn confirm(&self, message: String) -> Result<bool> {
         self.cancel.check()?;
         let Some(confirm) = &self.confirm else { return Ok(false) };
-        let answer = confirm(message).await.map_err(|e| {
+        let answer = self.unless_cancelled(confirm(message)).await?.map_err(|e| {
             if e.code() == ErrorCode::ConfirmFailed {
                 e
             } else {
@@ -158,6 +160,15 @@ impl Ctx {
         })?;
         self.cancel.check()?;
         Ok(answer)
+    }
+
+    /// `work`'s output, or `Err(CANCELLED)` as soon as the call is cancelled (dropping `work`).
+    /// For every wait on the caller (confirm, ask), so that no family can forget the race.
+    pub async fn unless_cancelled<T>(&self, work: impl Future<Output = T>) -> Result<T> {
+        tokio::select! {
+            out = work => Ok(out),
+            () = self.cancel.cancelled() => Err(ToolError::cancelled()),
+        }
     }
 
     /// An environment variable as the tool sees it.
@@ -183,4 +194,28 @@ pub async fn blocking<T: Send + 'static>(
 /// A confirm callback that always answers `answer` (for tests and `--yes`).
 pub fn constant_confirm(answer: bool) -> ConfirmFn {
     Arc::new(move |_| Box::pin(async move { Ok(answer) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_pending_confirm_or_ask_gives_way_to_an_abort() {
+        let never: ConfirmFn = Arc::new(|_| Box::pin(std::future::pending()));
+        let never_ask: AskFn = Arc::new(|_| Box::pin(std::future::pending()));
+        let ctx = Ctx::new(".").unwrap().with_confirm(never).with_ask(never_ask);
+        let cancel = ctx.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            cancel.cancel();
+        });
+        let started = std::time::Instant::now();
+        let err = ctx.confirm("go?".into()).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Cancelled);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        let ask = ctx.ask.clone().unwrap();
+        let err = ctx.unless_cancelled(ask("q".into())).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Cancelled);
+    }
 }

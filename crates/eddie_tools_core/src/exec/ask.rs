@@ -35,12 +35,13 @@ pub async fn run(args: &Value, ctx: &Ctx, tool: &'static str, schema: &'static s
             text.push_str(&format!("\n{}. {o}", i + 1));
         }
     }
-    let answer = tokio::select! {
-        a = ask(text) => a.map_err(|e| {
-            if e.code() == ErrorCode::AskFailed { e } else { ToolError::new(ErrorCode::AskFailed, e.message().to_owned()) }
-        })?,
-        () = ctx.cancel.cancelled() => return Err(ToolError::cancelled()),
-    };
+    let answer = ctx.unless_cancelled(ask(text)).await?.map_err(|e| {
+        if e.code() == ErrorCode::AskFailed {
+            e
+        } else {
+            ToolError::new(ErrorCode::AskFailed, e.message().to_owned())
+        }
+    })?;
     let content =
         if answer.trim().is_empty() { "(the user gave an empty answer)".to_owned() } else { answer.clone() };
     let mut data = json!({"question": question, "answer": answer});
