@@ -140,13 +140,16 @@ fn last_lines(s: &str, n: usize) -> &str {
     &s[end..]
 }
 
-/// `diff` cut to `max` bytes at a line end, with a note of what was left out.
+/// `diff` cut to at most `max` bytes at a line end, with a note of what was left out. Cuts
+/// on bytes (a `\n` is never inside a multi-byte character), so it cannot split a character
+/// or fail, whatever text is at the cut.
 pub fn capped(diff: &str, max: usize) -> String {
     if diff.len() <= max {
         return diff.to_owned();
     }
-    let cut = diff[..max].rfind('\n').map_or(0, |i| i + 1);
-    format!("{}[diff truncated: {} more bytes]\n", &diff[..cut], diff.len() - cut)
+    let cut = memchr::memrchr(b'\n', &diff.as_bytes()[..max]).map_or(0, |i| i + 1);
+    let kept = diff.get(..cut).unwrap_or_default();
+    format!("{kept}[diff truncated: {} more bytes]\n", diff.len() - kept.len())
 }
 
 #[cfg(test)]
@@ -176,5 +179,34 @@ mod tests {
         let (d, s) = unified(None, Some("n"), "", "x\n");
         assert_eq!((d.as_str(), s.added), ("--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n", 1));
         assert_eq!(unified(Some("f"), Some("f"), "same", "same").0, "");
+    }
+
+    #[test]
+    fn capped_never_splits_a_character() {
+        // 2-, 3- and 4-byte characters at every cut position around the cap, with and without
+        // line ends before it.
+        for ch in ["é", "€", "😀"] {
+            for lead in 0..8 {
+                for with_lines in [false, true] {
+                    let mut d = "x".repeat(lead);
+                    if with_lines {
+                        d.push('\n');
+                    }
+                    d.push_str(&ch.repeat(40));
+                    d.push('\n');
+                    for max in 0..d.len() + 2 {
+                        let out = capped(&d, max);
+                        if d.len() <= max {
+                            assert_eq!(out, d);
+                            continue;
+                        }
+                        let (kept, note) = out.split_once("[diff truncated: ").unwrap();
+                        assert!(kept.len() <= max && d.starts_with(kept), "{ch} {lead} {max}");
+                        assert!(kept.is_empty() || kept.ends_with('\n'));
+                        assert_eq!(note, format!("{} more bytes]\n", d.len() - kept.len()));
+                    }
+                }
+            }
+        }
     }
 }

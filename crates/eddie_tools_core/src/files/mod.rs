@@ -237,6 +237,8 @@ pub async fn load(ctx: &Ctx, path: &str, expected: Option<&str>, forced: Option<
 pub struct Finished {
     /// The unified diff of the change.
     pub diff: String,
+    /// The diff as the result text shows it (capped), made before anything is written.
+    pub shown: String,
     /// Lines added and removed.
     pub stat: diff::Stat,
     /// Written to disk.
@@ -248,6 +250,8 @@ pub struct Finished {
 }
 
 /// Encode `new_text`, then (unless `dry_run`) confirm with `prompt` and write atomically.
+/// Everything the result needs that can fail is made before the write: once the file has
+/// changed, the call reports success.
 pub async fn finish(
     ctx: &Ctx,
     loaded: &Loaded,
@@ -257,8 +261,10 @@ pub async fn finish(
 ) -> Result<Finished> {
     let new_bytes = loaded.doc.encode(new_text, &loaded.path)?;
     let (diff, stat) = diff::unified(Some(&loaded.path), Some(&loaded.path), &loaded.doc.text, new_text);
+    let shown = diff::capped(&diff, 16 * 1024);
     let unchanged = |cancelled: bool| Finished {
         diff: diff.clone(),
+        shown: shown.clone(),
         stat,
         applied: false,
         cancelled,
@@ -283,13 +289,15 @@ pub async fn finish(
         // Hash the new content while it is being written.
         let changes = [change];
         std::thread::scope(|scope| {
-            let hashing = scope.spawn(|| text::hash(changes[0].new.as_deref().unwrap_or_default()));
+            let new = changes[0].new.as_deref().unwrap_or_default();
+            let hashing = scope.spawn(|| text::hash(new));
             commit::commit(&changes)?;
-            hashing.join().map_err(|_| ToolError::internal("the hashing thread panicked"))
+            // Written: the result cannot fail from here on (a lost hasher is hashed again).
+            Ok(hashing.join().unwrap_or_else(|_| text::hash(new)))
         })
     })
     .await?;
-    Ok(Finished { diff, stat, applied: true, cancelled: false, hash })
+    Ok(Finished { diff, shown, stat, applied: true, cancelled: false, hash })
 }
 
 /// The common `data` of an edit result.
@@ -336,11 +344,7 @@ pub fn edit_content(loaded: &Loaded, f: &Finished, dry_run: bool, what: &str) ->
     } else {
         format!("Edited {}: {what} (+{} -{}).", loaded.path, f.stat.added, f.stat.removed)
     };
-    if f.diff.is_empty() || f.cancelled {
-        head
-    } else {
-        format!("{head}\n{}", diff::capped(&f.diff, 16 * 1024))
-    }
+    if f.diff.is_empty() || f.cancelled { head } else { format!("{head}\n{}", f.shown) }
 }
 
 /// `allowPlaceholders`: let the new text hold omission placeholders (`// ... rest unchanged`).
