@@ -102,6 +102,24 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let includes = Includes::new(std::slice::from_ref(&pattern), case_insensitive)?;
     let target = args::target(ctx, Some(&path))?;
+    // The pattern's literal leading directories are a path like any other: they go through the
+    // workspace resolver, so a symlink among them that points outside is refused, not walked.
+    let prefix = literal_prefix(&pattern);
+    let prefix_real = if prefix.is_empty() {
+        target.root.real.clone()
+    } else {
+        let rel =
+            if target.root.rel.is_empty() { prefix.clone() } else { format!("{}/{prefix}", target.root.rel) };
+        let outside = || {
+            crate::ToolError::new(
+                crate::ErrorCode::OutsideWorkspace,
+                format!(
+                    "Path is outside the workspace: {rel} (the directory pattern {pattern} starts in; a symlink there leads out of the workspace)"
+                ),
+            )
+        };
+        ctx.workspace.resolve_with(&rel, outside)?.real
+    };
     let stop = Stop::new(ctx.cancel.flag(), None);
     let k = offset.saturating_add(max_results);
     let pat = pattern.clone();
@@ -115,8 +133,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         }
         let root_rel = target.root.rel.clone();
         // Start below the literal directories of the pattern; a missing one matches nothing.
-        let prefix = literal_prefix(&pattern);
-        let mut root = Root { real: target.root.real.join(&prefix), rel: root_rel.clone() };
+        let mut root = Root { real: prefix_real, rel: root_rel.clone() };
         if !prefix.is_empty() {
             root.rel = if root_rel.is_empty() { prefix.clone() } else { format!("{root_rel}/{prefix}") };
             if !root.real.is_dir() {
@@ -244,6 +261,28 @@ mod tests {
         assert_eq!(o.data["ignored"]["excluded"], 1);
         let o = glob(t.path(), json!({"pattern": "*.ts", "path": "src"})).await.unwrap();
         assert_eq!(files(&o), json!(["src/c.ts"]));
+    }
+
+    #[tokio::test]
+    async fn a_symlinked_literal_prefix_outside_is_refused() {
+        let outside = ws(&["secret.txt", "deep/inner.txt"]);
+        let t = ws(&["in/ok.txt"]);
+        std::os::unix::fs::symlink(outside.path(), t.path().join("link")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), t.path().join("in/link")).unwrap();
+        for (pattern, path) in [
+            ("link/*", "."),
+            ("link/**", "."),
+            ("link/deep/*.txt", "."),
+            ("./link/**/*.txt", "."),
+            ("link/*", "in"),
+        ] {
+            let err = glob(t.path(), json!({"pattern": pattern, "path": path})).await.unwrap_err();
+            assert_eq!(err.code(), ErrorCode::OutsideWorkspace, "{pattern} in {path}");
+        }
+        // A symlink inside the workspace that stays inside is walked as before.
+        std::os::unix::fs::symlink(t.path().join("in"), t.path().join("alias")).unwrap();
+        let o = glob(t.path(), json!({"pattern": "alias/*.txt"})).await.unwrap();
+        assert_eq!(o.data["files"], json!(["alias/ok.txt"]));
     }
 
     #[tokio::test]
