@@ -100,6 +100,27 @@ pub fn lines(text: &str) -> Vec<Line> {
     out
 }
 
+/// Every line of `text`, where a lone CR (old Mac line end, or a stray `\r` in a CRLF file)
+/// also ends a line: `one\r\ntwo\rthree\n` is three lines. Patches place hunks on these
+/// lines, so a model's `-three` matches; each line keeps its own ending when rebuilt.
+pub fn lines_any_eol(text: &str) -> Vec<Line> {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(text.len() / 32 + 1);
+    let mut start = 0;
+    for i in memchr::memchr2_iter(b'\n', b'\r', b) {
+        if i < start {
+            continue; // the LF of a CRLF, taken with its CR
+        }
+        let next = if b[i] == b'\r' && b.get(i + 1) == Some(&b'\n') { i + 2 } else { i + 1 };
+        out.push(Line { start, end: i, next });
+        start = next;
+    }
+    if start < b.len() {
+        out.push(Line { start, end: b.len(), next: b.len() });
+    }
+    out
+}
+
 /// 1-based line number of byte `at`.
 pub fn line_at(text: &str, at: usize) -> usize {
     memchr::memchr_iter(b'\n', &text.as_bytes()[..at.min(text.len())]).count() + 1

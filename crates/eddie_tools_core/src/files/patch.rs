@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::commit::{Change, commit};
 use super::diff;
 use super::index::Fingerprint;
-use super::matcher::{self, Request, fold, lines};
+use super::matcher::{self, Request, fold, lines_any_eol};
 use super::text::{TextDoc, eol_style};
 use super::{exists_error, prefixed};
 use crate::context::Ctx;
@@ -239,6 +239,23 @@ fn parse_unified_hunk(
     Ok((h, i))
 }
 
+/// A line that opens a file section or ends the patch, as written or padded with whitespace
+/// (codex trims these lines; models indent them).
+fn section_header(l: &str) -> Option<&str> {
+    let t = l.trim_start();
+    ["*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** End Patch"]
+        .iter()
+        .any(|h| t.starts_with(h) || (h.ends_with("Patch") && t.trim_end() == *h))
+        .then_some(t)
+}
+
+/// Inside an update body, whether `l` ends the body: an unpadded `*** ` line, or a padded
+/// section header. A line padded by exactly one space is a context line (its first byte is
+/// the ' ' tag), whatever follows.
+fn ends_update_body(l: &str) -> bool {
+    l.starts_with("*** ") || (!l.starts_with(' ') || l.starts_with("  ")) && section_header(l).is_some()
+}
+
 /// Parse the codex `*** Begin Patch` envelope.
 pub fn parse_codex(text: &str) -> Result<Vec<Op>> {
     let ls: Vec<&str> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
@@ -251,13 +268,14 @@ pub fn parse_codex(text: &str) -> Result<Vec<Op>> {
     let mut ops = Vec::new();
     let mut i = begin + 1;
     while i < end {
-        let l = ls[i];
+        let l = section_header(ls[i]).unwrap_or(ls[i]);
+        let ends_add_body = |l: &str| l.starts_with("*** ") || section_header(l).is_some();
         if let Some(p) = l.strip_prefix("*** Add File: ") {
             let mut content = String::new();
             i += 1;
-            while i < end && !ls[i].starts_with("*** ") {
+            while i < end && !ends_add_body(ls[i]) {
                 let trailing_blank = ls[i].is_empty()
-                    && ls[i..end].iter().take_while(|l| !l.starts_with("*** ")).all(|l| l.is_empty());
+                    && ls[i..end].iter().take_while(|l| !ends_add_body(l)).all(|l| l.is_empty());
                 match ls[i].strip_prefix('+') {
                     Some(s) => {
                         content.push_str(s);
@@ -282,7 +300,7 @@ pub fn parse_codex(text: &str) -> Result<Vec<Op>> {
         } else if let Some(p) = l.strip_prefix("*** Update File: ") {
             i += 1;
             let mut move_to = None;
-            if let Some(t) = ls.get(i).and_then(|n| n.strip_prefix("*** Move to: ")) {
+            if let Some(t) = ls.get(i).and_then(|n| n.trim_start().strip_prefix("*** Move to: ")) {
                 move_to = Some(t.trim().to_owned());
                 i += 1;
             }
@@ -295,7 +313,7 @@ pub fn parse_codex(text: &str) -> Result<Vec<Op>> {
                     i += 1;
                     continue;
                 }
-                if l.starts_with("*** ") {
+                if ends_update_body(l) {
                     break;
                 }
                 if let Some(anchor) = l.strip_prefix("@@") {
@@ -387,11 +405,11 @@ const STAGES: [&str; 4] = ["exact", "trim_end", "trim", "unicode"];
 
 /// Apply `hunks` to `text`; errors name the hunk.
 pub fn apply_hunks(text: &str, hunks: &[Hunk], display: &str) -> Result<(String, Vec<Placed>)> {
-    let table = lines(text);
+    let table = lines_any_eol(text);
     let content: Vec<&str> = table.iter().map(|l| &text[l.start..l.end]).collect();
     let eols: Vec<&str> = table.iter().map(|l| &text[l.end..l.next]).collect();
     let (dominant, _) = eol_style(text);
-    let ended_nl = text.is_empty() || text.ends_with('\n');
+    let ended_nl = text.is_empty() || text.ends_with(['\n', '\r']);
     let mut out: Vec<(String, String)> = Vec::with_capacity(table.len() + 16);
     let mut copied = 0usize; // old lines already copied to `out`
     let mut cursor = 0usize;
@@ -460,14 +478,23 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk], display: &str) -> Result<(String,
             Vec::new()
         };
         let mut at = pos;
+        // An added line that replaces removed ones takes the line ending of the last removed
+        // line (a file with mixed endings keeps them); otherwise the hunk's.
+        let mut replaced_eol: Option<&str> = None;
         for (t, s) in &h.lines {
             match t {
                 Tag::Ctx => {
                     out.push((content[at].to_owned(), eols[at].to_owned()));
+                    replaced_eol = None;
                     at += 1;
                 }
-                Tag::Del => at += 1,
-                Tag::Add => out.push((reindent_line(s, &indents), new_eol.to_owned())),
+                Tag::Del => {
+                    replaced_eol = Some(eols[at]).filter(|e| !e.is_empty());
+                    at += 1;
+                }
+                Tag::Add => {
+                    out.push((reindent_line(s, &indents), replaced_eol.unwrap_or(new_eol).to_owned()));
+                }
             }
         }
         copied = pos + m;
@@ -853,6 +880,50 @@ mod tests {
         );
         let lenient = parse_codex("*** Begin Patch\n*** Add File: a\n+x\n\n+y\n\n\n*** End Patch").unwrap();
         assert_eq!(lenient[0], Op::Add { path: "a".into(), content: "x\n\ny\n".into() });
+    }
+
+    #[test]
+    fn padded_section_headers_are_trimmed() {
+        // codex scenario 017: a file header indented by spaces or a tab.
+        for pad in ["  ", "\t", " \t "] {
+            let p =
+                format!("*** Begin Patch\n{pad}*** Update File: foo.txt\n@@\n-old\n+new\n*** End Patch\n");
+            let ops = parse_codex(&p).unwrap();
+            let Op::Update { path, hunks, .. } = &ops[0] else { panic!("{ops:?}") };
+            assert_eq!(path, "foo.txt");
+            assert_eq!(hunks[0].lines, vec![(Tag::Del, "old".into()), (Tag::Add, "new".into())]);
+        }
+        // Padded Add and Delete headers, a padded header right after an Add body, a padded Move.
+        let p = "*** Begin Patch\n  *** Add File: a.txt\n+x\n  *** Delete File: d.txt\n\t*** Update File: u.txt\n  *** Move to: v.txt\n@@\n-1\n+2\n*** End Patch";
+        let ops = parse_codex(p).unwrap();
+        assert_eq!(ops[0], Op::Add { path: "a.txt".into(), content: "x\n".into() });
+        assert_eq!(ops[1], Op::Delete { path: "d.txt".into(), hunks: vec![] });
+        assert!(
+            matches!(&ops[2], Op::Update { path, move_to: Some(to), .. } if path == "u.txt" && to == "v.txt")
+        );
+        // Inside an update body, one leading space is a context line, whatever follows.
+        let p = "*** Begin Patch\n*** Update File: f\n@@\n *** Update File: g\n-a\n+b\n*** End Patch";
+        let ops = parse_codex(p).unwrap();
+        assert_eq!(ops.len(), 1);
+        let Op::Update { hunks, .. } = &ops[0] else { panic!() };
+        assert_eq!(hunks[0].lines[0], (Tag::Ctx, "*** Update File: g".into()));
+    }
+
+    #[test]
+    fn a_lone_cr_ends_a_line_for_patches() {
+        let text = "one\r\ntwo\rthree\nfour\r\n";
+        let ops = parse_codex(
+            "*** Begin Patch\n*** Update File: f\n@@\n two\n-three\n+THREE\n four\n*** End Patch",
+        )
+        .unwrap();
+        let Op::Update { hunks, .. } = &ops[0] else { panic!() };
+        let (out, placed) = apply_hunks(text, hunks, "f").unwrap();
+        assert_eq!(out, "one\r\ntwo\rTHREE\nfour\r\n");
+        assert_eq!(placed[0], Placed { line: 2, stage: "exact" });
+        // A file that ends in a lone CR keeps it.
+        let ops = parse_codex("*** Begin Patch\n*** Update File: f\n@@\n-b\n+B\n*** End Patch").unwrap();
+        let Op::Update { hunks, .. } = &ops[0] else { panic!() };
+        assert_eq!(apply_hunks("a\rb\r", hunks, "f").unwrap().0, "a\rB\r");
     }
 
     #[test]
