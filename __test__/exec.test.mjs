@@ -283,8 +283,12 @@ test('background processes: errors, escapes, declines and the process limit', as
     await rejectsWith(assert, tools[fn](args, ctx), 'INVALID_ARGUMENT')
   }
   for (const fn of ['processRead', 'processWrite', 'processWait', 'processKill']) {
-    await rejectsWith(assert, tools[fn]({ id: 'p999999', stdin: 'x' }, ctx), 'PROCESS_NOT_FOUND')
+    const args = fn === 'processWrite' ? { id: 'p999999', stdin: 'x' } : { id: 'p999999' }
+    await rejectsWith(assert, tools[fn](args, ctx), 'PROCESS_NOT_FOUND')
   }
+  // An argument the tool does not take is refused (never silently ignored), naming the valid ones.
+  await rejectsWith(assert, tools.processRead({ id: 'p999999', stdin: 'x' }, ctx), 'INVALID_ARGUMENT',
+    /processRead|process_read: unknown argument `stdin`; valid arguments: id, cursor, maxBytes/)
   const { data: { id } } = await tools.processStart({ command: 'sleep', args: ['100'] }, ctx)
   await rejectsWith(assert, tools.processWait({ id, regex: '(' }, ctx), 'INVALID_REGEX')
   await rejectsWith(assert, tools.processWait({ id, port: 70000 }, ctx), 'INVALID_ARGUMENT')

@@ -1,14 +1,14 @@
 //! One exported async function per tool, plus the registry view for `index.js`.
 
-use eddie_tools_core::ToolError;
-use eddie_tools_core::registry;
+use eddie_tools_core::{Ctx, ToolError, call, registry};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use crate::convert::{Rendered, output as output_object, reject, to_json};
 use crate::ctx::{AbortHook, Converted, convert};
 
-/// Run tool `name` for JS: convert on the JS thread, work on tokio, settle on the JS thread.
+/// Run tool `name` for JS: convert `args` and `ctx` on the JS thread, then one call into the
+/// core's pipeline ([`call::call`]: argument policy, panics, aborts), settled on the JS thread.
 pub(crate) fn spawn<'env>(
     env: &'env Env,
     name: &'static str,
@@ -23,7 +23,7 @@ pub(crate) fn spawn<'env>(
         .and_then(|a| a.ok_or_else(|| ToolError::invalid(format!("arguments of {name} must be an object"))))
         .and_then(|a| convert(env, ctx, may_confirm).map(|(c, hook)| ((a, c), hook)));
     let (prepared, hook) = match converted {
-        Ok((prepared, hook)) => (Ok(prepared), hook),
+        Ok(((args, converted), hook)) => (Ok((args, host_ctx(converted))), hook),
         Err(e) => (Err(e), None),
     };
     if spec.and_then(|s| registry::blocking_form(s.name)).is_some() {
@@ -32,27 +32,8 @@ pub(crate) fn spawn<'env>(
         return env.spawn(call).map(|p| p.promise_object());
     }
     let work = async move {
-        let (args, converted) = prepared?;
-        if converted.already_aborted {
-            return Err(ToolError::cancelled());
-        }
-        let ctx = converted.ctx;
-        let cancel = ctx.cancel.clone();
-        // A separate task turns a panic into a rejection with code INTERNAL.
-        let task = tokio::spawn(async move { registry::run(name, &args, &ctx).await });
-        let abort = task.abort_handle();
-        if registry::family_of(name).is_some_and(|f| f.partial_on_cancel) {
-            // The tool watches ctx.cancel itself and returns its partial result.
-            return task.await.unwrap_or_else(|e| Err(ToolError::internal(panic_text(e))));
-        }
-        tokio::select! {
-            joined = task => joined.unwrap_or_else(|e| Err(ToolError::internal(panic_text(e)))),
-            () = cancel.cancelled() => {
-                // Dropping the tool's future runs its clean-up (bash's guard kills the group).
-                abort.abort();
-                Err(ToolError::cancelled())
-            }
-        }
+        let (args, ctx) = prepared?;
+        call::call(name, args, ctx).await
     };
     // Core errors reach the settle callback as values, where they become JS errors with codes.
     env.spawn_future_with_callback(
@@ -69,10 +50,19 @@ pub(crate) fn spawn<'env>(
     )
 }
 
+/// The core context of a converted `ctx`: a signal that was already aborted cancels the call
+/// before it starts.
+fn host_ctx(converted: Converted) -> Ctx {
+    if converted.already_aborted {
+        converted.ctx.cancel.cancel();
+    }
+    converted.ctx
+}
+
 /// A call of a tool with a blocking form, as libuv work.
 struct BlockingCall {
     name: &'static str,
-    prepared: Option<std::result::Result<(serde_json::Value, Converted), ToolError>>,
+    prepared: Option<std::result::Result<(serde_json::Value, Ctx), ToolError>>,
     hook: Option<AbortHook>,
 }
 
@@ -86,19 +76,14 @@ impl<'env> napi::ScopedTask<'env> for BlockingCall {
             return Ok(Err(ToolError::internal("blocking call computed twice")));
         };
         let run = move || {
-            let (args, converted) = prepared?;
-            if converted.already_aborted {
-                return Err(ToolError::cancelled());
-            }
-            let ctx = converted.ctx;
-            let out = registry::run_blocking(name, &args, &ctx)
-                .unwrap_or_else(|| Err(ToolError::internal(format!("{name} has no blocking form"))))?;
-            // An abort while it ran still rejects, as it would for a future.
-            ctx.cancel.check()?;
-            Rendered::new(out)
+            let (args, ctx) = prepared?;
+            call::call_blocking(name, args, &ctx)
+                .unwrap_or_else(|| Err(ToolError::internal(format!("{name} has no blocking form"))))
+                .and_then(Rendered::new)
         };
+        // Rendering can panic too (it is ours): that is INTERNAL, not a crash.
         Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
-            .unwrap_or_else(|payload| Err(ToolError::internal(panic_message(payload.as_ref())))))
+            .unwrap_or_else(|payload| Err(ToolError::internal(call::panic_message(payload.as_ref())))))
     }
 
     fn finally(mut self, env: Env) -> Result<()> {
@@ -117,22 +102,6 @@ impl<'env> napi::ScopedTask<'env> for BlockingCall {
             Err(e) => Err(reject(env, &e)),
         }
     }
-}
-
-fn panic_text(e: tokio::task::JoinError) -> String {
-    if !e.is_panic() {
-        return "tool task was cancelled".to_owned();
-    }
-    panic_message(e.into_panic().as_ref())
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    let msg = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_owned());
-    format!("internal error (panic): {msg}")
 }
 
 /// One `#[napi]` async export per tool: `tool_export!("doc", js_fn_name, "model_name", "ts args")`.

@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod atomic;
+pub mod call;
 pub mod code;
 pub mod context;
 pub mod error;

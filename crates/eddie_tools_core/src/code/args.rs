@@ -126,55 +126,6 @@ pub fn split_top_level_commas(s: &str) -> Vec<String> {
     out
 }
 
-/// Names other agents' tools use for our arguments, with a hint for each.
-const ALIASES: &[(&str, &str)] = &[
-    ("contextLines", "context"),
-    ("context_lines", "context"),
-    ("filePattern", "include"),
-    ("file_pattern", "include"),
-    ("include_files", "include"),
-    ("excludePatterns", "exclude"),
-    ("exclude_files", "exclude"),
-    ("exclude_dirs", "exclude"),
-    ("case_sensitive", "caseInsensitive (inverted) or caseSensitive"),
-    ("use_regex", "literal (inverted)"),
-    ("max_results", "maxResults"),
-    ("regex", "pattern"),
-    ("directory", "path"),
-    ("filePath", "path"),
-    ("file_path", "path"),
-    ("symbolType", "kind"),
-    ("include_hidden", "includeHidden"),
-];
-
-/// Refuse argument names the tool's JSON Schema does not declare, so that a misspelt or
-/// foreign option (`contextLines`) is never silently ignored.
-pub fn check_keys(args: &Value, tool: &str) -> Result<()> {
-    let Some(obj) = args.as_object() else { return Ok(()) };
-    let Some(props) = crate::registry::definition(tool)
-        .and_then(|d| d.get("jsonSchema"))
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-    else {
-        return Ok(());
-    };
-    for key in obj.keys() {
-        if props.contains_key(key) {
-            continue;
-        }
-        let hint = ALIASES
-            .iter()
-            .find(|(from, to)| from == key && to.split(' ').next().is_some_and(|t| props.contains_key(t)))
-            .map(|(_, to)| format!(" (use `{to}`)"))
-            .unwrap_or_default();
-        let valid = props.keys().map(String::as_str).collect::<Vec<_>>().join(", ");
-        return Err(ToolError::invalid(format!(
-            "{tool}: unknown argument `{key}`{hint}; valid arguments: {valid}"
-        )));
-    }
-    Ok(())
-}
-
 /// A resolved search path: the walk root, or a single file.
 pub struct Target {
     /// Where to walk (for a file: its parent; unused).
@@ -242,17 +193,5 @@ mod tests {
         assert_eq!(offset(&serde_json::json!({}), "t").unwrap(), 0);
         let e = offset(&serde_json::json!({"offset": -1}), "t").unwrap_err();
         assert_eq!(e.message(), "t: `offset` must be an integer from 0 to 4294967295");
-    }
-
-    #[test]
-    fn unknown_keys_are_refused_with_a_hint() {
-        let e = check_keys(&serde_json::json!({"pattern": "x", "contextLines": 2}), "grep").unwrap_err();
-        assert!(e.message().contains("unknown argument `contextLines` (use `context`)"), "{}", e.message());
-        let e = check_keys(&serde_json::json!({"symbol": "x", "symbolType": "class"}), "find_symbol")
-            .unwrap_err();
-        assert!(e.message().contains("(use `kind`)"), "{}", e.message());
-        let e = check_keys(&serde_json::json!({"nonsense": 1}), "glob").unwrap_err();
-        assert!(e.message().contains("valid arguments: pattern, path"), "{}", e.message());
-        assert!(check_keys(&serde_json::json!({"pattern": "x", "context": 2}), "grep").is_ok());
     }
 }

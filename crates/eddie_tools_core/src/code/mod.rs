@@ -49,7 +49,6 @@ pub const FAMILY: Family = Family {
 
 fn run<'a>(name: &'a str, args: &'a Value, ctx: &'a Ctx) -> RunFuture<'a> {
     Box::pin(async move {
-        args::check_keys(args, name)?;
         match name {
             "grep" => grep::run(args, ctx).await,
             "glob" => glob::run(args, ctx).await,

@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use crate::context::Ctx;
-use crate::error::{ErrorCode, Result, ToolError};
+use crate::error::Result;
 use crate::output::ToolOutput;
 
 /// How careful a host should be with a tool (Floyd's levels).
@@ -57,6 +57,10 @@ pub struct ToolSpec {
     pub confirms: bool,
     /// How careful a host should be with it.
     pub permission: Permission,
+    /// Argument names accepted besides the input schema's properties (the seeds' spellings,
+    /// such as `file_path` for `path`). Anything else is refused outside the `eddie` family
+    /// (see [`crate::call::args`]).
+    pub aliases: &'static [&'static str],
 }
 
 impl ToolSpec {
@@ -69,7 +73,13 @@ impl ToolSpec {
         confirms: bool,
         permission: Permission,
     ) -> Self {
-        Self { name, js_name, family, mutating, confirms, permission }
+        Self { name, js_name, family, mutating, confirms, permission, aliases: &[] }
+    }
+
+    /// The same spec, accepting `aliases` as argument names too.
+    pub const fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
+        self.aliases = aliases;
+        self
     }
 }
 
@@ -142,32 +152,12 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
     tools().find(|t| t.name == name || t.js_name == name)
 }
 
-/// The spec of `name`, once the call is known to be runnable.
-fn admit(name: &str, args: &Value, ctx: &Ctx) -> Result<&'static ToolSpec> {
-    let Some(spec) = find(name) else {
-        return Err(ToolError::new(ErrorCode::UnknownTool, format!("Unknown tool: {name}")));
-    };
-    if !args.is_object() {
-        return Err(ToolError::invalid(format!("arguments of {} must be an object", spec.name)));
-    }
-    ctx.cancel.check()?;
-    Ok(spec)
-}
-
-/// Run tool `name` (model or JS name) with `args` on the calling thread, if it has a
-/// [`BlockingFn`]; `None` if it must run as a future ([`run`]).
-pub fn run_blocking(name: &str, args: &Value, ctx: &Ctx) -> Option<Result<ToolOutput>> {
-    let f = blocking_form(find(name)?.name)?;
-    Some(admit(name, args, ctx).and_then(|_| f(args, ctx)))
-}
-
-/// Run tool `name` (model or JS name) with `args`.
+/// Run tool `name` (model or JS name) with `args` in the current task: the argument policy
+/// and dispatch of [`crate::call::call`], without its panic and abort handling (for tests
+/// and tools that call tools).
 pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let spec = admit(name, args, ctx)?;
-    let Some(family) = family_of(spec.name) else {
-        return Err(ToolError::internal(format!("tool {} has no family {}", spec.name, spec.family)));
-    };
-    (family.run)(spec.name, args, ctx).await
+    let (spec, family, args) = crate::call::admit(name, args.clone(), ctx)?;
+    (family.run)(spec.name, &args, ctx).await
 }
 
 #[cfg(test)]

@@ -1,0 +1,157 @@
+//! The host-neutral call pipeline. A host (the napi binding, a CLI, an MCP server) turns its
+//! caller's context into a [`Ctx`] (workspace, confirm, ask, output, the abort signal as
+//! [`crate::context::Cancel`], the permission session) and makes one call:
+//!
+//! ```text
+//! call(name, args, ctx)
+//!   ├─ an abort that came first            → CANCELLED, nothing runs
+//!   ├─ registry::find(name)                → UNKNOWN_TOOL
+//!   ├─ args::normalise (the one policy)    → INVALID_ARGUMENT (nulls dropped, unknown keys)
+//!   ├─ the family's dispatcher, on its own task: a panic becomes INTERNAL
+//!   └─ an abort while it runs: partial families return what they have (flagged
+//!      `cancelled`); the others are dropped (their guards clean up) → CANCELLED
+//! ```
+//!
+//! [`call_blocking`] is the same for the few tools with a blocking form, on the caller's
+//! thread (hosts run it on a blocking pool).
+
+pub mod args;
+
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::error::{ErrorCode, Result, ToolError};
+use crate::output::ToolOutput;
+use crate::registry::{self, Family, ToolSpec};
+
+/// The spec and family of `name` (model or JS name), with the arguments after the policy.
+pub(crate) fn admit(
+    name: &str,
+    args: Value,
+    ctx: &Ctx,
+) -> Result<(&'static ToolSpec, &'static Family, Value)> {
+    ctx.cancel.check()?;
+    let Some(spec) = registry::find(name) else {
+        return Err(ToolError::new(ErrorCode::UnknownTool, format!("Unknown tool: {name}")));
+    };
+    let Some(family) = registry::family_of(spec.name) else {
+        return Err(ToolError::internal(format!("tool {} has no family {}", spec.name, spec.family)));
+    };
+    let args = args::normalise(spec, args)?;
+    Ok((spec, family, args))
+}
+
+/// Run tool `name` (model or JS name) with `args` for a host.
+pub async fn call(name: &str, args: Value, ctx: Ctx) -> Result<ToolOutput> {
+    let (spec, family, args) = admit(name, args, &ctx)?;
+    let cancel = ctx.cancel.clone();
+    let tool = spec.name;
+    // A task of its own turns a panic into a rejection with code INTERNAL.
+    let task = tokio::spawn(async move { (family.run)(tool, &args, &ctx).await });
+    let abort = task.abort_handle();
+    if family.partial_on_cancel {
+        // The tool watches ctx.cancel itself and returns its partial result.
+        return task.await.unwrap_or_else(|e| Err(ToolError::internal(panic_text(e))));
+    }
+    tokio::select! {
+        joined = task => joined.unwrap_or_else(|e| Err(ToolError::internal(panic_text(e)))),
+        () = cancel.cancelled() => {
+            // Dropping the tool's future runs its clean-up (bash's guard kills the group).
+            abort.abort();
+            Err(ToolError::cancelled())
+        }
+    }
+}
+
+/// Run tool `name` on the calling thread if it has a blocking form (a handful of syscalls, no
+/// confirm, no child process); `None` if it must go through [`call`]. A panic is `INTERNAL`.
+pub fn call_blocking(name: &str, args: Value, ctx: &Ctx) -> Option<Result<ToolOutput>> {
+    let run = registry::blocking_form(registry::find(name)?.name)?;
+    let work = || {
+        let (_, _, args) = admit(name, args, ctx)?;
+        let out = run(&args, ctx)?;
+        // An abort while it ran still rejects, as it would for a future.
+        ctx.cancel.check()?;
+        Ok(out)
+    };
+    Some(
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+            .unwrap_or_else(|payload| Err(ToolError::internal(panic_message(payload.as_ref())))),
+    )
+}
+
+fn panic_text(e: tokio::task::JoinError) -> String {
+    if !e.is_panic() {
+        return "tool task was cancelled".to_owned();
+    }
+    panic_message(e.into_panic().as_ref())
+}
+
+/// The text of a panic's payload, as an `INTERNAL` message.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned());
+    format!("internal error (panic): {msg}")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn ctx() -> (tempfile::TempDir, Ctx) {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let c = Ctx::new(t.path().to_str().unwrap()).unwrap();
+        (t, c)
+    }
+
+    #[tokio::test]
+    async fn unknown_tools_bad_args_and_early_aborts_reject_with_codes() {
+        let (_t, c) = ctx();
+        let e = call("nope", json!({}), c.clone()).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::UnknownTool);
+        let e = call("read_file", json!([1]), c.clone()).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        let e = call("readFile", json!({"path": "a.txt", "bogus": 1}), c.clone()).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        let out = call("readFile", json!({"path": "a.txt", "limit": null}), c.clone()).await.unwrap();
+        assert!(out.content.contains("two"), "{}", out.content);
+        c.cancel.cancel();
+        let e = call("nope", json!({}), c.clone()).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn an_abort_cancels_a_running_call() {
+        let (_t, c) = ctx();
+        let cancel = c.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            cancel.cancel();
+        });
+        // bash (not partial) is dropped and rejects; its guard kills the command.
+        let c = c.with_confirm(crate::context::constant_confirm(true));
+        let started = std::time::Instant::now();
+        let e = call("bash", json!({"command": "sleep 30"}), c).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Cancelled);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
+
+    #[test]
+    fn blocking_forms_go_through_the_same_policy() {
+        let (_t, c) = ctx();
+        let out =
+            call_blocking("file_read", json!({"path": "a.txt", "maxBytes": null}), &c).unwrap().unwrap();
+        assert_eq!(out.data["truncated"], false, "{}", out.data);
+        assert_eq!(out.content, "one\ntwo\n");
+        assert!(call_blocking("grep", json!({}), &c).is_none());
+        c.cancel.cancel();
+        let e = call_blocking("file_read", json!({"path": "a.txt"}), &c).unwrap().unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Cancelled);
+    }
+}
