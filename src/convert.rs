@@ -17,17 +17,28 @@ pub fn to_json(env: &Env, value: Unknown<'_>, depth: u32) -> Result<Option<Value
     Ok(match value.get_type()? {
         ValueType::Undefined | ValueType::Function | ValueType::Symbol | ValueType::External => None,
         ValueType::Null => Some(Value::Null),
-        ValueType::Boolean => Some(Value::Bool(unsafe { bool::from_napi_value(env.raw(), value.raw())? })),
+        ValueType::Boolean => {
+            // SAFETY: we are on the JS thread inside the call that handed us `env`; `value` is a
+            // live handle of that call's scope (the caller's argument, or an element read from it
+            // below with the same `env`), and get_type just said it is a boolean.
+            Some(Value::Bool(unsafe { bool::from_napi_value(env.raw(), value.raw())? }))
+        }
         ValueType::Number => {
+            // SAFETY: as for Boolean: a live handle of `env` on the JS thread, checked to be a number.
             let f = unsafe { f64::from_napi_value(env.raw(), value.raw())? };
             number(f)
         }
-        ValueType::String => Some(Value::String(unsafe { String::from_napi_value(env.raw(), value.raw())? })),
+        ValueType::String => {
+            // SAFETY: as for Boolean: a live handle of `env` on the JS thread, checked to be a string.
+            Some(Value::String(unsafe { String::from_napi_value(env.raw(), value.raw())? }))
+        }
         ValueType::BigInt => {
             let s = value.coerce_to_string()?.into_utf8()?.into_owned()?;
             Some(Value::String(s))
         }
         ValueType::Object => {
+            // SAFETY: as for Boolean: a live handle of `env` on the JS thread, checked to be an
+            // object (arrays included); the `Object` borrows nothing beyond this call's scope.
             let obj = unsafe { Object::from_napi_value(env.raw(), value.raw())? };
             if obj.is_array()? {
                 let len = obj.get_array_length()?;
@@ -70,6 +81,8 @@ pub fn js_error<'env>(env: &'env Env, err: &ToolError) -> Unknown<'env> {
         JsErrorKind::TypeError => JsTypeError::from(base).into_unknown(*env),
         JsErrorKind::Error | JsErrorKind::SyntaxError => JsError::from(base).into_unknown(*env),
     };
+    // SAFETY: on the JS thread with `env`; `unknown` was created just above by `into_unknown(*env)`
+    // in this scope, and it is an error object, so viewing it as an `Object` is the right type.
     if let Ok(mut obj) = unsafe { Object::from_napi_value(env.raw(), unknown.raw()) } {
         if err.kind() == JsErrorKind::SyntaxError {
             let _ = obj.set_named_property("name", "SyntaxError");

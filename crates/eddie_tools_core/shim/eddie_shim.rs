@@ -33,8 +33,13 @@ struct TimeSpec {
     nsec: i64,
 }
 
+// SAFETY: these match glibc's prototypes on 64-bit Linux (x86_64, aarch64), where `SigSet`,
+// `SigInfo` and `TimeSpec` have the size and layout of glibc's `sigset_t` (128 bytes),
+// `siginfo_t` (128 bytes) and `struct timespec` (two 64-bit integers); `prctl` and `fcntl` are
+// variadic in C and declared variadic here. (A 32-bit Linux target would need another
+// `TimeSpec` and `si_pid` offset.)
 unsafe extern "C" {
-    fn prctl(option: c_int, arg2: c_long, arg3: c_long, arg4: c_long, arg5: c_long) -> c_int;
+    fn prctl(option: c_int, ...) -> c_int;
     fn getppid() -> pid_t;
     fn getpid() -> pid_t;
     fn fork() -> pid_t;
@@ -49,7 +54,7 @@ unsafe extern "C" {
     fn read(fd: c_int, buf: *mut c_void, n: usize) -> isize;
     fn write(fd: c_int, buf: *const c_void, n: usize) -> isize;
     fn close(fd: c_int) -> c_int;
-    fn fcntl(fd: c_int, cmd: c_int, arg: c_int) -> c_int;
+    fn fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
     fn signal(sig: c_int, handler: usize) -> usize;
     fn __errno_location() -> *mut c_int;
     fn _exit(code: c_int) -> !;
@@ -76,7 +81,8 @@ const CLOCK_MONOTONIC: c_int = 1;
 const STATUS_FD: c_int = 3;
 
 fn errno() -> c_int {
-    // SAFETY: glibc's per-thread errno.
+    // SAFETY: __errno_location returns a pointer to this thread's errno, valid and aligned for
+    // reads for the thread's whole life.
     unsafe { *__errno_location() }
 }
 
@@ -84,19 +90,33 @@ fn send(kind: i32, value: i32) {
     let mut msg = [0u8; 8];
     msg[..4].copy_from_slice(&kind.to_ne_bytes());
     msg[4..].copy_from_slice(&value.to_ne_bytes());
-    // SAFETY: writes 8 bytes from a local buffer.
+    // SAFETY: write(2) reads `msg.len()` (8) bytes from the local `msg`; if fd 3 were not open
+    // it would fail with EBADF.
     unsafe { write(STATUS_FD, msg.as_ptr().cast(), msg.len()) };
 }
 
 fn fail(err: c_int) -> ! {
     send(2, err);
-    // SAFETY: ends the process.
-    unsafe { _exit(0) }
+    exit_now(0)
+}
+
+/// `_exit(2)`: end the process at once.
+fn exit_now(code: c_int) -> ! {
+    // SAFETY: _exit takes an integer and never returns. Skipping Rust and C clean-up loses
+    // nothing: the shim buffers no output (messages go out in single `write`s).
+    unsafe { _exit(code) }
+}
+
+/// `getppid(2)`.
+fn parent_pid() -> pid_t {
+    // SAFETY: getppid takes no arguments and always succeeds.
+    unsafe { getppid() }
 }
 
 fn now_ms() -> i64 {
     let mut ts = TimeSpec { sec: 0, nsec: 0 };
-    // SAFETY: fills a local struct.
+    // SAFETY: clock_gettime(2) writes one `struct timespec` (the layout of `TimeSpec`) into the
+    // local `ts`; CLOCK_MONOTONIC always exists on Linux.
     unsafe { clock_gettime(CLOCK_MONOTONIC, &mut ts) };
     ts.sec * 1000 + ts.nsec / 1_000_000
 }
@@ -148,7 +168,8 @@ fn descendants(me: pid_t) -> Vec<pid_t> {
 
 fn signal_tree(me: pid_t, sig: c_int) {
     for pid in descendants(me) {
-        // SAFETY: plain system call.
+        // SAFETY: kill(2) takes no pointers. Every pid listed descends from us, the subreaper,
+        // so it is our (possibly indirect) unreaped child and cannot be a reused pid.
         unsafe { kill(pid, sig) };
     }
 }
@@ -169,133 +190,161 @@ fn main() {
     let num = |i: usize| args[i].to_str().and_then(|s| s.parse::<i64>().ok()).unwrap_or(-1);
     let parent = num(1) as pid_t;
     let grace = num(2).max(0);
-    // SAFETY (rest of main): plain system calls on valid local pointers.
+    // SAFETY: fcntl(F_SETFD) and prctl (with these options) take integers only and change
+    // flags of this process alone; if fd 3 were not open, fcntl would fail with EBADF.
     unsafe {
         fcntl(STATUS_FD, F_SETFD, FD_CLOEXEC);
-        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        prctl(PR_SET_PDEATHSIG, c_long::from(SIGTERM), 0, 0, 0);
-        if getppid() != parent {
-            _exit(1);
-        }
-        let Ok(cwd) = CString::new(args[3].as_bytes()) else { fail(22) };
-        if chdir(cwd.as_ptr()) != 0 {
-            fail(errno());
-        }
-        let argv_c: Vec<CString> = match args[4..].iter().map(|a| CString::new(a.as_bytes())).collect() {
-            Ok(v) => v,
-            Err(_) => fail(22),
-        };
-        let mut argv: Vec<*const c_char> = argv_c.iter().map(|a| a.as_ptr()).collect();
-        argv.push(std::ptr::null());
-        let mut errpipe = [0 as c_int; 2];
-        if pipe2(errpipe.as_mut_ptr(), O_CLOEXEC) != 0 {
-            fail(errno());
-        }
-        let set = sigset(&[SIGCHLD, SIGTERM, SIGUSR1, SIGHUP, SIGINT, SIGQUIT]);
-        let mut old = SigSet([0; 16]);
+        prctl(PR_SET_CHILD_SUBREAPER, c_long::from(1), 0 as c_long, 0 as c_long, 0 as c_long);
+        prctl(PR_SET_PDEATHSIG, c_long::from(SIGTERM), 0 as c_long, 0 as c_long, 0 as c_long);
+    }
+    if parent_pid() != parent {
+        exit_now(1);
+    }
+    let Ok(cwd) = CString::new(args[3].as_bytes()) else { fail(22) };
+    // SAFETY: chdir(2) reads the NUL-terminated `cwd`, which outlives the call.
+    if unsafe { chdir(cwd.as_ptr()) } != 0 {
+        fail(errno());
+    }
+    let argv_c: Vec<CString> = match args[4..].iter().map(|a| CString::new(a.as_bytes())).collect() {
+        Ok(v) => v,
+        Err(_) => fail(22),
+    };
+    let mut argv: Vec<*const c_char> = argv_c.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let mut errpipe = [0 as c_int; 2];
+    // SAFETY: pipe2(2) writes two c_ints through its pointer, here `errpipe`, a local array of two.
+    if unsafe { pipe2(errpipe.as_mut_ptr(), O_CLOEXEC) } != 0 {
+        fail(errno());
+    }
+    let set = sigset(&[SIGCHLD, SIGTERM, SIGUSR1, SIGHUP, SIGINT, SIGQUIT]);
+    let mut old = SigSet([0; 16]);
+    // SAFETY: sigprocmask(2) reads `set` and writes the previous mask into `old`, both locals
+    // the size of glibc's `sigset_t`; getpid takes no arguments and always succeeds.
+    let me = unsafe {
         sigprocmask(SIG_BLOCK, &set, &mut old);
-        let me = getpid();
-        let main_pid = fork();
-        if main_pid < 0 {
-            fail(errno());
-        }
-        if main_pid == 0 {
+        getpid()
+    };
+    // SAFETY: fork(2) takes no arguments. The shim is single-threaded (std starts no thread
+    // and neither do we), so the child is a complete copy in which any call is allowed.
+    let main_pid = unsafe { fork() };
+    if main_pid < 0 {
+        fail(errno());
+    }
+    if main_pid == 0 {
+        // SAFETY: sigprocmask reads the local `old` (filled above) and gets no out pointer;
+        // prctl and signal take integers (handler 0 is SIG_DFL).
+        unsafe {
             sigprocmask(SIG_SETMASK, &old, std::ptr::null_mut());
-            prctl(PR_SET_PDEATHSIG, c_long::from(SIGKILL), 0, 0, 0);
+            prctl(PR_SET_PDEATHSIG, c_long::from(SIGKILL), 0 as c_long, 0 as c_long, 0 as c_long);
             // Rust's runtime ignores SIGPIPE in the shim; the command gets the default.
             signal(SIGPIPE, 0);
-            if getppid() != me {
-                _exit(127);
-            }
-            execvp(argv[0], argv.as_ptr());
-            let e = errno().to_ne_bytes();
-            write(errpipe[1], e.as_ptr().cast(), 4);
-            _exit(127);
         }
-        close(errpipe[1]);
-        let mut e = [0u8; 4];
-        let got = loop {
-            let n = read(errpipe[0], e.as_mut_ptr().cast(), 4);
-            if n < 0 && errno() == EINTR {
+        if parent_pid() != me {
+            exit_now(127);
+        }
+        // SAFETY: `argv` is a null-terminated array of pointers into the NUL-terminated
+        // `CString`s of `argv_c` (at least one: `args.len() >= 5`), all alive across the call;
+        // execvp only reads them and returns only on failure.
+        unsafe { execvp(argv[0], argv.as_ptr()) };
+        let e = errno().to_ne_bytes();
+        // SAFETY: write(2) reads 4 bytes from the local `e`; `errpipe[1]` is the open write
+        // end of the error pipe.
+        unsafe { write(errpipe[1], e.as_ptr().cast(), 4) };
+        exit_now(127);
+    }
+    // SAFETY: close(2) takes an integer; this is our copy of the write end, closed once and
+    // not used again (the command's copy closes on exec).
+    unsafe { close(errpipe[1]) };
+    let mut e = [0u8; 4];
+    let got = loop {
+        // SAFETY: read(2) writes at most 4 bytes, the size of the local `e`.
+        let n = unsafe { read(errpipe[0], e.as_mut_ptr().cast(), 4) };
+        if n < 0 && errno() == EINTR {
+            continue;
+        }
+        break n;
+    };
+    // SAFETY: close(2) takes an integer; the read end, closed once and not used again.
+    unsafe { close(errpipe[0]) };
+    if got == 4 {
+        let mut st = 0;
+        // SAFETY: waitpid(2) writes one c_int into the local `st`; `main_pid` is our child.
+        unsafe { waitpid(main_pid, &mut st, 0) };
+        fail(i32::from_ne_bytes(e));
+    }
+    send(1, main_pid);
+    // Only the command holds its stdio from now on.
+    for fd in 0..3 {
+        // SAFETY: close(2) takes an integer. Nothing in the shim reads or writes stdio after
+        // this (later `/proc` reads may reuse the numbers for their own files, which they own).
+        unsafe { close(fd) };
+    }
+
+    let mut main_status: Option<c_int> = None;
+    let mut phase = Phase::Running;
+    loop {
+        let mut any_left = true;
+        loop {
+            let mut st: c_int = 0;
+            // SAFETY: waitpid(2) writes one c_int into the local `st`.
+            let r = unsafe { waitpid(-1, &mut st, WNOHANG) };
+            if r > 0 {
+                if r == main_pid {
+                    main_status = Some(st);
+                }
                 continue;
             }
-            break n;
+            if r < 0 && errno() == EINTR {
+                continue;
+            }
+            if r < 0 {
+                any_left = false;
+            }
+            break;
+        }
+        if !any_left {
+            if let Some(st) = main_status {
+                send(3, st);
+            }
+            exit_now(0);
+        }
+        let now = now_ms();
+        if main_status.is_some() && phase == Phase::Running {
+            phase = Phase::Killing;
+        }
+        if let Phase::Terminating(deadline) = phase
+            && now >= deadline
+        {
+            phase = Phase::Killing;
+        }
+        if phase == Phase::Running && parent_pid() != parent {
+            signal_tree(me, SIGTERM);
+            phase = Phase::Terminating(now + grace);
+        }
+        if phase == Phase::Killing {
+            signal_tree(me, SIGKILL);
+        }
+        let wait_ms = match phase {
+            Phase::Running => 1000,
+            Phase::Terminating(deadline) => (deadline - now).clamp(1, 1000),
+            Phase::Killing => 5,
         };
-        close(errpipe[0]);
-        if got == 4 {
-            let mut st = 0;
-            waitpid(main_pid, &mut st, 0);
-            fail(i32::from_ne_bytes(e));
-        }
-        send(1, main_pid);
-        // Only the command holds its stdio from now on.
-        for fd in 0..3 {
-            close(fd);
-        }
-
-        let mut main_status: Option<c_int> = None;
-        let mut phase = Phase::Running;
-        loop {
-            let mut any_left = true;
-            loop {
-                let mut st: c_int = 0;
-                let r = waitpid(-1, &mut st, WNOHANG);
-                if r > 0 {
-                    if r == main_pid {
-                        main_status = Some(st);
-                    }
-                    continue;
-                }
-                if r < 0 && errno() == EINTR {
-                    continue;
-                }
-                if r < 0 {
-                    any_left = false;
-                }
-                break;
+        let ts = TimeSpec { sec: wait_ms / 1000, nsec: (wait_ms % 1000) * 1_000_000 };
+        let mut info = SigInfo([0; 32]);
+        // SAFETY: sigtimedwait(2) reads the locals `set` and `ts` and writes one `siginfo_t`
+        // (128 bytes, the size of `SigInfo`) into the local `info`.
+        let sig = unsafe { sigtimedwait(&set, &mut info, &ts) };
+        if sig == SIGTERM || sig == SIGUSR1 {
+            // si_pid sits after si_signo, si_errno, si_code and padding on 64-bit Linux.
+            let from = info.0[4];
+            if from != parent && from != 0 {
+                continue;
             }
-            if !any_left {
-                if let Some(st) = main_status {
-                    send(3, st);
-                }
-                _exit(0);
-            }
-            let now = now_ms();
-            if main_status.is_some() && phase == Phase::Running {
+            if sig == SIGUSR1 {
                 phase = Phase::Killing;
-            }
-            if let Phase::Terminating(deadline) = phase
-                && now >= deadline
-            {
-                phase = Phase::Killing;
-            }
-            if phase == Phase::Running && getppid() != parent {
+            } else if phase == Phase::Running {
                 signal_tree(me, SIGTERM);
-                phase = Phase::Terminating(now + grace);
-            }
-            if phase == Phase::Killing {
-                signal_tree(me, SIGKILL);
-            }
-            let wait_ms = match phase {
-                Phase::Running => 1000,
-                Phase::Terminating(deadline) => (deadline - now).clamp(1, 1000),
-                Phase::Killing => 5,
-            };
-            let ts = TimeSpec { sec: wait_ms / 1000, nsec: (wait_ms % 1000) * 1_000_000 };
-            let mut info = SigInfo([0; 32]);
-            let sig = sigtimedwait(&set, &mut info, &ts);
-            if sig == SIGTERM || sig == SIGUSR1 {
-                // si_pid sits after si_signo, si_errno, si_code and padding on 64-bit Linux.
-                let from = info.0[4];
-                if from != parent && from != 0 {
-                    continue;
-                }
-                if sig == SIGUSR1 {
-                    phase = Phase::Killing;
-                } else if phase == Phase::Running {
-                    signal_tree(me, SIGTERM);
-                    phase = Phase::Terminating(now_ms() + grace);
-                }
+                phase = Phase::Terminating(now_ms() + grace);
             }
         }
     }

@@ -38,9 +38,11 @@ pub(crate) fn current_umask() -> u32 {
     // window is two syscalls). Cached after the first call.
     static UMASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *UMASK.get_or_init(|| {
-        // SAFETY: umask has no memory-safety preconditions.
+        // SAFETY: umask(2) takes an integer, always succeeds and touches no memory of ours.
+        // (A file another thread creates in the next instant gets mode bits masked by 022:
+        // a permissions race, not a memory-safety one.)
         let old = unsafe { libc::umask(0o022) };
-        // SAFETY: as above; restores the previous mask.
+        // SAFETY: as above; this puts the previous mask back.
         unsafe { libc::umask(old) };
         old
     })

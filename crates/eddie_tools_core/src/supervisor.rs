@@ -116,11 +116,15 @@ fn remove_live(pid: i32) {
 pub fn terminate_all() -> usize {
     let pids: Vec<i32> = live().lock().map(|l| l.iter().copied().collect()).unwrap_or_default();
     for &pid in &pids {
-        // SAFETY: kill has no memory-safety preconditions.
+        // SAFETY: kill(2) takes no pointers, so no argument can break memory safety. `pid` is a
+        // shim of ours listed in LIVE, i.e. not yet reaped (a `wait` reaping it at this moment
+        // can at worst make the signal miss: a liveness question, not a soundness one).
         #[cfg(eddie_shim)]
         unsafe {
             libc::kill(pid, libc::SIGTERM)
         };
+        // SAFETY: killpg(2) takes no pointers; `pid` leads a process group we created
+        // (`process_group(0)`) and is listed in LIVE, i.e. not yet reaped.
         #[cfg(not(eddie_shim))]
         unsafe {
             libc::killpg(pid, libc::SIGKILL)
@@ -188,7 +192,7 @@ fn shim_dirs() -> Vec<PathBuf> {
     if let Some(d) = std::env::var_os("HOME") {
         dirs.push(PathBuf::from(d).join(".cache").join("eddie-tools"));
     }
-    // SAFETY: geteuid has no preconditions.
+    // SAFETY: geteuid(2) takes no arguments, always succeeds and touches no memory of ours.
     let uid = unsafe { libc::geteuid() };
     dirs.push(std::env::temp_dir().join(format!("eddie-tools-{uid}")));
     dirs
@@ -200,7 +204,7 @@ fn install_shim(dir: &Path) -> io::Result<PathBuf> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let meta = std::fs::symlink_metadata(dir)?;
-    // SAFETY: geteuid has no preconditions.
+    // SAFETY: geteuid(2) takes no arguments, always succeeds and touches no memory of ours.
     let uid = unsafe { libc::geteuid() };
     if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o022 != 0 {
         return Err(io::Error::other("shim directory is not private"));
@@ -292,12 +296,15 @@ impl Tree {
 
     fn signal(&self, sig: i32) {
         if self.pid > 0 && !self.reaped {
-            // SAFETY: kill has no memory-safety preconditions; the shim (or group leader) is
-            // our unreaped child, so its pid cannot have been reused.
+            // SAFETY: kill(2) takes no pointers, so it cannot break memory safety; `self.pid`
+            // is our child and not yet reaped (`!self.reaped`), so the pid cannot have been
+            // reused by an unrelated process.
             #[cfg(eddie_shim)]
             unsafe {
                 libc::kill(self.pid, sig)
             };
+            // SAFETY: killpg(2) takes no pointers; `self.pid` leads the process group we
+            // created for the command and is not yet reaped, so the group id is still ours.
             #[cfg(not(eddie_shim))]
             unsafe {
                 libc::killpg(self.pid, sig)
@@ -316,7 +323,8 @@ impl Tree {
             let _ = std::thread::Builder::new().name("eddie-kill".into()).spawn(move || {
                 std::thread::sleep(grace);
                 if !done.load(Ordering::SeqCst) {
-                    // SAFETY: the group leader is not reaped yet, so the group id is ours.
+                    // SAFETY: killpg(2) takes no pointers. `done` is still false, so `wait` has
+                    // not reaped the group leader and the group id is still ours.
                     unsafe { libc::killpg(pid, libc::SIGKILL) };
                 }
             });
@@ -339,7 +347,9 @@ impl Tree {
                 let status = child.wait().await?;
                 done.store(true, Ordering::SeqCst);
                 // Whatever the command left in its group goes too.
-                // SAFETY: killpg has no memory-safety preconditions.
+                // SAFETY: killpg(2) takes no pointers. The leader was just reaped, but its
+                // group id is not reused while members of the group remain (and with none
+                // left, the call fails with ESRCH).
                 unsafe { libc::killpg(self.pid, libc::SIGKILL) };
                 status
             }
@@ -402,7 +412,8 @@ impl Tree {
                 if let Ok(r) = tokio::time::timeout(slack, self.wait()).await {
                     return r;
                 }
-                // SAFETY: killpg has no memory-safety preconditions.
+                // SAFETY: killpg(2) takes no pointers; `wait` has not finished, so the shim (the
+                // leader of its own session and group) is not reaped and the group id is ours.
                 unsafe { libc::killpg(self.pid, libc::SIGKILL) };
                 self.wait().await
             }
@@ -415,7 +426,8 @@ impl Tree {
 fn reap(pid: i32) -> i32 {
     let mut st = 0;
     loop {
-        // SAFETY: waits for our own child; `st` is a local.
+        // SAFETY: waitpid(2) writes one c_int through its pointer, here to the local `st`;
+        // `pid` is our child (a shim), reaped only here, so no other pid can be collected.
         let r = unsafe { libc::waitpid(pid, &mut st, 0) };
         if r == -1 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
             continue;
@@ -449,11 +461,13 @@ impl Drop for Tree {
 #[cfg(eddie_shim)]
 fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    // SAFETY: pipe2(2) writes exactly two c_ints through its pointer, and `fds` is a local
+    // array of two.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: both descriptors were just created and are owned by nobody else.
+    // SAFETY: pipe2 succeeded, so both are open descriptors it just created; nothing else
+    // knows them, so each `OwnedFd` is their only owner and closes them once.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
@@ -476,7 +490,7 @@ fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
         let null = std::fs::File::open("/dev/null").map_err(io_err)?;
         (OwnedFd::from(null), None)
     };
-    // SAFETY: getpid has no preconditions.
+    // SAFETY: getpid(2) takes no arguments, always succeeds and touches no memory of ours.
     let parent = unsafe { libc::getpid() };
     let mut argv: Vec<CString> = vec![
         shim.clone(),
@@ -507,8 +521,15 @@ fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
     let mut envp_p: Vec<*mut libc::c_char> = envp.iter().map(|a| a.as_ptr().cast_mut()).collect();
     envp_p.push(std::ptr::null_mut());
     let mut pid: libc::pid_t = 0;
-    // SAFETY: the file actions and attributes are initialised before use and destroyed after;
-    // every pointer passed lives until posix_spawn returns.
+    // SAFETY: `fa`, `attr`, `empty` and `all` are locals: zeroed (a valid bit pattern for these
+    // C structs) and then set up by their init functions (`sigemptyset`/`sigfillset` for the
+    // sets) before any other use; `fa` and `attr` are destroyed exactly once, after the spawn,
+    // and not used again. The dup2 sources are descriptors of `OwnedFd`s that stay open until
+    // the `drop` below. `shim` is a NUL-terminated `CString`; `argv_p`/`envp_p` are
+    // null-terminated arrays of pointers into the `CString`s of `argv`/`envp`, all of which
+    // outlive the call; `pid` is a local written by posix_spawn. (The init/adddup2/set* return
+    // codes are not checked: on glibc only adddup2 can fail, with ENOMEM, which would leave a
+    // descriptor unmapped in the shim, a correctness matter and not a memory-safety one.)
     let rc = unsafe {
         let mut fa: libc::posix_spawn_file_actions_t = std::mem::zeroed();
         let mut attr: libc::posix_spawnattr_t = std::mem::zeroed();
@@ -541,7 +562,8 @@ fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
     let mut first = [0u8; 8];
     let mut got = 0;
     while got < 8 {
-        // SAFETY: reads into the unfilled part of a local buffer.
+        // SAFETY: read(2) writes at most `8 - got` bytes, exactly the length of `first[got..]`
+        // (a local array; `got < 8` here); `status_r` is an open descriptor we own.
         let n = unsafe { libc::read(status_r.as_raw_fd(), first[got..].as_mut_ptr().cast(), 8 - got) };
         if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
             continue;
@@ -584,7 +606,8 @@ fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
             Ok(t)
         }
         Err(e) => {
-            // SAFETY: our unreaped child.
+            // SAFETY: kill(2) takes no pointers; `pid` is the shim we just spawned and have not
+            // reaped (the `reap` follows), so the pid is still ours.
             unsafe { libc::kill(pid, libc::SIGUSR1) };
             reap(pid);
             Err(ShimError::Command(e))
@@ -598,7 +621,7 @@ fn spawn_fork(spec: &Spec<'_>) -> io::Result<Tree> {
     use std::os::unix::process::CommandExt;
     let (status_read, status_write) = pipe_pair()?;
     let cfg = ShimCfg {
-        // SAFETY: getpid has no preconditions.
+        // SAFETY: getpid(2) takes no arguments, always succeeds and touches no memory of ours.
         parent: unsafe { libc::getpid() },
         status_fd: status_write.as_raw_fd(),
         grace_ms: i64::try_from(spec.grace.as_millis()).unwrap_or(i64::MAX),
@@ -612,8 +635,14 @@ fn spawn_fork(spec: &Spec<'_>) -> io::Result<Tree> {
     if let Some(env) = spec.env {
         cmd.env_clear().envs(env);
     }
-    // SAFETY: the closure only makes async-signal-safe system calls and never allocates
-    // (see `shim`).
+    // SAFETY: `pre_exec` requires the closure to be safe to run in a child forked from this
+    // multi-threaded process: async-signal-safe calls only, no allocation, locks or panics, and
+    // no misuse of the duplicated descriptors and mappings. `shim` (and `run_shim` after it)
+    // only makes raw system calls and async-signal-safe libc calls on locals and on the
+    // `Copy` `cfg` moved into the closure; its indexing is bounds-checked against the sizes
+    // it fills (see each block). The shim child closes every descriptor but the status pipe,
+    // never returns into Rust code that could use the closed ones, and ends with `_exit`; the
+    // grandchild returns `Ok` and goes on to exec like any `Command` child.
     unsafe {
         cmd.pre_exec(move || shim(&cfg));
     }
@@ -721,17 +750,29 @@ struct ShimCfg {
 /// Runs in the child between fork and exec. Returns `Ok` only in the grandchild, which `std`
 /// then turns into the command; the shim itself never returns.
 fn shim(cfg: &ShimCfg) -> io::Result<()> {
-    // SAFETY (whole function): plain system calls on valid pointers to locals.
+    // SAFETY: setsid(2) takes no arguments; in this freshly forked child it only detaches us
+    // into a new session (we are not a group leader, so it succeeds).
+    if unsafe { libc::setsid() } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: prctl with these options takes integer arguments only (no pointers) and only
+    // changes this process's own subreaper flag and parent-death signal.
     unsafe {
-        if libc::setsid() < 0 {
-            return Err(io::Error::last_os_error());
-        }
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
-        if libc::getppid() != cfg.parent {
-            libc::_exit(1);
-        }
-        let me = libc::getpid();
+    }
+    // SAFETY: getppid(2) takes no arguments and always succeeds.
+    if unsafe { libc::getppid() } != cfg.parent {
+        // SAFETY: _exit(2) ends this forked child at once, without atexit handlers or
+        // flushing the stdio buffers it inherited from the parent.
+        unsafe { libc::_exit(1) };
+    }
+    // SAFETY: getpid(2) takes no arguments and always succeeds.
+    let me = unsafe { libc::getpid() };
+    // SAFETY: all-zero is a valid `sigset_t` (an array of integers); sigemptyset/sigaddset
+    // write only into `set`, a local, and the signal numbers are valid; sigprocmask reads `set`
+    // and writes the previous mask into the local `old`.
+    let (set, old) = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
@@ -739,20 +780,35 @@ fn shim(cfg: &ShimCfg) -> io::Result<()> {
             libc::sigaddset(&mut set, sig);
         }
         libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old);
-        let main = libc::fork();
-        if main < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if main == 0 {
+        (set, old)
+    };
+    // SAFETY: fork(2) takes no arguments and is async-signal-safe (POSIX.1-2017). This child
+    // is single-threaded (only the forking thread survives a fork) and glibc re-initialised
+    // its fork-time locks in it, so none can be held by a vanished thread. The parent branch
+    // goes on in `run_shim`; the child branch makes only the calls below and returns to std's
+    // pre-exec path, which execs the command.
+    let main = unsafe { libc::fork() };
+    if main < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if main == 0 {
+        // SAFETY: sigprocmask reads the local `old` (filled above) and is given no out
+        // pointer; prctl takes integers only; getppid takes nothing.
+        let orphaned = unsafe {
             libc::sigprocmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-            if libc::getppid() != me {
-                libc::_exit(1);
-            }
-            return Ok(());
+            libc::getppid() != me
+        };
+        if orphaned {
+            // SAFETY: as above, _exit(2) ends this child without running any Rust or C
+            // clean-up inherited from the parent.
+            unsafe { libc::_exit(1) };
         }
-        run_shim(me, main, cfg, &set)
+        return Ok(());
     }
+    // SAFETY: we are the forked shim child (single-threaded, between fork and exec), which
+    // is what `run_shim` requires: it closes the descriptors we inherited and never returns.
+    unsafe { run_shim(me, main, cfg, &set) }
 }
 
 #[cfg(eddie_shim)]
@@ -777,99 +833,134 @@ enum Phase {
 }
 
 #[cfg(eddie_shim)]
-unsafe fn now_ms() -> i64 {
-    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+/// `CLOCK_MONOTONIC` in milliseconds.
+fn now_ms() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime(2) writes one `timespec` through its pointer, here the local
+    // `ts`; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
 }
 
 #[cfg(eddie_shim)]
+/// The shim's life after the fork: reap, signal the tree as told, report the command's
+/// status on `cfg.status_fd`, exit.
+///
+/// # Safety
+///
+/// Only for the shim child forked by [`shim`]: a single-threaded process between fork and
+/// exec, where only async-signal-safe calls may be made. It closes every descriptor but
+/// `cfg.status_fd` (which any `OwnedFd` of the process may still name) and never returns,
+/// ending with `_exit`.
 unsafe fn run_shim(me: libc::pid_t, main: libc::pid_t, cfg: &ShimCfg, set: &libc::sigset_t) -> ! {
-    unsafe {
-        close_all_but(cfg.status_fd);
-        let bytes = TABLE_ROWS * std::mem::size_of::<Row>();
-        let map = libc::mmap(
+    // SAFETY: our caller guarantees we are the forked shim child that never returns into
+    // code using the descriptors this closes.
+    unsafe { close_all_but(cfg.status_fd) };
+    let bytes = TABLE_ROWS * std::mem::size_of::<Row>();
+    // SAFETY: a fresh private anonymous mapping (no address hint, no descriptor): it cannot
+    // overlap memory we use. mmap is a plain system call (no allocator lock).
+    let map = unsafe {
+        libc::mmap(
             std::ptr::null_mut(),
             bytes,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
             -1,
             0,
-        );
-        let mut fallback = [Row { pid: 0, ppid: 0, mark: 0 }; 512];
-        let table: &mut [Row] = if map == libc::MAP_FAILED {
-            &mut fallback
-        } else {
-            std::slice::from_raw_parts_mut(map.cast::<Row>(), TABLE_ROWS)
-        };
-        let mut main_status: Option<libc::c_int> = None;
-        let mut phase = Phase::Running;
+        )
+    };
+    let mut fallback = [Row { pid: 0, ppid: 0, mark: 0 }; 512];
+    let table: &mut [Row] = if map == libc::MAP_FAILED {
+        &mut fallback
+    } else {
+        // SAFETY: the mapping succeeded: `bytes` = TABLE_ROWS rows, readable and writable,
+        // page-aligned (more than `Row`'s 4-byte alignment), zero-filled (a valid `Row`), and
+        // referenced by nothing else; it is never unmapped, as the process ends with `_exit`.
+        unsafe { std::slice::from_raw_parts_mut(map.cast::<Row>(), TABLE_ROWS) }
+    };
+    let mut main_status: Option<libc::c_int> = None;
+    let mut phase = Phase::Running;
+    loop {
+        let mut any_left = true;
         loop {
-            let mut any_left = true;
-            loop {
-                let mut st: libc::c_int = 0;
-                let r = libc::waitpid(-1, &mut st, libc::WNOHANG);
-                if r > 0 {
-                    if r == main {
-                        main_status = Some(st);
-                    }
-                    continue;
+            let mut st: libc::c_int = 0;
+            // SAFETY: waitpid(2) writes one c_int through its pointer, the local `st`.
+            let r = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG) };
+            if r > 0 {
+                if r == main {
+                    main_status = Some(st);
                 }
-                if r < 0 && *libc::__errno_location() == libc::EINTR {
-                    continue;
-                }
-                if r < 0 {
-                    any_left = false;
-                }
-                break;
+                continue;
             }
-            if !any_left {
-                if let Some(st) = main_status {
-                    let raw = st.to_ne_bytes();
-                    libc::write(cfg.status_fd, raw.as_ptr().cast(), raw.len());
-                    libc::_exit(0);
-                }
-                libc::_exit(1);
+            // SAFETY: __errno_location returns this thread's errno slot, valid for reads for
+            // the thread's lifetime.
+            if r < 0 && unsafe { *libc::__errno_location() } == libc::EINTR {
+                continue;
             }
-            let now = now_ms();
-            if main_status.is_some() && phase == Phase::Running {
-                // The command is done: whatever it left behind goes now.
-                phase = Phase::Killing;
+            if r < 0 {
+                any_left = false;
             }
-            if let Phase::Terminating(deadline) = phase
-                && now >= deadline
-            {
-                phase = Phase::Killing;
+            break;
+        }
+        if !any_left {
+            if let Some(st) = main_status {
+                let raw = st.to_ne_bytes();
+                // SAFETY: write(2) reads `raw.len()` bytes from the local `raw`; `status_fd`
+                // is the status pipe, the one descriptor we kept open.
+                unsafe { libc::write(cfg.status_fd, raw.as_ptr().cast(), raw.len()) };
+                // SAFETY: _exit(2) ends the shim without any clean-up inherited from the parent.
+                unsafe { libc::_exit(0) };
             }
-            if phase == Phase::Running && libc::getppid() != cfg.parent {
-                // Our parent died and the death signal was missed: terminate.
-                signal_tree(me, libc::SIGTERM, table);
-                phase = Phase::Terminating(now + cfg.grace_ms);
-            }
-            if phase == Phase::Killing {
-                signal_tree(me, libc::SIGKILL, table);
-            }
-            let wait_ms = match phase {
-                Phase::Running => 1000,
-                Phase::Terminating(deadline) => (deadline - now).clamp(1, 1000),
-                Phase::Killing => 5,
-            };
-            let ts = libc::timespec { tv_sec: wait_ms / 1000, tv_nsec: (wait_ms % 1000) * 1_000_000 };
+            // SAFETY: as above.
+            unsafe { libc::_exit(1) };
+        }
+        let now = now_ms();
+        if main_status.is_some() && phase == Phase::Running {
+            // The command is done: whatever it left behind goes now.
+            phase = Phase::Killing;
+        }
+        if let Phase::Terminating(deadline) = phase
+            && now >= deadline
+        {
+            phase = Phase::Killing;
+        }
+        // SAFETY: getppid(2) takes no arguments and always succeeds.
+        if phase == Phase::Running && unsafe { libc::getppid() } != cfg.parent {
+            // Our parent died and the death signal was missed: terminate.
+            signal_tree(me, libc::SIGTERM, table);
+            phase = Phase::Terminating(now + cfg.grace_ms);
+        }
+        if phase == Phase::Killing {
+            signal_tree(me, libc::SIGKILL, table);
+        }
+        let wait_ms = match phase {
+            Phase::Running => 1000,
+            Phase::Terminating(deadline) => (deadline - now).clamp(1, 1000),
+            Phase::Killing => 5,
+        };
+        let ts = libc::timespec { tv_sec: wait_ms / 1000, tv_nsec: (wait_ms % 1000) * 1_000_000 };
+        // SAFETY: all-zero is a valid `siginfo_t` (integers and integer unions);
+        // sigtimedwait(2) reads `set` (initialised by `shim`) and the local `ts`, and writes
+        // one `siginfo_t` into the local `info`.
+        let (sig, info) = unsafe {
             let mut info: libc::siginfo_t = std::mem::zeroed();
-            let sig = libc::sigtimedwait(set, &mut info, &ts);
-            if sig == libc::SIGTERM || sig == libc::SIGUSR1 {
-                // Only our parent (or its death, sent on its behalf) may stop the tree; a
-                // command signalling its own process group must not.
-                let from = info.si_pid();
-                if from != cfg.parent && from != 0 {
-                    continue;
-                }
-                if sig == libc::SIGUSR1 {
-                    phase = Phase::Killing;
-                } else if phase == Phase::Running {
-                    signal_tree(me, libc::SIGTERM, table);
-                    phase = Phase::Terminating(now_ms() + cfg.grace_ms);
-                }
+            (libc::sigtimedwait(set, &mut info, &ts), info)
+        };
+        if sig == libc::SIGTERM || sig == libc::SIGUSR1 {
+            // Only our parent (or its death, sent on its behalf) may stop the tree; a
+            // command signalling its own process group must not.
+            // SAFETY: `si_pid` reads an i32 of the union; `info` was zero-initialised and
+            // filled by the kernel, and for SIGTERM/SIGUSR1 (sent by kill or as the parent-
+            // death signal) the sender-pid layout is the one the kernel wrote.
+            let from = unsafe { info.si_pid() };
+            if from != cfg.parent && from != 0 {
+                continue;
+            }
+            if sig == libc::SIGUSR1 {
+                phase = Phase::Killing;
+            } else if phase == Phase::Running {
+                signal_tree(me, libc::SIGTERM, table);
+                phase = Phase::Terminating(now_ms() + cfg.grace_ms);
             }
         }
     }
@@ -877,15 +968,25 @@ unsafe fn run_shim(me: libc::pid_t, main: libc::pid_t, cfg: &ShimCfg, set: &libc
 
 #[cfg(eddie_shim)]
 /// Close every descriptor except `keep` (the stdio pipes too: only the command holds them).
+///
+/// # Safety
+///
+/// Closes descriptors that `OwnedFd`s, `File`s or std itself may own: only for a process
+/// that never again runs code using them (the forked shim, which ends with `_exit`).
 unsafe fn close_all_but(keep: libc::c_int) {
-    unsafe {
-        let lo = libc::syscall(libc::SYS_close_range, 0u32, (keep - 1).max(0) as u32, 0u32);
-        let hi = libc::syscall(libc::SYS_close_range, (keep + 1) as u32, u32::MAX, 0u32);
-        if lo != 0 || hi != 0 || keep == 0 {
-            for fd in 0..4096 {
-                if fd != keep {
-                    libc::close(fd);
-                }
+    // SAFETY: close_range(2) takes integers only; closing descriptors others may own is what
+    // our caller guarantees to be harmless.
+    let (lo, hi) = unsafe {
+        (
+            libc::syscall(libc::SYS_close_range, 0u32, (keep - 1).max(0) as u32, 0u32),
+            libc::syscall(libc::SYS_close_range, (keep + 1) as u32, u32::MAX, 0u32),
+        )
+    };
+    if lo != 0 || hi != 0 || keep == 0 {
+        for fd in 0..4096 {
+            if fd != keep {
+                // SAFETY: close(2) takes an integer; see above for why closing is harmless.
+                unsafe { libc::close(fd) };
             }
         }
     }
@@ -893,73 +994,76 @@ unsafe fn close_all_but(keep: libc::c_int) {
 
 #[cfg(eddie_shim)]
 /// Send `sig` to every descendant of `me`, found through `/proc/<pid>/stat` parent links.
-unsafe fn signal_tree(me: libc::pid_t, sig: libc::c_int, table: &mut [Row]) {
-    unsafe {
-        let n = scan_proc(table);
-        let rows = &mut table[..n];
-        // Mark descendants until nothing changes (one pass per generation at most).
-        loop {
-            let mut changed = false;
-            for i in 0..rows.len() {
-                if rows[i].mark != 0 {
-                    continue;
-                }
-                let parent = rows[i].ppid;
-                let hit = parent == me || rows.iter().any(|r| r.mark != 0 && r.pid == parent);
-                if hit {
-                    rows[i].mark = 1;
-                    changed = true;
-                }
+fn signal_tree(me: libc::pid_t, sig: libc::c_int, table: &mut [Row]) {
+    let n = scan_proc(table);
+    let rows = &mut table[..n];
+    // Mark descendants until nothing changes (one pass per generation at most).
+    loop {
+        let mut changed = false;
+        for i in 0..rows.len() {
+            if rows[i].mark != 0 {
+                continue;
             }
-            if !changed {
-                break;
+            let parent = rows[i].ppid;
+            let hit = parent == me || rows.iter().any(|r| r.mark != 0 && r.pid == parent);
+            if hit {
+                rows[i].mark = 1;
+                changed = true;
             }
         }
-        for r in rows.iter() {
-            if r.mark != 0 && r.pid != me {
-                libc::kill(r.pid, sig);
-            }
+        if !changed {
+            break;
+        }
+    }
+    for r in rows.iter() {
+        if r.mark != 0 && r.pid != me {
+            // SAFETY: kill(2) takes no pointers. Each marked pid descends from us, the
+            // subreaper, so it is our (possibly indirect) child and not reused.
+            unsafe { libc::kill(r.pid, sig) };
         }
     }
 }
 
 #[cfg(eddie_shim)]
 /// Fill `table` with `(pid, ppid)` of every process; the number of rows.
-unsafe fn scan_proc(table: &mut [Row]) -> usize {
-    unsafe {
-        let dir = libc::open(c"/proc".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC);
-        if dir < 0 {
-            return 0;
+fn scan_proc(table: &mut [Row]) -> usize {
+    // SAFETY: the path is a NUL-terminated literal; open(2) only reads it.
+    let dir = unsafe { libc::open(c"/proc".as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    if dir < 0 {
+        return 0;
+    }
+    let mut n = 0usize;
+    let mut buf = [0u8; 4096];
+    'outer: loop {
+        // SAFETY: getdents64(2) writes at most `buf.len()` bytes into the local `buf`; `dir`
+        // is the directory descriptor opened above.
+        let got = unsafe { libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len()) };
+        if got <= 0 {
+            break;
         }
-        let mut n = 0usize;
-        let mut buf = [0u8; 4096];
-        'outer: loop {
-            let got = libc::syscall(libc::SYS_getdents64, dir, buf.as_mut_ptr(), buf.len());
-            if got <= 0 {
+        let got = got as usize;
+        let mut off = 0usize;
+        // Each record: d_ino (8), d_off (8), d_reclen (2), d_type (1), NUL-terminated name.
+        while off + 19 < got {
+            let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
+            if reclen < 20 {
                 break;
             }
-            let got = got as usize;
-            let mut off = 0usize;
-            while off + 19 < got {
-                let reclen = u16::from_ne_bytes([buf[off + 16], buf[off + 17]]) as usize;
-                if reclen == 0 {
-                    break;
-                }
-                let name = &buf[off + 19..(off + reclen).min(got)];
-                off += reclen;
-                let Some(pid) = parse_pid(name) else { continue };
-                if n >= table.len() {
-                    break 'outer;
-                }
-                if let Some(ppid) = read_ppid(pid) {
-                    table[n] = Row { pid, ppid, mark: 0 };
-                    n += 1;
-                }
+            let name = &buf[off + 19..(off + reclen).min(got)];
+            off += reclen;
+            let Some(pid) = parse_pid(name) else { continue };
+            if n >= table.len() {
+                break 'outer;
+            }
+            if let Some(ppid) = read_ppid(pid) {
+                table[n] = Row { pid, ppid, mark: 0 };
+                n += 1;
             }
         }
-        libc::close(dir);
-        n
     }
+    // SAFETY: `dir` is the descriptor opened above, closed once.
+    unsafe { libc::close(dir) };
+    n
 }
 
 #[cfg(eddie_shim)]
@@ -982,7 +1086,7 @@ fn parse_pid(name: &[u8]) -> Option<i32> {
 
 #[cfg(eddie_shim)]
 /// The parent pid from `/proc/<pid>/stat` (`pid (comm) S ppid ...`; comm may hold `)`).
-unsafe fn read_ppid(pid: i32) -> Option<i32> {
+fn read_ppid(pid: i32) -> Option<i32> {
     let mut path = [0u8; 32];
     let prefix = b"/proc/";
     path[..prefix.len()].copy_from_slice(prefix);
@@ -1008,6 +1112,9 @@ unsafe fn read_ppid(pid: i32) -> Option<i32> {
         i += 1;
     }
     let mut buf = [0u8; 512];
+    // SAFETY: `path` is NUL-terminated (the loop above wrote "/stat\0" after at most 6 + 10
+    // bytes, well inside its 32); read(2) writes at most `buf.len()` bytes into the local
+    // `buf`; `fd` is the descriptor just opened, closed once.
     let got = unsafe {
         let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
         if fd < 0 {

@@ -298,9 +298,12 @@ fn searcher(q: &Query, mmap: bool) -> Searcher {
         // of growing the buffer without bound.
         .heap_limit(Some(HEAP_LIMIT));
     if mmap {
-        // SAFETY: the mapped file may change under us; grep-searcher (like ripgrep) accepts
-        // that a concurrently truncated file can fault. We only map regular files we just
-        // opened, and only for the duration of one search.
+        // SAFETY: `MmapChoice::auto` is unsafe because a mapped file may be changed by another
+        // process while it is searched: a concurrent truncation makes reads fault (SIGBUS) and a
+        // concurrent write shows torn contents. We accept that, as ripgrep does: only files we
+        // just opened whose length is within MMAP_MIN..=MMAP_MAX are mapped (see `search`), the
+        // mapping lives only inside one `search_file` call, and the sink copies what it keeps
+        // out of it, so no reference into the mapping outlives the search.
         b.memory_map(unsafe { MmapChoice::auto() });
     }
     b.build()
