@@ -17,7 +17,7 @@ pub(crate) fn spawn<'env>(
 ) -> Result<PromiseRaw<'env, Object<'env>>> {
     let spec = registry::find(name);
     // Only tools that may ask get a confirm channel (creating one costs a threadsafe function).
-    let may_confirm = spec.is_none_or(|s| s.confirms || s.permission != registry::Permission::None);
+    let may_confirm = spec.is_none_or(|s| s.confirms() || s.permission != registry::Permission::None);
     let converted = to_json(env, args, 0)
         .map_err(|e| ToolError::invalid(format!("arguments of {name} must be JSON-compatible: {}", e.reason)))
         .and_then(|a| a.ok_or_else(|| ToolError::invalid(format!("arguments of {name} must be an object"))))
@@ -260,8 +260,8 @@ pub fn tool_specs() -> Vec<NativeToolSpec> {
                 description: def.get("description").and_then(|d| d.as_str()).unwrap_or_default().to_owned(),
                 json_schema: def.get("jsonSchema").cloned().unwrap_or_default(),
                 output_schema: def.get("outputSchema").cloned().unwrap_or_default(),
-                mutating: t.mutating,
-                confirms: t.confirms,
+                mutating: t.mutating(),
+                confirms: t.confirms(),
             })
         })
         .collect()

@@ -7,7 +7,7 @@
 //!   ├─ an abort that came first            → CANCELLED, nothing runs
 //!   ├─ registry::find(name)                → UNKNOWN_TOOL
 //!   ├─ args::normalise (the one policy)    → INVALID_ARGUMENT (nulls dropped, unknown keys)
-//!   ├─ the family's dispatcher, on its own task: a panic becomes INTERNAL
+//!   ├─ the tool's `run`, on its own task: a panic becomes INTERNAL
 //!   └─ an abort while it runs: partial families return what they have (flagged
 //!      `cancelled`); the others are dropped (their guards clean up) → CANCELLED
 //! ```
@@ -45,9 +45,9 @@ pub(crate) fn admit(
 pub async fn call(name: &str, args: Value, ctx: Ctx) -> Result<ToolOutput> {
     let (spec, family, args) = admit(name, args, &ctx)?;
     let cancel = ctx.cancel.clone();
-    let tool = spec.name;
+    let run = spec.run;
     // A task of its own turns a panic into a rejection with code INTERNAL.
-    let task = tokio::spawn(async move { (family.run)(tool, &args, &ctx).await });
+    let task = tokio::spawn(async move { run(&args, &ctx).await });
     let abort = task.abort_handle();
     if family.partial_on_cancel {
         // The tool watches ctx.cancel itself and returns its partial result.

@@ -17,7 +17,7 @@ use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.find_references.result.v1";
-const TOOL: &str = "find_references";
+const NAME: &str = "find_references";
 /// Default cap on references returned.
 pub const DEFAULT_MAX_RESULTS: usize = 200;
 
@@ -49,22 +49,22 @@ fn references(lang: Lang, src: &[u8], name: &str, with_definitions: bool, stop: 
 
 /// Run the tool.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let name = args::req_str(args, TOOL, "symbol")?;
-    let path = args::opt_str(args, TOOL, "path")?.unwrap_or_else(|| ".".to_owned());
-    let with_definitions = args::bool_or(args, TOOL, "includeDefinitions", true)?;
-    let include = Includes::new(&args::glob_list(args, TOOL, "include")?, false)?;
+    let name = args::req_str(args, NAME, "symbol")?;
+    let path = args::opt_str(args, NAME, "path")?.unwrap_or_else(|| ".".to_owned());
+    let with_definitions = args::bool_or(args, NAME, "includeDefinitions", true)?;
+    let include = Includes::new(&args::glob_list(args, NAME, "include")?, false)?;
     let walk = WalkOptions {
-        respect_gitignore: args::bool_or(args, TOOL, "respectGitignore", true)?,
-        include_hidden: args::bool_or(args, TOOL, "includeHidden", false)?,
+        respect_gitignore: args::bool_or(args, NAME, "respectGitignore", true)?,
+        include_hidden: args::bool_or(args, NAME, "includeHidden", false)?,
         ..Default::default()
     };
-    let max_results = args::cap(args, TOOL, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?;
-    let offset = args::offset(args, TOOL)?;
+    let max_results = args::cap(args, NAME, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?;
+    let offset = args::offset(args, NAME)?;
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let stop = Stop::new(ctx.cancel.flag(), None);
     let n = name.clone();
-    let (files, stats) = crate::blocking(TOOL, move || {
+    let (files, stats) = crate::blocking(NAME, move || {
         let needle = n.clone().into_bytes();
         let opts = ScanOptions { include: &include, walk, needle: Some(&needle), needle_ignore_case: false };
         scan::scan(&target, &opts, &stop, |_, lang, src, stop| {
@@ -105,6 +105,18 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     stats.append_to(&mut data, cancelled);
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
+
+/// The `find_references` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "find_references",
+    js_name: "findReferences",
+    family: "code",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("find_references.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
 
 #[cfg(test)]
 mod tests {

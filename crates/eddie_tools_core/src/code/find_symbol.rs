@@ -17,7 +17,7 @@ use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.find_symbol.result.v1";
-const TOOL: &str = "find_symbol";
+const NAME: &str = "find_symbol";
 /// Default cap on definitions returned.
 pub const DEFAULT_MAX_RESULTS: usize = 50;
 
@@ -52,24 +52,24 @@ pub fn definitions(
 
 /// Run the tool.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let name = args::req_str(args, TOOL, "symbol")?;
-    let path = args::opt_str(args, TOOL, "path")?.unwrap_or_else(|| ".".to_owned());
-    let kind = kind_arg(args, TOOL)?;
-    let exact = args::bool_or(args, TOOL, "exact", true)?;
-    let include = Includes::new(&args::glob_list(args, TOOL, "include")?, false)?;
+    let name = args::req_str(args, NAME, "symbol")?;
+    let path = args::opt_str(args, NAME, "path")?.unwrap_or_else(|| ".".to_owned());
+    let kind = kind_arg(args, NAME)?;
+    let exact = args::bool_or(args, NAME, "exact", true)?;
+    let include = Includes::new(&args::glob_list(args, NAME, "include")?, false)?;
     let walk = WalkOptions {
-        respect_gitignore: args::bool_or(args, TOOL, "respectGitignore", true)?,
-        include_hidden: args::bool_or(args, TOOL, "includeHidden", false)?,
+        respect_gitignore: args::bool_or(args, NAME, "respectGitignore", true)?,
+        include_hidden: args::bool_or(args, NAME, "includeHidden", false)?,
         exclude: None,
         ..Default::default()
     };
-    let max_results = args::cap(args, TOOL, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?;
-    let offset = args::offset(args, TOOL)?;
+    let max_results = args::cap(args, NAME, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?;
+    let offset = args::offset(args, NAME)?;
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let stop = Stop::new(ctx.cancel.flag(), None);
     let (n, k) = (name.clone(), kind.clone());
-    let (files, stats) = crate::blocking(TOOL, move || {
+    let (files, stats) = crate::blocking(NAME, move || {
         let needle = if exact { n.clone().into_bytes() } else { n.to_ascii_lowercase().into_bytes() };
         // The ignore-case prefilter folds ASCII only: a non-ASCII name is matched by parsing.
         let prefilter = exact || n.is_ascii();
@@ -133,6 +133,18 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     stats.append_to(&mut data, cancelled);
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
+
+/// The `find_symbol` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "find_symbol",
+    js_name: "findSymbol",
+    family: "code",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("find_symbol.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
 
 #[cfg(test)]
 mod tests {

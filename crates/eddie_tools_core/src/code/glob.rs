@@ -22,7 +22,7 @@ use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.glob.result.v1";
-const TOOL: &str = "glob";
+const NAME: &str = "glob";
 /// Default cap on returned paths.
 pub const DEFAULT_MAX_RESULTS: usize = 1000;
 
@@ -68,9 +68,12 @@ impl Visitor for Worker<'_> {
     }
 }
 
-/// Literal leading directories of a path pattern (`src/lib/**/*.rs` → `src/lib`).
-fn literal_prefix(pattern: &str) -> String {
-    if !pattern.contains('/') {
+/// Literal leading directories of a path pattern (`src/lib/**/*.rs` → `src/lib`): whole
+/// components without glob metacharacters, `.` or `..`, before the last one. Every path the
+/// pattern matches lies below them, so the walk starts there. None when matching ignores case
+/// (`SRC/*` matches `src/a`, which is not below `SRC` on a case-sensitive file system).
+pub fn literal_prefix(pattern: &str, case_insensitive: bool) -> String {
+    if case_insensitive || !pattern.contains('/') {
         return String::new();
     }
     let comps: Vec<&str> = pattern.split('/').collect();
@@ -86,17 +89,17 @@ fn literal_prefix(pattern: &str) -> String {
 
 /// Run the tool.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let pattern = args::req_str(args, TOOL, "pattern")?;
+    let pattern = args::req_str(args, NAME, "pattern")?;
     let pattern = pattern.strip_prefix("./").unwrap_or(&pattern).to_owned();
-    let path = args::opt_str(args, TOOL, "path")?.unwrap_or_else(|| ".".to_owned());
-    let exclude = args::glob_list(args, TOOL, "exclude")?;
-    let include_hidden = args::bool_or(args, TOOL, "includeHidden", false)?;
-    let respect_gitignore = args::bool_or(args, TOOL, "respectGitignore", true)?;
-    let recursive = args::bool_or(args, TOOL, "recursive", true)?;
-    let case_insensitive = args::bool_or(args, TOOL, "caseInsensitive", false)?;
-    let max_results = args::cap(args, TOOL, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?;
-    let offset = args::offset(args, TOOL)?;
-    let sort = match args::choice(args, TOOL, "sortBy", &["path", "mtime"])? {
+    let path = args::opt_str(args, NAME, "path")?.unwrap_or_else(|| ".".to_owned());
+    let exclude = args::glob_list(args, NAME, "exclude")?;
+    let include_hidden = args::bool_or(args, NAME, "includeHidden", false)?;
+    let respect_gitignore = args::bool_or(args, NAME, "respectGitignore", true)?;
+    let recursive = args::bool_or(args, NAME, "recursive", true)?;
+    let case_insensitive = args::bool_or(args, NAME, "caseInsensitive", false)?;
+    let max_results = args::cap(args, NAME, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?;
+    let offset = args::offset(args, NAME)?;
+    let sort = match args::choice(args, NAME, "sortBy", &["path", "mtime"])? {
         "mtime" => Sort::Mtime,
         _ => Sort::Path,
     };
@@ -104,7 +107,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let target = args::target(ctx, Some(&path))?;
     // The pattern's literal leading directories are a path like any other: they go through the
     // workspace resolver, so a symlink among them that points outside is refused, not walked.
-    let prefix = literal_prefix(&pattern);
+    let prefix = literal_prefix(&pattern, case_insensitive);
     let prefix_real = if prefix.is_empty() {
         target.root.real.clone()
     } else {
@@ -224,6 +227,18 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
 
+/// The `glob` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "glob",
+    js_name: "glob",
+    family: "code",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("glob.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +276,17 @@ mod tests {
         assert_eq!(o.data["ignored"]["excluded"], 1);
         let o = glob(t.path(), json!({"pattern": "*.ts", "path": "src"})).await.unwrap();
         assert_eq!(files(&o), json!(["src/c.ts"]));
+    }
+
+    #[tokio::test]
+    async fn a_case_insensitive_pattern_finds_differently_cased_directories() {
+        // Found by tests/parsers.rs (literal_prefix_is_a_sound_start): the walk started in the
+        // pattern's literal `SRC`, which does not exist, so `src/c.ts` was never seen.
+        let t = ws(&["src/c.ts", "src/d/e.ts", "lib/f.ts"]);
+        let o = glob(t.path(), json!({"pattern": "SRC/*.ts", "caseInsensitive": true})).await.unwrap();
+        assert_eq!(o.data["files"], json!(["src/c.ts"]));
+        let o = glob(t.path(), json!({"pattern": "SRC/*.ts"})).await.unwrap();
+        assert_eq!(o.data["files"], json!([]));
     }
 
     #[tokio::test]

@@ -28,7 +28,7 @@ use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.grep.result.v1";
-const TOOL: &str = "grep";
+const NAME: &str = "grep";
 /// Default matching lines (content) or entries (files, count) per page.
 pub const DEFAULT_MAX_RESULTS: usize = 100;
 /// Default matching lines kept per file.
@@ -100,14 +100,14 @@ impl Query {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             _ => return Err(ToolError::invalid("grep: `pattern` is required (a non-empty string)")),
         };
-        let literal = args::bool_or(args, TOOL, "literal", false)?;
-        let case_insensitive = args::bool_or(args, TOOL, "caseInsensitive", false)?;
-        let word = args::bool_or(args, TOOL, "wordMatch", false)?;
-        let multiline = args::bool_or(args, TOOL, "multiline", false)?;
-        let context = args::opt_uint(args, TOOL, "context", 1000)?.unwrap_or(0);
-        let before = args::opt_uint(args, TOOL, "before", 1000)?.unwrap_or(context);
-        let after = args::opt_uint(args, TOOL, "after", 1000)?.unwrap_or(context);
-        let mode = match args::choice(args, TOOL, "outputMode", &["content", "files", "count"])? {
+        let literal = args::bool_or(args, NAME, "literal", false)?;
+        let case_insensitive = args::bool_or(args, NAME, "caseInsensitive", false)?;
+        let word = args::bool_or(args, NAME, "wordMatch", false)?;
+        let multiline = args::bool_or(args, NAME, "multiline", false)?;
+        let context = args::opt_uint(args, NAME, "context", 1000)?.unwrap_or(0);
+        let before = args::opt_uint(args, NAME, "before", 1000)?.unwrap_or(context);
+        let after = args::opt_uint(args, NAME, "after", 1000)?.unwrap_or(context);
+        let mode = match args::choice(args, NAME, "outputMode", &["content", "files", "count"])? {
             "files" => Mode::Files,
             "count" => Mode::Count,
             _ => Mode::Content,
@@ -125,20 +125,20 @@ impl Query {
             ToolError::new(ErrorCode::InvalidRegex, format!("Invalid regex {pattern:?}: {e}"))
         })?;
         Ok(Self {
-            path: args::opt_str(args, TOOL, "path")?.unwrap_or_else(|| ".".to_owned()),
+            path: args::opt_str(args, NAME, "path")?.unwrap_or_else(|| ".".to_owned()),
             mode,
             before,
             after,
-            include: args::glob_list(args, TOOL, "include")?,
-            exclude: args::glob_list(args, TOOL, "exclude")?,
-            max_results: args::cap(args, TOOL, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?,
-            max_per_file: args::cap(args, TOOL, "maxPerFile", 1_000_000, DEFAULT_MAX_PER_FILE)?,
-            offset: args::offset(args, TOOL)?,
-            max_line_length: args::cap(args, TOOL, "maxLineLength", 1_000_000, DEFAULT_MAX_LINE_LENGTH)?,
-            respect_gitignore: args::bool_or(args, TOOL, "respectGitignore", true)?,
-            include_hidden: args::bool_or(args, TOOL, "includeHidden", false)?,
+            include: args::glob_list(args, NAME, "include")?,
+            exclude: args::glob_list(args, NAME, "exclude")?,
+            max_results: args::cap(args, NAME, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?,
+            max_per_file: args::cap(args, NAME, "maxPerFile", 1_000_000, DEFAULT_MAX_PER_FILE)?,
+            offset: args::offset(args, NAME)?,
+            max_line_length: args::cap(args, NAME, "maxLineLength", 1_000_000, DEFAULT_MAX_LINE_LENGTH)?,
+            respect_gitignore: args::bool_or(args, NAME, "respectGitignore", true)?,
+            include_hidden: args::bool_or(args, NAME, "includeHidden", false)?,
             timeout: Duration::from_millis(
-                args::opt_uint(args, TOOL, "timeoutMs", 3_600_000)?.unwrap_or(DEFAULT_TIMEOUT_MS) as u64,
+                args::opt_uint(args, NAME, "timeoutMs", 3_600_000)?.unwrap_or(DEFAULT_TIMEOUT_MS) as u64,
             ),
             pattern,
             multiline,
@@ -588,6 +588,18 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
     data[key] = Value::Array(entries);
     ToolOutput::new(SCHEMA, content, data)
 }
+
+/// The `grep` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "grep",
+    js_name: "grep",
+    family: "code",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("grep.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
 
 #[cfg(test)]
 mod tests {

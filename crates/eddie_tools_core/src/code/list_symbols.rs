@@ -15,7 +15,7 @@ use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.list_symbols.result.v1";
-const TOOL: &str = "list_symbols";
+const NAME: &str = "list_symbols";
 /// Default cap on files listed.
 pub const DEFAULT_MAX_FILES: usize = 200;
 
@@ -32,21 +32,21 @@ pub fn kind_arg(args: &Value, tool: &str) -> Result<Option<String>> {
 
 /// Run the tool.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path = args::req_str(args, TOOL, "path")?;
-    let recursive = args::bool_or(args, TOOL, "recursive", false)?;
-    let kind = kind_arg(args, TOOL)?;
-    let include = Includes::new(&args::glob_list(args, TOOL, "include")?, false)?;
+    let path = args::req_str(args, NAME, "path")?;
+    let recursive = args::bool_or(args, NAME, "recursive", false)?;
+    let kind = kind_arg(args, NAME)?;
+    let include = Includes::new(&args::glob_list(args, NAME, "include")?, false)?;
     let walk = WalkOptions {
-        respect_gitignore: args::bool_or(args, TOOL, "respectGitignore", true)?,
-        include_hidden: args::bool_or(args, TOOL, "includeHidden", false)?,
+        respect_gitignore: args::bool_or(args, NAME, "respectGitignore", true)?,
+        include_hidden: args::bool_or(args, NAME, "includeHidden", false)?,
         max_depth: if recursive { None } else { Some(1) },
         ..Default::default()
     };
-    let max_files = args::cap(args, TOOL, "maxFiles", 1_000_000, DEFAULT_MAX_FILES)?;
+    let max_files = args::cap(args, NAME, "maxFiles", 1_000_000, DEFAULT_MAX_FILES)?;
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let stop = Stop::new(ctx.cancel.flag(), None);
-    let (files, stats) = crate::blocking(TOOL, move || {
+    let (files, stats) = crate::blocking(NAME, move || {
         let opts = ScanOptions { include: &include, walk, needle: None, needle_ignore_case: false };
         scan::scan(&target, &opts, &stop, |_, lang, src, stop| {
             let mut syms = symbols::symbols_until(lang, src, &|| stop.should_stop());
@@ -108,6 +108,18 @@ pub fn describe(s: &Symbol) -> String {
     let indent = if s.container.is_some() { "    " } else { "  " };
     format!("{indent}{} {} (line {})", s.kind, s.name, s.line)
 }
+
+/// The `list_symbols` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "list_symbols",
+    js_name: "listSymbols",
+    family: "code",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("list_symbols.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
 
 #[cfg(test)]
 mod tests {

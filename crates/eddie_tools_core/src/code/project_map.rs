@@ -16,7 +16,7 @@ use crate::search::tree::{Page, Tree, TreeOptions};
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.project_map.result.v1";
-const TOOL: &str = "project_map";
+const NAME: &str = "project_map";
 /// Default depth (as `get_folder_tree_structure`'s `maxDepth`: 2 = three levels).
 pub const DEFAULT_MAX_DEPTH: usize = 2;
 /// Default page of flat entries (as `get_folder_tree_structure`).
@@ -24,18 +24,18 @@ const DEFAULT_MAX_ENTRIES: usize = 200;
 
 /// Run the tool.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path = args::opt_str(args, TOOL, "path")?.unwrap_or_else(|| ".".to_owned());
-    let max_depth = args::opt_uint(args, TOOL, "maxDepth", 1000)?.unwrap_or(DEFAULT_MAX_DEPTH);
-    let include_hidden = args::bool_or(args, TOOL, "includeHidden", false)?;
-    let include_dependencies = args::bool_or(args, TOOL, "includeDependencies", false)?;
-    let respect_gitignore = args::bool_or(args, TOOL, "respectGitignore", true)?;
-    let max_entries = args::cap(args, TOOL, "maxEntries", 1_000_000, DEFAULT_MAX_ENTRIES)?;
-    let offset = args::offset(args, TOOL)?;
+    let path = args::opt_str(args, NAME, "path")?.unwrap_or_else(|| ".".to_owned());
+    let max_depth = args::opt_uint(args, NAME, "maxDepth", 1000)?.unwrap_or(DEFAULT_MAX_DEPTH);
+    let include_hidden = args::bool_or(args, NAME, "includeHidden", false)?;
+    let include_dependencies = args::bool_or(args, NAME, "includeDependencies", false)?;
+    let respect_gitignore = args::bool_or(args, NAME, "respectGitignore", true)?;
+    let max_entries = args::cap(args, NAME, "maxEntries", 1_000_000, DEFAULT_MAX_ENTRIES)?;
+    let offset = args::offset(args, NAME)?;
     let target = args::target(ctx, Some(&path))?;
     let resolved = ctx.workspace.resolve(&path)?;
     let prefix = ctx.workspace.relative(&resolved.lexical);
     let cancel = ctx.cancel.flag();
-    crate::blocking(TOOL, move || {
+    crate::blocking(NAME, move || {
         let opts = TreeOptions { max_depth: Some(max_depth as f64), include_hidden, include_dependencies };
         let filter = GitignoreFilter::new(&target.workspace_real, respect_gitignore);
         let tree = Tree::walk_filtered(&resolved.real, &resolved.lexical, opts, &cancel, &filter)?;
@@ -72,6 +72,18 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     })
     .await
 }
+
+/// The `project_map` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "project_map",
+    js_name: "projectMap",
+    family: "code",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("project_map.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
 
 #[cfg(test)]
 mod tests {

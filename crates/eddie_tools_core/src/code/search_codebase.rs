@@ -17,7 +17,7 @@ use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.search_codebase.result.v1";
-const TOOL: &str = "search_codebase";
+const NAME: &str = "search_codebase";
 /// Default cap on files returned.
 pub const DEFAULT_MAX_RESULTS: usize = 20;
 const CODE: &str = "ts,tsx,mts,cts,js,jsx,mjs,cjs,py,pyi,rs,go,java,kt,kts,scala,c,h,cc,cpp,cxx,hpp,hh,cs,rb,php,swift,m,mm,sh,bash,zsh,lua,r,sql,vue,svelte,dart,ex,exs,erl,hs,ml,clj,json,yaml,yml,toml";
@@ -39,12 +39,12 @@ const TESTS: &[&str] = &[
 
 /// Run the tool.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let query = args::req_str(args, TOOL, "query")?;
-    let path = args::opt_str(args, TOOL, "path")?.unwrap_or_else(|| ".".to_owned());
-    let include_tests = args::bool_or(args, TOOL, "includeTests", false)?;
-    let include_docs = args::bool_or(args, TOOL, "includeDocs", false)?;
-    let case_sensitive = args::bool_or(args, TOOL, "caseSensitive", false)?;
-    let max_results = args::cap(args, TOOL, "maxResults", 10_000, DEFAULT_MAX_RESULTS)?;
+    let query = args::req_str(args, NAME, "query")?;
+    let path = args::opt_str(args, NAME, "path")?.unwrap_or_else(|| ".".to_owned());
+    let include_tests = args::bool_or(args, NAME, "includeTests", false)?;
+    let include_docs = args::bool_or(args, NAME, "includeDocs", false)?;
+    let case_sensitive = args::bool_or(args, NAME, "caseSensitive", false)?;
+    let max_results = args::cap(args, NAME, "maxResults", 10_000, DEFAULT_MAX_RESULTS)?;
     let mut terms: Vec<String> = Vec::new();
     for t in query.split_whitespace() {
         if !terms.iter().any(|x| x == t) {
@@ -59,8 +59,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         "caseInsensitive": !case_sensitive,
         "include": format!("*.{{{exts}}}"),
         "exclude": if include_tests { json!([]) } else { json!(TESTS) },
-        "respectGitignore": args::bool_or(args, TOOL, "respectGitignore", true)?,
-        "includeHidden": args::bool_or(args, TOOL, "includeHidden", false)?,
+        "respectGitignore": args::bool_or(args, NAME, "respectGitignore", true)?,
+        "includeHidden": args::bool_or(args, NAME, "includeHidden", false)?,
         "maxPerFile": 3,
         "maxLineLength": 200,
     }))?;
@@ -68,7 +68,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let stop = Stop::new(ctx.cancel.flag(), Some(Instant::now() + Duration::from_secs(60)));
     let lowered: Vec<String> =
         terms.iter().map(|t| if case_sensitive { t.clone() } else { t.to_lowercase() }).collect();
-    let (found, ranked, defs, skipped) = crate::blocking(TOOL, move || {
+    let (found, ranked, defs, skipped) = crate::blocking(NAME, move || {
         let found = grep::search(&target, &q, &stop)?;
         let norm = |s: &str| if case_sensitive { s.to_owned() } else { s.to_lowercase() };
         // Definitions whose name contains a query word, in files that matched: parsed on the
@@ -211,6 +211,18 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     });
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
+
+/// The `search_codebase` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "search_codebase",
+    js_name: "searchCodebase",
+    family: "code",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("search_codebase.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
 
 #[cfg(test)]
 mod tests {

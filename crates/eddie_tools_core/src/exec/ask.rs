@@ -50,3 +50,27 @@ pub async fn run(args: &Value, ctx: &Ctx, tool: &'static str, schema: &'static s
     }
     Ok(ToolOutput::new(schema, content, data))
 }
+
+/// The `ask_user` tool.
+pub const ASK_USER: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "ask_user",
+    js_name: "askUser",
+    family: "exec",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("ask_user.json"),
+    run: |args, ctx| Box::pin(run(args, ctx, "ask_user", SCHEMA_ASK_USER)),
+};
+
+/// The `ask_followup_question` tool.
+pub const ASK_FOLLOWUP_QUESTION: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "ask_followup_question",
+    js_name: "askFollowupQuestion",
+    family: "exec",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("ask_followup_question.json"),
+    run: |args, ctx| Box::pin(run(args, ctx, "ask_followup_question", SCHEMA_FOLLOWUP)),
+};

@@ -24,3 +24,15 @@ pub async fn run(args: &Value, _ctx: &Ctx) -> Result<ToolOutput> {
     }
     Ok(ToolOutput::new(SCHEMA, content, json!({"completed": true, "result": result, "command": command})))
 }
+
+/// The `attempt_completion` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "attempt_completion",
+    js_name: "attemptCompletion",
+    family: "exec",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("attempt_completion.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -14,3 +14,15 @@ pub const SCHEMA: &str = "eddie.tool.build.result.v1";
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     super::runner::run(args, ctx, "build", SCHEMA, Action::Build).await
 }
+
+/// The `build` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "build",
+    js_name: "build",
+    family: "exec",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Dangerous,
+    aliases: &[],
+    definition: include_str!("build.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

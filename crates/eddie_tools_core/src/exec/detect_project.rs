@@ -436,6 +436,18 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     ))
 }
 
+/// The `detect_project` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "detect_project",
+    js_name: "detectProject",
+    family: "exec",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("detect_project.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

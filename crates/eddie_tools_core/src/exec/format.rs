@@ -14,3 +14,15 @@ pub const SCHEMA: &str = "eddie.tool.format.result.v1";
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     super::runner::run(args, ctx, "format", SCHEMA, Action::Format).await
 }
+
+/// The `format` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "format",
+    js_name: "format",
+    family: "exec",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Dangerous,
+    aliases: &[],
+    definition: include_str!("format.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -14,3 +14,15 @@ pub const SCHEMA: &str = "eddie.tool.install.result.v1";
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     super::runner::run(args, ctx, "install", SCHEMA, Action::Install).await
 }
+
+/// The `install` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "install",
+    js_name: "install",
+    family: "exec",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Dangerous,
+    aliases: &[],
+    definition: include_str!("install.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

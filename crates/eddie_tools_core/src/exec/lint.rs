@@ -14,3 +14,15 @@ pub const SCHEMA: &str = "eddie.tool.lint.result.v1";
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     super::runner::run(args, ctx, "lint", SCHEMA, Action::Lint).await
 }
+
+/// The `lint` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "lint",
+    js_name: "lint",
+    family: "exec",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: include_str!("lint.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -32,77 +32,34 @@ pub mod runner;
 pub mod testcounts;
 pub mod typecheck;
 
-use serde_json::Value;
-
-use crate::context::Ctx;
-use crate::error::ToolError;
-use crate::registry::{Family, Permission, RunFuture, ToolSpec};
-
-const fn spec(name: &'static str, js_name: &'static str, mutating: bool, permission: Permission) -> ToolSpec {
-    // A tool asks `ctx.confirm` exactly when its level is not `none`.
-    let confirms = !matches!(permission, Permission::None);
-    ToolSpec::new("exec", name, js_name, mutating, confirms, permission)
-}
-
-use Permission::{Dangerous, Moderate, None as Safe};
+use crate::registry::Family;
 
 /// The family.
 pub const FAMILY: Family = Family {
     name: "exec",
     tools: &[
-        // `runTool` is taken (run any tool by name), so `run` is `runCommand` in JS.
-        spec("run", "runCommand", true, Dangerous),
-        spec("process_start", "processStart", true, Dangerous),
-        spec("process_read", "processRead", false, Safe),
-        spec("process_write", "processWrite", true, Dangerous),
-        spec("process_wait", "processWait", false, Safe),
-        // Only stops processes this library started in the same workspace.
-        spec("process_kill", "processKill", true, Safe),
-        spec("process_list", "processList", false, Safe),
-        spec("detect_project", "detectProject", false, Safe),
-        spec("run_tests", "runTests", true, Dangerous),
-        spec("lint", "lint", true, Moderate),
-        spec("format", "format", true, Dangerous),
-        spec("typecheck", "typecheck", true, Moderate),
-        spec("build", "build", true, Dangerous),
-        spec("install", "install", true, Dangerous),
-        spec("check_permission", "checkPermission", false, Safe),
-        spec("ask_user", "askUser", false, Safe),
-        spec("ask_followup_question", "askFollowupQuestion", false, Safe),
-        spec("attempt_completion", "attemptCompletion", false, Safe),
+        run::TOOL,
+        process::start::TOOL,
+        process::read::TOOL,
+        process::write::TOOL,
+        process::wait::TOOL,
+        process::kill::TOOL,
+        process::list::TOOL,
+        detect_project::TOOL,
+        run_tests::TOOL,
+        lint::TOOL,
+        format::TOOL,
+        typecheck::TOOL,
+        build::TOOL,
+        install::TOOL,
+        permission::TOOL,
+        ask::ASK_USER,
+        ask::ASK_FOLLOWUP_QUESTION,
+        attempt_completion::TOOL,
     ],
-    schemas: include_str!("schemas.json"),
-    run: dispatch,
+    contract: None,
     partial_on_cancel: true,
 };
-
-fn dispatch<'a>(name: &'a str, args: &'a Value, ctx: &'a Ctx) -> RunFuture<'a> {
-    Box::pin(async move {
-        match name {
-            "run" => run::run(args, ctx).await,
-            "process_start" => process::start::run(args, ctx).await,
-            "process_read" => process::read::run(args, ctx).await,
-            "process_write" => process::write::run(args, ctx).await,
-            "process_wait" => process::wait::run(args, ctx).await,
-            "process_kill" => process::kill::run(args, ctx).await,
-            "process_list" => process::list::run(args, ctx).await,
-            "detect_project" => detect_project::run(args, ctx).await,
-            "run_tests" => run_tests::run(args, ctx).await,
-            "lint" => lint::run(args, ctx).await,
-            "format" => format::run(args, ctx).await,
-            "typecheck" => typecheck::run(args, ctx).await,
-            "build" => build::run(args, ctx).await,
-            "install" => install::run(args, ctx).await,
-            "check_permission" => permission::run(args, ctx).await,
-            "ask_user" => ask::run(args, ctx, "ask_user", ask::SCHEMA_ASK_USER).await,
-            "ask_followup_question" => {
-                ask::run(args, ctx, "ask_followup_question", ask::SCHEMA_FOLLOWUP).await
-            }
-            "attempt_completion" => attempt_completion::run(args, ctx).await,
-            other => Err(ToolError::internal(format!("tool {other} is registered but not dispatched"))),
-        }
-    })
-}
 
 #[cfg(test)]
 mod tests {

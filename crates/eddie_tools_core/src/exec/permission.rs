@@ -73,7 +73,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
             (g, !g)
         }
         (true, Permission::Dangerous) => (false, true),
-        (false, _) => (!spec.confirms, spec.confirms),
+        (false, _) => (!spec.confirms(), spec.confirms()),
     };
     let level = spec.permission.as_str();
     let content = match (will_ask, spec.permission) {
@@ -97,3 +97,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         }),
     ))
 }
+
+/// The `check_permission` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "check_permission",
+    js_name: "checkPermission",
+    family: "exec",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("check_permission.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -93,3 +93,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let content = outcome.render(&inv);
     Ok(ToolOutput::new(SCHEMA, content, outcome.into_json(&inv)))
 }
+
+/// The `run` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "run",
+    js_name: "runCommand",
+    family: "exec",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Dangerous,
+    aliases: &[],
+    definition: include_str!("run.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -14,3 +14,15 @@ pub const SCHEMA: &str = "eddie.tool.run_tests.result.v1";
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     super::runner::run(args, ctx, "run_tests", SCHEMA, Action::Test).await
 }
+
+/// The `run_tests` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "run_tests",
+    js_name: "runTests",
+    family: "exec",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Dangerous,
+    aliases: &[],
+    definition: include_str!("run_tests.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

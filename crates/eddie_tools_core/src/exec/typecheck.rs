@@ -14,3 +14,15 @@ pub const SCHEMA: &str = "eddie.tool.typecheck.result.v1";
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     super::runner::run(args, ctx, "typecheck", SCHEMA, Action::Typecheck).await
 }
+
+/// The `typecheck` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "typecheck",
+    js_name: "typecheck",
+    family: "exec",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: include_str!("typecheck.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -18,3 +18,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let ops = parse_any(&patch)?;
     run_ops(ctx, ops, None, dry_run, allow_placeholders(args), SCHEMA).await
 }
+
+/// The `apply_patch` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "apply_patch",
+    js_name: "applyPatch",
+    family: "files",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &["input", "diff", "dry_run", "allow_placeholders"],
+    definition: include_str!("apply_patch.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

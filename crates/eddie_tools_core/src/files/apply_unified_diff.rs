@@ -35,3 +35,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     }
     Ok(out)
 }
+
+/// The `apply_unified_diff` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "apply_unified_diff",
+    js_name: "applyUnifiedDiff",
+    family: "files",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &["patch", "dry_run", "root_path", "assess_risk", "allow_placeholders"],
+    definition: include_str!("apply_unified_diff.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -161,6 +161,18 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
 
+/// The `assess_patch_risk` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "assess_patch_risk",
+    js_name: "assessPatchRisk",
+    family: "files",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &["patch"],
+    definition: include_str!("assess_patch_risk.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,11 @@ const MAX_BYTES: u64 = 512 << 20;
 const MAX_FILES: usize = 20_000;
 
 /// Source and destination arguments (`source`/`destination`, also `from`/`to`, `src`/`dest`).
+/// The seeds' spellings of `source` and `destination` (`copy_file`, `move_file`).
+pub const ENDPOINT_ALIASES: &[&str] =
+    &["src", "from", "sourcePath", "dest", "to", "destinationPath", "target", "force"];
+
+/// The source and destination of a copy or move.
 pub fn endpoints(args: &Value) -> Result<(String, String)> {
     Ok((
         req_str(args, &["source", "src", "from", "sourcePath"])?,
@@ -163,3 +168,15 @@ fn plan(src: &Path, dst: &Path, shown: &str, dshown: &str, overwrite: bool) -> R
     }
     Ok(p)
 }
+
+/// The `copy_file` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "copy_file",
+    js_name: "copyFile",
+    family: "files",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: ENDPOINT_ALIASES,
+    definition: include_str!("copy_file.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

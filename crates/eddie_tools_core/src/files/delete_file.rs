@@ -93,3 +93,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     .await?;
     Ok(ToolOutput::new(SCHEMA, format!("Deleted {what}."), with(true, false, false)))
 }
+
+/// The `delete_file` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "delete_file",
+    js_name: "deleteFile",
+    family: "files",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Dangerous,
+    aliases: &["filePath", "filepath", "file_path"],
+    definition: include_str!("delete_file.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

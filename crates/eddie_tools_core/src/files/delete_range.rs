@@ -26,3 +26,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     edit_result(ctx, &loaded, &new_text, dry_run, prompt, &what, json!({"startLine": start, "endLine": end}))
         .await
 }
+
+/// The `delete_range` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "delete_range",
+    js_name: "deleteRange",
+    family: "files",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &["filePath", "filepath", "file_path", "start_line", "end_line", "dry_run", "expected_hash"],
+    definition: include_str!("delete_range.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -194,6 +194,35 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     edit_result(ctx, &loaded, &new_text, dry_run, format!("Edit file: {path}"), &what, extra).await
 }
 
+/// The `edit_file` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "edit_file",
+    js_name: "editFile",
+    family: "files",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[
+        "filePath",
+        "filepath",
+        "file_path",
+        "old_string",
+        "oldStr",
+        "old_text",
+        "target",
+        "new_string",
+        "newStr",
+        "new_text",
+        "patch",
+        "replaceAll",
+        "replace_all",
+        "dry_run",
+        "expected_hash",
+        "allow_placeholders",
+    ],
+    definition: include_str!("edit_file.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -74,6 +74,27 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         .await
 }
 
+/// The `edit_range` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "edit_range",
+    js_name: "editRange",
+    family: "files",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[
+        "filePath",
+        "filepath",
+        "file_path",
+        "start_line",
+        "end_line",
+        "dry_run",
+        "expected_hash",
+        "allow_placeholders",
+    ],
+    definition: include_str!("edit_range.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -100,3 +100,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     }
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
+
+/// The `get_file_info` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "get_file_info",
+    js_name: "getFileInfo",
+    family: "files",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &["filePath", "filepath", "file_path"],
+    definition: include_str!("get_file_info.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -52,6 +52,27 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     edit_result(ctx, &loaded, &new_text, dry_run, prompt, &what, json!({"lineNumber": line})).await
 }
 
+/// The `insert_at` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "insert_at",
+    js_name: "insertAt",
+    family: "files",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[
+        "filePath",
+        "filepath",
+        "file_path",
+        "line_number",
+        "line",
+        "dry_run",
+        "expected_hash",
+        "allow_placeholders",
+    ],
+    definition: include_str!("insert_at.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

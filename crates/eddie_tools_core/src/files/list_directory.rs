@@ -156,3 +156,25 @@ fn sort_key(rel: &str, is_dir: bool, recursive: bool) -> String {
         .collect::<Vec<_>>()
         .join("\u{0}")
 }
+
+/// The `list_directory` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "list_directory",
+    js_name: "listDirectory",
+    family: "files",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[
+        "directory",
+        "dir",
+        "include_hidden",
+        "showHidden",
+        "show_hidden",
+        "respect_gitignore",
+        "max_entries",
+        "limit",
+        "max_depth",
+    ],
+    definition: include_str!("list_directory.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -40,176 +40,33 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::js;
 use crate::output::ToolOutput;
-use crate::registry::{Family, Permission, RunFuture, ToolSpec};
+use crate::registry::Family;
 use crate::workspace::Resolved;
 use text::{Enc, TextDoc};
-
-const fn spec(n: &'static str, js: &'static str, mutating: bool, confirms: bool, p: Permission) -> ToolSpec {
-    ToolSpec::new("files", n, js, mutating, confirms, p)
-}
-
-use Permission::{Dangerous, Moderate, None as Safe};
-
-/// The seeds' spellings of `source` and `destination` (`copy_file`, `move_file`).
-const ENDPOINT_ALIASES: &[&str] =
-    &["src", "from", "sourcePath", "dest", "to", "destinationPath", "target", "force"];
 
 /// The family.
 pub const FAMILY: Family = Family {
     name: "files",
     tools: &[
-        spec("read_file", "readFile", false, false, Safe).aliases(&[
-            "filePath",
-            "filepath",
-            "file_path",
-            "limit_bytes",
-            "max_line_length",
-            "max_bytes",
-            "line_numbers",
-        ]),
-        spec("write_file", "writeFile", true, true, Moderate).aliases(&[
-            "filePath",
-            "filepath",
-            "file_path",
-            "create_backup",
-            "noOverwrite",
-            "no_overwrite",
-            "expected_hash",
-            "allow_placeholders",
-        ]),
-        spec("edit_file", "editFile", true, true, Moderate).aliases(&[
-            "filePath",
-            "filepath",
-            "file_path",
-            "old_string",
-            "oldStr",
-            "old_text",
-            "target",
-            "new_string",
-            "newStr",
-            "new_text",
-            "patch",
-            "replaceAll",
-            "replace_all",
-            "dry_run",
-            "expected_hash",
-            "allow_placeholders",
-        ]),
-        spec("multi_edit", "multiEdit", true, true, Moderate).aliases(&[
-            "filePath",
-            "filepath",
-            "file_path",
-            "oldString",
-            "old_string",
-            "oldStr",
-            "old_text",
-            "target",
-            "newString",
-            "new_string",
-            "newStr",
-            "new_text",
-            "patch",
-            "all",
-            "replaceAll",
-            "replace_all",
-            "dry_run",
-            "expected_hash",
-            "allow_placeholders",
-        ]),
-        spec("apply_unified_diff", "applyUnifiedDiff", true, true, Moderate).aliases(&[
-            "patch",
-            "dry_run",
-            "root_path",
-            "assess_risk",
-            "allow_placeholders",
-        ]),
-        spec("apply_patch", "applyPatch", true, true, Moderate).aliases(&[
-            "input",
-            "diff",
-            "dry_run",
-            "allow_placeholders",
-        ]),
-        spec("assess_patch_risk", "assessPatchRisk", false, false, Safe).aliases(&["patch"]),
-        spec("edit_range", "editRange", true, true, Moderate).aliases(&[
-            "filePath",
-            "filepath",
-            "file_path",
-            "start_line",
-            "end_line",
-            "dry_run",
-            "expected_hash",
-            "allow_placeholders",
-        ]),
-        spec("insert_at", "insertAt", true, true, Moderate).aliases(&[
-            "filePath",
-            "filepath",
-            "file_path",
-            "line_number",
-            "line",
-            "dry_run",
-            "expected_hash",
-            "allow_placeholders",
-        ]),
-        spec("delete_range", "deleteRange", true, true, Moderate).aliases(&[
-            "filePath",
-            "filepath",
-            "file_path",
-            "start_line",
-            "end_line",
-            "dry_run",
-            "expected_hash",
-        ]),
-        spec("copy_file", "copyFile", true, true, Moderate).aliases(ENDPOINT_ALIASES),
-        spec("move_file", "moveFile", true, true, Moderate).aliases(ENDPOINT_ALIASES),
-        spec("delete_file", "deleteFile", true, true, Dangerous).aliases(&[
-            "filePath",
-            "filepath",
-            "file_path",
-        ]),
-        spec("list_directory", "listDirectory", false, false, Safe).aliases(&[
-            "directory",
-            "dir",
-            "include_hidden",
-            "showHidden",
-            "show_hidden",
-            "respect_gitignore",
-            "max_entries",
-            "limit",
-            "max_depth",
-        ]),
-        spec("get_file_info", "getFileInfo", false, false, Safe).aliases(&[
-            "filePath",
-            "filepath",
-            "file_path",
-        ]),
+        read_file::TOOL,
+        write_file::TOOL,
+        edit_file::TOOL,
+        multi_edit::TOOL,
+        apply_unified_diff::TOOL,
+        apply_patch::TOOL,
+        assess_patch_risk::TOOL,
+        edit_range::TOOL,
+        insert_at::TOOL,
+        delete_range::TOOL,
+        copy_file::TOOL,
+        move_file::TOOL,
+        delete_file::TOOL,
+        list_directory::TOOL,
+        get_file_info::TOOL,
     ],
-    schemas: include_str!("schemas.json"),
-    run,
+    contract: None,
     partial_on_cancel: false,
 };
-
-fn run<'a>(name: &'a str, args: &'a Value, ctx: &'a Ctx) -> RunFuture<'a> {
-    Box::pin(async move {
-        match name {
-            "read_file" => read_file::run(args, ctx).await,
-            "write_file" => write_file::run(args, ctx).await,
-            "edit_file" => edit_file::run(args, ctx).await,
-            "multi_edit" => multi_edit::run(args, ctx).await,
-            "apply_unified_diff" => apply_unified_diff::run(args, ctx).await,
-            "apply_patch" => apply_patch::run(args, ctx).await,
-            "assess_patch_risk" => assess_patch_risk::run(args, ctx).await,
-            "edit_range" => edit_range::run(args, ctx).await,
-            "insert_at" => insert_at::run(args, ctx).await,
-            "delete_range" => delete_range::run(args, ctx).await,
-            "copy_file" => copy_file::run(args, ctx).await,
-            "move_file" => move_file::run(args, ctx).await,
-            "delete_file" => delete_file::run(args, ctx).await,
-            "list_directory" => list_directory::run(args, ctx).await,
-            "get_file_info" => get_file_info::run(args, ctx).await,
-            other => Err(ToolError::internal(format!("tool {other} is registered but not dispatched"))),
-        }
-    })
-}
 
 // ---- arguments (each seed's spelling is accepted)
 
@@ -572,10 +429,11 @@ mod tests {
         assert_eq!(id("delete_file"), delete_file::SCHEMA);
         assert_eq!(id("list_directory"), list_directory::SCHEMA);
         assert_eq!(id("get_file_info"), get_file_info::SCHEMA);
+        use crate::registry::Permission;
         let spec = |n: &str| FAMILY.tools.iter().find(|t| t.name == n).map(|t| t.permission);
         assert_eq!(spec("delete_file"), Some(Permission::Dangerous));
         for t in FAMILY.tools {
-            assert_eq!(t.mutating, t.confirms, "{}: every mutating files tool confirms", t.name);
+            assert_eq!(t.mutating(), t.confirms(), "{}: every mutating files tool confirms", t.name);
         }
     }
 }

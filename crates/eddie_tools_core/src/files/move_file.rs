@@ -69,3 +69,15 @@ fn check(src: &std::path::Path, dst: &std::path::Path, ss: &str, ds: &str, overw
         Err(_) => Ok(false),
     }
 }
+
+/// The `move_file` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "move_file",
+    js_name: "moveFile",
+    family: "files",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: super::copy_file::ENDPOINT_ALIASES,
+    definition: include_str!("move_file.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

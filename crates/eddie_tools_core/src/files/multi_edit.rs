@@ -106,3 +106,35 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     edit_result(ctx, &loaded, &new_text, dry_run, format!("Edit file: {path} ({n} edits)"), &what, extra)
         .await
 }
+
+/// The `multi_edit` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "multi_edit",
+    js_name: "multiEdit",
+    family: "files",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[
+        "filePath",
+        "filepath",
+        "file_path",
+        "oldString",
+        "old_string",
+        "oldStr",
+        "old_text",
+        "target",
+        "newString",
+        "new_string",
+        "newStr",
+        "new_text",
+        "patch",
+        "all",
+        "replaceAll",
+        "replace_all",
+        "dry_run",
+        "expected_hash",
+        "allow_placeholders",
+    ],
+    definition: include_str!("multi_edit.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

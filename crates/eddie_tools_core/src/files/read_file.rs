@@ -353,6 +353,26 @@ fn decode_line(enc: Enc, bytes: &[u8], dropped: bool, max: usize) -> (String, bo
     }
 }
 
+/// The `read_file` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "read_file",
+    js_name: "readFile",
+    family: "files",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[
+        "filePath",
+        "filepath",
+        "file_path",
+        "limit_bytes",
+        "max_line_length",
+        "max_bytes",
+        "line_numbers",
+    ],
+    definition: include_str!("read_file.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -221,3 +221,24 @@ fn free_backup_name(ctx: &Ctx, path: &str) -> Result<(String, std::path::PathBuf
     }
     Err(ToolError::new(ErrorCode::AlreadyExists, format!("no free backup name for {path}")))
 }
+
+/// The `write_file` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "write_file",
+    js_name: "writeFile",
+    family: "files",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[
+        "filePath",
+        "filepath",
+        "file_path",
+        "create_backup",
+        "noOverwrite",
+        "no_overwrite",
+        "expected_hash",
+        "allow_placeholders",
+    ],
+    definition: include_str!("write_file.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -129,6 +129,18 @@ fn align(buf: &[u8], base: u64, pos: u64, total: u64) -> u64 {
     pos
 }
 
+/// The `file_read` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "file_read",
+    js_name: "fileRead",
+    family: "eddie",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

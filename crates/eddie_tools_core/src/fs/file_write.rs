@@ -41,3 +41,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     .await?;
     Ok(ToolOutput::new(SCHEMA, format!("Wrote {path}"), json!({"path": path, "bytesWritten": bytes})))
 }
+
+/// The `file_write` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "file_write",
+    js_name: "fileWrite",
+    family: "eddie",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -52,3 +52,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     })
     .await
 }
+
+/// The `complete_task` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "complete_task",
+    js_name: "completeTask",
+    family: "eddie",
+    effects: crate::registry::Effects::Writes,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -19,3 +19,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     })
     .await
 }
+
+/// The `get_plan` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "get_plan",
+    js_name: "getPlan",
+    family: "eddie",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

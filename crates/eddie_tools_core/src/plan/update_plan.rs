@@ -84,3 +84,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     })
     .await
 }
+
+/// The `update_plan` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "update_plan",
+    js_name: "updatePlan",
+    family: "eddie",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -42,8 +42,22 @@ impl Permission {
     }
 }
 
-/// Static facts about one tool.
+/// What a call of a tool may do to the workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effects {
+    /// Reads only.
+    ReadOnly,
+    /// Changes the workspace or runs code without asking (`complete_task`, `process_kill`).
+    Writes,
+    /// Changes the workspace or runs code, and asks `ctx.confirm` before it acts.
+    Confirms,
+}
+
+/// How a tool runs: its arguments (after the argument policy) and the call's context.
+pub type RunFn = for<'a> fn(&'a Value, &'a Ctx) -> RunFuture<'a>;
+
+/// One tool, declared once, in its own module: everything a host needs to list and run it.
+#[derive(Debug, Clone, Copy)]
 pub struct ToolSpec {
     /// The model-facing name (`file_read`).
     pub name: &'static str,
@@ -51,51 +65,45 @@ pub struct ToolSpec {
     pub js_name: &'static str,
     /// The family it belongs to (`eddie` for `@eddie/tools`' built-ins).
     pub family: &'static str,
-    /// Whether a call can change the workspace or run code (defensive: `true` when in doubt).
-    pub mutating: bool,
-    /// Whether the tool asks `ctx.confirm` before acting.
-    pub confirms: bool,
+    /// What a call may do (defensive: more when in doubt).
+    pub effects: Effects,
     /// How careful a host should be with it.
     pub permission: Permission,
     /// Argument names accepted besides the input schema's properties (the seeds' spellings,
     /// such as `file_path` for `path`). Anything else is refused outside the `eddie` family
     /// (see [`crate::call::args`]).
     pub aliases: &'static [&'static str],
+    /// `{name, description, jsonSchema, outputSchema}` as JSON text; empty for a tool whose
+    /// family carries a verbatim contract ([`Family::contract`]).
+    pub definition: &'static str,
+    /// Runs it.
+    pub run: RunFn,
 }
 
 impl ToolSpec {
-    /// A spec of a tool of `family`.
-    pub const fn new(
-        family: &'static str,
-        name: &'static str,
-        js_name: &'static str,
-        mutating: bool,
-        confirms: bool,
-        permission: Permission,
-    ) -> Self {
-        Self { name, js_name, family, mutating, confirms, permission, aliases: &[] }
+    /// Whether a call can change the workspace or run code.
+    pub const fn mutating(&self) -> bool {
+        !matches!(self.effects, Effects::ReadOnly)
     }
 
-    /// The same spec, accepting `aliases` as argument names too.
-    pub const fn aliases(mut self, aliases: &'static [&'static str]) -> Self {
-        self.aliases = aliases;
-        self
+    /// Whether the tool asks `ctx.confirm` before acting.
+    pub const fn confirms(&self) -> bool {
+        matches!(self.effects, Effects::Confirms)
     }
 }
 
-/// A boxed tool future, as family dispatchers return it.
+/// A boxed tool future, as [`RunFn`]s return it.
 pub type RunFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput>> + Send + 'a>>;
 
-/// A family of tools: specs, schemas (a JSON array in spec order) and a dispatcher.
+/// A family of tools.
 pub struct Family {
     /// Its name (`eddie`, `files`, ...).
     pub name: &'static str,
     /// Its tools, in export order.
     pub tools: &'static [ToolSpec],
-    /// `[{name, description, jsonSchema, outputSchema}, ...]` in `tools` order.
-    pub schemas: &'static str,
-    /// Runs one of its tools by model name.
-    pub run: for<'a> fn(&'a str, &'a Value, &'a Ctx) -> RunFuture<'a>,
+    /// A verbatim contract of definitions (`[{name, description, jsonSchema, outputSchema}]`)
+    /// for tools whose own `definition` is empty: eddie's schemas, kept byte for byte.
+    pub contract: Option<&'static str>,
     /// When `true`, an abort only sets `ctx.cancel` and the tool itself returns what it has
     /// (flagged `cancelled`); when `false`, the call's future is dropped and it rejects with
     /// `CANCELLED`.
@@ -131,7 +139,17 @@ pub fn definitions() -> &'static [Value] {
     DEFS.get_or_init(|| {
         FAMILIES
             .iter()
-            .flat_map(|f| serde_json::from_str::<Vec<Value>>(f.schemas).unwrap_or_default())
+            .flat_map(|f| {
+                let contract: Vec<Value> =
+                    f.contract.and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default();
+                f.tools.iter().map(move |t| {
+                    if t.definition.is_empty() {
+                        contract.iter().find(|d| d["name"] == t.name).cloned().unwrap_or_default()
+                    } else {
+                        serde_json::from_str(t.definition).unwrap_or_default()
+                    }
+                })
+            })
             .collect()
     })
 }
@@ -156,8 +174,8 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
 /// and dispatch of [`crate::call::call`], without its panic and abort handling (for tests
 /// and tools that call tools).
 pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let (spec, family, args) = crate::call::admit(name, args.clone(), ctx)?;
-    (family.run)(spec.name, &args, ctx).await
+    let (spec, _, args) = crate::call::admit(name, args.clone(), ctx)?;
+    (spec.run)(&args, ctx).await
 }
 
 #[cfg(test)]
@@ -165,19 +183,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_family_lists_schemas_in_spec_order() {
+    fn every_tool_has_its_definition() {
         for family in FAMILIES {
-            let defs: Vec<Value> = serde_json::from_str(family.schemas).expect(family.name);
-            assert_eq!(defs.len(), family.tools.len(), "{}", family.name);
-            for (spec, def) in family.tools.iter().zip(&defs) {
+            for spec in family.tools {
+                let def = definition(spec.name).unwrap_or_else(|| panic!("{} has no definition", spec.name));
                 assert_eq!(def["name"], spec.name);
                 assert_eq!(spec.family, family.name, "{}", spec.name);
+                assert_eq!(spec.definition.is_empty(), family.contract.is_some(), "{}", spec.name);
                 let id = def["outputSchema"]["$id"].as_str().unwrap_or_default();
                 assert!(id.starts_with("eddie.tool."), "{id}");
                 assert_eq!(def["jsonSchema"]["type"], "object");
                 assert!(def["description"].as_str().is_some_and(|d| !d.is_empty()), "{}", spec.name);
             }
         }
+        assert_eq!(definitions().len(), tools().count());
     }
 
     #[test]

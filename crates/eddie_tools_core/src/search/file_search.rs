@@ -446,6 +446,18 @@ pub fn integral_numbers(v: Value) -> Value {
     }
 }
 
+/// The `file_search` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "file_search",
+    js_name: "fileSearch",
+    family: "eddie",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -471,6 +471,18 @@ impl Tree {
     }
 }
 
+/// The `get_folder_tree_structure` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "get_folder_tree_structure",
+    js_name: "getFolderTreeStructure",
+    family: "eddie",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

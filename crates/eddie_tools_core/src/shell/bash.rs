@@ -226,6 +226,18 @@ fn decode(bytes: &[u8]) -> String {
     crate::utf8::lossy(&bytes[..end]).into_owned()
 }
 
+/// The `bash` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "bash",
+    js_name: "bash",
+    family: "eddie",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Dangerous,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

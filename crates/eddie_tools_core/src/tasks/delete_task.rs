@@ -32,3 +32,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let header = format!("Deleted task \"{id}\" from list \"{name}\".");
     Ok(store::format_result(&name, doc, Some(&header), abridged))
 }
+
+/// The `agent__delete_task` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "agent__delete_task",
+    js_name: "agentDeleteTask",
+    family: "eddie",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

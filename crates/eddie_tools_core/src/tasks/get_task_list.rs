@@ -17,3 +17,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let doc = crate::blocking("task list", move || store::ensure(&path)).await?;
     Ok(store::format_result(&name, doc, None, abridged))
 }
+
+/// The `agent__get_task_list` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "agent__get_task_list",
+    js_name: "agentGetTaskList",
+    family: "eddie",
+    effects: crate::registry::Effects::Writes,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -54,3 +54,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let header = format!("Added task \"{title}\" (status {status}) to \"{name}\".");
     Ok(store::format_result(&name, doc, Some(&header), false))
 }
+
+/// The `agent__new_task` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "agent__new_task",
+    js_name: "agentNewTask",
+    family: "eddie",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

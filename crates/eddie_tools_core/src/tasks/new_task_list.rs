@@ -26,3 +26,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     .await?;
     Ok(ToolOutput::new(super::SCHEMA, format!("Created task list \"{name}\" with 0 tasks."), doc))
 }
+
+/// The `agent__new_task_list` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "agent__new_task_list",
+    js_name: "agentNewTaskList",
+    family: "eddie",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -38,3 +38,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let header = format!("Updated task \"{id}\" to status {status}.");
     Ok(store::format_result(&name, doc, Some(&header), abridged))
 }
+
+/// The `agent__set_task_status` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "agent__set_task_status",
+    js_name: "agentSetTaskStatus",
+    family: "eddie",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

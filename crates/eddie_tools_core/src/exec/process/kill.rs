@@ -36,3 +36,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     merge(&mut data, json!({"wasRunning": was_running, "output": output, "nextCursor": next}));
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
+
+/// The `process_kill` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "process_kill",
+    js_name: "processKill",
+    family: "exec",
+    effects: crate::registry::Effects::Writes,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("process_kill.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -28,3 +28,15 @@ pub async fn run(_args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         json!({"processes": procs.iter().map(|p| p.describe()).collect::<Vec<_>>(), "running": running}),
     ))
 }
+
+/// The `process_list` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "process_list",
+    js_name: "processList",
+    family: "exec",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("process_list.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -59,3 +59,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     );
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
+
+/// The `process_read` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "process_read",
+    js_name: "processRead",
+    family: "exec",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("process_read.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

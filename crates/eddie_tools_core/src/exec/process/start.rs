@@ -69,3 +69,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     );
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
+
+/// The `process_start` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "process_start",
+    js_name: "processStart",
+    family: "exec",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Dangerous,
+    aliases: &[],
+    definition: include_str!("process_start.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -177,3 +177,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     merge(&mut data, json!({"output": output, "nextCursor": next}));
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
+
+/// The `process_wait` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "process_wait",
+    js_name: "processWait",
+    family: "exec",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("process_wait.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

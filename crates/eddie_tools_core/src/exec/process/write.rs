@@ -103,3 +103,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 fn not_running(id: &str, why: &str) -> ToolError {
     ToolError::new(ErrorCode::ProcessNotRunning, format!("Cannot write to {id}: {why}."))
 }
+
+/// The `process_write` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "process_write",
+    js_name: "processWrite",
+    family: "exec",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Dangerous,
+    aliases: &[],
+    definition: include_str!("process_write.json"),
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
