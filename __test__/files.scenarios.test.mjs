@@ -1,6 +1,8 @@
 // Scenario folders for the `files` family: __test__/scenarios/<name>/{input/, request.json, expected/}.
 // The input tree is copied into a fresh workspace, the request is run, and the workspace must then equal
 // expected/ byte for byte (for a refused request, expected/ is the untouched input).
+// crates/eddie_tools_core/tests/scenarios.rs runs the same folders through the Rust core with the
+// same expectations: a new request.json key must be taught to both.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { cpSync, readdirSync, readFileSync, statSync } from 'node:fs'
