@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tools from '../index.js'
-import { workspace, rejectsWith } from './helpers.mjs'
+import { workspace, rejectsWith, assertMatchesSchema } from './helpers.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -193,30 +193,6 @@ test('project_map: the folder tree to a depth, with what it left out', async () 
   await rejectsWith(assert, tools.projectMap({ maxDepth: -1 }, { cwd }), 'INVALID_ARGUMENT')
 })
 
-// A small JSON Schema check (type, enum, properties, required, additionalProperties, items,
-// anyOf): enough for our output schemas, so that results and schemas cannot drift apart.
-function check(schema, value, at = '$') {
-  if (schema.anyOf) {
-    const errs = schema.anyOf.map((s) => check(s, value, at))
-    return errs.some((e) => e.length === 0) ? [] : [`${at}: matches no anyOf branch`]
-  }
-  const types = [schema.type ?? []].flat()
-  const typeOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v)
-  const t = typeOf(value)
-  if (types.length && !types.includes(t) && !(t === 'integer' && types.includes('number'))) return [`${at}: ${t} is not ${types}`]
-  if (schema.enum && !schema.enum.includes(value)) return [`${at}: ${value} not in enum`]
-  const errs = []
-  if (t === 'object' && schema.properties) {
-    for (const k of schema.required ?? []) if (!(k in value)) errs.push(`${at}.${k}: missing`)
-    for (const [k, v] of Object.entries(value)) {
-      if (schema.properties[k]) errs.push(...check(schema.properties[k], v, `${at}.${k}`))
-      else if (schema.additionalProperties === false) errs.push(`${at}.${k}: not in the schema`)
-    }
-  }
-  if (t === 'array' && schema.items) value.forEach((v, i) => errs.push(...check(schema.items, v, `${at}[${i}]`)))
-  return errs
-}
-
 test('every code tool result matches its outputSchema', async () => {
   const cwd = workspace({ ...SOURCES, '.gitignore': 'gen/\n', 'gen/x.ts': 'export const Engine = 1\n' })
   const calls = [
@@ -230,7 +206,7 @@ test('every code tool result matches its outputSchema', async () => {
   for (const [name, args] of calls) {
     const tool = tools.allTools.find((t) => t.name === name)
     const r = await tool.handler(args, { cwd })
-    assert.deepEqual(check(tool.outputSchema, r.data), [], `${name} ${JSON.stringify(args)}`)
-    assert.deepEqual(check(tool.jsonSchema, args), [], `${name} args`)
+    assertMatchesSchema(tool.outputSchema, r.data, `${name} ${JSON.stringify(args)} data`)
+    assertMatchesSchema(tool.jsonSchema, args, `${name} args`)
   }
 })

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tools from '../index.js'
-import { workspace, context, rejectsWith } from './helpers.mjs'
+import { workspace, context, rejectsWith, assertMatchesSchema } from './helpers.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -309,25 +309,6 @@ test('the CLI runs the files tools', () => {
   assert.equal(readFileSync(join(ws, 'a.txt'), 'utf8'), 'x\nz\n')
 })
 
-/** A small JSON Schema check (type, enum, properties, required, additionalProperties: false, items). */
-function validate(schema, value, at = 'data') {
-  if (schema.enum) assert.ok(schema.enum.includes(value), `${at}: ${JSON.stringify(value)} not in ${schema.enum}`)
-  const types = schema.type === undefined ? [] : [].concat(schema.type)
-  if (types.length) {
-    const t = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
-    const ok = types.some((x) => x === t || (x === 'integer' && Number.isInteger(value)) || (x === 'number' && t === 'number'))
-    assert.ok(ok, `${at}: ${JSON.stringify(value)} is not ${types}`)
-  }
-  if (value && typeof value === 'object' && !Array.isArray(value) && schema.properties) {
-    for (const k of schema.required ?? []) assert.ok(k in value, `${at}.${k} is required`)
-    for (const [k, v] of Object.entries(value)) {
-      if (schema.properties[k]) validate(schema.properties[k], v, `${at}.${k}`)
-      else assert.notEqual(schema.additionalProperties, false, `${at}.${k} is not in the schema`)
-    }
-  }
-  if (Array.isArray(value) && schema.items) value.forEach((v, i) => validate(schema.items, v, `${at}[${i}]`))
-}
-
 test('every files result matches its outputSchema (applied, dry run, cancelled)', async () => {
   const specs = new Map(tools.toolSpecs().filter((s) => s.family === 'files').map((s) => [s.name, s]))
   assert.equal(specs.size, 15)
@@ -344,7 +325,7 @@ test('every files result matches its outputSchema (applied, dry run, cancelled)'
       const ws = workspace({ 'a.txt': 'one\ntwo\n', 'bin.dat': Buffer.from([0, 1, 2]), 'd/x': 'x' })
       const r = await tools.runTool(name, args, context(ws, answer).ctx)
       assert.equal(r.schema, specs.get(name).outputSchema.$id, name)
-      validate(specs.get(name).outputSchema, r.data, `${name}.data`)
+      assertMatchesSchema(specs.get(name).outputSchema, r.data, `${name}.data`)
     }
   }
 })
