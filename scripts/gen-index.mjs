@@ -1,7 +1,15 @@
-// Generates index.js and index.d.ts from the Rust registry (via the built addon's toolSpecs()),
-// and makes binding.d.ts import the types it names. Run after `napi build`; CI checks that
-// the committed files equal the generated ones.
-import { readFileSync, writeFileSync } from 'node:fs'
+// Generates index.js, index.d.ts and binding.d.ts from data: the Rust registry (through the
+// built addon's toolSpecs() and errorCodes()) and napi's declarations of binding.js, which
+// `napi build --dts target/napi/binding.d.ts` writes and which are used verbatim. Run after
+// `napi build`; CI checks that the committed files equal the generated ones.
+//
+// - binding.d.ts = an import of the types napi's declarations name (ToolContext, the *Args
+//   types...; they live in index.d.ts), then napi's declarations, unchanged.
+// - index.d.ts re-exports from binding.d.ts what index.js passes through with napi's types
+//   (runTool, the task-list helpers...), and declares the rest: the types built from the
+//   registry's schemas, and the exports whose types napi only knows loosely (each tool's
+//   `ToolResult<...Data>`, `ErrorCode`, the permission levels of NativeToolSpec...).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -10,6 +18,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const require = createRequire(import.meta.url)
 const binding = require(join(root, 'binding.js'))
 const specs = binding.toolSpecs()
+const napiDts = join(root, 'target/napi/binding.d.ts')
+if (!existsSync(napiDts)) throw new Error(`${napiDts} is missing: run \`npm run build\` (napi build writes it)`)
 
 const pascal = (s) => s.replace(/(^|_+)([a-z])/g, (_, __, c) => c.toUpperCase())
 const quote = (k) => (/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k))
@@ -55,6 +65,11 @@ const helperNames = [
   'readTaskListDocument', 'ensureTaskListDocument', 'writeTaskListDocument',
   'renderTaskListContent', 'formatTaskListResult',
 ]
+/** The task-list types declared below that napi's declarations of the helpers name. */
+const taskListTypes = [
+  'TaskListTaskStatus', 'TaskListDocument', 'TaskListResult', 'InsertTaskPayloadOptions', 'InsertTaskPayloadResult',
+  'ReadTaskListDocumentOptions', 'WriteTaskListDocumentOptions', 'RenderTaskListContentOptions', 'FormatTaskListResultOptions',
+]
 
 // ---- index.js
 let js = `${HEADER}'use strict'\n\nconst binding = require('./binding.js')\n\nconst specs = binding.toolSpecs()\n`
@@ -87,7 +102,13 @@ js += `// get a parent-death signal, which covers crashes).\n`
 js += `if (require('node:worker_threads').isMainThread) process.once('exit', () => binding.terminateAllProcesses())\n`
 
 // ---- index.d.ts
+/** What index.js passes through from binding.js with napi's declarations as they are. */
+const fromBinding = ['runTool', 'terminateAllProcesses', ...helperNames]
 let dts = `${HEADER}
+import type { NativeToolSpec as NapiToolSpec, OutputChunk as NapiOutputChunk } from './binding'
+
+export { ${[...fromBinding].sort().join(', ')} } from './binding'
+
 /** What every tool call gets besides its arguments (\`ctx\` in @eddie/tools). */
 export interface ToolContext {
   /** The workspace root; every path is confined to it. */
@@ -110,9 +131,8 @@ export interface ToolContext {
 }
 
 /** One piece of a running command's output, as \`ctx.onOutput\` receives it (never a split character). */
-export interface OutputChunk {
+export interface OutputChunk extends Omit<NapiOutputChunk, 'stream'> {
   stream: 'stdout' | 'stderr'
-  text: string
 }
 
 /** A tool result: exactly \`{schema, content, data}\`. */
@@ -152,18 +172,13 @@ export interface ToolError extends Error {
 }
 
 /** A registry entry: eddie's definition plus whether the tool mutates and confirms. */
-export interface NativeToolSpec {
-  name: string
-  jsName: string
-  description: string
-  jsonSchema: Record<string, unknown>
-  outputSchema: Record<string, unknown>
-  /** \`eddie\` for @eddie/tools' built-ins; other families come from the other reference agents. */
-  family: string
+export interface NativeToolSpec extends Omit<NapiToolSpec, 'permission' | 'jsonSchema' | 'outputSchema'> {
   /** How careful a host should be with the tool. */
   permission: 'none' | 'moderate' | 'dangerous'
-  mutating: boolean
-  confirms: boolean
+  /** Input JSON Schema (identical to \`@eddie/tools\`). */
+  jsonSchema: Record<string, unknown>
+  /** Schema of \`result.data\` (identical to \`@eddie/tools\`). */
+  outputSchema: Record<string, unknown>
 }
 `
 for (const s of specs) {
@@ -183,14 +198,10 @@ export declare const allTools: ToolDefinition<any, any>[]
 export declare const TASK_LIST_RESULT_SCHEMA: Record<string, unknown>
 /** The outputSchema shared by get_plan, complete_task and update_plan. */
 export declare const PLAN_RESULT_SCHEMA: Record<string, unknown>
-/** Run any tool by model name (\`file_read\`) or JS name (\`fileRead\`). */
-export declare function runTool(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>
 /** Every tool with its schemas and facts, builtinTools first. */
 export declare function toolSpecs(): NativeToolSpec[]
 /** Every error code, in declaration order. */
 export declare function errorCodes(): ErrorCode[]
-/** Stop every running command tree and background process of this process (done on exit); how many there were. */
-export declare function terminateAllProcesses(): number
 
 export type TaskListTaskStatus = 'pending' | 'in_progress' | 'complete'
 export interface TaskListTask {
@@ -242,26 +253,17 @@ export interface InsertTaskPayloadResult { tasks: TaskListTaskPayload[]; index: 
 export interface RenderTaskListContentOptions { listName: string; document: TaskListDocument; abridged?: boolean }
 export interface TaskListResult { schema: 'eddie.tool.task_list.result.v1'; content: string; data: TaskListDocument }
 export interface FormatTaskListResultOptions { document: TaskListDocument; listName: string; header?: string; abridged?: boolean }
-export declare function sanitiseTaskListName(value: unknown): string
-export declare function sanitiseTaskId(value: unknown): string
-export declare function isTaskListTaskStatus(value: unknown): value is TaskListTaskStatus
-export declare function insertTaskPayload(options: InsertTaskPayloadOptions): InsertTaskPayloadResult
-export declare function readTaskListDocument(options: ReadTaskListDocumentOptions): Promise<TaskListDocument>
-export declare function ensureTaskListDocument(options: ReadTaskListDocumentOptions): Promise<TaskListDocument>
-export declare function writeTaskListDocument(options: WriteTaskListDocumentOptions): Promise<TaskListDocument>
-export declare function renderTaskListContent(options: RenderTaskListContentOptions): string
-export declare function formatTaskListResult(options: FormatTaskListResultOptions): TaskListResult
 `
 writeFileSync(join(root, 'index.js'), js)
 writeFileSync(join(root, 'index.d.ts'), dts)
 
-// binding.d.ts names the types above; make it import them.
-const bindingDts = join(root, 'binding.d.ts')
-const text = readFileSync(bindingDts, 'utf8')
-const names = [...new Set([...text.matchAll(/\b([A-Z]\w*(?:Args|Options|Result|Context|Document|Status))\b/g)].map((m) => m[1]))]
-  .filter((n) => !/^(NativeToolSpec|Promise|Array)$/.test(n) && !new RegExp(`(interface|type) ${n}\\b`).test(text)).sort()
-const importLine = `import type { ${names.join(', ')} } from './index'\n`
-const stripped = text.replace(/^import type .* from '\.\/index'\n/m, '')
-const out = stripped.replace('/* eslint-disable */\n', `/* eslint-disable */\n${importLine}`)
-writeFileSync(bindingDts, out)
-console.log(`gen-index: ${specs.length} tools → index.js, index.d.ts`)
+// ---- binding.d.ts: napi's declarations verbatim, after an import of the index.d.ts types they
+// name (the `ts_args_type`/`ts_return_type` strings of src/tools.rs and src/task_list.rs).
+const bindingImports = ['ToolContext', 'ToolResult', ...specs.map((s) => `${pascal(s.name)}Args`), ...taskListTypes].sort()
+const napiText = readFileSync(napiDts, 'utf8')
+writeFileSync(
+  join(root, 'binding.d.ts'),
+  `// Generated by scripts/gen-index.mjs: napi's declarations of binding.js (below, verbatim) name types of index.d.ts.\n` +
+    `import type { ${bindingImports.join(', ')} } from './index'\n\n${napiText}`,
+)
+console.log(`gen-index: ${specs.length} tools → index.js, index.d.ts, binding.d.ts`)
