@@ -62,18 +62,16 @@ async fn ask_user(tsfn: &AskTsfn, question: String) -> eddie_tools_core::Result<
 
 /// A callback property of `obj` as a threadsafe function (`None` when absent).
 fn callback<T: FromNapiValue>(
-    env: &Env,
     obj: &Object<'_>,
     name: &str,
 ) -> std::result::Result<Option<T>, ToolError> {
     let value: Option<Unknown> = obj.get(name).map_err(|e| invalid(&e.reason))?;
     match value.as_ref().map(|c| c.get_type()) {
         None | Some(Ok(ValueType::Undefined | ValueType::Null)) => Ok(None),
-        Some(Ok(ValueType::Function)) => {
-            let raw = value.map(|c| c.raw()).unwrap_or(std::ptr::null_mut());
-            let f = unsafe { T::from_napi_value(env.raw(), raw) }.map_err(|e| invalid(&e.reason))?;
-            Ok(Some(f))
-        }
+        Some(Ok(ValueType::Function)) => match value {
+            Some(f) => T::from_unknown(f).map(Some).map_err(|e| invalid(&e.reason)),
+            None => Ok(None),
+        },
         _ => Err(invalid(&format!("ctx.{name} must be a function"))),
     }
 }
@@ -86,7 +84,7 @@ fn session(env: &Env, obj: &Object<'_>) -> Option<String> {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     if let Ok(Some(id)) = obj.get::<Unknown>("sessionId")
         && id.get_type().ok() == Some(ValueType::String)
-        && let Ok(id) = unsafe { String::from_napi_value(env.raw(), id.raw()) }
+        && let Ok(id) = String::from_unknown(id)
         && !id.is_empty()
     {
         return Some(format!("id:{id}"));
@@ -97,11 +95,11 @@ fn session(env: &Env, obj: &Object<'_>) -> Option<String> {
     let key = symbol_for.apply(symbol_ctor, "eddie.tools.session").ok()?;
     let existing: Unknown = obj.get_property(key).ok()?;
     if existing.get_type().ok() == Some(ValueType::String) {
-        return unsafe { String::from_napi_value(env.raw(), existing.raw()) }.ok();
+        return String::from_unknown(existing).ok();
     }
     let id = format!("ctx:{}", NEXT.fetch_add(1, Ordering::Relaxed));
     let object_ctor: Object = global.get_named_property_unchecked("Object").ok()?;
-    let target = unsafe { Object::from_napi_value(env.raw(), obj.raw()) }.ok()?;
+    let target = Object::from_unknown(obj.to_unknown()).ok()?;
     // A frozen, sealed or non-extensible ctx cannot carry the id: no lasting session.
     let extensible: Function<Object, bool> = object_ctor.get_named_property("isExtensible").ok()?;
     if !extensible.apply(object_ctor, target).ok()? {
@@ -172,7 +170,7 @@ pub fn convert(
     let cwd: Option<Unknown> = obj.get("cwd").map_err(|e| invalid(&e.reason))?;
     let cwd = match cwd {
         Some(v) if v.get_type().ok() == Some(ValueType::String) => {
-            unsafe { String::from_napi_value(env.raw(), v.raw()) }.map_err(|e| invalid(&e.reason))?
+            String::from_unknown(v).map_err(|e| invalid(&e.reason))?
         }
         _ => return Err(invalid("ctx.cwd must be a string")),
     };
@@ -183,9 +181,8 @@ pub fn convert(
         None | Some(Ok(ValueType::Undefined | ValueType::Null)) => {}
         Some(Ok(ValueType::Function)) if !may_confirm => {}
         Some(Ok(ValueType::Function)) => {
-            let raw = confirm.map(|c| c.raw()).unwrap_or(std::ptr::null_mut());
-            let tsfn =
-                unsafe { ConfirmTsfn::from_napi_value(env.raw(), raw) }.map_err(|e| invalid(&e.reason))?;
+            let Some(f) = confirm else { return Err(invalid("ctx.confirm must be a function")) };
+            let tsfn = ConfirmTsfn::from_unknown(f).map_err(|e| invalid(&e.reason))?;
             let tsfn = Arc::new(tsfn);
             let f: ConfirmFn = Arc::new(move |message| {
                 let tsfn = Arc::clone(&tsfn);
@@ -196,7 +193,7 @@ pub fn convert(
         _ => return Err(invalid("ctx.confirm must be a function")),
     }
 
-    if let Some(tsfn) = callback::<AskTsfn>(env, &obj, "ask")? {
+    if let Some(tsfn) = callback::<AskTsfn>(&obj, "ask")? {
         let tsfn = Arc::new(tsfn);
         let f: AskFn = Arc::new(move |question| {
             let tsfn = Arc::clone(&tsfn);
@@ -204,7 +201,7 @@ pub fn convert(
         });
         core = core.with_ask(f);
     }
-    if let Some(tsfn) = callback::<OutputTsfn>(env, &obj, "onOutput")? {
+    if let Some(tsfn) = callback::<OutputTsfn>(&obj, "onOutput")? {
         let f: OutputFn = Arc::new(move |chunk: eddie_tools_core::context::OutputChunk| {
             let js = OutputChunk { stream: chunk.stream.to_owned(), text: chunk.text };
             let (done, delivered) = tokio::sync::oneshot::channel::<()>();
@@ -226,7 +223,7 @@ pub fn convert(
     if let Some(v) = env_value
         && v.get_type().ok() == Some(ValueType::Object)
     {
-        let vars = unsafe { Object::from_napi_value(env.raw(), v.raw()) }.map_err(|e| invalid(&e.reason))?;
+        let vars = Object::from_unknown(v).map_err(|e| invalid(&e.reason))?;
         let mut map = HashMap::new();
         for key in Object::keys(&vars).map_err(|e| invalid(&e.reason))? {
             let val: Unknown = vars.get_named_property(&key).map_err(|e| invalid(&e.reason))?;
@@ -247,7 +244,7 @@ pub fn convert(
     if let Some(s) = signal
         && s.get_type().ok() == Some(ValueType::Object)
     {
-        let s = unsafe { Object::from_napi_value(env.raw(), s.raw()) }.map_err(|e| invalid(&e.reason))?;
+        let s = Object::from_unknown(s).map_err(|e| invalid(&e.reason))?;
         match watch_signal(env, &s, &core.cancel)
             .map_err(|e| invalid(&format!("ctx.signal: {}", e.reason)))?
         {
