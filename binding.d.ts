@@ -12,68 +12,12 @@ import type { AgentDeleteTaskArgs, AgentGetTaskListArgs, AgentNewTaskArgs, Agent
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** Delete a task, after confirm (`agent__delete_task`). */
-export declare function agentDeleteTask(args: AgentDeleteTaskArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Read a task list, creating it when missing (`agent__get_task_list`). */
-export declare function agentGetTaskList(args: AgentGetTaskListArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Add a task to a list, after confirm (`agent__new_task`). */
-export declare function agentNewTask(args: AgentNewTaskArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Create a task list, after confirm (`agent__new_task_list`). */
-export declare function agentNewTaskList(args: AgentNewTaskListArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Change a task's status, after confirm (`agent__set_task_status`). */
-export declare function agentSetTaskStatus(args: AgentSetTaskStatusArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Apply a codex `*** Begin Patch` patch atomically, after confirm (`apply_patch`). */
-export declare function applyPatch(args: ApplyPatchArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Apply a unified diff to one or many files atomically, after confirm (`apply_unified_diff`). */
-export declare function applyUnifiedDiff(args: ApplyUnifiedDiffArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Ask the user a follow-up question through ctx.ask (`ask_followup_question`). */
-export declare function askFollowupQuestion(args: AskFollowupQuestionArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Ask the user through ctx.ask (`ask_user`). */
-export declare function askUser(args: AskUserArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Rate the risk of a diff or patch (`assess_patch_risk`). */
-export declare function assessPatchRisk(args: AssessPatchRiskArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Signal that the task is complete (`attempt_completion`). */
-export declare function attemptCompletion(args: AttemptCompletionArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Run a shell command in the workspace (`bash`). */
-export declare function bash(args: BashArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Build the project (`build`). */
-export declare function build(args: BuildArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Tell a tool's permission level and whether it would ask now (`check_permission`). */
-export declare function checkPermission(args: CheckPermissionArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Mark a plan task complete (`complete_task`). */
-export declare function completeTask(args: CompleteTaskArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Copy a file or directory, after confirm (`copy_file`). */
-export declare function copyFile(args: CopyFileArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Delete a file or directory with `force`, after confirm (`delete_file`). */
-export declare function deleteFile(args: DeleteFileArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Delete a line range, after confirm (`delete_range`). */
-export declare function deleteRange(args: DeleteRangeArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Detect the project type and its commands (`detect_project`). */
-export declare function detectProject(args: DetectProjectArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Replace text or apply SEARCH/REPLACE blocks, after confirm (`edit_file`). */
-export declare function editFile(args: EditFileArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Replace a line range, after confirm (`edit_range`). */
-export declare function editRange(args: EditRangeArgs, ctx: ToolContext): Promise<ToolResult>
+/**
+ * Run the tool at `index` in [`registry::tools`] order (the order of `toolSpecs()`): what
+ * each named export of `index.js` (`readFile`, `grep`, ...) calls, so that a tool needs no
+ * export of its own here. Internal: use the named exports or [`run_tool`].
+ */
+export declare function callTool(index: number, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>
 
 /** `ensureTaskListDocument({rootDir, listName})`: read, creating the file when missing. */
 export declare function ensureTaskListDocument(options: ReadTaskListDocumentOptions): Promise<TaskListDocument>
@@ -81,68 +25,14 @@ export declare function ensureTaskListDocument(options: ReadTaskListDocumentOpti
 /** The stable error codes, in declaration order. */
 export declare function errorCodes(): Array<string>
 
-/** Read one page of a UTF-8 text file (`file_read`). */
-export declare function fileRead(args: FileReadArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Find files by name and content regexes (`file_search`). */
-export declare function fileSearch(args: FileSearchArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Write a UTF-8 text file atomically, after confirm (`file_write`). */
-export declare function fileWrite(args: FileWriteArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Find every use of an identifier (`find_references`). */
-export declare function findReferences(args: FindReferencesArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Find where a symbol is defined (`find_symbol`). */
-export declare function findSymbol(args: FindSymbolArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Format the project's code (`format`). */
-export declare function format(args: FormatArgs, ctx: ToolContext): Promise<ToolResult>
-
 /** `formatTaskListResult({document, listName, header?, abridged?})`. */
 export declare function formatTaskListResult(options: FormatTaskListResultOptions): TaskListResult
-
-/** Metadata and text facts of a file (`get_file_info`). */
-export declare function getFileInfo(args: GetFileInfoArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** List the directory tree (`get_folder_tree_structure`). */
-export declare function getFolderTreeStructure(args: GetFolderTreeStructureArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Read the workspace plan (`get_plan`). */
-export declare function getPlan(args: GetPlanArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Find files by glob pattern (`glob`). */
-export declare function glob(args: GlobArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Search file contents with a regex or literal, ripgrep-fast (`grep`). */
-export declare function grep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Insert lines before a line, after confirm (`insert_at`). */
-export declare function insertAt(args: InsertAtArgs, ctx: ToolContext): Promise<ToolResult>
 
 /** `insertTaskPayload({tasks, task, beforeTaskId?, position?})` → `{tasks, index}`. */
 export declare function insertTaskPayload(options: InsertTaskPayloadOptions): InsertTaskPayloadResult
 
-/** Install the project's dependencies (`install`). */
-export declare function install(args: InstallArgs, ctx: ToolContext): Promise<ToolResult>
-
 /** `isTaskListTaskStatus`. */
 export declare function isTaskListTaskStatus(value: unknown): value is TaskListTaskStatus
-
-/** Run the project's linter (`lint`). */
-export declare function lint(args: LintArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** List a directory with type markers (`list_directory`). */
-export declare function listDirectory(args: ListDirectoryArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** List the definitions in a source file or directory, via tree-sitter (`list_symbols`). */
-export declare function listSymbols(args: ListSymbolsArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Move or rename a file or directory, after confirm (`move_file`). */
-export declare function moveFile(args: MoveFileArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Apply several replacements to one file atomically, after confirm (`multi_edit`). */
-export declare function multiEdit(args: MultiEditArgs, ctx: ToolContext): Promise<ToolResult>
 
 /** One registry entry: eddie's definition plus our facts. */
 export interface NativeToolSpec {
@@ -174,41 +64,11 @@ export interface OutputChunk {
   text: string
 }
 
-/** Stop a background process and its whole tree (`process_kill`). */
-export declare function processKill(args: ProcessKillArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** List this workspace's background processes (`process_list`). */
-export declare function processList(args: ProcessListArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Read a background process's output from a cursor (`process_read`). */
-export declare function processRead(args: ProcessReadArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Start a background process and return its id (`process_start`). */
-export declare function processStart(args: ProcessStartArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Wait for a regex, a port or the exit of a background process (`process_wait`). */
-export declare function processWait(args: ProcessWaitArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Write to a background process's stdin (`process_write`). */
-export declare function processWrite(args: ProcessWriteArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** A depth-limited map of the project's folders and files (`project_map`). */
-export declare function projectMap(args: ProjectMapArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Read numbered lines of a text file, encoding-aware, O(range) (`read_file`). */
-export declare function readFile(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult>
-
 /** `readTaskListDocument({rootDir, listName})`: the list, or an empty one when missing. */
 export declare function readTaskListDocument(options: ReadTaskListDocumentOptions): Promise<TaskListDocument>
 
 /** `renderTaskListContent({listName, document, abridged?})`. */
 export declare function renderTaskListContent(options: RenderTaskListContentOptions): string
-
-/** Run a program with arguments, no shell (`run`; `runTool` is taken, hence the name). */
-export declare function runCommand(args: RunArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Run the project's tests (`run_tests`). */
-export declare function runTests(args: RunTestsArgs, ctx: ToolContext): Promise<ToolResult>
 
 /** Run any tool by its model name (`file_read`) or JS name (`fileRead`). */
 export declare function runTool(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>
@@ -219,9 +79,6 @@ export declare function sanitiseTaskId(value: unknown): string
 /** `sanitiseTaskListName`: trimmed name; throws for non-strings, blanks and separators. */
 export declare function sanitiseTaskListName(value: unknown): string
 
-/** Ranked search of the codebase: definitions first, then files (`search_codebase`). */
-export declare function searchCodebase(args: SearchCodebaseArgs, ctx: ToolContext): Promise<ToolResult>
-
 /**
  * Ask every running command tree of this process to stop (SIGTERM to each tree, SIGKILL
  * after a second); returns how many there were. `index.js` calls it on `process.exit`.
@@ -230,15 +87,6 @@ export declare function terminateAllProcesses(): number
 
 /** Every tool of every family, `builtinTools` first. */
 export declare function toolSpecs(): Array<NativeToolSpec>
-
-/** Type-check the project (`typecheck`). */
-export declare function typecheck(args: TypecheckArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Replace the workspace plan, after confirm (`update_plan`). */
-export declare function updatePlan(args: UpdatePlanArgs, ctx: ToolContext): Promise<ToolResult>
-
-/** Create, overwrite or append a file atomically, after confirm (`write_file`). */
-export declare function writeFile(args: WriteFileArgs, ctx: ToolContext): Promise<ToolResult>
 
 /** `writeTaskListDocument({rootDir, listName, document, preserveTaskUpdatedAt?})` (atomic). */
 export declare function writeTaskListDocument(options: WriteTaskListDocumentOptions): Promise<TaskListDocument>

@@ -7,9 +7,8 @@ const specs = binding.toolSpecs()
 const byName = new Map(specs.map((s) => [s.name, s]))
 
 /** A ToolDefinition (as @eddie/tools defines it) whose handler is the native tool. */
-function define(name) {
+function define(name, run) {
   const spec = byName.get(name)
-  const run = binding[spec.jsName]
   return {
     name: spec.name,
     description: spec.description,
@@ -19,59 +18,273 @@ function define(name) {
   }
 }
 
-const bashTool = define("bash")
-const fileReadTool = define("file_read")
-const fileWriteTool = define("file_write")
-const fileSearchTool = define("file_search")
-const getFolderTreeStructureTool = define("get_folder_tree_structure")
-const getPlanTool = define("get_plan")
-const completeTaskTool = define("complete_task")
-const updatePlanTool = define("update_plan")
-const agentNewTaskListTool = define("agent__new_task_list")
-const agentNewTaskTool = define("agent__new_task")
-const agentGetTaskListTool = define("agent__get_task_list")
-const agentSetTaskStatusTool = define("agent__set_task_status")
-const agentDeleteTaskTool = define("agent__delete_task")
-const readFileTool = define("read_file")
-const writeFileTool = define("write_file")
-const editFileTool = define("edit_file")
-const multiEditTool = define("multi_edit")
-const applyUnifiedDiffTool = define("apply_unified_diff")
-const applyPatchTool = define("apply_patch")
-const assessPatchRiskTool = define("assess_patch_risk")
-const editRangeTool = define("edit_range")
-const insertAtTool = define("insert_at")
-const deleteRangeTool = define("delete_range")
-const copyFileTool = define("copy_file")
-const moveFileTool = define("move_file")
-const deleteFileTool = define("delete_file")
-const listDirectoryTool = define("list_directory")
-const getFileInfoTool = define("get_file_info")
-const grepTool = define("grep")
-const globTool = define("glob")
-const listSymbolsTool = define("list_symbols")
-const findSymbolTool = define("find_symbol")
-const findReferencesTool = define("find_references")
-const searchCodebaseTool = define("search_codebase")
-const projectMapTool = define("project_map")
-const runCommandTool = define("run")
-const processStartTool = define("process_start")
-const processReadTool = define("process_read")
-const processWriteTool = define("process_write")
-const processWaitTool = define("process_wait")
-const processKillTool = define("process_kill")
-const processListTool = define("process_list")
-const detectProjectTool = define("detect_project")
-const runTestsTool = define("run_tests")
-const lintTool = define("lint")
-const formatTool = define("format")
-const typecheckTool = define("typecheck")
-const buildTool = define("build")
-const installTool = define("install")
-const checkPermissionTool = define("check_permission")
-const askUserTool = define("ask_user")
-const askFollowupQuestionTool = define("ask_followup_question")
-const attemptCompletionTool = define("attempt_completion")
+// Each tool runs through binding.callTool(index, …): its place in toolSpecs().
+/** Run a shell command securely in the project workspace. (`bash`) */
+function bash(args, ctx) {
+  return binding.callTool(0, args, ctx)
+}
+/** Read UTF-8 text content from a file relative to the workspace. (`file_read`) */
+function fileRead(args, ctx) {
+  return binding.callTool(1, args, ctx)
+}
+/** Write UTF-8 text content to a file relative to the workspace. (`file_write`) */
+function fileWrite(args, ctx) {
+  return binding.callTool(2, args, ctx)
+}
+/** Search for files matching content patterns relative to the workspace. (`file_search`) */
+function fileSearch(args, ctx) {
+  return binding.callTool(3, args, ctx)
+}
+/** List the directory tree relative to the workspace. (`get_folder_tree_structure`) */
+function getFolderTreeStructure(args, ctx) {
+  return binding.callTool(4, args, ctx)
+}
+/** Retrieve the current workspace execution plan. (`get_plan`) */
+function getPlan(args, ctx) {
+  return binding.callTool(5, args, ctx)
+}
+/** Mark a task in the current execution plan as complete. (`complete_task`) */
+function completeTask(args, ctx) {
+  return binding.callTool(6, args, ctx)
+}
+/** Persist the current execution plan for the workspace. (`update_plan`) */
+function updatePlan(args, ctx) {
+  return binding.callTool(7, args, ctx)
+}
+/** Create a new task list for the current workspace. (`agent__new_task_list`) */
+function agentNewTaskList(args, ctx) {
+  return binding.callTool(8, args, ctx)
+}
+/** Add a new task to an existing task list. (`agent__new_task`) */
+function agentNewTask(args, ctx) {
+  return binding.callTool(9, args, ctx)
+}
+/** Retrieve a task list for the current workspace. (`agent__get_task_list`) */
+function agentGetTaskList(args, ctx) {
+  return binding.callTool(10, args, ctx)
+}
+/** Update the status of an existing task within a task list. (`agent__set_task_status`) */
+function agentSetTaskStatus(args, ctx) {
+  return binding.callTool(11, args, ctx)
+}
+/** Delete a task from a task list by id. (`agent__delete_task`) */
+function agentDeleteTask(args, ctx) {
+  return binding.callTool(12, args, ctx)
+}
+/** Read a text file as numbered lines. offset skips lines (0-based; negative counts from the end), limit caps the lines (default 2000; 0 or -1 for all), limitBytes reads at most that many bytes of the file. Lines longer than maxLineLength characters are cut and the page stops at maxBytes of output; nextOffset says where to continue. The file's encoding (UTF-8, UTF-16, legacy code pages) is detected; binary files are reported, not decoded. Returns the content hash to pass as expectedHash to edits. (`read_file`) */
+function readFile(args, ctx) {
+  return binding.callTool(13, args, ctx)
+}
+/** Create or overwrite a file with content, or append to it. An existing file keeps its encoding, BOM and CRLF line endings. overwrite: false refuses an existing file (ALREADY_EXISTS); createBackup keeps the old content as <path>.bak. Atomic; asks for confirmation. (`write_file`) */
+function writeFile(args, ctx) {
+  return binding.callTool(14, args, ctx)
+}
+/** Replace text in a file. oldString must match exactly once (set all to replace every occurrence); if it is not found exactly, a fuzzy ladder (line endings, trailing spaces, indentation offset, typographic punctuation) is tried and must match once. Alternatively pass diff with one or more SEARCH/REPLACE blocks (------- SEARCH / ======= / +++++++ REPLACE), applied all or nothing in any order. Errors list the nearest lines. Keeps encoding, BOM and line endings; asks for confirmation. (`edit_file`) */
+function editFile(args, ctx) {
+  return binding.callTool(15, args, ctx)
+}
+/** Apply several replacements to one file in one atomic step. Each edit is located in the current file (not in the result of earlier edits) like edit_file; edits must not overlap. If any edit fails nothing is written and the error names it. (`multi_edit`) */
+function multiEdit(args, ctx) {
+  return binding.callTool(16, args, ctx)
+}
+/** Apply a unified diff (one or many files; git or plain; /dev/null for created and deleted files) atomically: if any hunk fails, no file changes. Hunks are placed by their context (line numbers are hints). dryRun returns the resulting diff; assessRisk adds a risk report; rootPath prefixes the diff's paths. (`apply_unified_diff`) */
+function applyUnifiedDiff(args, ctx) {
+  return binding.callTool(17, args, ctx)
+}
+/** Apply a codex-style patch atomically: '*** Begin Patch', then '*** Add File: p' (lines prefixed +), '*** Delete File: p', or '*** Update File: p' (optional '*** Move to: q') with hunks of ' ', '-', '+' lines, optional '@@ anchor' lines and '*** End of File', then '*** End Patch'. A unified diff is accepted too. If any hunk fails, no file changes. dryRun returns the resulting diff. (`apply_patch`) */
+function applyPatch(args, ctx) {
+  return binding.callTool(18, args, ctx)
+}
+/** Rate a unified diff or codex patch before applying it: low, medium or high, with the factors found (deleted files, paths outside the workspace, secrets/CI/manifest/lockfile paths, secrets or dangerous commands in added lines, size). Reads and writes nothing. (`assess_patch_risk`) */
+function assessPatchRisk(args, ctx) {
+  return binding.callTool(19, args, ctx)
+}
+/** Replace lines startLine..endLine (1-based, inclusive) with content. Empty content deletes them. Keeps line endings and the trailing newline; dryRun shows the diff. (`edit_range`) */
+function editRange(args, ctx) {
+  return binding.callTool(20, args, ctx)
+}
+/** Insert content as new lines before line lineNumber (1-based; totalLines+1 appends). Uses the file's line ending; dryRun shows the diff. (`insert_at`) */
+function insertAt(args, ctx) {
+  return binding.callTool(21, args, ctx)
+}
+/** Delete lines startLine..endLine (1-based, inclusive). Keeps the trailing newline state; dryRun shows the diff. (`delete_range`) */
+function deleteRange(args, ctx) {
+  return binding.callTool(22, args, ctx)
+}
+/** Copy a file, or a directory recursively. The destination must not exist unless overwrite; an existing directory receives the source by name. All files land atomically; symlinks inside a directory are skipped. Asks for confirmation. (`copy_file`) */
+function copyFile(args, ctx) {
+  return binding.callTool(23, args, ctx)
+}
+/** Move or rename a file or directory (one rename). The destination must not exist unless overwrite (files only); an existing directory receives the source by name. Asks for confirmation. (`move_file`) */
+function moveFile(args, ctx) {
+  return binding.callTool(24, args, ctx)
+}
+/** Delete a file or directory tree. Without force: true nothing is deleted and the result says what would be. With it, asks for confirmation. Symlinks are deleted as links; the workspace root cannot be deleted. (`delete_file`) */
+function deleteFile(args, ctx) {
+  return binding.callTool(25, args, ctx)
+}
+/** List a directory: directories first, then files, with markers / (directory), * (executable), @ (symlink), ? (other) and file sizes. recursive walks subdirectories (respecting .gitignore unless respectGitignore is false); hidden entries only with includeHidden; at most maxEntries (default 200, recursive 1000). (`list_directory`) */
+function listDirectory(args, ctx) {
+  return binding.callTool(26, args, ctx)
+}
+/** Metadata of a file or directory: type, size, times, permissions, symlink target; for files also binary, encoding, BOM, line endings, line count and content hash. (`get_file_info`) */
+function getFileInfo(args, ctx) {
+  return binding.callTool(27, args, ctx)
+}
+/** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
+function grep(args, ctx) {
+  return binding.callTool(28, args, ctx)
+}
+/** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */
+function glob(args, ctx) {
+  return binding.callTool(29, args, ctx)
+}
+/** List the code definitions (classes, functions, methods, interfaces, types, enums, constants, ...) with their lines in a source file, or in the source files of a directory (top level only unless recursive). Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter); other files are skipped. (`list_symbols`) */
+function listSymbols(args, ctx) {
+  return binding.callTool(30, args, ctx)
+}
+/** Find where a symbol is defined (class, function, method, interface, variable, constant, ...) across the source files under a path. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): mentions in comments or strings are not definitions. Exact name by default; exact: false finds names containing it, ignoring case. (`find_symbol`) */
+function findSymbol(args, ctx) {
+  return binding.callTool(31, args, ctx)
+}
+/** Find every use of an identifier (variables, functions, classes, properties, types) across the source files under a path, with line, column and the line's text; definition sites are marked. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): comments, strings and longer names containing it are not references. (`find_references`) */
+function findReferences(args, ctx) {
+  return binding.callTool(32, args, ctx)
+}
+/** Search the whole codebase for a name or words and get ranked results: the definitions whose names contain the query first, then the source files mentioning the most query words the most, with their matching lines. Case-insensitive by default. Tests and docs are left out unless includeTests / includeDocs. (`search_codebase`) */
+function searchCodebase(args, ctx) {
+  return binding.callTool(33, args, ctx)
+}
+/** Map the project's folders and files to a limited depth (default maxDepth 2 = three levels), sorted as get_folder_tree_structure sorts them, with a paged flat list. Entries ignored by .gitignore, dot-entries and dependency folders (node_modules, dist, target, ...) are left out unless asked, and counted. (`project_map`) */
+function projectMap(args, ctx) {
+  return binding.callTool(34, args, ctx)
+}
+/** Run a program with arguments (no shell) in the workspace and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Use bash for pipes and redirections. (`run`) */
+function runCommand(args, ctx) {
+  return binding.callTool(35, args, ctx)
+}
+/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. (`process_start`) */
+function processStart(args, ctx) {
+  return binding.callTool(36, args, ctx)
+}
+/** Read a background process's output from a cursor (0 = the oldest kept byte); returns nextCursor for the next call. (`process_read`) */
+function processRead(args, ctx) {
+  return binding.callTool(37, args, ctx)
+}
+/** Write text to a background process's stdin, and optionally close it. (`process_write`) */
+function processWrite(args, ctx) {
+  return binding.callTool(38, args, ctx)
+}
+/** Wait until a background process prints something matching a regex, accepts connections on a port, or exits; returns whether it happened before the timeout. (`process_wait`) */
+function processWait(args, ctx) {
+  return binding.callTool(39, args, ctx)
+}
+/** Stop a background process and its whole process tree (SIGTERM, then SIGKILL after 1 s; force = SIGKILL now). Resolves when every process is gone. (`process_kill`) */
+function processKill(args, ctx) {
+  return binding.callTool(40, args, ctx)
+}
+/** List the background processes started in this workspace. (`process_list`) */
+function processList(args, ctx) {
+  return binding.callTool(41, args, ctx)
+}
+/** Detect the project type (npm/pnpm/yarn/bun, cargo, go, python, make) and its test, lint, format, typecheck, build and install commands. (`detect_project`) */
+function detectProject(args, ctx) {
+  return binding.callTool(42, args, ctx)
+}
+/** Run the project's tests (detected command or an explicit one) and return the exit code, duration, output, and for known runners (cargo, pytest, jest, vitest, node:test, mocha, go) the passed/failed/skipped counts and failed test names. (`run_tests`) */
+function runTests(args, ctx) {
+  return binding.callTool(43, args, ctx)
+}
+/** Run the project's linter (detected command or an explicit one). (`lint`) */
+function lint(args, ctx) {
+  return binding.callTool(44, args, ctx)
+}
+/** Format the project's code (detected command or an explicit one). (`format`) */
+function format(args, ctx) {
+  return binding.callTool(45, args, ctx)
+}
+/** Type-check the project (detected command or an explicit one). (`typecheck`) */
+function typecheck(args, ctx) {
+  return binding.callTool(46, args, ctx)
+}
+/** Build the project (detected command or an explicit one). (`build`) */
+function build(args, ctx) {
+  return binding.callTool(47, args, ctx)
+}
+/** Install the project's dependencies (detected command or an explicit one). (`install`) */
+function install(args, ctx) {
+  return binding.callTool(48, args, ctx)
+}
+/** Tell the permission level of a tool (none, moderate = asks once per session, dangerous = asks every call) and whether calling it now would ask the user. (`check_permission`) */
+function checkPermission(args, ctx) {
+  return binding.callTool(49, args, ctx)
+}
+/** Ask the user a question and wait for the answer. (`ask_user`) */
+function askUser(args, ctx) {
+  return binding.callTool(50, args, ctx)
+}
+/** Ask the user a follow-up question when something is ambiguous or missing; be specific. Optionally offer choices. (`ask_followup_question`) */
+function askFollowupQuestion(args, ctx) {
+  return binding.callTool(51, args, ctx)
+}
+/** Signal that the task is complete, with a summary of what was done (files changed, commands run and their results). Call it only when the work is verified. (`attempt_completion`) */
+function attemptCompletion(args, ctx) {
+  return binding.callTool(52, args, ctx)
+}
+
+const bashTool = define("bash", bash)
+const fileReadTool = define("file_read", fileRead)
+const fileWriteTool = define("file_write", fileWrite)
+const fileSearchTool = define("file_search", fileSearch)
+const getFolderTreeStructureTool = define("get_folder_tree_structure", getFolderTreeStructure)
+const getPlanTool = define("get_plan", getPlan)
+const completeTaskTool = define("complete_task", completeTask)
+const updatePlanTool = define("update_plan", updatePlan)
+const agentNewTaskListTool = define("agent__new_task_list", agentNewTaskList)
+const agentNewTaskTool = define("agent__new_task", agentNewTask)
+const agentGetTaskListTool = define("agent__get_task_list", agentGetTaskList)
+const agentSetTaskStatusTool = define("agent__set_task_status", agentSetTaskStatus)
+const agentDeleteTaskTool = define("agent__delete_task", agentDeleteTask)
+const readFileTool = define("read_file", readFile)
+const writeFileTool = define("write_file", writeFile)
+const editFileTool = define("edit_file", editFile)
+const multiEditTool = define("multi_edit", multiEdit)
+const applyUnifiedDiffTool = define("apply_unified_diff", applyUnifiedDiff)
+const applyPatchTool = define("apply_patch", applyPatch)
+const assessPatchRiskTool = define("assess_patch_risk", assessPatchRisk)
+const editRangeTool = define("edit_range", editRange)
+const insertAtTool = define("insert_at", insertAt)
+const deleteRangeTool = define("delete_range", deleteRange)
+const copyFileTool = define("copy_file", copyFile)
+const moveFileTool = define("move_file", moveFile)
+const deleteFileTool = define("delete_file", deleteFile)
+const listDirectoryTool = define("list_directory", listDirectory)
+const getFileInfoTool = define("get_file_info", getFileInfo)
+const grepTool = define("grep", grep)
+const globTool = define("glob", glob)
+const listSymbolsTool = define("list_symbols", listSymbols)
+const findSymbolTool = define("find_symbol", findSymbol)
+const findReferencesTool = define("find_references", findReferences)
+const searchCodebaseTool = define("search_codebase", searchCodebase)
+const projectMapTool = define("project_map", projectMap)
+const runCommandTool = define("run", runCommand)
+const processStartTool = define("process_start", processStart)
+const processReadTool = define("process_read", processRead)
+const processWriteTool = define("process_write", processWrite)
+const processWaitTool = define("process_wait", processWait)
+const processKillTool = define("process_kill", processKill)
+const processListTool = define("process_list", processList)
+const detectProjectTool = define("detect_project", detectProject)
+const runTestsTool = define("run_tests", runTests)
+const lintTool = define("lint", lint)
+const formatTool = define("format", format)
+const typecheckTool = define("typecheck", typecheck)
+const buildTool = define("build", build)
+const installTool = define("install", install)
+const checkPermissionTool = define("check_permission", checkPermission)
+const askUserTool = define("ask_user", askUser)
+const askFollowupQuestionTool = define("ask_followup_question", askFollowupQuestion)
+const attemptCompletionTool = define("attempt_completion", attemptCompletion)
 
 /** Every built-in tool of @eddie/tools, in its order. */
 const builtinTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
@@ -81,59 +294,59 @@ const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFold
 const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').outputSchema
 const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema
 
-exports.bash = binding.bash
-exports.fileRead = binding.fileRead
-exports.fileWrite = binding.fileWrite
-exports.fileSearch = binding.fileSearch
-exports.getFolderTreeStructure = binding.getFolderTreeStructure
-exports.getPlan = binding.getPlan
-exports.completeTask = binding.completeTask
-exports.updatePlan = binding.updatePlan
-exports.agentNewTaskList = binding.agentNewTaskList
-exports.agentNewTask = binding.agentNewTask
-exports.agentGetTaskList = binding.agentGetTaskList
-exports.agentSetTaskStatus = binding.agentSetTaskStatus
-exports.agentDeleteTask = binding.agentDeleteTask
-exports.readFile = binding.readFile
-exports.writeFile = binding.writeFile
-exports.editFile = binding.editFile
-exports.multiEdit = binding.multiEdit
-exports.applyUnifiedDiff = binding.applyUnifiedDiff
-exports.applyPatch = binding.applyPatch
-exports.assessPatchRisk = binding.assessPatchRisk
-exports.editRange = binding.editRange
-exports.insertAt = binding.insertAt
-exports.deleteRange = binding.deleteRange
-exports.copyFile = binding.copyFile
-exports.moveFile = binding.moveFile
-exports.deleteFile = binding.deleteFile
-exports.listDirectory = binding.listDirectory
-exports.getFileInfo = binding.getFileInfo
-exports.grep = binding.grep
-exports.glob = binding.glob
-exports.listSymbols = binding.listSymbols
-exports.findSymbol = binding.findSymbol
-exports.findReferences = binding.findReferences
-exports.searchCodebase = binding.searchCodebase
-exports.projectMap = binding.projectMap
-exports.runCommand = binding.runCommand
-exports.processStart = binding.processStart
-exports.processRead = binding.processRead
-exports.processWrite = binding.processWrite
-exports.processWait = binding.processWait
-exports.processKill = binding.processKill
-exports.processList = binding.processList
-exports.detectProject = binding.detectProject
-exports.runTests = binding.runTests
-exports.lint = binding.lint
-exports.format = binding.format
-exports.typecheck = binding.typecheck
-exports.build = binding.build
-exports.install = binding.install
-exports.checkPermission = binding.checkPermission
-exports.askUser = binding.askUser
-exports.askFollowupQuestion = binding.askFollowupQuestion
-exports.attemptCompletion = binding.attemptCompletion
+exports.bash = bash
+exports.fileRead = fileRead
+exports.fileWrite = fileWrite
+exports.fileSearch = fileSearch
+exports.getFolderTreeStructure = getFolderTreeStructure
+exports.getPlan = getPlan
+exports.completeTask = completeTask
+exports.updatePlan = updatePlan
+exports.agentNewTaskList = agentNewTaskList
+exports.agentNewTask = agentNewTask
+exports.agentGetTaskList = agentGetTaskList
+exports.agentSetTaskStatus = agentSetTaskStatus
+exports.agentDeleteTask = agentDeleteTask
+exports.readFile = readFile
+exports.writeFile = writeFile
+exports.editFile = editFile
+exports.multiEdit = multiEdit
+exports.applyUnifiedDiff = applyUnifiedDiff
+exports.applyPatch = applyPatch
+exports.assessPatchRisk = assessPatchRisk
+exports.editRange = editRange
+exports.insertAt = insertAt
+exports.deleteRange = deleteRange
+exports.copyFile = copyFile
+exports.moveFile = moveFile
+exports.deleteFile = deleteFile
+exports.listDirectory = listDirectory
+exports.getFileInfo = getFileInfo
+exports.grep = grep
+exports.glob = glob
+exports.listSymbols = listSymbols
+exports.findSymbol = findSymbol
+exports.findReferences = findReferences
+exports.searchCodebase = searchCodebase
+exports.projectMap = projectMap
+exports.runCommand = runCommand
+exports.processStart = processStart
+exports.processRead = processRead
+exports.processWrite = processWrite
+exports.processWait = processWait
+exports.processKill = processKill
+exports.processList = processList
+exports.detectProject = detectProject
+exports.runTests = runTests
+exports.lint = lint
+exports.format = format
+exports.typecheck = typecheck
+exports.build = build
+exports.install = install
+exports.checkPermission = checkPermission
+exports.askUser = askUser
+exports.askFollowupQuestion = askFollowupQuestion
+exports.attemptCompletion = attemptCompletion
 exports.bashTool = bashTool
 exports.fileReadTool = fileReadTool
 exports.fileWriteTool = fileWriteTool

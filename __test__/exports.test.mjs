@@ -68,3 +68,19 @@ test('the CLI runs a tool and reports errors as JSON', () => {
   assert.equal(bad.status, 1)
   assert.equal(JSON.parse(bad.stderr).error.code, 'OUTSIDE_WORKSPACE')
 })
+
+test('every tool in toolSpecs() has its named export, and the export runs that tool', async () => {
+  const cwd = workspace({ 'a.txt': 'x\n' })
+  for (const s of tools.toolSpecs()) {
+    assert.equal(typeof tools[s.jsName], 'function', s.jsName)
+    assert.equal(tools[s.jsName].name, s.jsName)
+    assert.equal(tools[`${s.jsName}Tool`].name, s.name)
+    // An argument no tool has: outside eddie the refusal names the tool that ran.
+    if (s.family === 'eddie') continue
+    await assert.rejects(tools[s.jsName]({ notAnOption: 1 }, { cwd }), (e) => {
+      assert.equal(e.code, 'INVALID_ARGUMENT')
+      assert.ok(e.message.startsWith(`${s.name}: unknown argument`), `${s.jsName}: ${e.message}`)
+      return true
+    })
+  }
+})

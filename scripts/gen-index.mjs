@@ -75,8 +75,15 @@ const taskListTypes = [
 let js = `${HEADER}'use strict'\n\nconst binding = require('./binding.js')\n\nconst specs = binding.toolSpecs()\n`
 js += `const byName = new Map(specs.map((s) => [s.name, s]))\n\n`
 js += `/** A ToolDefinition (as @eddie/tools defines it) whose handler is the native tool. */\n`
-js += `function define(name) {\n  const spec = byName.get(name)\n  const run = binding[spec.jsName]\n  return {\n    name: spec.name,\n    description: spec.description,\n    jsonSchema: spec.jsonSchema,\n    outputSchema: spec.outputSchema,\n    handler: (args, ctx) => run(args, ctx),\n  }\n}\n\n`
-for (const s of specs) js += `const ${s.jsName}Tool = define(${JSON.stringify(s.name)})\n`
+js += `function define(name, run) {\n  const spec = byName.get(name)\n  return {\n    name: spec.name,\n    description: spec.description,\n    jsonSchema: spec.jsonSchema,\n    outputSchema: spec.outputSchema,\n    handler: (args, ctx) => run(args, ctx),\n  }\n}\n\n`
+// Each tool is one native entry point, called by its place in the registry (toolSpecs() order).
+js += `// Each tool runs through binding.callTool(index, …): its place in toolSpecs().\n`
+specs.forEach((s, i) => {
+  js += `/** ${s.description.split('\n')[0].replaceAll('*/', '*\\/')} (\`${s.name}\`) */\n`
+  js += `function ${s.jsName}(args, ctx) {\n  return binding.callTool(${i}, args, ctx)\n}\n`
+})
+js += `\n`
+for (const s of specs) js += `const ${s.jsName}Tool = define(${JSON.stringify(s.name)}, ${s.jsName})\n`
 const builtin = specs.filter((s) => s.family === 'eddie')
 js += `\n/** Every built-in tool of @eddie/tools, in its order. */\nconst builtinTools = [${builtin.map((s) => `${s.jsName}Tool`).join(', ')}]\n`
 js += `/** Every tool of every family: builtinTools, then the tools from the other reference agents. */\nconst allTools = [${specs.map((s) => `${s.jsName}Tool`).join(', ')}]\n\n`
@@ -84,7 +91,7 @@ js += `const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').output
 js += `const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema\n\n`
 // One `exports.X =` per name, so that ESM `import { X }` sees every export.
 const exported = [
-  ...specs.map((s) => [s.jsName, `binding.${s.jsName}`]),
+  ...specs.map((s) => [s.jsName, s.jsName]),
   ...specs.map((s) => [`${s.jsName}Tool`, `${s.jsName}Tool`]),
   ['builtinTools', 'builtinTools'],
   ['allTools', 'allTools'],

@@ -61,10 +61,7 @@ async fn ask_user(tsfn: &AskTsfn, question: String) -> eddie_tools_core::Result<
 }
 
 /// A callback property of `obj` as a threadsafe function (`None` when absent).
-fn callback<T: FromNapiValue>(
-    obj: &Object<'_>,
-    name: &str,
-) -> std::result::Result<Option<T>, ToolError> {
+fn callback<T: FromNapiValue>(obj: &Object<'_>, name: &str) -> std::result::Result<Option<T>, ToolError> {
     let value: Option<Unknown> = obj.get(name).map_err(|e| invalid(&e.reason))?;
     match value.as_ref().map(|c| c.get_type()) {
         None | Some(Ok(ValueType::Undefined | ValueType::Null)) => Ok(None),

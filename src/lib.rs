@@ -1,24 +1,16 @@
 //! The thin napi binding of `@eddie/tools-native`.
 //!
-//! Each tool is a sync `#[napi]` function that converts `(args, ctx)` on the JS thread and
-//! returns a promise; the work runs in `eddie_tools_core` on napi's tokio runtime. Errors
+//! `callTool(index, args, ctx)` (behind every named export of `index.js`) and `runTool(name,
+//! …)` convert `(args, ctx)` on the JS thread and return a promise; the call runs through the
+//! core's pipeline (`eddie_tools_core::call`) on napi's tokio runtime. Errors
 //! reject with a real `Error` (or `RangeError`/`TypeError`) carrying eddie's message and a
 //! stable string `code`. All behaviour lives in the core crate.
 #![deny(clippy::all)]
 
-// First, so that `tool_export!` is in scope in the family files below it.
-#[macro_use]
-mod tools;
-
-mod code;
 mod convert;
 mod ctx;
-mod exec;
-mod files;
 mod task_list;
+mod tools;
 
-pub use code::*;
-pub use exec::*;
-pub use files::*;
 pub use task_list::*;
 pub use tools::*;

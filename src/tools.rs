@@ -104,101 +104,25 @@ impl<'env> napi::ScopedTask<'env> for BlockingCall {
     }
 }
 
-/// One `#[napi]` async export per tool: `tool_export!("doc", js_fn_name, "model_name", "ts args")`.
-/// Families other than `eddie` put their exports in their own file under `src/`, declared in
-/// `lib.rs` after `tools` (the macro is `#[macro_use]`).
-macro_rules! tool_export {
-    ($doc:literal, $fn_name:ident, $tool:literal, $args:literal) => {
-        #[doc = $doc]
-        #[napi(catch_unwind, ts_args_type = $args, ts_return_type = "Promise<ToolResult>")]
-        pub fn $fn_name<'env>(
-            env: &'env Env,
-            args: Unknown<'_>,
-            ctx: Option<Object<'_>>,
-        ) -> Result<PromiseRaw<'env, Object<'env>>> {
-            $crate::tools::spawn(env, $tool, args, ctx)
-        }
-    };
+/// Run the tool at `index` in [`registry::tools`] order (the order of `toolSpecs()`): what
+/// each named export of `index.js` (`readFile`, `grep`, ...) calls, so that a tool needs no
+/// export of its own here. Internal: use the named exports or [`run_tool`].
+#[napi(
+    catch_unwind,
+    ts_args_type = "index: number, args: Record<string, unknown>, ctx: ToolContext",
+    ts_return_type = "Promise<ToolResult>"
+)]
+pub fn call_tool<'env>(
+    env: &'env Env,
+    index: u32,
+    args: Unknown<'_>,
+    ctx: Option<Object<'_>>,
+) -> Result<PromiseRaw<'env, Object<'env>>> {
+    match registry::tools().nth(index as usize) {
+        Some(spec) => spawn(env, spec.name, args, ctx),
+        None => run_tool(env, format!("#{index}"), args, ctx),
+    }
 }
-
-tool_export!(
-    "Run a shell command in the workspace (`bash`).",
-    bash,
-    "bash",
-    "args: BashArgs, ctx: ToolContext"
-);
-tool_export!(
-    "Read one page of a UTF-8 text file (`file_read`).",
-    file_read,
-    "file_read",
-    "args: FileReadArgs, ctx: ToolContext"
-);
-tool_export!(
-    "Write a UTF-8 text file atomically, after confirm (`file_write`).",
-    file_write,
-    "file_write",
-    "args: FileWriteArgs, ctx: ToolContext"
-);
-tool_export!(
-    "Find files by name and content regexes (`file_search`).",
-    file_search,
-    "file_search",
-    "args: FileSearchArgs, ctx: ToolContext"
-);
-tool_export!(
-    "List the directory tree (`get_folder_tree_structure`).",
-    get_folder_tree_structure,
-    "get_folder_tree_structure",
-    "args: GetFolderTreeStructureArgs, ctx: ToolContext"
-);
-tool_export!(
-    "Read the workspace plan (`get_plan`).",
-    get_plan,
-    "get_plan",
-    "args: GetPlanArgs, ctx: ToolContext"
-);
-tool_export!(
-    "Mark a plan task complete (`complete_task`).",
-    complete_task,
-    "complete_task",
-    "args: CompleteTaskArgs, ctx: ToolContext"
-);
-tool_export!(
-    "Replace the workspace plan, after confirm (`update_plan`).",
-    update_plan,
-    "update_plan",
-    "args: UpdatePlanArgs, ctx: ToolContext"
-);
-tool_export!(
-    "Create a task list, after confirm (`agent__new_task_list`).",
-    agent_new_task_list,
-    "agent__new_task_list",
-    "args: AgentNewTaskListArgs, ctx: ToolContext"
-);
-tool_export!(
-    "Add a task to a list, after confirm (`agent__new_task`).",
-    agent_new_task,
-    "agent__new_task",
-    "args: AgentNewTaskArgs, ctx: ToolContext"
-);
-tool_export!(
-    "Read a task list, creating it when missing (`agent__get_task_list`).",
-    agent_get_task_list,
-    "agent__get_task_list",
-    "args: AgentGetTaskListArgs, ctx: ToolContext"
-);
-tool_export!(
-    "Change a task's status, after confirm (`agent__set_task_status`).",
-    agent_set_task_status,
-    "agent__set_task_status",
-    "args: AgentSetTaskStatusArgs, ctx: ToolContext"
-);
-tool_export!(
-    "Delete a task, after confirm (`agent__delete_task`).",
-    agent_delete_task,
-    "agent__delete_task",
-    "args: AgentDeleteTaskArgs, ctx: ToolContext"
-);
 
 /// Run any tool by its model name (`file_read`) or JS name (`fileRead`).
 #[napi(
@@ -271,4 +195,11 @@ pub fn tool_specs() -> Vec<NativeToolSpec> {
 #[napi(catch_unwind)]
 pub fn error_codes() -> Vec<String> {
     eddie_tools_core::ErrorCode::ALL.iter().map(|c| c.as_str().to_owned()).collect()
+}
+
+/// Ask every running command tree of this process to stop (SIGTERM to each tree, SIGKILL
+/// after a second); returns how many there were. `index.js` calls it on `process.exit`.
+#[napi(catch_unwind)]
+pub fn terminate_all_processes() -> u32 {
+    u32::try_from(eddie_tools_core::supervisor::terminate_all()).unwrap_or(u32::MAX)
 }
