@@ -1,5 +1,8 @@
 //! Unified diffs of an edit, for `dryRun` and for results. The unchanged head and tail are cut
 //! off first (a memcmp), so diffing one edit in a 10 MB file costs about the edited region.
+//!
+//! Lines end as the patch code reads them (`files::patch`): at `\n`, `\r\n`, or a lone `\r`,
+//! so a diff of ours applies back with `apply_patch` whatever the line endings.
 
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline, group_diff_ops};
 
@@ -15,9 +18,27 @@ pub struct Stat {
     pub removed: usize,
 }
 
-/// Split after each `\n` (the line keeps its line ending).
+/// Split after each `\n`, `\r\n` or lone `\r` (the line keeps its line ending).
 fn lines(s: &str) -> Vec<&str> {
-    s.split_inclusive('\n').collect()
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in memchr::memchr2_iter(b'\n', b'\r', b) {
+        if b[i] == b'\r' && b.get(i + 1) == Some(&b'\n') {
+            continue; // the LF ends this line
+        }
+        out.push(&s[start..=i]);
+        start = i + 1;
+    }
+    if start < s.len() {
+        out.push(&s[start..]);
+    }
+    out
+}
+
+/// How many lines end in `s` (at `\n`, `\r\n` or a lone `\r`; `s` ends at a line start).
+fn count_line_ends(s: &[u8]) -> usize {
+    memchr::memchr2_iter(b'\n', b'\r', s).filter(|&i| s[i] == b'\n' || s.get(i + 1) != Some(&b'\n')).count()
 }
 
 /// A git-style unified diff from `old` to `new` of `path` (`None` on a side = the file does
@@ -37,7 +58,7 @@ pub fn unified(path_old: Option<&str>, path_new: Option<&str>, old: &str, new: &
     while tail > 0 && !(line_start(ob, ob.len() - tail) && line_start(nb, nb.len() - tail)) {
         tail -= 1;
     }
-    let head_lines = memchr::memchr_iter(b'\n', &ob[..head]).count();
+    let head_lines = count_line_ends(&ob[..head]);
     let old_mid = &old[head..old.len() - tail];
     let new_mid = &new[head..new.len() - tail];
     // Up to CONTEXT lines of the cut parts come back as context.
@@ -78,7 +99,7 @@ pub fn unified(path_old: Option<&str>, path_new: Option<&str>, old: &str, new: &
                 let body = body.strip_suffix('\r').unwrap_or(body);
                 out.push_str(body);
                 out.push('\n');
-                if !line.ends_with('\n') {
+                if !line.ends_with(['\n', '\r']) {
                     out.push_str("\\ No newline at end of file\n");
                 }
             };
@@ -132,7 +153,10 @@ fn last_lines(s: &str, n: usize) -> &str {
         if end == 0 {
             return s;
         }
-        match memchr::memrchr(b'\n', &b[..end - 1]) {
+        // The line before `end` ends with `b[eol..end]`; the one before it, at the last
+        // `\n` or `\r` before that.
+        let eol = if end >= 2 && &b[end - 2..end] == b"\r\n" { end - 2 } else { end - 1 };
+        match memchr::memrchr2(b'\n', b'\r', &b[..eol]) {
             Some(i) => end = i + 1,
             None => return s,
         }
@@ -165,6 +189,18 @@ mod tests {
         assert_eq!(last_lines("a\nb\nc\nd\n", 2), "c\nd\n");
         assert_eq!(last_lines("a\n", 3), "a\n");
         assert_eq!(last_lines("", 3), "");
+    }
+
+    #[test]
+    fn a_lone_cr_ends_a_line() {
+        assert_eq!(lines("a\rb\r\nc\n\rd"), vec!["a\r", "b\r\n", "c\n", "\r", "d"]);
+        assert_eq!(count_line_ends(b"a\rb\r\nc\n\r"), 4);
+        assert_eq!(last_lines("a\rb\r\nc\r", 2), "b\r\nc\r");
+        assert_eq!(last_lines("a\r\r", 1), "\r");
+        // Line numbers count lone CRs; a last line ending in one has a line ending.
+        let (d, s) = unified(Some("f"), Some("f"), "1\r2\r3\r4\r5\r6\n7\n", "1\r2\r3\r4\r5\r6\nseven\r");
+        assert_eq!(s, Stat { added: 1, removed: 1 });
+        assert_eq!(d, "--- a/f\n+++ b/f\n@@ -4,4 +4,4 @@\n 4\n 5\n 6\n-7\n+seven\n");
     }
 
     #[test]

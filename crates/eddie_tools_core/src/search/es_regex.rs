@@ -5,7 +5,7 @@
 //! translated, when possible, into a Rust `regex` that matches a **superset** of what the
 //! ECMAScript pattern matches on any line. That prefilter runs over the whole file; only lines
 //! it touches are handed to `regress`. Patterns the translation does not understand
-//! (lookaround, backreferences) simply have no prefilter.
+//! (lookaround, backreferences), and flags other than `g` and `u`, simply have no prefilter.
 
 use crate::error::{ErrorCode, Result, ToolError};
 
@@ -33,7 +33,9 @@ impl EsRegex {
                 ),
             )
         })?;
-        let prefilter = translate(pattern).and_then(|rust| {
+        // The translation reads the pattern in `u` mode with no other flag: `i`, `m` and `s`
+        // widen what the pattern matches, and without `u` escapes read differently.
+        let prefilter = (engine_flags == "u").then(|| translate(pattern)).flatten().and_then(|rust| {
             regex::bytes::RegexBuilder::new(&rust).size_limit(32 << 20).dfa_size_limit(64 << 20).build().ok()
         });
         Ok(Self { regex, prefilter })
@@ -394,6 +396,21 @@ mod tests {
     fn refuses_what_it_cannot_translate() {
         for p in [r"(?<=a)b", r"a(?=b)", r"(a)\1", r"(?<n>a)\k<n>", r"a(?!b)"] {
             assert!(translate(p).is_none(), "{p}");
+        }
+    }
+
+    #[test]
+    fn flags_other_than_g_and_u_have_no_prefilter() {
+        // Found by tests/parsers.rs (prefilter_misses_no_match): the translation ignored the
+        // flags, so `/A/iu` had the prefilter `A` and missed a line holding `a`.
+        for (flags, prefilter) in
+            [("u", true), ("gu", true), ("iu", false), ("mu", false), ("su", false), ("", false)]
+        {
+            assert_eq!(
+                EsRegex::new("A", flags, "content").unwrap().prefilter.is_some(),
+                prefilter,
+                "{flags}"
+            );
         }
     }
 
