@@ -9,7 +9,7 @@ import * as tools from '../index.js'
 import { workspace } from './helpers.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const eddie = JSON.parse(readFileSync(join(root, 'crates/eddie_tools_core/src/registry/eddie.json'), 'utf8'))
+const eddie = JSON.parse(readFileSync(join(root, 'crates/eddie_tools_core/src/eddie/eddie.json'), 'utf8'))
 
 test('builtinTools: eddie order, names, schemas byte-identical', () => {
   assert.deepEqual(tools.builtinTools.map((t) => t.name), [

@@ -201,5 +201,5 @@ pub fn error_codes() -> Vec<String> {
 /// after a second); returns how many there were. `index.js` calls it on `process.exit`.
 #[napi(catch_unwind)]
 pub fn terminate_all_processes() -> u32 {
-    u32::try_from(eddie_tools_core::supervisor::terminate_all()).unwrap_or(u32::MAX)
+    u32::try_from(eddie_tools_core::engine::process::supervisor::terminate_all()).unwrap_or(u32::MAX)
 }

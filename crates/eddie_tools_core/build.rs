@@ -1,5 +1,5 @@
 //! On Linux, builds `shim/eddie_shim.rs` (std only) into `$OUT_DIR/eddie-shim` with the same
-//! `rustc` and target, for `src/supervisor.rs` to embed, and sets `cfg(eddie_shim)`. Elsewhere
+//! `rustc` and target, for `src/engine/process/supervisor.rs` to embed, and sets `cfg(eddie_shim)`. Elsewhere
 //! (or with `EDDIE_TOOLS_GROUP_ONLY=1`, to test that path on Linux) commands run in a plain
 //! process group instead.
 

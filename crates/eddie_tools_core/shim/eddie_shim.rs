@@ -1,4 +1,4 @@
-//! `eddie-shim`: the supervisor of one command tree (see `src/supervisor.rs`).
+//! `eddie-shim`: the supervisor of one command tree (see `src/engine/process/supervisor.rs`).
 //!
 //! Built by `build.rs` with plain `rustc` (std only, no crates) and embedded in the addon,
 //! which writes it to a private cache directory and starts it with `posix_spawn` in a new

@@ -279,6 +279,20 @@ fn describe_io(err: &io::Error) -> (String, String, ErrorCode) {
     }
 }
 
+/// Prefix an error's message (keeping code and properties).
+pub fn prefixed(e: ToolError, prefix: &str) -> ToolError {
+    let mut out = ToolError::new(e.code(), format!("{prefix}{}", e.message())).with_kind(e.kind());
+    for (k, v) in e.props() {
+        out = out.with_prop(k, v.clone());
+    }
+    out
+}
+
+/// `ALREADY_EXISTS` for `path`.
+pub fn exists_error(path: &str, hint: &str) -> ToolError {
+    ToolError::new(ErrorCode::AlreadyExists, format!("{path} already exists; {hint}")).with_prop("path", path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,24 +7,17 @@
 //! [`atomic::write_atomic`], and every failure is a [`error::ToolError`] with a stable code.
 #![deny(missing_docs)]
 
-pub mod atomic;
 pub mod call;
 pub mod code;
 pub mod context;
+pub mod eddie;
+pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod files;
-pub mod fs;
-pub mod js;
-pub mod locks;
 pub mod output;
 pub mod plan;
 pub mod registry;
-pub mod search;
-pub mod shell;
-pub mod supervisor;
-pub mod tasks;
-pub mod utf8;
 pub mod workspace;
 
 pub use context::{Ctx, blocking};

@@ -12,12 +12,12 @@ use std::sync::atomic::AtomicBool;
 
 use eddie_tools_core::ErrorCode;
 use eddie_tools_core::code::glob::literal_prefix;
-use eddie_tools_core::code::globs::Includes;
-use eddie_tools_core::files::diff;
+use eddie_tools_core::eddie::file_search::search_file;
+use eddie_tools_core::engine::es_regex::{EsRegex, translate};
+use eddie_tools_core::engine::patch::diff;
+use eddie_tools_core::engine::patch::{self, Op, Tag};
+use eddie_tools_core::engine::walk::globs::Includes;
 use eddie_tools_core::files::edit_file::{Block, parse_blocks};
-use eddie_tools_core::files::patch::{self, Op, Tag};
-use eddie_tools_core::search::es_regex::{EsRegex, translate};
-use eddie_tools_core::search::file_search::search_file;
 use proptest::prelude::*;
 use proptest::sample::{Index, select};
 use proptest::test_runner::FileFailurePersistence;

@@ -48,7 +48,7 @@ pub fn normalise(spec: &ToolSpec, mut args: Value) -> Result<Value> {
         return Err(ToolError::invalid(format!("arguments of {} must be an object", spec.name)));
     };
     obj.retain(|_, v| !v.is_null());
-    if spec.family == registry::eddie::FAMILY.name {
+    if spec.family == crate::eddie::FAMILY.name {
         return Ok(args);
     }
     let Some(props) = properties(spec) else { return Ok(args) };

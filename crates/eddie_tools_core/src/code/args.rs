@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::walk::Root;
 use crate::context::Ctx;
+use crate::engine::walk::Root;
 use crate::error::{Result, ToolError};
 
 fn bad(tool: &str, key: &str, want: &str) -> ToolError {

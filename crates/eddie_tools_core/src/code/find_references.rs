@@ -5,13 +5,13 @@
 
 use serde_json::{Value, json};
 
-use super::args;
-use super::globs::Includes;
-use super::paging::Page;
-use super::scan::{self, ScanOptions};
-use super::symbols::{self, Lang};
-use super::walk::{Stop, WalkOptions};
+use crate::code::args;
+use crate::code::paging::Page;
+use crate::code::scan::{self, ScanOptions};
+use crate::code::symbols::{self, Lang};
 use crate::context::Ctx;
+use crate::engine::walk::globs::Includes;
+use crate::engine::walk::{Stop, WalkOptions};
 use crate::error::Result;
 use crate::output::ToolOutput;
 

@@ -12,11 +12,11 @@ use std::time::SystemTime;
 
 use serde_json::{Value, json};
 
-use super::args::{self, below_root};
-use super::globs::Includes;
-use super::paging::Page;
-use super::walk::{self, Entry, IgnoreCounts, Root, Stop, Visitor, WalkOptions};
+use crate::code::args::{self, below_root};
+use crate::code::paging::Page;
 use crate::context::Ctx;
+use crate::engine::walk::globs::Includes;
+use crate::engine::walk::{self, Entry, IgnoreCounts, Root, Stop, Visitor, WalkOptions};
 use crate::error::Result;
 use crate::output::ToolOutput;
 

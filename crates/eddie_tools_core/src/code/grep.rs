@@ -18,11 +18,11 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::{Value, json};
 
-use super::args::{self, below_root};
-use super::globs::Includes;
-use super::paging::Page;
-use super::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions};
+use crate::code::args::{self, below_root};
+use crate::code::paging::Page;
 use crate::context::Ctx;
+use crate::engine::walk::globs::Includes;
+use crate::engine::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 

@@ -4,12 +4,12 @@
 
 use serde_json::{Value, json};
 
-use super::args;
-use super::globs::Includes;
-use super::scan::{self, ScanOptions};
-use super::symbols::{self, KINDS, Symbol};
-use super::walk::{Stop, WalkOptions};
+use crate::code::args;
+use crate::code::scan::{self, ScanOptions};
+use crate::code::symbols::{self, KINDS, Symbol};
 use crate::context::Ctx;
+use crate::engine::walk::globs::Includes;
+use crate::engine::walk::{Stop, WalkOptions};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 

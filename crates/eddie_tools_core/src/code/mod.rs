@@ -8,7 +8,6 @@ pub mod args;
 pub mod find_references;
 pub mod find_symbol;
 pub mod glob;
-pub mod globs;
 pub mod grep;
 pub mod list_symbols;
 pub mod paging;
@@ -18,7 +17,6 @@ pub mod search_codebase;
 pub mod symbols;
 #[cfg(test)]
 mod testing;
-pub mod walk;
 
 use crate::registry::Family;
 

@@ -1,5 +1,5 @@
 //! `project_map`: a depth-limited map of the project's folders and files. The tree is
-//! `get_folder_tree_structure`'s engine ([`crate::search::tree::Tree`]: the same order, paging
+//! `get_folder_tree_structure`'s engine ([`crate::engine::walk::tree::Tree`]: the same order, paging
 //! and entry shapes), with a default depth of three levels, filtered by the shared ignore rules
 //! (`.gitignore`, `.ignore`, `.git/info/exclude`; `.git` itself is never listed). Every result
 //! counts what was left out (ignore files, dot-entries, dependency directories), so that an
@@ -7,12 +7,12 @@
 
 use serde_json::{Value, json};
 
-use super::args;
-use super::walk::{GitignoreFilter, IgnoreCounts};
+use crate::code::args;
 use crate::context::Ctx;
+use crate::engine::walk::tree::{Page, Tree, TreeOptions};
+use crate::engine::walk::{GitignoreFilter, IgnoreCounts};
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::search::tree::{Page, Tree, TreeOptions};
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.project_map.result.v1";

@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 
-use super::args::{Target, below_root};
-use super::globs::Includes;
-use super::symbols::{Lang, MAX_EXPLICIT_PARSE_BYTES, MAX_PARSE_BYTES};
-use super::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions};
+use crate::code::args::{Target, below_root};
+use crate::code::symbols::{Lang, MAX_EXPLICIT_PARSE_BYTES, MAX_PARSE_BYTES};
+use crate::engine::walk::globs::Includes;
+use crate::engine::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions};
 use crate::error::{Result, ToolError};
 
 /// What to scan.
@@ -162,7 +162,7 @@ pub fn check_language(target: &Target) -> Result<()> {
     {
         return Err(ToolError::invalid(format!(
             "{rel}: no symbol support for this file type (supported extensions: {})",
-            super::symbols::EXTENSIONS
+            crate::code::symbols::EXTENSIONS
         )));
     }
     Ok(())

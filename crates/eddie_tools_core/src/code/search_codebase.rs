@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::args;
-use super::grep;
-use super::symbols::{self, Lang, MAX_PARSE_BYTES};
-use super::walk::Stop;
+use crate::code::args;
+use crate::code::grep;
+use crate::code::symbols::{self, Lang, MAX_PARSE_BYTES};
 use crate::context::Ctx;
+use crate::engine::walk::Stop;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
@@ -74,7 +74,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         // Definitions whose name contains a query word, in files that matched: parsed on the
         // walker's threads, each taking every n-th file.
         let skipped = std::sync::atomic::AtomicUsize::new(0);
-        let n = super::walk::threads();
+        let n = crate::engine::walk::threads();
         let mut defs: Vec<(String, Lang, symbols::Symbol, String)> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..n)
                 .map(|k| {
@@ -94,7 +94,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
                                 continue;
                             }
                             let Ok(src) = std::fs::read(&real) else { continue };
-                            if super::scan::minified(&src) {
+                            if crate::code::scan::minified(&src) {
                                 skipped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                                 continue;
                             }

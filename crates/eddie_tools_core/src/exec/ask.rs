@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::command::string_array;
 use crate::context::Ctx;
+use crate::engine::process::command::string_array;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 

@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::command::opt_string;
 use crate::context::Ctx;
+use crate::engine::process::command::opt_string;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 

@@ -2,9 +2,9 @@
 
 use serde_json::Value;
 
-use super::detect_project::Action;
 use crate::context::Ctx;
 use crate::error::Result;
+use crate::exec::detect_project::Action;
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
@@ -12,7 +12,7 @@ pub const SCHEMA: &str = "eddie.tool.build.result.v1";
 
 /// Run `build`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    super::runner::run(args, ctx, "build", SCHEMA, Action::Build).await
+    crate::exec::runner::run(args, ctx, "build", SCHEMA, Action::Build).await
 }
 
 /// The `build` tool.

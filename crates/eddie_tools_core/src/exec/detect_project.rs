@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::command::{self, opt_string, quote};
 use crate::context::Ctx;
+use crate::engine::process::command::{self, opt_string, quote};
 use crate::error::Result;
 use crate::output::ToolOutput;
 

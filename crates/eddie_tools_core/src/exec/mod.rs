@@ -9,7 +9,7 @@
 //! - permissions (Floyd): `check_permission`; every tool here is gated by its level.
 //! - workflow (Floyd, Alfredo): `ask_user`, `ask_followup_question`, `attempt_completion`.
 //!
-//! Every command runs as a supervised tree ([`crate::supervisor`]): a timeout, an abort, a
+//! Every command runs as a supervised tree ([`crate::engine::process::supervisor`]): a timeout, an abort, a
 //! kill or the end of the command takes down everything it started, daemons included.
 //! Aborting a call (`ctx.signal`) makes a running command stop and return what it printed,
 //! with `status: "cancelled"` (the family is `partial_on_cancel`).
@@ -17,10 +17,7 @@
 pub mod ask;
 pub mod attempt_completion;
 pub mod build;
-pub mod capture;
-pub mod command;
 pub mod detect_project;
-pub mod env;
 pub mod format;
 pub mod install;
 pub mod lint;

@@ -3,9 +3,10 @@
 
 use serde_json::{Value, json};
 
-use super::command::{self, Invocation, execute, opt_string, split_words, string_array};
-use super::{env, permission};
+use super::permission;
 use crate::context::Ctx;
+use crate::engine::process::command::{self, Invocation, execute, opt_string, split_words, string_array};
+use crate::engine::process::env;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 

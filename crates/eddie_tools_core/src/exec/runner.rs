@@ -4,12 +4,13 @@
 
 use serde_json::{Value, json};
 
-use super::command::{self, Invocation, execute, split_words, string_array};
-use super::detect_project::{Action, detect, project_dir};
-use super::testcounts::Counts;
-use super::{env, permission, run};
+use super::{permission, run};
 use crate::context::Ctx;
+use crate::engine::process::command::{self, Invocation, execute, split_words, string_array};
+use crate::engine::process::env;
 use crate::error::{ErrorCode, Result, ToolError};
+use crate::exec::detect_project::{Action, detect, project_dir};
+use crate::exec::testcounts::Counts;
 use crate::output::ToolOutput;
 
 /// Default time limit of a runner, in seconds (builds and installs can be slow).

@@ -6,9 +6,9 @@
 
 use serde_json::Value;
 
-use super::patch::{parse_unified, run_ops};
 use super::{allow_placeholders, flag, opt_str, req_str};
 use crate::context::Ctx;
+use crate::engine::patch::{parse_unified, run_ops};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
@@ -24,7 +24,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let allow = allow_placeholders(args);
     let mut out = run_ops(ctx, ops, root.as_deref(), dry_run, allow, SCHEMA).await?;
     if flag(args, &["assessRisk", "assess_risk"]) {
-        let risk = super::assess_patch_risk::assess(&diff, ctx)?;
+        let risk = crate::files::assess_patch_risk::assess(&diff, ctx)?;
         out.content = format!(
             "{}\nRisk: {} (score {}).",
             out.content,

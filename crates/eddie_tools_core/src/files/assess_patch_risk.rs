@@ -13,9 +13,9 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{Value, json};
 
-use super::patch::{Op, Tag, parse_any};
 use super::req_str;
 use crate::context::Ctx;
+use crate::engine::patch::{Op, Tag, parse_any};
 use crate::error::Result;
 use crate::output::ToolOutput;
 

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::commit::{Change, commit};
-use super::{exists_error, flag, inside, req_str};
+use super::{flag, inside, req_str};
 use crate::context::Ctx;
-use crate::error::{ErrorCode, Result, ToolError};
+use crate::engine::store::commit::{Change, commit};
+use crate::error::{ErrorCode, Result, ToolError, exists_error};
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.

@@ -3,11 +3,11 @@
 
 use serde_json::{Value, json};
 
-use super::edit_range::{check_range, replace_lines};
-use super::matcher::lines;
 use super::{edit_result, flag, load_arg, path_arg, req_int};
 use crate::context::Ctx;
+use crate::engine::patch::matcher::lines;
 use crate::error::Result;
+use crate::files::edit_range::{check_range, replace_lines};
 use crate::output::ToolOutput;
 
 /// Run `delete_range`.

@@ -9,13 +9,11 @@
 
 use serde_json::{Value, json};
 
-use super::matcher::{self, Found, Request};
-use super::placeholder;
-use super::{
-    Loaded, allow_placeholders, edit_result, flag, flag_or_true, load_arg, opt_str, path_arg, prefixed,
-};
+use super::{Loaded, allow_placeholders, edit_result, flag, flag_or_true, load_arg, opt_str, path_arg};
 use crate::context::Ctx;
-use crate::error::{ErrorCode, Result, ToolError};
+use crate::engine::patch::matcher::{self, Found, Request};
+use crate::error::{ErrorCode, Result, ToolError, prefixed};
+use crate::files::placeholder;
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id` shared by the edit tools.

@@ -4,10 +4,10 @@
 
 use serde_json::{Value, json};
 
-use super::matcher::{Line, lines};
-use super::text::eol_style;
 use super::{edit_result, flag, load_for, path_arg, req_int, req_text};
 use crate::context::Ctx;
+use crate::engine::patch::matcher::{Line, lines};
+use crate::engine::text::doc::eol_style;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 

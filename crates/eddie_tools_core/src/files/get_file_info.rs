@@ -7,8 +7,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{index, own_path, path_arg};
+use super::{own_path, path_arg};
 use crate::context::Ctx;
+use crate::engine::text::line_index as index;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 

@@ -4,12 +4,12 @@
 
 use serde_json::{Value, json};
 
-use super::edit_range::block;
-use super::matcher::lines;
-use super::text::eol_style;
 use super::{edit_result, flag, load_for, path_arg, req_int, req_text};
 use crate::context::Ctx;
+use crate::engine::patch::matcher::lines;
+use crate::engine::text::doc::eol_style;
 use crate::error::{Result, ToolError};
+use crate::files::edit_range::block;
 use crate::output::ToolOutput;
 
 /// `text` with `content` inserted before 0-based line `at` (`at == lines` appends).

@@ -8,13 +8,7 @@
 //! through [`commit::commit`] (all files or none). Edits keep the file's encoding, BOM, line
 //! endings and trailing newline, and accept `expectedHash` (the `hash` a read returned).
 
-pub mod commit;
-pub mod diff;
-pub mod index;
-pub mod matcher;
-pub mod patch;
 pub mod placeholder;
-pub mod text;
 
 pub mod apply_patch;
 pub mod apply_unified_diff;
@@ -37,12 +31,15 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::context::Ctx;
-use crate::error::{ErrorCode, Result, ToolError};
-use crate::js;
+use crate::engine::js;
+use crate::engine::patch::diff;
+use crate::engine::store::commit;
+use crate::engine::text::doc::{self, Enc, TextDoc};
+use crate::engine::text::line_index;
+use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 use crate::registry::Family;
 use crate::workspace::Resolved;
-use text::{Enc, TextDoc};
 
 /// The family.
 pub const FAMILY: Family = Family {
@@ -167,14 +164,14 @@ pub struct Loaded {
     /// Decoded.
     pub doc: TextDoc,
     /// The fingerprint taken before reading.
-    pub seen: index::Fingerprint,
+    pub seen: line_index::Fingerprint,
     _lock: tokio::sync::OwnedMutexGuard<()>,
 }
 
 /// Resolve, lock and decode `path` for an edit; check `expectedHash`.
 pub async fn load(ctx: &Ctx, path: &str, expected: Option<&str>, forced: Option<Enc>) -> Result<Loaded> {
     let resolved = ctx.workspace.resolve(path)?;
-    let lock = crate::locks::lock(&resolved.real).await;
+    let lock = crate::engine::store::locks::lock(&resolved.real).await;
     let (real, lexical, shown) = (resolved.real.clone(), resolved.lexical.clone(), path.to_owned());
     let expected = expected.map(str::to_owned);
     let (bytes, doc, seen) = crate::blocking("edit", move || {
@@ -195,9 +192,9 @@ pub async fn load(ctx: &Ctx, path: &str, expected: Option<&str>, forced: Option<
             )));
         }
         let bytes = std::fs::read(&real).map_err(|e| ToolError::fs(&e, "open", Some(&lexical)))?;
-        text::check_hash(expected.as_deref(), &bytes, &shown)?;
+        doc::check_hash(expected.as_deref(), &bytes, &shown)?;
         let doc = TextDoc::decode(&bytes, forced, &shown)?;
-        Ok((bytes, doc, index::Fingerprint::of(&meta)))
+        Ok((bytes, doc, line_index::Fingerprint::of(&meta)))
     })
     .await?;
     Ok(Loaded { path: path.to_owned(), resolved, bytes, doc, seen, _lock: lock })
@@ -238,7 +235,7 @@ pub async fn finish(
         stat,
         applied: false,
         cancelled,
-        hash: text::hash(&loaded.bytes),
+        hash: doc::hash(&loaded.bytes),
     };
     if dry_run || new_bytes == loaded.bytes {
         return Ok(unchanged(false));
@@ -260,10 +257,10 @@ pub async fn finish(
         let changes = [change];
         std::thread::scope(|scope| {
             let new = changes[0].new.as_deref().unwrap_or_default();
-            let hashing = scope.spawn(|| text::hash(new));
+            let hashing = scope.spawn(|| doc::hash(new));
             commit::commit(&changes)?;
             // Written: the result cannot fail from here on (a lost hasher is hashed again).
-            Ok(hashing.join().unwrap_or_else(|_| text::hash(new)))
+            Ok(hashing.join().unwrap_or_else(|_| doc::hash(new)))
         })
     })
     .await?;
@@ -272,7 +269,7 @@ pub async fn finish(
 
 /// The common `data` of an edit result.
 pub fn edit_data(loaded: &Loaded, f: &Finished, dry_run: bool, extra: Value) -> Value {
-    let (eol, mixed) = text::eol_style(&loaded.doc.text);
+    let (eol, mixed) = doc::eol_style(&loaded.doc.text);
     let mut m = Map::new();
     m.insert("path".into(), json!(loaded.path));
     m.insert("applied".into(), json!(f.applied));
@@ -351,15 +348,6 @@ pub async fn edit_result(
     Ok(ToolOutput::new(edit_file::SCHEMA, edit_content(loaded, &done, dry_run, what), data))
 }
 
-/// Prefix an error's message (keeping code and properties).
-pub fn prefixed(e: ToolError, prefix: &str) -> ToolError {
-    let mut out = ToolError::new(e.code(), format!("{prefix}{}", e.message())).with_kind(e.kind());
-    for (k, v) in e.props() {
-        out = out.with_prop(k, v.clone());
-    }
-    out
-}
-
 /// `IS_A_DIRECTORY`/`NOT_FOUND` style error for a path that must be a regular file.
 pub fn not_a_file(meta: &std::fs::Metadata, shown: &Path) -> Option<ToolError> {
     meta.is_dir()
@@ -372,11 +360,6 @@ pub fn regular(meta: &std::fs::Metadata, shown: &str) -> Result<()> {
         return Ok(());
     }
     Err(ToolError::invalid(format!("{shown} is not a regular file")))
-}
-
-/// `ALREADY_EXISTS` for `path`.
-pub fn exists_error(path: &str, hint: &str) -> ToolError {
-    ToolError::new(ErrorCode::AlreadyExists, format!("{path} already exists; {hint}")).with_prop("path", path)
 }
 
 /// The path itself, with symlinks resolved in its parent only (so a symlink is the link,

@@ -4,10 +4,10 @@
 
 use serde_json::{Value, json};
 
-use super::copy_file::{endpoints, landing};
-use super::{exists_error, flag, inside, not_root, own_path};
+use super::{flag, inside, not_root, own_path};
 use crate::context::Ctx;
-use crate::error::{Result, ToolError};
+use crate::error::{Result, ToolError, exists_error};
+use crate::files::copy_file::{endpoints, landing};
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
@@ -77,7 +77,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "files",
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Moderate,
-    aliases: super::copy_file::ENDPOINT_ALIASES,
+    aliases: crate::files::copy_file::ENDPOINT_ALIASES,
     definition: include_str!("move_file.json"),
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

@@ -9,13 +9,11 @@
 
 use serde_json::{Value, json};
 
-use super::edit_file::{describe, summary};
-use super::matcher::{self, Found, Request};
-use super::{
-    allow_placeholders, arg, edit_result, flag, flag_or_true, load_arg, path_arg, prefixed, req_text,
-};
+use super::{allow_placeholders, arg, edit_result, flag, flag_or_true, load_arg, path_arg, req_text};
 use crate::context::Ctx;
-use crate::error::{ErrorCode, Result, ToolError};
+use crate::engine::patch::matcher::{self, Found, Request};
+use crate::error::{ErrorCode, Result, ToolError, prefixed};
+use crate::files::edit_file::{describe, summary};
 use crate::output::ToolOutput;
 
 type Edit = (String, String, bool);
@@ -82,7 +80,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let text = &loaded.doc.text;
     let allow = allow_placeholders(args);
     for (i, (_, new, _)) in edits.iter().enumerate() {
-        super::placeholder::check(new, text, allow, &path).map_err(|e| error_for(e, i, edits.len()))?;
+        crate::files::placeholder::check(new, text, allow, &path)
+            .map_err(|e| error_for(e, i, edits.len()))?;
     }
     let n = edits.len();
     let (new_text, matches, what, replacements) = match simultaneous(text, &edits, fuzzy, &path) {

@@ -13,10 +13,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::index::{self, LineIndex};
-use super::text::Enc;
 use super::{encoding_arg, flag_or_true, opt_int, path_arg};
 use crate::context::Ctx;
+use crate::engine::text::doc::Enc;
+use crate::engine::text::line_index::{self, LineIndex};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -86,7 +86,7 @@ fn read(real: &Path, lexical: &Path, args: &Args) -> Result<ToolOutput> {
     if let Some(e) = super::not_a_file(&meta, lexical) {
         return Err(e);
     }
-    let idx = index::get(real, &file, &meta, lexical)?;
+    let idx = line_index::get(real, &file, &meta, lexical)?;
     let mut base = json!({
         "path": args.path, "size": idx.size, "hash": idx.hash, "binary": idx.det.binary,
         "encoding": if idx.det.binary { Value::Null } else { json!(idx.det.enc.name()) },
@@ -215,7 +215,7 @@ fn collect(
     };
     'outer: while at < raw_end {
         let want = usize::try_from(raw_end - at).unwrap_or(usize::MAX).min(buf.len());
-        let n = crate::fs::read_at_most(file, &mut buf[..want], at)?;
+        let n = crate::engine::text::pread::read_at_most(file, &mut buf[..want], at)?;
         if n == 0 {
             break;
         }

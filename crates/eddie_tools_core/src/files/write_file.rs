@@ -7,13 +7,11 @@
 
 use serde_json::{Value, json};
 
-use super::commit::{Change, commit};
-use super::text::{self, Detected, Enc, TextDoc, detect_full, encode_into, eol_style, with_eol};
-use super::{
-    allow_placeholders, encoding_arg, exists_error, expected_hash, flag, flag_or_true, path_arg, req_text,
-};
+use super::{allow_placeholders, encoding_arg, expected_hash, flag, flag_or_true, path_arg, req_text};
 use crate::context::Ctx;
-use crate::error::{ErrorCode, Result, ToolError};
+use crate::engine::store::commit::{Change, commit};
+use crate::engine::text::doc::{self, Detected, Enc, TextDoc, detect_full, encode_into, eol_style, with_eol};
+use crate::error::{ErrorCode, Result, ToolError, exists_error};
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
@@ -30,7 +28,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let expected = expected_hash(args)?;
     let allow_placeholders = allow_placeholders(args);
     let resolved = ctx.workspace.resolve(&path)?;
-    let _lock = crate::locks::lock(&resolved.real).await;
+    let _lock = crate::engine::store::locks::lock(&resolved.real).await;
     let (real, lexical) = (resolved.real.clone(), resolved.lexical.clone());
     let existing: Option<Vec<u8>> = crate::blocking("write_file", move || match std::fs::metadata(&real) {
         Ok(m) if m.is_dir() => {
@@ -46,7 +44,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     .await?;
     if let Some(exp) = &expected {
         match &existing {
-            Some(bytes) => text::check_hash(Some(exp), bytes, &path)?,
+            Some(bytes) => doc::check_hash(Some(exp), bytes, &path)?,
             None => {
                 return Err(ToolError::new(
                     ErrorCode::Stale,
@@ -85,7 +83,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     if !append {
         let before =
             existing.as_deref().map(|b| TextDoc::decode(b, None, &path).map(|d| d.text).unwrap_or_default());
-        super::placeholder::check(
+        crate::files::placeholder::check(
             &content,
             before.as_deref().unwrap_or_default(),
             allow_placeholders,
@@ -150,7 +148,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         format!("{what} {written} bytes ({lines} lines) to {path}{note}."),
         json!({
             "path": path, "bytesWritten": written, "linesWritten": lines, "created": false, "appended": append,
-            "backupPath": backup_path, "encoding": det.enc.name(), "bom": det.bom, "hash": text::hash(&new_bytes),
+            "backupPath": backup_path, "encoding": det.enc.name(), "bom": det.bom, "hash": doc::hash(&new_bytes),
             "cancelled": false,
         }),
     ))
@@ -178,7 +176,7 @@ async fn write_new(
         format!("Created {path} ({} bytes, {lines} lines).", bytes.len()),
         json!({
             "path": path, "bytesWritten": bytes.len(), "linesWritten": lines, "created": true, "appended": false,
-            "backupPath": null, "encoding": det.enc.name(), "bom": det.bom, "hash": text::hash(&bytes), "cancelled": false,
+            "backupPath": null, "encoding": det.enc.name(), "bom": det.bom, "hash": doc::hash(&bytes), "cancelled": false,
         }),
     ))
 }

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use crate::atomic::write_atomic;
 use crate::context::Ctx;
+use crate::engine::store::atomic::write_atomic;
 use crate::error::{ErrorCode, JsErrorKind, Result, ToolError};
 use crate::output::ToolOutput;
 use crate::workspace::Resolved;
@@ -152,7 +152,7 @@ pub fn write(path: &Resolved, doc: &Value) -> Result<()> {
 
 /// `JSON.stringify(doc, null, 2) + "\n"`.
 pub fn pretty_json(doc: &Value) -> Result<String> {
-    let doc = crate::search::file_search::integral_numbers(doc.clone());
+    let doc = crate::eddie::file_search::integral_numbers(doc.clone());
     let mut text =
         serde_json::to_string_pretty(&doc).map_err(|e| ToolError::internal(format!("serialise: {e}")))?;
     text.push('\n');
@@ -178,7 +178,7 @@ pub fn render(plan: &Value, abridged: bool) -> String {
             "in_progress" => "🔄",
             _ => "⏳",
         };
-        let title = task.get("title").map(crate::js::string).unwrap_or_else(|| "undefined".into());
+        let title = task.get("title").map(crate::engine::js::string).unwrap_or_else(|| "undefined".into());
         lines.push(format!("{}. {symbol} {title}", i + 1));
         if let Some(Value::String(details)) = task.get("details")
             && !details.is_empty()

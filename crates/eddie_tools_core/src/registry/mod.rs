@@ -8,8 +8,6 @@
 //! every other family adds tools from the reference agents. To add a family, give its module
 //! a `pub const FAMILY: Family` and list it in [`FAMILIES`].
 
-pub mod eddie;
-
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::OnceLock;
@@ -116,7 +114,7 @@ pub struct Family {
 pub type BlockingFn = fn(&Value, &Ctx) -> Result<ToolOutput>;
 
 /// The tools with a [`BlockingFn`], by model name.
-const BLOCKING: &[(&str, BlockingFn)] = &[("file_read", crate::fs::file_read::run_blocking)];
+const BLOCKING: &[(&str, BlockingFn)] = &[("file_read", crate::eddie::file_read::run_blocking)];
 
 /// The blocking form of tool `name` (model name), if it has one.
 pub fn blocking_form(name: &str) -> Option<BlockingFn> {
@@ -125,7 +123,7 @@ pub fn blocking_form(name: &str) -> Option<BlockingFn> {
 
 /// Every family, `eddie` first.
 pub const FAMILIES: &[&Family] =
-    &[&eddie::FAMILY, &crate::files::FAMILY, &crate::code::FAMILY, &crate::exec::FAMILY];
+    &[&crate::eddie::FAMILY, &crate::files::FAMILY, &crate::code::FAMILY, &crate::exec::FAMILY];
 
 /// Every tool of every family, `builtinTools` first.
 pub fn tools() -> impl Iterator<Item = &'static ToolSpec> {
@@ -213,16 +211,16 @@ mod tests {
     #[test]
     fn schema_ids_match_what_tools_return() {
         let id = |n: &str| definition(n).and_then(|d| d["outputSchema"]["$id"].as_str()).unwrap_or_default();
-        assert_eq!(id("bash"), crate::shell::bash::SCHEMA);
-        assert_eq!(id("file_read"), crate::fs::file_read::SCHEMA);
-        assert_eq!(id("file_write"), crate::fs::file_write::SCHEMA);
-        assert_eq!(id("file_search"), crate::search::file_search::SCHEMA);
-        assert_eq!(id("get_folder_tree_structure"), crate::search::tree::SCHEMA);
+        assert_eq!(id("bash"), crate::eddie::bash::SCHEMA);
+        assert_eq!(id("file_read"), crate::eddie::file_read::SCHEMA);
+        assert_eq!(id("file_write"), crate::eddie::file_write::SCHEMA);
+        assert_eq!(id("file_search"), crate::eddie::file_search::SCHEMA);
+        assert_eq!(id("get_folder_tree_structure"), crate::eddie::get_folder_tree_structure::SCHEMA);
         for n in ["get_plan", "complete_task", "update_plan"] {
             assert_eq!(id(n), crate::plan::SCHEMA);
         }
-        for t in eddie::FAMILY.tools.iter().filter(|t| t.name.starts_with("agent__")) {
-            assert_eq!(id(t.name), crate::tasks::SCHEMA);
+        for t in crate::eddie::FAMILY.tools.iter().filter(|t| t.name.starts_with("agent__")) {
+            assert_eq!(id(t.name), crate::plan::tasks::SCHEMA);
         }
     }
 }

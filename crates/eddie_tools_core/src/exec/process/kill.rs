@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use super::super::run::merge;
 use crate::context::Ctx;
+use crate::engine::process::supervisor::DEFAULT_GRACE;
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::supervisor::DEFAULT_GRACE;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.process_kill.result.v1";
@@ -17,7 +17,7 @@ pub const SCHEMA: &str = "eddie.tool.process_kill.result.v1";
 /// (`force`: at once). Resolves when the whole tree is gone.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let proc = super::find(ctx, args)?;
-    let force = crate::js::truthy(args.get("force"));
+    let force = crate::engine::js::truthy(args.get("force"));
     let was_running = proc.exit().is_none();
     if was_running {
         proc.kill(force);

@@ -1,7 +1,7 @@
 //! Background processes (Stack `server`, and the session tools around it): started as
 //! supervised trees, identified by short ids (`p1`, `p2`, ...), scoped to the workspace that
 //! started them, and all terminated when this Node process exits (exit hooks call
-//! [`crate::supervisor::terminate_all`]; a crash is covered by the shims' parent-death signal).
+//! [`crate::engine::process::supervisor::terminate_all`]; a crash is covered by the shims' parent-death signal).
 //!
 //! Output of both streams is decoded (never splitting a character) and appended to one log
 //! of the last [`LOG_CAP`] bytes. Positions in it are *cursors*: absolute byte offsets since
@@ -24,10 +24,10 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::sync::{Notify, mpsc};
 
-use super::capture::{Utf8Decoder, floor_boundary};
 use crate::context::Ctx;
+use crate::engine::process::capture::{Utf8Decoder, floor_boundary};
+use crate::engine::process::supervisor::{self, Tree};
 use crate::error::{ErrorCode, Result, ToolError};
-use crate::supervisor::{self, Tree};
 
 /// Bytes of output kept per process.
 pub const LOG_CAP: usize = 1024 * 1024;

@@ -4,12 +4,12 @@ use std::ffi::OsString;
 
 use serde_json::{Value, json};
 
-use super::super::command::spawn_error;
 use super::super::{permission, run};
 use crate::context::Ctx;
+use crate::engine::process::command::{self, spawn_error};
+use crate::engine::process::supervisor::{self, Spec, Tree};
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::supervisor::{self, Spec, Tree};
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.process_start.result.v1";
@@ -19,9 +19,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let inv = run::parse(args, ctx)?;
     let wait_spec = match args.get("waitFor") {
         None | Some(Value::Null) => None,
-        Some(w) => Some(super::wait::Condition::parse(w)?),
+        Some(w) => Some(crate::exec::process::wait::Condition::parse(w)?),
     };
-    super::super::command::check_program(&inv)?;
+    command::check_program(&inv)?;
     super::check_capacity()?;
     if !permission::allow(ctx, "process_start", run::confirm_text("Start background process", &inv)).await? {
         return Ok(ToolOutput::new(
@@ -43,7 +43,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     .map_err(|e| spawn_error(&inv.program, &e))?;
     let proc = super::register(tree, inv.display(), inv.cwd_shown.clone(), ctx)?;
     let waited = match wait_spec {
-        Some(cond) => match super::wait::wait_for(&proc, &cond, ctx).await {
+        Some(cond) => match crate::exec::process::wait::wait_for(&proc, &cond, ctx).await {
             Ok(w) => Some(w),
             Err(e) => {
                 // The caller gave up before it got the id: nobody could stop it later.

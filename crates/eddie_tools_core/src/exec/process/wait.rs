@@ -7,10 +7,10 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::{Value, json};
 
-use super::super::command::timeout_secs;
 use super::super::run::merge;
 use super::Proc;
 use crate::context::Ctx;
+use crate::engine::process::command::timeout_secs;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -55,7 +55,7 @@ impl Condition {
             },
             Some(_) => return Err(ToolError::invalid("port must be a number")),
         };
-        let exit = crate::js::truthy(args.get("exit")) || (regex.is_none() && port.is_none());
+        let exit = crate::engine::js::truthy(args.get("exit")) || (regex.is_none() && port.is_none());
         let secs = timeout_secs(args, DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S)?;
         let cursor = match args.get("cursor") {
             None | Some(Value::Null) => 0,

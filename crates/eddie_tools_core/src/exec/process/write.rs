@@ -23,7 +23,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         Some(Value::String(s)) => s.clone(),
         Some(_) => return Err(ToolError::invalid("stdin must be a string")),
     };
-    let close = crate::js::truthy(args.get("closeStdin"));
+    let close = crate::engine::js::truthy(args.get("closeStdin"));
     let limit = match args.get("timeout") {
         None | Some(Value::Null) => WRITE_LIMIT_S,
         Some(Value::Number(n)) => match n.as_f64() {

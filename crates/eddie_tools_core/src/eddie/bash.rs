@@ -1,0 +1,262 @@
+//! `bash`: run a shell command in the workspace, after `ctx.confirm`.
+
+use std::os::unix::process::ExitStatusExt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use crate::context::Ctx;
+use crate::engine::js;
+use crate::engine::process::supervisor::{Spec, Tree};
+use crate::error::{ErrorCode, JsErrorKind, Result, ToolError};
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.bash.result.v1";
+/// Default and largest per-stream output limit, in bytes.
+pub const MAX_BYTES: f64 = 512_000.0;
+/// Default time limit, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: f64 = 15_000.0;
+/// How long a process group gets between SIGTERM and SIGKILL.
+const KILL_GRACE: Duration = Duration::from_millis(1000);
+/// How long we wait for the pipes to drain after the group is gone.
+const DRAIN_GRACE: Duration = Duration::from_millis(2000);
+
+/// Parsed arguments.
+#[derive(Debug, Clone)]
+pub struct BashArgs {
+    /// The command line for `/bin/sh -c`.
+    pub command: String,
+    /// `cwd` as given (relative to the workspace), if any.
+    pub cwd: Option<String>,
+    /// Time limit in ms; 0 means none (as Node's `exec`).
+    pub timeout_ms: u64,
+    /// Per-stream byte limit.
+    pub max_bytes: usize,
+}
+
+impl BashArgs {
+    /// Validate with eddie's coercions; a bad `timeoutMs` is Node's `RangeError`.
+    pub fn parse(args: &Value) -> Result<Self> {
+        let command = match args.get("command") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            _ => return Err(ToolError::invalid("command must be a non-empty string")),
+        };
+        let cwd = match args.get("cwd") {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            _ => None,
+        };
+        let max_bytes =
+            js::finite_floor(args.get("maxBytes")).map_or(MAX_BYTES, |m| m.clamp(1.0, MAX_BYTES)) as usize;
+        let timeout = match args.get("timeoutMs") {
+            None | Some(Value::Null) => DEFAULT_TIMEOUT_MS,
+            v => js::number(v),
+        };
+        let received = js::number_to_string(timeout);
+        if !timeout.is_finite() || timeout.fract() != 0.0 {
+            return Err(range_error(format!(
+                "The value of \"timeout\" is out of range. It must be an integer. Received {received}"
+            )));
+        }
+        if !(0.0..=9_007_199_254_740_991.0).contains(&timeout) {
+            return Err(range_error(format!(
+                "The value of \"timeout\" is out of range. It must be >= 0 && <= 9007199254740991. Received {received}"
+            )));
+        }
+        Ok(Self { command, cwd, timeout_ms: timeout as u64, max_bytes })
+    }
+}
+
+fn range_error(message: String) -> ToolError {
+    ToolError::invalid(message).with_kind(JsErrorKind::RangeError)
+}
+
+/// Run `bash`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let args = BashArgs::parse(args)?;
+    let cwd = match &args.cwd {
+        Some(c) => {
+            let outside = || {
+                ToolError::new(
+                    ErrorCode::OutsideWorkspace,
+                    format!("Requested cwd is outside the workspace: {c}"),
+                )
+            };
+            ctx.workspace.resolve_with(c, outside)?.real
+        }
+        None => ctx.workspace.resolve(".")?.real,
+    };
+    if !ctx.confirm(format!("Run command: {}", args.command)).await? {
+        let msg = "Command rejected by user.";
+        return Ok(ToolOutput::new(SCHEMA, msg, json!({"stdout": "", "stderr": msg})));
+    }
+    let out = execute(&args, &cwd, ctx).await?;
+    let content = if !out.stdout.is_empty() {
+        out.stdout.clone()
+    } else if !out.stderr.is_empty() {
+        out.stderr.clone()
+    } else {
+        "(no output)".to_owned()
+    };
+    Ok(ToolOutput::new(SCHEMA, content, json!({"stdout": out.stdout, "stderr": out.stderr})))
+}
+
+/// Captured output of a successful command.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    /// stdout, UTF-8 decoded.
+    pub stdout: String,
+    /// stderr, UTF-8 decoded.
+    pub stderr: String,
+}
+
+enum End {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Overflow(&'static str),
+    Cancelled,
+}
+
+/// Spawn `/bin/sh -c command` as a supervised tree and collect its output.
+pub async fn execute(args: &BashArgs, cwd: &std::path::Path, ctx: &Ctx) -> Result<Captured> {
+    let shell_args = [std::ffi::OsString::from("-c"), std::ffi::OsString::from(&args.command)];
+    let mut tree = Tree::spawn(&Spec {
+        program: std::ffi::OsStr::new("/bin/sh"),
+        args: &shell_args,
+        cwd,
+        env: ctx.env.as_ref(),
+        stdin: false,
+        grace: KILL_GRACE,
+    })
+    .map_err(|e| {
+        let code = if e.kind() == std::io::ErrorKind::NotFound { ErrorCode::NotFound } else { ErrorCode::Io };
+        let errno =
+            if e.kind() == std::io::ErrorKind::NotFound { "ENOENT".to_owned() } else { e.to_string() };
+        ToolError::new(code, format!("spawn /bin/sh {errno}"))
+    })?;
+    let (tx, mut overflow) = tokio::sync::mpsc::channel::<&'static str>(2);
+    let stdout_buf = Arc::new(Mutex::new(Vec::new()));
+    let stderr_buf = Arc::new(Mutex::new(Vec::new()));
+    let readers = [
+        tree.take_stdout()
+            .map(|s| tokio::spawn(pump(s, Arc::clone(&stdout_buf), args.max_bytes, "stdout", tx.clone()))),
+        tree.take_stderr()
+            .map(|s| tokio::spawn(pump(s, Arc::clone(&stderr_buf), args.max_bytes, "stderr", tx.clone()))),
+    ];
+    drop(tx);
+    let timeout = async {
+        if args.timeout_ms == 0 {
+            std::future::pending::<()>().await;
+        }
+        tokio::time::sleep(Duration::from_millis(args.timeout_ms)).await;
+    };
+    let end = tokio::select! {
+        status = tree.wait() => End::Exited(status.map_err(|e| ToolError::new(ErrorCode::Io, format!("wait failed: {e}")))?),
+        () = timeout => End::TimedOut,
+        Some(which) = overflow.recv() => End::Overflow(which),
+        () = ctx.cancel.cancelled() => End::Cancelled,
+    };
+    let status = match end {
+        End::Exited(status) => Some(status),
+        // SIGTERM to the whole tree, SIGKILL after the grace; also whatever the shell left
+        // running (even in another session) goes when it ends.
+        _ => tree.shutdown(KILL_GRACE).await.ok(),
+    };
+    for reader in readers.into_iter().flatten() {
+        let _ = tokio::time::timeout(DRAIN_GRACE, reader).await;
+    }
+    let take = |buf: &Arc<Mutex<Vec<u8>>>| buf.lock().map(|b| decode(&b)).unwrap_or_default();
+    let (stdout, stderr) = (take(&stdout_buf), take(&stderr_buf));
+    let exit_code = status.and_then(|s| s.code());
+    let signal = status.and_then(|s| s.signal()).map(crate::engine::process::supervisor::signal_name);
+    let failure = |code: ErrorCode, message: String, timed_out: bool| {
+        ToolError::new(code, message)
+            .with_prop("exitCode", exit_code.map_or(Value::Null, |c| json!(c)))
+            .with_prop("signal", signal.clone().map_or(Value::Null, Value::String))
+            .with_prop("timedOut", timed_out)
+            .with_prop("stdout", stdout.clone())
+            .with_prop("stderr", stderr.clone())
+    };
+    let failed = format!("Command failed: {}\n{}", args.command, stderr);
+    match end {
+        End::Cancelled => Err(failure(ErrorCode::Cancelled, "The operation was aborted".to_owned(), false)),
+        End::TimedOut => Err(failure(ErrorCode::Timeout, failed, true)),
+        End::Overflow(which) => {
+            Err(failure(ErrorCode::OutputLimit, format!("{which} maxBuffer length exceeded"), false)
+                .with_kind(JsErrorKind::RangeError))
+        }
+        End::Exited(s) if s.success() => Ok(Captured { stdout, stderr }),
+        End::Exited(_) => Err(failure(ErrorCode::CommandFailed, failed, false)),
+    }
+}
+
+/// Copy a pipe into `buf`, keeping at most `max` bytes; report once when it goes over.
+async fn pump(
+    mut pipe: impl AsyncRead + Unpin,
+    buf: Arc<Mutex<Vec<u8>>>,
+    max: usize,
+    name: &'static str,
+    over: tokio::sync::mpsc::Sender<&'static str>,
+) {
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut total = 0usize;
+    loop {
+        let n = match pipe.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let keep = n.min(max.saturating_sub(total));
+        if let Ok(mut b) = buf.lock() {
+            b.extend_from_slice(&chunk[..keep]);
+        }
+        total += n;
+        if total > max {
+            let _ = over.try_send(name);
+            return;
+        }
+    }
+}
+
+/// UTF-8 decode; an incomplete character at the very end (output cut at a limit) is dropped
+/// rather than turned into U+FFFD.
+fn decode(bytes: &[u8]) -> String {
+    let end = crate::engine::text::utf8::complete_prefix(bytes);
+    crate::engine::text::utf8::lossy(&bytes[..end]).into_owned()
+}
+
+/// The `bash` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "bash",
+    js_name: "bash",
+    family: "eddie",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Dangerous,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_drops_only_a_cut_tail() {
+        let s = "a😀".as_bytes();
+        assert_eq!(decode(&s[..3]), "a");
+        assert_eq!(decode(s), "a😀");
+        assert_eq!(decode(b"a\xffb"), "a\u{FFFD}b");
+    }
+
+    #[test]
+    fn timeout_must_be_an_integer() {
+        let e = BashArgs::parse(&json!({"command": "true", "timeoutMs": 150.5})).unwrap_err();
+        assert_eq!(e.kind(), JsErrorKind::RangeError);
+        assert!(e.message().starts_with("The value of \"timeout\" is out of range."));
+        assert!(e.message().ends_with("Received 150.5"));
+        let a = BashArgs::parse(&json!({"command": "true", "maxBytes": 1e12})).unwrap();
+        assert_eq!((a.max_bytes, a.timeout_ms), (512_000, 15_000));
+    }
+}

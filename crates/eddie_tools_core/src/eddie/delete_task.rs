@@ -1,0 +1,46 @@
+//! `agent__delete_task`: remove one task, after `ctx.confirm`.
+
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::engine::js;
+use crate::error::Result;
+use crate::output::ToolOutput;
+use crate::plan::tasks::store;
+
+/// Run `agent__delete_task`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let name = store::sanitise_task_list_name(args.get("taskListName"))?;
+    let id = store::sanitise_task_id(args.get("taskId"))?;
+    let abridged = js::truthy(args.get("abridged"));
+    let (path, current) = store::load_with_task(&ctx.workspace, &name, &id).await?;
+    if !ctx.confirm(format!("Delete task \"{id}\" from list \"{name}\"?")).await? {
+        let header = format!("Deletion cancelled for \"{name}\".");
+        return Ok(store::format_result(&name, current, Some(&header), abridged));
+    }
+    let _guard = crate::engine::store::locks::lock(&path.real).await;
+    let (task_id, list) = (id.clone(), name.clone());
+    let doc = crate::blocking("task list", move || {
+        let mut doc = store::read(&path)?;
+        let index = store::find(&doc, &task_id).ok_or_else(|| store::not_found(&task_id, &list))?;
+        if let Some(tasks) = doc["tasks"].as_array_mut() {
+            tasks.remove(index);
+        }
+        store::write(&path, &doc, true)
+    })
+    .await?;
+    let header = format!("Deleted task \"{id}\" from list \"{name}\".");
+    Ok(store::format_result(&name, doc, Some(&header), abridged))
+}
+
+/// The `agent__delete_task` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "agent__delete_task",
+    js_name: "agentDeleteTask",
+    family: "eddie",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

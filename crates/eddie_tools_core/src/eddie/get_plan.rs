@@ -1,0 +1,33 @@
+//! `get_plan`: read the plan (no confirm, no write).
+
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::engine::js;
+use crate::error::Result;
+use crate::output::ToolOutput;
+use crate::plan::store;
+
+/// Run `get_plan`.
+pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let abridged = js::truthy(args.get("abridged"));
+    let filename = store::sanitise_filename(args.get("filename"))?;
+    let ctx = ctx.clone();
+    crate::blocking("get_plan", move || {
+        let path = store::locate(&ctx, filename.as_deref())?;
+        Ok(store::result(store::read(&path)?, abridged))
+    })
+    .await
+}
+
+/// The `get_plan` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "get_plan",
+    js_name: "getPlan",
+    family: "eddie",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: "",
+    run: |args, ctx| Box::pin(run(args, ctx)),
+};

@@ -1,0 +1,11 @@
+//! The shared engines: what more than one tool family stands on, with no tool of its own.
+//! Tools live in the families (`eddie`, `files`, `code`, `exec`); an engine never reads tool
+//! arguments or builds a tool result.
+
+pub mod es_regex;
+pub mod js;
+pub mod patch;
+pub mod process;
+pub mod store;
+pub mod text;
+pub mod walk;
