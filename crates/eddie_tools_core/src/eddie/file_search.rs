@@ -417,7 +417,7 @@ pub fn paginate(hits: Vec<FileHit>, page: Option<&Value>, page_size: Option<&Val
         "pageSize": size,
         "totalPages": total_pages,
     });
-    ToolOutput::new(SCHEMA, content, integral_numbers(data))
+    ToolOutput::new(SCHEMA, content, js::integral_numbers(data))
 }
 
 fn file_json(h: &FileHit) -> Value {
@@ -431,19 +431,6 @@ fn file_json(h: &FileHit) -> Value {
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
-}
-
-/// Turn integral floats (`2.0`) into JSON integers so they print as JS would (`2`).
-pub fn integral_numbers(v: Value) -> Value {
-    match v {
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => json!(f as i64),
-            _ => Value::Number(n),
-        },
-        Value::Array(a) => Value::Array(a.into_iter().map(integral_numbers).collect()),
-        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, integral_numbers(v))).collect()),
-        other => other,
-    }
 }
 
 /// The `file_search` tool.

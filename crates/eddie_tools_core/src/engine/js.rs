@@ -1,7 +1,7 @@
 //! JavaScript value semantics the eddie handlers rely on (`Number(x)`, `Boolean(x)`,
 //! `String(x)`), applied to JSON arguments.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// JS `Number(value)`; `None` (absent) is `undefined`, i.e. NaN.
 pub fn number(value: Option<&Value>) -> f64 {
@@ -112,6 +112,19 @@ pub fn real_number(value: Option<&Value>) -> Option<f64> {
 /// A plain object (not an array, not null).
 pub fn is_plain_object(value: Option<&Value>) -> bool {
     matches!(value, Some(Value::Object(_)))
+}
+
+/// Turn integral floats (`2.0`) into JSON integers so they print as JS would (`2`).
+pub fn integral_numbers(v: Value) -> Value {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => json!(f as i64),
+            _ => Value::Number(n),
+        },
+        Value::Array(a) => Value::Array(a.into_iter().map(integral_numbers).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, integral_numbers(v))).collect()),
+        other => other,
+    }
 }
 
 #[cfg(test)]

@@ -4,9 +4,10 @@
 
 use serde_json::Value;
 
+use super::apply::run_ops;
 use super::{allow_placeholders, flag, req_str};
 use crate::context::Ctx;
-use crate::engine::patch::{parse_any, run_ops};
+use crate::engine::patch::parse_any;
 use crate::error::Result;
 use crate::files::apply_unified_diff::SCHEMA;
 use crate::output::ToolOutput;

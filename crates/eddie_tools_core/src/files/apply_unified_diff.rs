@@ -6,9 +6,10 @@
 
 use serde_json::Value;
 
+use super::apply::run_ops;
 use super::{allow_placeholders, flag, opt_str, req_str};
 use crate::context::Ctx;
-use crate::engine::patch::{parse_unified, run_ops};
+use crate::engine::patch::parse_unified;
 use crate::error::Result;
 use crate::output::ToolOutput;
 

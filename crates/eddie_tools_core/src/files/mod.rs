@@ -10,6 +10,7 @@
 
 pub mod placeholder;
 
+pub mod apply;
 pub mod apply_patch;
 pub mod apply_unified_diff;
 pub mod assess_patch_risk;

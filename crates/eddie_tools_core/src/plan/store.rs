@@ -152,7 +152,7 @@ pub fn write(path: &Resolved, doc: &Value) -> Result<()> {
 
 /// `JSON.stringify(doc, null, 2) + "\n"`.
 pub fn pretty_json(doc: &Value) -> Result<String> {
-    let doc = crate::eddie::file_search::integral_numbers(doc.clone());
+    let doc = crate::engine::js::integral_numbers(doc.clone());
     let mut text =
         serde_json::to_string_pretty(&doc).map_err(|e| ToolError::internal(format!("serialise: {e}")))?;
     text.push('\n');
