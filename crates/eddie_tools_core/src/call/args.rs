@@ -87,6 +87,243 @@ fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str> + Clone) -> 
     (distance <= (folded.chars().count() / 3).max(1)).then_some(best)
 }
 
+// ---- typed arguments: each tool's `Args` (serde + schemars) is parsed once and is the
+// source of its input schema.
+
+/// Parse `args` (after [`normalise`]) into the tool's typed arguments. A value of the wrong
+/// type or form is `INVALID_ARGUMENT` naming the argument and what it must be:
+/// "grep: `maxResults` must be an integer from 1 to 100000".
+pub fn parse<A: serde::de::DeserializeOwned>(tool: &str, args: &Value) -> Result<A> {
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.inner().to_string();
+        ToolError::invalid(explain(tool, &path, &message)).with_prop("argument", path)
+    })
+}
+
+/// serde's message as a model-fixable sentence.
+fn explain(tool: &str, path: &str, message: &str) -> String {
+    let at = |p: &str| if p == "." || p.is_empty() { String::new() } else { format!("`{p}` ") };
+    let join = |field: &str| {
+        if path == "." || path.is_empty() { field.to_owned() } else { format!("{path}.{field}") }
+    };
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        let field = rest.split('`').next().unwrap_or_default();
+        return format!("{tool}: `{}` is required", join(field));
+    }
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let field = rest.split('`').next().unwrap_or_default();
+        let expected = rest.split_once("expected ").map(|(_, e)| e.replace('`', "")).unwrap_or_default();
+        return format!("{tool}: unknown argument `{}`; valid arguments: {expected}", join(field));
+    }
+    if let Some(rest) = message.strip_prefix("unknown variant `") {
+        let expected = rest.split_once("expected ").map(|(_, e)| e.replace('`', "")).unwrap_or_default();
+        return format!("{tool}: {}must be {expected}", at(path));
+    }
+    for prefix in ["invalid type: ", "invalid value: ", "invalid length "] {
+        if message.starts_with(prefix)
+            && let Some((_, expected)) = message.split_once(", expected ")
+        {
+            let expected = match expected {
+                "u8" | "u16" | "u32" | "u64" | "usize" => "a non-negative integer",
+                "i8" | "i16" | "i32" | "i64" | "isize" => "an integer",
+                "f32" | "f64" => "a number",
+                other => other,
+            };
+            return format!("{tool}: {}must be {expected}", at(path));
+        }
+    }
+    format!("{tool}: {}{message}", at(path))
+}
+
+/// The input JSON Schema of `A`: draft-07, inlined, without the generator's titles, integer
+/// formats and `null` alternatives (a `null` argument counts as absent, see [`normalise`]).
+pub fn schema<A: schemars::JsonSchema>() -> Value {
+    let mut settings = schemars::generate::SchemaSettings::draft07();
+    settings.inline_subschemas = true;
+    settings.meta_schema = None;
+    let mut v = settings.into_generator().into_root_schema_for::<A>().to_value();
+    tidy(&mut v);
+    // The struct's own doc comment is for Rust readers; the tool's description says it all.
+    let Value::Object(mut root) = v else { return v };
+    root.remove("description");
+    let mut ordered = Map::new();
+    for key in ["type", "properties", "required", "additionalProperties"] {
+        if let Some(x) = root.remove(key) {
+            ordered.insert(key.into(), x);
+        }
+    }
+    ordered.extend(root);
+    Value::Object(ordered)
+}
+
+fn tidy(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.remove("title");
+            m.remove("format");
+            if m.get("default").is_some_and(Value::is_null) {
+                m.remove("default");
+            }
+            if let Some(Value::Array(types)) = m.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let t = types.remove(0);
+                    m.insert("type".into(), t);
+                }
+            }
+            for key in ["anyOf", "oneOf"] {
+                if let Some(Value::Array(alts)) = m.get_mut(key) {
+                    alts.retain(|a| {
+                        a.get("type").is_none_or(|t| t != "null")
+                            && a.get("const").is_none_or(|c| !c.is_null())
+                    });
+                    if alts.len() == 1 {
+                        let only = alts.remove(0);
+                        m.remove(key);
+                        if let Value::Object(inner) = only {
+                            for (k, x) in inner {
+                                m.entry(k).or_insert(x);
+                            }
+                        }
+                    }
+                }
+            }
+            // A unit enum whose variants have doc comments comes out as `oneOf` of consts.
+            if let Some(Value::Array(alts)) = m.get("oneOf")
+                && let Some(values) = alts
+                    .iter()
+                    .map(|a| a.get("const").filter(|c| c.is_string()).cloned())
+                    .collect::<Option<Vec<_>>>()
+            {
+                m.remove("oneOf");
+                m.insert("type".into(), Value::from("string"));
+                m.insert("enum".into(), Value::Array(values));
+            }
+            if let Some(Value::Array(e)) = m.get_mut("enum") {
+                e.retain(|x| !x.is_null());
+            }
+            m.values_mut().for_each(tidy);
+        }
+        Value::Array(a) => a.iter_mut().for_each(tidy),
+        _ => {}
+    }
+}
+
+/// Argument value types that accept what the families accepted before typed arguments (a
+/// model's `"false"`, a number as a string), with the schema of the plain type.
+pub mod lenient {
+    use std::borrow::Cow;
+
+    use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+    use serde::{Deserialize, Deserializer};
+    use serde_json::Value;
+
+    use crate::engine::js;
+
+    /// A boolean with JavaScript truthiness, except that the strings `"false"`, `"0"` and
+    /// `"no"` are false (Alfredo sends `recursive: "false"`). Schema: boolean.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Flag(pub bool);
+
+    impl<'de> Deserialize<'de> for Flag {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let v = Value::deserialize(d)?;
+            Ok(Self(match &v {
+                Value::String(s) => {
+                    !matches!(s.trim().to_ascii_lowercase().as_str(), "" | "false" | "0" | "no")
+                }
+                other => js::truthy(Some(other)),
+            }))
+        }
+    }
+
+    impl JsonSchema for Flag {
+        fn schema_name() -> Cow<'static, str> {
+            "boolean".into()
+        }
+        fn inline_schema() -> bool {
+            true
+        }
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({"type": "boolean"})
+        }
+    }
+
+    /// A boolean with plain JavaScript truthiness (any value). Schema: boolean.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Truthy(pub bool);
+
+    impl<'de> Deserialize<'de> for Truthy {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            Ok(Self(js::truthy(Some(&Value::deserialize(d)?))))
+        }
+    }
+
+    impl JsonSchema for Truthy {
+        fn schema_name() -> Cow<'static, str> {
+            "boolean".into()
+        }
+        fn inline_schema() -> bool {
+            true
+        }
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({"type": "boolean"})
+        }
+    }
+
+    /// An integer by JavaScript's `Number()` (a numeric string counts), floored; refused when
+    /// not finite. Schema: integer.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct JsInt(pub i64);
+
+    impl<'de> Deserialize<'de> for JsInt {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let v = Value::deserialize(d)?;
+            let n = js::number(Some(&v));
+            if n.is_finite() {
+                Ok(Self(n.floor().clamp(-9e15, 9e15) as i64))
+            } else {
+                Err(serde::de::Error::custom("must be a number"))
+            }
+        }
+    }
+
+    impl JsonSchema for JsInt {
+        fn schema_name() -> Cow<'static, str> {
+            "integer".into()
+        }
+        fn inline_schema() -> bool {
+            true
+        }
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({"type": "integer"})
+        }
+    }
+
+    /// One string or a list of strings (globs, excludes). Schema: string | string[].
+    #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+    #[serde(untagged)]
+    pub enum StringOrList {
+        /// `"*.py"` (callers may split it on commas).
+        One(String),
+        /// `["*.py", "*.ts"]`.
+        Many(Vec<String>),
+    }
+
+    impl JsonSchema for StringOrList {
+        fn schema_name() -> Cow<'static, str> {
+            "StringOrList".into()
+        }
+        fn inline_schema() -> bool {
+            true
+        }
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]})
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -152,5 +389,64 @@ mod tests {
                 assert!(!props.contains_key(*a), "{}: alias {a} is a property", t.name);
             }
         }
+    }
+
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct Sample {
+        /// The pattern.
+        pattern: String,
+        /// Most results (default 10).
+        #[schemars(range(min = 1))]
+        max_results: Option<u64>,
+        /// Recurse.
+        #[serde(default)]
+        recursive: Option<lenient::Flag>,
+        /// Count as a JS number.
+        line: Option<lenient::JsInt>,
+        /// Globs.
+        include: Option<lenient::StringOrList>,
+    }
+
+    #[test]
+    fn typed_arguments_parse_with_fixable_messages() {
+        let s: Sample =
+            parse("t", &json!({"pattern": "x", "recursive": "false", "line": "12.7", "include": ["a"]}))
+                .unwrap();
+        assert_eq!(
+            (s.recursive, s.line, s.max_results),
+            (Some(lenient::Flag(false)), Some(lenient::JsInt(12)), None)
+        );
+        assert_eq!(s.include, Some(lenient::StringOrList::Many(vec!["a".into()])));
+        assert_eq!(s.pattern, "x");
+        let e = parse::<Sample>("t", &json!({"pattern": 3})).unwrap_err();
+        assert_eq!(e.message(), "t: `pattern` must be a string");
+        let e = parse::<Sample>("t", &json!({})).unwrap_err();
+        assert_eq!(e.message(), "t: `pattern` is required");
+        let e = parse::<Sample>("t", &json!({"pattern": "x", "maxResults": -1})).unwrap_err();
+        assert_eq!(e.message(), "t: `maxResults` must be a non-negative integer");
+        let e = parse::<Sample>("t", &json!({"pattern": "x", "line": "many"})).unwrap_err();
+        assert_eq!(e.message(), "t: `line` must be a number");
+    }
+
+    #[test]
+    fn generated_schemas_are_plain() {
+        let s = schema::<Sample>();
+        assert_eq!(
+            s,
+            json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"description": "The pattern.", "type": "string"},
+                    "maxResults": {"description": "Most results (default 10).", "type": "integer", "minimum": 1},
+                    "recursive": {"description": "Recurse.", "type": "boolean"},
+                    "line": {"description": "Count as a JS number.", "type": "integer"},
+                    "include": {"description": "Globs.", "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+            "{s:#}"
+        );
     }
 }

@@ -162,6 +162,45 @@ pub fn below_root<'a>(rel: &'a str, root_rel: &str) -> &'a str {
     rel.strip_prefix(root_rel).and_then(|r| r.strip_prefix('/')).unwrap_or(rel)
 }
 
+// ---- typed arguments (after `crate::call::args::parse`)
+
+/// `value`, refused when empty.
+pub fn non_empty(tool: &str, key: &str, value: String) -> Result<String> {
+    if value.is_empty() {
+        return Err(ToolError::invalid(format!("{tool}: `{key}` is required (a non-empty string)")));
+    }
+    Ok(value)
+}
+
+/// A cap no larger than `max`, `default` when absent; 0 reads as 1.
+pub fn cap_of(tool: &str, key: &str, value: Option<u64>, max: u64, default: usize) -> Result<usize> {
+    match value {
+        Some(v) if v > max => Err(bad(tool, key, &format!("an integer from 0 to {max}"))),
+        Some(v) => Ok(usize::try_from(v).unwrap_or(usize::MAX).max(1)),
+        None => Ok(default.max(1)),
+    }
+}
+
+/// The `offset` of a page (default 0).
+pub fn offset_of(tool: &str, value: Option<u64>) -> Result<usize> {
+    let max = u64::from(u32::MAX);
+    match value {
+        Some(v) if v > max => Err(bad(tool, "offset", &format!("an integer from 0 to {max}"))),
+        Some(v) => Ok(usize::try_from(v).unwrap_or(usize::MAX)),
+        None => Ok(0),
+    }
+}
+
+/// A glob list: one string split on commas outside braces (`"*.py,*.{js,ts}"`), or a list.
+pub fn globs(value: Option<crate::call::args::lenient::StringOrList>) -> Vec<String> {
+    use crate::call::args::lenient::StringOrList;
+    match value {
+        None => Vec::new(),
+        Some(StringOrList::One(s)) => split_top_level_commas(&s),
+        Some(StringOrList::Many(items)) => items.iter().flat_map(|s| split_top_level_commas(s)).collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

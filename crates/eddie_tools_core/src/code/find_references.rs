@@ -115,6 +115,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("find_references.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

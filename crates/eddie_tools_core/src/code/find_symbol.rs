@@ -143,6 +143,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("find_symbol.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

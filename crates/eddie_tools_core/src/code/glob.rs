@@ -10,7 +10,11 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::SystemTime;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::call::args::lenient::StringOrList;
 
 use crate::code::args::{self, below_root};
 use crate::code::paging::Page;
@@ -26,9 +30,13 @@ const NAME: &str = "glob";
 /// Default cap on returned paths.
 pub const DEFAULT_MAX_RESULTS: usize = 1000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Sort {
+/// The order of the paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Sort {
+    /// By path.
     Path,
+    /// Newest first.
     Mtime,
 }
 
@@ -87,22 +95,47 @@ pub fn literal_prefix(pattern: &str, case_insensitive: bool) -> String {
     out.join("/")
 }
 
+/// The arguments of `glob`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// Glob pattern, e.g. "**/*.ts", "*.{js,ts,jsx,tsx}", "src/**/test_*.py".
+    pub pattern: String,
+    /// Directory to search, relative to the workspace (default ".").
+    pub path: Option<String>,
+    /// Skip paths matching these patterns (gitignore syntax): "__pycache__", "**/node_modules/**", "*.min.js".
+    pub exclude: Option<StringOrList>,
+    /// Include dot-files and dot-directories (default false; .git is never searched).
+    pub include_hidden: Option<bool>,
+    /// Honour .gitignore, .ignore and .git/info/exclude (default true).
+    pub respect_gitignore: Option<bool>,
+    /// Descend into subdirectories (default true).
+    pub recursive: Option<bool>,
+    /// Match names ignoring case (default false).
+    pub case_insensitive: Option<bool>,
+    /// path (default) or mtime (newest first).
+    pub sort_by: Option<Sort>,
+    /// Most paths returned (default 1000).
+    #[schemars(range(min = 1))]
+    pub max_results: Option<u64>,
+    /// Paths to skip (from pagination.nextOffset).
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
+}
+
 /// Run the tool.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let pattern = args::req_str(args, NAME, "pattern")?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let pattern = args::non_empty(NAME, "pattern", a.pattern)?;
     let pattern = pattern.strip_prefix("./").unwrap_or(&pattern).to_owned();
-    let path = args::opt_str(args, NAME, "path")?.unwrap_or_else(|| ".".to_owned());
-    let exclude = args::glob_list(args, NAME, "exclude")?;
-    let include_hidden = args::bool_or(args, NAME, "includeHidden", false)?;
-    let respect_gitignore = args::bool_or(args, NAME, "respectGitignore", true)?;
-    let recursive = args::bool_or(args, NAME, "recursive", true)?;
-    let case_insensitive = args::bool_or(args, NAME, "caseInsensitive", false)?;
-    let max_results = args::cap(args, NAME, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?;
-    let offset = args::offset(args, NAME)?;
-    let sort = match args::choice(args, NAME, "sortBy", &["path", "mtime"])? {
-        "mtime" => Sort::Mtime,
-        _ => Sort::Path,
-    };
+    let path = a.path.unwrap_or_else(|| ".".to_owned());
+    let exclude = args::globs(a.exclude);
+    let include_hidden = a.include_hidden.unwrap_or(false);
+    let respect_gitignore = a.respect_gitignore.unwrap_or(true);
+    let recursive = a.recursive.unwrap_or(true);
+    let case_insensitive = a.case_insensitive.unwrap_or(false);
+    let max_results = args::cap_of(NAME, "maxResults", a.max_results, 1_000_000, DEFAULT_MAX_RESULTS)?;
+    let offset = args::offset_of(NAME, a.offset)?;
+    let sort = a.sort_by.unwrap_or(Sort::Path);
     let includes = Includes::new(std::slice::from_ref(&pattern), case_insensitive)?;
     let target = args::target(ctx, Some(&path))?;
     // The pattern's literal leading directories are a path like any other: they go through the
@@ -236,7 +269,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("glob.json"),
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]
@@ -249,8 +283,8 @@ mod tests {
         testing::ws(&files.iter().map(|p| (*p, "x")).collect::<Vec<_>>())
     }
 
-    async fn glob(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &ctx(dir)).await
+    async fn glob(dir: &std::path::Path, args: serde_json::Value) -> Result<ToolOutput> {
+        (TOOL.run)(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

@@ -598,6 +598,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("grep.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

@@ -118,6 +118,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("list_symbols.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

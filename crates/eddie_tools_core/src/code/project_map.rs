@@ -82,6 +82,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("project_map.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

@@ -221,6 +221,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("search_codebase.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

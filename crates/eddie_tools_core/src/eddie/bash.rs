@@ -235,6 +235,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Dangerous,
     aliases: &[],
     definition: "",
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

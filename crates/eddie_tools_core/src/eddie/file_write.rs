@@ -51,5 +51,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Moderate,
     aliases: &[],
     definition: "",
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

@@ -52,5 +52,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: "",
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

@@ -60,6 +60,7 @@ pub const ASK_USER: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("ask_user.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx, "ask_user", SCHEMA_ASK_USER)),
 };
 
@@ -72,5 +73,6 @@ pub const ASK_FOLLOWUP_QUESTION: crate::registry::ToolSpec = crate::registry::To
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("ask_followup_question.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx, "ask_followup_question", SCHEMA_FOLLOWUP)),
 };

@@ -34,5 +34,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("attempt_completion.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

@@ -445,6 +445,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("detect_project.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

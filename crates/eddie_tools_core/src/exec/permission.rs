@@ -107,5 +107,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("check_permission.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

@@ -104,5 +104,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Dangerous,
     aliases: &[],
     definition: include_str!("run.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

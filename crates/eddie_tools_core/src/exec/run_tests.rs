@@ -24,5 +24,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Dangerous,
     aliases: &[],
     definition: include_str!("run_tests.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

@@ -24,5 +24,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Moderate,
     aliases: &[],
     definition: include_str!("typecheck.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

@@ -29,5 +29,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Moderate,
     aliases: &["input", "diff", "dry_run", "allow_placeholders"],
     definition: include_str!("apply_patch.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

@@ -46,5 +46,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Moderate,
     aliases: &["patch", "dry_run", "root_path", "assess_risk", "allow_placeholders"],
     definition: include_str!("apply_unified_diff.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

@@ -170,6 +170,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &["patch"],
     definition: include_str!("assess_patch_risk.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

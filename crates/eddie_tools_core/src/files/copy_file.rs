@@ -178,5 +178,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Moderate,
     aliases: ENDPOINT_ALIASES,
     definition: include_str!("copy_file.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

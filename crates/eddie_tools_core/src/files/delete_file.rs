@@ -103,5 +103,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Dangerous,
     aliases: &["filePath", "filepath", "file_path"],
     definition: include_str!("delete_file.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

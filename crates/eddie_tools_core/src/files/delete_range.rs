@@ -36,5 +36,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Moderate,
     aliases: &["filePath", "filepath", "file_path", "start_line", "end_line", "dry_run", "expected_hash"],
     definition: include_str!("delete_range.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

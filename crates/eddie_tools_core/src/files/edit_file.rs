@@ -218,6 +218,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         "allow_placeholders",
     ],
     definition: include_str!("edit_file.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

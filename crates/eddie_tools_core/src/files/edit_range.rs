@@ -92,6 +92,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         "allow_placeholders",
     ],
     definition: include_str!("edit_range.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

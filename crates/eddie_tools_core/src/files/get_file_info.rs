@@ -111,5 +111,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &["filePath", "filepath", "file_path"],
     definition: include_str!("get_file_info.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

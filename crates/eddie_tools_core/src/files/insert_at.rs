@@ -70,6 +70,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         "allow_placeholders",
     ],
     definition: include_str!("insert_at.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

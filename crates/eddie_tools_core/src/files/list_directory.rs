@@ -176,5 +176,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         "max_depth",
     ],
     definition: include_str!("list_directory.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

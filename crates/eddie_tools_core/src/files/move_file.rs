@@ -79,5 +79,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Moderate,
     aliases: crate::files::copy_file::ENDPOINT_ALIASES,
     definition: include_str!("move_file.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

@@ -135,5 +135,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         "allow_placeholders",
     ],
     definition: include_str!("multi_edit.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

@@ -370,6 +370,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         "line_numbers",
     ],
     definition: include_str!("read_file.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
 

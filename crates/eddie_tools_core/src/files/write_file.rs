@@ -238,5 +238,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         "allow_placeholders",
     ],
     definition: include_str!("write_file.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };

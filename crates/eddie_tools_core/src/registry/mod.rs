@@ -71,9 +71,13 @@ pub struct ToolSpec {
     /// such as `file_path` for `path`). Anything else is refused outside the `eddie` family
     /// (see [`crate::call::args`]).
     pub aliases: &'static [&'static str],
-    /// `{name, description, jsonSchema, outputSchema}` as JSON text; empty for a tool whose
-    /// family carries a verbatim contract ([`Family::contract`]).
+    /// `{name, description, jsonSchema, outputSchema}` as JSON text (without `jsonSchema` when
+    /// `input` generates it); empty for a tool whose family carries a verbatim contract
+    /// ([`Family::contract`]).
     pub definition: &'static str,
+    /// The input JSON Schema generated from the tool's typed arguments
+    /// ([`crate::call::args::schema`]); `None` when the definition carries it.
+    pub input: Option<fn() -> Value>,
     /// Runs it.
     pub run: RunFn,
 }
@@ -141,10 +145,22 @@ pub fn definitions() -> &'static [Value] {
                 let contract: Vec<Value> =
                     f.contract.and_then(|c| serde_json::from_str(c).ok()).unwrap_or_default();
                 f.tools.iter().map(move |t| {
-                    if t.definition.is_empty() {
+                    let def: Value = if t.definition.is_empty() {
                         contract.iter().find(|d| d["name"] == t.name).cloned().unwrap_or_default()
                     } else {
                         serde_json::from_str(t.definition).unwrap_or_default()
+                    };
+                    match (t.input, def) {
+                        // The generated schema takes its place after the description.
+                        (Some(input), Value::Object(mut m)) => {
+                            let output = m.remove("outputSchema");
+                            m.insert("jsonSchema".into(), input());
+                            if let Some(o) = output {
+                                m.insert("outputSchema".into(), o);
+                            }
+                            Value::Object(m)
+                        }
+                        (_, def) => def,
                     }
                 })
             })

@@ -38,5 +38,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("process_list.json"),
+    input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),
 };
