@@ -2,10 +2,11 @@
 //!
 //! - `null` counts as absent, in every family (strict-mode OpenAI models send `null` for
 //!   every optional field they do not use).
-//! - Outside the `eddie` family, a key that is neither a property of the tool's input schema
-//!   nor one of the tool's accepted aliases (the seeds' spellings) is refused with
-//!   `INVALID_ARGUMENT`, naming the valid keys and the closest one, so a foreign or misspelt
-//!   option is never silently ignored.
+//! - An alias (the seeds' spellings, `(alias, canonical)` pairs on the tool's spec) is renamed
+//!   to its canonical key, so a tool reads one spelling.
+//! - Outside the `eddie` family, any other key that is not a property of the tool's input
+//!   schema is refused with `INVALID_ARGUMENT`, naming the valid keys and the closest one, so a
+//!   foreign or misspelt option is never silently ignored.
 //! - The `eddie` family keeps `@eddie/tools`' behaviour for other keys (its handlers ignore
 //!   them), so it stays a drop-in.
 
@@ -51,8 +52,14 @@ pub fn normalise(spec: &ToolSpec, mut args: Value) -> Result<Value> {
     if spec.family == crate::eddie::FAMILY.name {
         return Ok(args);
     }
+    // An alias becomes its canonical name (when both are given, the canonical one wins).
+    for (alias, canonical) in spec.aliases {
+        if let Some(v) = obj.remove(*alias) {
+            obj.entry(*canonical).or_insert(v);
+        }
+    }
     let Some(props) = properties(spec) else { return Ok(args) };
-    let accepted = |k: &str| props.contains_key(k) || spec.aliases.contains(&k);
+    let accepted = |k: &str| props.contains_key(k) || spec.aliases.iter().any(|(_, c)| *c == k);
     if let Some(key) = obj.keys().find(|k| !accepted(k)) {
         return Err(unknown_key(spec, props, key));
     }
@@ -370,7 +377,11 @@ mod tests {
     #[test]
     fn aliases_pass_and_eddie_stays_lenient() {
         let args = json!({"file_path": "a", "old_string": "x", "new_string": "y", "replace_all": true});
-        assert_eq!(normalise(spec("edit_file"), args.clone()).unwrap(), args);
+        let canonical = json!({"path": "a", "oldString": "x", "newString": "y", "all": true});
+        assert_eq!(normalise(spec("edit_file"), args).unwrap(), canonical);
+        // The canonical spelling wins over an alias given beside it.
+        let both = json!({"path": "a", "file_path": "b", "oldString": "x", "newString": "y"});
+        assert_eq!(normalise(spec("edit_file"), both).unwrap()["path"], "a");
         let e =
             normalise(spec("edit_file"), json!({"path": "a", "oldString": "x", "newString": "y", "nope": 1}))
                 .unwrap_err();
@@ -385,8 +396,9 @@ mod tests {
         // An alias that is already a property would hide a schema change.
         for t in registry::tools() {
             let props = properties(t).unwrap();
-            for a in t.aliases {
+            for (a, c) in t.aliases {
                 assert!(!props.contains_key(*a), "{}: alias {a} is a property", t.name);
+                assert_ne!(a, c, "{}", t.name);
             }
         }
     }

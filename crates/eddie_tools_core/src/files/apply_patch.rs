@@ -27,7 +27,12 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "files",
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Moderate,
-    aliases: &["input", "diff", "dry_run", "allow_placeholders"],
+    aliases: &[
+        ("input", "patch"),
+        ("diff", "patch"),
+        ("dry_run", "dryRun"),
+        ("allow_placeholders", "allowPlaceholders"),
+    ],
     definition: include_str!("apply_patch.json"),
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

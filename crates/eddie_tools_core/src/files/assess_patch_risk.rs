@@ -168,7 +168,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "files",
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
-    aliases: &["patch"],
+    aliases: &[("patch", "diff")],
     definition: include_str!("assess_patch_risk.json"),
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

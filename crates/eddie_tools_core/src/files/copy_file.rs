@@ -22,8 +22,16 @@ const MAX_FILES: usize = 20_000;
 
 /// Source and destination arguments (`source`/`destination`, also `from`/`to`, `src`/`dest`).
 /// The seeds' spellings of `source` and `destination` (`copy_file`, `move_file`).
-pub const ENDPOINT_ALIASES: &[&str] =
-    &["src", "from", "sourcePath", "dest", "to", "destinationPath", "target", "force"];
+pub const ENDPOINT_ALIASES: &[(&str, &str)] = &[
+    ("src", "source"),
+    ("from", "source"),
+    ("sourcePath", "source"),
+    ("dest", "destination"),
+    ("to", "destination"),
+    ("destinationPath", "destination"),
+    ("target", "destination"),
+    ("force", "overwrite"),
+];
 
 /// The source and destination of a copy or move.
 pub fn endpoints(args: &Value) -> Result<(String, String)> {

@@ -101,7 +101,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "files",
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Dangerous,
-    aliases: &["filePath", "filepath", "file_path"],
+    aliases: &[("filePath", "path"), ("filepath", "path"), ("file_path", "path")],
     definition: include_str!("delete_file.json"),
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

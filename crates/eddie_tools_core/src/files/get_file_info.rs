@@ -109,7 +109,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "files",
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
-    aliases: &["filePath", "filepath", "file_path"],
+    aliases: &[("filePath", "path"), ("filepath", "path"), ("file_path", "path")],
     definition: include_str!("get_file_info.json"),
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

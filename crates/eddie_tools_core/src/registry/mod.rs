@@ -67,10 +67,10 @@ pub struct ToolSpec {
     pub effects: Effects,
     /// How careful a host should be with it.
     pub permission: Permission,
-    /// Argument names accepted besides the input schema's properties (the seeds' spellings,
-    /// such as `file_path` for `path`). Anything else is refused outside the `eddie` family
-    /// (see [`crate::call::args`]).
-    pub aliases: &'static [&'static str],
+    /// Other spellings of arguments, `(alias, canonical)`: the seeds' names, such as
+    /// `file_path` for `path`. The pipeline renames an alias to its canonical name before the
+    /// tool sees the arguments (see [`crate::call::args`]).
+    pub aliases: &'static [(&'static str, &'static str)],
     /// `{name, description, jsonSchema, outputSchema}` as JSON text (without `jsonSchema` when
     /// `input` generates it); empty for a tool whose family carries a verbatim contract
     /// ([`Family::contract`]).
