@@ -1,15 +1,13 @@
 //! `bash`: run a shell command in the workspace, after `ctx.confirm`.
 
-use std::os::unix::process::ExitStatusExt;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::context::Ctx;
 use crate::engine::js;
-use crate::engine::process::supervisor::{Spec, Tree};
+use crate::engine::process::command::{self, Ending, Keep, Launch};
+use crate::engine::process::supervisor::Spec;
 use crate::error::{ErrorCode, JsErrorKind, Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -21,8 +19,6 @@ pub const MAX_BYTES: f64 = 512_000.0;
 pub const DEFAULT_TIMEOUT_MS: f64 = 15_000.0;
 /// How long a process group gets between SIGTERM and SIGKILL.
 const KILL_GRACE: Duration = Duration::from_millis(1000);
-/// How long we wait for the pipes to drain after the group is gone.
-const DRAIN_GRACE: Duration = Duration::from_millis(2000);
 
 /// Parsed arguments.
 #[derive(Debug, Clone)]
@@ -112,118 +108,52 @@ pub struct Captured {
     pub stderr: String,
 }
 
-enum End {
-    Exited(std::process::ExitStatus),
-    TimedOut,
-    Overflow(&'static str),
-    Cancelled,
-}
-
-/// Spawn `/bin/sh -c command` as a supervised tree and collect its output.
+/// Run `/bin/sh -c command` as a supervised tree on the process runner, keeping the first
+/// `maxBytes` of each stream; the failures carry eddie's (Node's `exec`) error shapes.
 pub async fn execute(args: &BashArgs, cwd: &std::path::Path, ctx: &Ctx) -> Result<Captured> {
     let shell_args = [std::ffi::OsString::from("-c"), std::ffi::OsString::from(&args.command)];
-    let mut tree = Tree::spawn(&Spec {
-        program: std::ffi::OsStr::new("/bin/sh"),
-        args: &shell_args,
-        cwd,
-        env: ctx.env.as_ref(),
-        stdin: false,
-        grace: KILL_GRACE,
-    })
-    .map_err(|e| {
+    let launch = Launch {
+        spec: Spec {
+            program: std::ffi::OsStr::new("/bin/sh"),
+            args: &shell_args,
+            cwd,
+            env: ctx.env.as_ref(),
+            stdin: false,
+            grace: KILL_GRACE,
+        },
+        stdin: None,
+        timeout: (args.timeout_ms > 0).then(|| Duration::from_millis(args.timeout_ms)),
+        keep: Keep::First(args.max_bytes),
+    };
+    let out = command::launch(&launch, ctx, None, |e| {
         let code = if e.kind() == std::io::ErrorKind::NotFound { ErrorCode::NotFound } else { ErrorCode::Io };
         let errno =
             if e.kind() == std::io::ErrorKind::NotFound { "ENOENT".to_owned() } else { e.to_string() };
         ToolError::new(code, format!("spawn /bin/sh {errno}"))
-    })?;
-    let (tx, mut overflow) = tokio::sync::mpsc::channel::<&'static str>(2);
-    let stdout_buf = Arc::new(Mutex::new(Vec::new()));
-    let stderr_buf = Arc::new(Mutex::new(Vec::new()));
-    let readers = [
-        tree.take_stdout()
-            .map(|s| tokio::spawn(pump(s, Arc::clone(&stdout_buf), args.max_bytes, "stdout", tx.clone()))),
-        tree.take_stderr()
-            .map(|s| tokio::spawn(pump(s, Arc::clone(&stderr_buf), args.max_bytes, "stderr", tx.clone()))),
-    ];
-    drop(tx);
-    let timeout = async {
-        if args.timeout_ms == 0 {
-            std::future::pending::<()>().await;
-        }
-        tokio::time::sleep(Duration::from_millis(args.timeout_ms)).await;
-    };
-    let end = tokio::select! {
-        status = tree.wait() => End::Exited(status.map_err(|e| ToolError::new(ErrorCode::Io, format!("wait failed: {e}")))?),
-        () = timeout => End::TimedOut,
-        Some(which) = overflow.recv() => End::Overflow(which),
-        () = ctx.cancel.cancelled() => End::Cancelled,
-    };
-    let status = match end {
-        End::Exited(status) => Some(status),
-        // SIGTERM to the whole tree, SIGKILL after the grace; also whatever the shell left
-        // running (even in another session) goes when it ends.
-        _ => tree.shutdown(KILL_GRACE).await.ok(),
-    };
-    for reader in readers.into_iter().flatten() {
-        let _ = tokio::time::timeout(DRAIN_GRACE, reader).await;
-    }
-    let take = |buf: &Arc<Mutex<Vec<u8>>>| buf.lock().map(|b| decode(&b)).unwrap_or_default();
-    let (stdout, stderr) = (take(&stdout_buf), take(&stderr_buf));
-    let exit_code = status.and_then(|s| s.code());
-    let signal = status.and_then(|s| s.signal()).map(crate::engine::process::supervisor::signal_name);
+    })
+    .await?;
+    let (stdout, stderr) = (out.stdout.into_text(), out.stderr.into_text());
     let failure = |code: ErrorCode, message: String, timed_out: bool| {
         ToolError::new(code, message)
-            .with_prop("exitCode", exit_code.map_or(Value::Null, |c| json!(c)))
-            .with_prop("signal", signal.clone().map_or(Value::Null, Value::String))
+            .with_prop("exitCode", out.exit_code.map_or(Value::Null, |c| json!(c)))
+            .with_prop("signal", out.signal.clone().map_or(Value::Null, Value::String))
             .with_prop("timedOut", timed_out)
             .with_prop("stdout", stdout.clone())
             .with_prop("stderr", stderr.clone())
     };
     let failed = format!("Command failed: {}\n{}", args.command, stderr);
-    match end {
-        End::Cancelled => Err(failure(ErrorCode::Cancelled, "The operation was aborted".to_owned(), false)),
-        End::TimedOut => Err(failure(ErrorCode::Timeout, failed, true)),
-        End::Overflow(which) => {
+    match out.ending {
+        Ending::Cancelled => {
+            Err(failure(ErrorCode::Cancelled, "The operation was aborted".to_owned(), false))
+        }
+        Ending::Timeout => Err(failure(ErrorCode::Timeout, failed, true)),
+        Ending::OutputLimit(which) => {
             Err(failure(ErrorCode::OutputLimit, format!("{which} maxBuffer length exceeded"), false)
                 .with_kind(JsErrorKind::RangeError))
         }
-        End::Exited(s) if s.success() => Ok(Captured { stdout, stderr }),
-        End::Exited(_) => Err(failure(ErrorCode::CommandFailed, failed, false)),
+        Ending::Exited if out.exit_code == Some(0) => Ok(Captured { stdout, stderr }),
+        Ending::Exited => Err(failure(ErrorCode::CommandFailed, failed, false)),
     }
-}
-
-/// Copy a pipe into `buf`, keeping at most `max` bytes; report once when it goes over.
-async fn pump(
-    mut pipe: impl AsyncRead + Unpin,
-    buf: Arc<Mutex<Vec<u8>>>,
-    max: usize,
-    name: &'static str,
-    over: tokio::sync::mpsc::Sender<&'static str>,
-) {
-    let mut chunk = vec![0u8; 64 * 1024];
-    let mut total = 0usize;
-    loop {
-        let n = match pipe.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        let keep = n.min(max.saturating_sub(total));
-        if let Ok(mut b) = buf.lock() {
-            b.extend_from_slice(&chunk[..keep]);
-        }
-        total += n;
-        if total > max {
-            let _ = over.try_send(name);
-            return;
-        }
-    }
-}
-
-/// UTF-8 decode; an incomplete character at the very end (output cut at a limit) is dropped
-/// rather than turned into U+FFFD.
-fn decode(bytes: &[u8]) -> String {
-    let end = crate::engine::text::utf8::complete_prefix(bytes);
-    crate::engine::text::utf8::lossy(&bytes[..end]).into_owned()
 }
 
 /// The `bash` tool.
@@ -245,6 +175,7 @@ mod tests {
 
     #[test]
     fn decode_drops_only_a_cut_tail() {
+        let decode = |b: &[u8]| crate::engine::process::capture::Captured::first(b).into_text();
         let s = "a😀".as_bytes();
         assert_eq!(decode(&s[..3]), "a");
         assert_eq!(decode(s), "a😀");

@@ -315,6 +315,14 @@ pub struct Captured {
 }
 
 impl Captured {
+    /// The first bytes of a stream, kept whole: UTF-8 decoded, with an incomplete character at
+    /// the very end (the stream cut at a limit) dropped rather than turned into U+FFFD.
+    pub fn first(bytes: &[u8]) -> Self {
+        let end = crate::engine::text::utf8::complete_prefix(bytes);
+        let text = crate::engine::text::utf8::lossy(&bytes[..end]).into_owned();
+        Self { head_len: text.len(), total_bytes: bytes.len() as u64, text, ..Self::default() }
+    }
+
     /// The start of the stream.
     pub fn head(&self) -> &str {
         &self.text[..self.head_len]

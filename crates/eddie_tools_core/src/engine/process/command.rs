@@ -221,6 +221,8 @@ pub enum Ending {
     Timeout,
     /// The caller aborted.
     Cancelled,
+    /// A [`Keep::First`] stream (named) went over its limit, which ended the command.
+    OutputLimit(&'static str),
 }
 
 /// The result of [`execute`].
@@ -246,6 +248,7 @@ impl Outcome {
         match self.ending {
             Ending::Timeout => "timeout",
             Ending::Cancelled => "cancelled",
+            Ending::OutputLimit(_) => "failed",
             Ending::Exited if self.exit_code == Some(0) => "ok",
             Ending::Exited => "failed",
         }
@@ -260,6 +263,9 @@ impl Outcome {
                 inv.timeout.map_or(0.0, |t| t.as_secs_f64())
             ),
             (Ending::Cancelled, _, _) => "cancelled; the whole process tree was killed".to_owned(),
+            (Ending::OutputLimit(name), _, _) => {
+                format!("{name} went over its limit; the whole process tree was killed")
+            }
             (_, Some(c), _) => format!("exit {c}"),
             (_, None, Some(s)) => format!("killed by {s}"),
             _ => "ended".to_owned(),
@@ -379,35 +385,57 @@ impl Lines {
 /// A per-line observer: `(stream, line)`.
 pub type LineFn<'a> = dyn FnMut(&'static str, &str) + Send + 'a;
 
+/// What a stream keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Head and tail, `max_bytes` in all, with counts and the middle's error lines; every
+    /// chunk also goes to `ctx.onOutput` and the line observer (the exec family).
+    HeadTail(usize),
+    /// The first `n` bytes, decoded at the end; one byte more ends the command with
+    /// [`Ending::OutputLimit`] (Node's `maxBuffer`, for `bash`). Nothing is streamed.
+    First(usize),
+}
+
+/// What a stream's bytes go into.
+enum Sink {
+    Decoded { decoder: Utf8Decoder, capture: Capture },
+    Raw { bytes: Vec<u8>, max: usize },
+}
+
 /// One output stream being read.
 struct Stream {
     name: &'static str,
-    decoder: Utf8Decoder,
-    capture: Capture,
+    sink: Sink,
     lines: Lines,
     open: bool,
+    /// A [`Keep::First`] limit was passed (the stream is no longer read).
+    over: bool,
     /// Delivery of the last chunk handed to `ctx.onOutput`.
     delivered: Option<BoxFuture<()>>,
 }
 
 impl Stream {
-    fn new(name: &'static str, max_bytes: usize) -> Self {
-        let head = max_bytes * 2 / 5;
-        Self {
-            name,
-            decoder: Utf8Decoder::default(),
-            capture: Capture::new(head, max_bytes - head),
-            lines: Lines::default(),
-            open: true,
-            delivered: None,
-        }
+    fn new(name: &'static str, keep: Keep) -> Self {
+        let sink = match keep {
+            Keep::HeadTail(max_bytes) => {
+                let head = max_bytes * 2 / 5;
+                Sink::Decoded {
+                    decoder: Utf8Decoder::default(),
+                    capture: Capture::new(head, max_bytes - head),
+                }
+            }
+            Keep::First(max) => Sink::Raw { bytes: Vec::new(), max },
+        };
+        Self { name, sink, lines: Lines::default(), open: true, over: false, delivered: None }
     }
 
     fn feed(&mut self, text: &str, ctx: &Ctx, on_line: &mut Option<&mut LineFn<'_>>) {
         if text.is_empty() {
             return;
         }
-        self.capture.push(text);
+        if let Sink::Decoded { capture, .. } = &mut self.sink {
+            capture.push(text);
+        }
         if let Some(f) = on_line {
             self.lines.push(text, self.name, *f);
         }
@@ -423,54 +451,118 @@ impl Stream {
         ctx: &Ctx,
         on_line: &mut Option<&mut LineFn<'_>>,
     ) {
-        match got {
+        let n = match got {
             Ok(0) | Err(_) => {
                 self.open = false;
-                let rest = self.decoder.finish();
-                self.feed(&rest, ctx, on_line);
-                if let Some(f) = on_line {
-                    self.lines.finish(self.name, *f);
+                if let Sink::Decoded { decoder, .. } = &mut self.sink {
+                    let rest = decoder.finish();
+                    self.feed(&rest, ctx, on_line);
+                    if let Some(f) = on_line {
+                        self.lines.finish(self.name, *f);
+                    }
                 }
+                return;
             }
-            Ok(n) => {
-                let text = self.decoder.push(&buf[..n]);
+            Ok(n) => n,
+        };
+        match &mut self.sink {
+            Sink::Decoded { decoder, .. } => {
+                let text = decoder.push(&buf[..n]);
                 self.feed(&text, ctx, on_line);
+            }
+            Sink::Raw { bytes, max } => {
+                let keep = n.min(max.saturating_sub(bytes.len()));
+                bytes.extend_from_slice(&buf[..keep]);
+                if keep < n {
+                    self.over = true;
+                    self.open = false;
+                }
             }
         }
     }
+
+    fn finish(self) -> Captured {
+        match self.sink {
+            Sink::Decoded { capture, .. } => capture.finish(),
+            Sink::Raw { bytes, .. } => Captured::first(&bytes),
+        }
+    }
+}
+
+/// Read `pipe` into `buf`; a dropped pipe reads as its end.
+async fn read_pipe(
+    pipe: &mut Option<tokio::net::unix::pipe::Receiver>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    match pipe {
+        Some(p) => p.read(buf).await,
+        None => Ok(0),
+    }
+}
+
+/// One supervised command for [`launch`].
+#[derive(Debug, Clone)]
+pub struct Launch<'a> {
+    /// What to start (program, arguments, cwd, environment, stdin pipe, grace).
+    pub spec: Spec<'a>,
+    /// Written to its stdin (then closed) when [`Spec::stdin`] asks for a pipe.
+    pub stdin: Option<&'a str>,
+    /// Time limit.
+    pub timeout: Option<Duration>,
+    /// What each stream keeps.
+    pub keep: Keep,
 }
 
 /// Run `inv` to the end of its whole process tree. A time limit or an abort terminates the
 /// tree (`SIGTERM`, then `SIGKILL` after a second) and the output so far is still returned.
 /// `on_line`, if any, sees every complete line of both streams, in order per stream.
-pub async fn execute(inv: &Invocation, ctx: &Ctx, mut on_line: Option<&mut LineFn<'_>>) -> Result<Outcome> {
+pub async fn execute(inv: &Invocation, ctx: &Ctx, on_line: Option<&mut LineFn<'_>>) -> Result<Outcome> {
     ctx.cancel.check()?;
     let args: Vec<OsString> = inv.args.iter().map(OsString::from).collect();
+    let launch_spec = Launch {
+        spec: Spec {
+            program: inv.program.as_ref(),
+            args: &args,
+            cwd: &inv.cwd,
+            env: Some(&inv.env),
+            stdin: inv.stdin.is_some(),
+            grace: supervisor::DEFAULT_GRACE,
+        },
+        stdin: inv.stdin.as_deref(),
+        timeout: inv.timeout,
+        keep: Keep::HeadTail(inv.max_bytes),
+    };
+    launch(&launch_spec, ctx, on_line, |e| spawn_error(&inv.program, &e)).await
+}
+
+/// The one process runner: start `l` as a supervised tree and read both streams until the
+/// whole tree is gone. A time limit, an abort or a [`Keep::First`] overflow terminates the
+/// tree (`SIGTERM`, then `SIGKILL` after the grace); the output so far is still returned, with
+/// the [`Ending`]. A failed spawn is `spawn_failed`'s error.
+pub async fn launch(
+    l: &Launch<'_>,
+    ctx: &Ctx,
+    mut on_line: Option<&mut LineFn<'_>>,
+    spawn_failed: impl FnOnce(std::io::Error) -> ToolError,
+) -> Result<Outcome> {
     let started = Instant::now();
-    let mut tree = Tree::spawn(&Spec {
-        program: inv.program.as_ref(),
-        args: &args,
-        cwd: &inv.cwd,
-        env: Some(&inv.env),
-        stdin: inv.stdin.is_some(),
-        grace: supervisor::DEFAULT_GRACE,
-    })
-    .map_err(|e| spawn_error(&inv.program, &e))?;
-    if let (Some(text), Some(mut pipe)) = (inv.stdin.clone(), tree.take_stdin()) {
+    let mut tree = Tree::spawn(&l.spec).map_err(spawn_failed)?;
+    if let (Some(text), Some(mut pipe)) = (l.stdin.map(str::to_owned), tree.take_stdin()) {
         // A command that does not read its stdin must not block us: write in the background.
         tokio::spawn(async move {
             let _ = pipe.write_all(text.as_bytes()).await;
             let _ = pipe.shutdown().await;
         });
     }
-    let (Some(mut out_pipe), Some(mut err_pipe)) = (tree.take_stdout(), tree.take_stderr()) else {
+    let (mut out_pipe, mut err_pipe) = (tree.take_stdout(), tree.take_stderr());
+    if out_pipe.is_none() || err_pipe.is_none() {
         return Err(ToolError::internal("the command's output pipes are missing"));
-    };
-    let mut out = Stream::new("stdout", inv.max_bytes);
-    let mut err = Stream::new("stderr", inv.max_bytes);
+    }
+    let mut out = Stream::new("stdout", l.keep);
+    let mut err = Stream::new("stderr", l.keep);
     let mut out_buf = vec![0u8; 64 * 1024];
     let mut err_buf = vec![0u8; 64 * 1024];
-    let deadline = inv.timeout.map(|t| tokio::time::Instant::from_std(started + t));
+    let deadline = l.timeout.map(|t| tokio::time::Instant::from_std(started + t));
     let mut ending = Ending::Exited;
     let mut status = None;
     let mut hard_deadline: Option<tokio::time::Instant> = None;
@@ -493,8 +585,8 @@ pub async fn execute(inv: &Invocation, ctx: &Ctx, mut on_line: Option<&mut LineF
             }
         };
         tokio::select! {
-            got = out_pipe.read(&mut out_buf), if out.open => out.read(got, &out_buf, ctx, &mut on_line),
-            got = err_pipe.read(&mut err_buf), if err.open => err.read(got, &err_buf, ctx, &mut on_line),
+            got = read_pipe(&mut out_pipe, &mut out_buf), if out.open => out.read(got, &out_buf, ctx, &mut on_line),
+            got = read_pipe(&mut err_pipe, &mut err_buf), if err.open => err.read(got, &err_buf, ctx, &mut on_line),
             st = tree.wait(), if status.is_none() => {
                 status = Some(st.map_err(|e| ToolError::new(ErrorCode::Io, format!("wait failed: {e}")))?);
                 // The tree is gone, so nobody holds the pipes: they end as soon as drained.
@@ -520,6 +612,20 @@ pub async fn execute(inv: &Invocation, ctx: &Ctx, mut on_line: Option<&mut LineF
                 hard_deadline = Some(tokio::time::Instant::now() + tree.grace() + SLACK);
             }
         }
+        // A stream that went over its limit is no longer read (its writer gets `EPIPE`), and
+        // the command ends as Node ends one that passes `maxBuffer`.
+        for (stream, pipe) in [(&out, &mut out_pipe), (&err, &mut err_pipe)] {
+            if !stream.open {
+                pipe.take();
+            }
+            if stream.over && ending == Ending::Exited {
+                ending = Ending::OutputLimit(stream.name);
+                tree.terminate();
+                if status.is_none() {
+                    hard_deadline = Some(tokio::time::Instant::now() + tree.grace() + SLACK);
+                }
+            }
+        }
     }
     if status.is_none() {
         status = tree.wait().await.ok();
@@ -534,8 +640,8 @@ pub async fn execute(inv: &Invocation, ctx: &Ctx, mut on_line: Option<&mut LineF
         exit_code,
         signal,
         duration: started.elapsed(),
-        stdout: out.capture.finish(),
-        stderr: err.capture.finish(),
+        stdout: out.finish(),
+        stderr: err.finish(),
     })
 }
 
