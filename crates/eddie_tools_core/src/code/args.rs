@@ -1,8 +1,11 @@
 //! Strict argument readers shared by the `code` tools: a wrong type is an `INVALID_ARGUMENT`
 //! naming the tool and the argument, never a silent coercion.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::context::Ctx;
@@ -11,91 +14,6 @@ use crate::error::{Result, ToolError};
 
 fn bad(tool: &str, key: &str, want: &str) -> ToolError {
     ToolError::invalid(format!("{tool}: `{key}` must be {want}"))
-}
-
-/// An optional string.
-pub fn opt_str(args: &Value, tool: &str, key: &str) -> Result<Option<String>> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(bad(tool, key, "a string")),
-    }
-}
-
-/// A required, non-empty string.
-pub fn req_str(args: &Value, tool: &str, key: &str) -> Result<String> {
-    match opt_str(args, tool, key)? {
-        Some(s) if !s.is_empty() => Ok(s),
-        _ => Err(ToolError::invalid(format!("{tool}: `{key}` is required (a non-empty string)"))),
-    }
-}
-
-/// An optional boolean with a default.
-pub fn bool_or(args: &Value, tool: &str, key: &str, default: bool) -> Result<bool> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(default),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(_) => Err(bad(tool, key, "a boolean")),
-    }
-}
-
-/// An optional non-negative integer no larger than `max`.
-pub fn opt_uint(args: &Value, tool: &str, key: &str, max: u64) -> Result<Option<usize>> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => {
-            let f = n.as_f64().unwrap_or(-1.0);
-            if f < 0.0 || f.fract() != 0.0 || f > max as f64 {
-                return Err(bad(tool, key, &format!("an integer from 0 to {max}")));
-            }
-            Ok(Some(f as usize))
-        }
-        Some(_) => Err(bad(tool, key, &format!("an integer from 0 to {max}"))),
-    }
-}
-
-/// An optional cap (a result limit, a length) no larger than `max`, `default` when absent; 0
-/// reads as 1.
-pub fn cap(args: &Value, tool: &str, key: &str, max: u64, default: usize) -> Result<usize> {
-    Ok(opt_uint(args, tool, key, max)?.unwrap_or(default).max(1))
-}
-
-/// The optional `offset` of a page (default 0).
-pub fn offset(args: &Value, tool: &str) -> Result<usize> {
-    Ok(opt_uint(args, tool, "offset", u64::from(u32::MAX))?.unwrap_or(0))
-}
-
-/// One of `allowed` (default `allowed[0]`).
-pub fn choice(args: &Value, tool: &str, key: &str, allowed: &[&'static str]) -> Result<&'static str> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(allowed[0]),
-        Some(Value::String(s)) => allowed
-            .iter()
-            .copied()
-            .find(|a| a == s)
-            .ok_or_else(|| bad(tool, key, &format!("one of {}", allowed.join(", ")))),
-        Some(_) => Err(bad(tool, key, &format!("one of {}", allowed.join(", ")))),
-    }
-}
-
-/// A glob list: a string (split on commas outside braces: `"*.py,*.{js,ts}"`) or an array of
-/// strings.
-pub fn glob_list(args: &Value, tool: &str, key: &str) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    match args.get(key) {
-        None | Some(Value::Null) => {}
-        Some(Value::String(s)) => out.extend(split_top_level_commas(s)),
-        Some(Value::Array(items)) => {
-            for it in items {
-                let Value::String(s) = it else {
-                    return Err(bad(tool, key, "a string or an array of strings"));
-                };
-                out.extend(split_top_level_commas(s));
-            }
-        }
-        Some(_) => return Err(bad(tool, key, "a string or an array of strings")),
-    }
-    Ok(out)
 }
 
 /// `"*.py, *.{js,ts}"` → `["*.py", "*.{js,ts}"]`.
@@ -172,23 +90,53 @@ pub fn non_empty(tool: &str, key: &str, value: String) -> Result<String> {
     Ok(value)
 }
 
-/// A cap no larger than `max`, `default` when absent; 0 reads as 1.
-pub fn cap_of(tool: &str, key: &str, value: Option<u64>, max: u64, default: usize) -> Result<usize> {
-    match value {
-        Some(v) if v > max => Err(bad(tool, key, &format!("an integer from 0 to {max}"))),
-        Some(v) => Ok(usize::try_from(v).unwrap_or(usize::MAX).max(1)),
-        None => Ok(default.max(1)),
+/// A count (a cap, an offset, a number of lines) as the code family reads it: any JSON number,
+/// checked by the reader that takes it ([`uint_of`], [`cap_of`], [`offset_of`]) to be a whole
+/// number within that reader's range (`3.0` is 3 and `-0` is 0; `1.5`, `-1` and a number over
+/// the range are refused naming the range). Schema: integer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Count(pub f64);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Number(n) => Ok(Self(n.as_f64().unwrap_or(-1.0))),
+            _ => Err(serde::de::Error::custom("must be an integer")),
+        }
     }
 }
 
-/// The `offset` of a page (default 0).
-pub fn offset_of(tool: &str, value: Option<u64>) -> Result<usize> {
-    let max = u64::from(u32::MAX);
-    match value {
-        Some(v) if v > max => Err(bad(tool, "offset", &format!("an integer from 0 to {max}"))),
-        Some(v) => Ok(usize::try_from(v).unwrap_or(usize::MAX)),
-        None => Ok(0),
+impl JsonSchema for Count {
+    fn schema_name() -> Cow<'static, str> {
+        "integer".into()
     }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "integer"})
+    }
+}
+
+/// An optional whole number from 0 to `max`.
+pub fn uint_of(tool: &str, key: &str, value: Option<Count>, max: u64) -> Result<Option<usize>> {
+    match value {
+        None => Ok(None),
+        Some(Count(f)) if f < 0.0 || f.fract() != 0.0 || f > max as f64 => {
+            Err(bad(tool, key, &format!("an integer from 0 to {max}")))
+        }
+        Some(Count(f)) => Ok(Some(f as usize)),
+    }
+}
+
+/// A cap (a result limit, a length) no larger than `max`, `default` when absent; 0 reads as 1.
+pub fn cap_of(tool: &str, key: &str, value: Option<Count>, max: u64, default: usize) -> Result<usize> {
+    Ok(uint_of(tool, key, value, max)?.unwrap_or(default).max(1))
+}
+
+/// The `offset` of a page (default 0).
+pub fn offset_of(tool: &str, value: Option<Count>) -> Result<usize> {
+    Ok(uint_of(tool, "offset", value, u64::from(u32::MAX))?.unwrap_or(0))
 }
 
 /// A glob list: one string split on commas outside braces (`"*.py,*.{js,ts}"`), or a list.
@@ -211,26 +159,55 @@ mod tests {
         assert!(split_top_level_commas(" , ").is_empty());
     }
 
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct Sample {
+        n: Option<Count>,
+        b: Option<bool>,
+        s: Option<String>,
+        c: Option<Choice>,
+    }
+
+    #[derive(Debug, PartialEq, Eq, serde::Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum Choice {
+        A,
+        B,
+        C,
+    }
+
+    fn parse(args: serde_json::Value) -> Result<Sample> {
+        crate::call::args::parse("t", &args)
+    }
+
     #[test]
     fn strict_types() {
-        let a = serde_json::json!({"n": 1.5, "b": "yes", "s": 3, "c": "x"});
-        assert!(opt_uint(&a, "t", "n", 10).is_err());
-        assert!(bool_or(&a, "t", "b", false).is_err());
-        assert!(opt_str(&a, "t", "s").is_err());
-        assert!(choice(&a, "t", "c", &["a", "b"]).is_err());
-        assert_eq!(choice(&a, "t", "missing", &["a", "b"]).unwrap(), "a");
+        let n = parse(serde_json::json!({"n": 1.5})).unwrap().n;
+        assert!(uint_of("t", "n", n, 10).is_err());
+        assert!(parse(serde_json::json!({"n": "1"})).is_err());
+        assert!(parse(serde_json::json!({"b": "yes"})).is_err());
+        assert!(parse(serde_json::json!({"s": 3})).is_err());
+        let ok = parse(serde_json::json!({"b": true, "s": "x"})).unwrap();
+        assert_eq!((ok.b, ok.s.as_deref()), (Some(true), Some("x")));
+        let e = parse(serde_json::json!({"c": "x"})).unwrap_err();
+        assert_eq!(e.message(), "t: `c` must be one of a, b, c");
+        assert_eq!(parse(serde_json::json!({})).unwrap().c.unwrap_or(Choice::A), Choice::A);
+        // Whole numbers written as floats, and -0, are counts as before.
+        let n = parse(serde_json::json!({"n": 3.0})).unwrap().n;
+        assert_eq!(uint_of("t", "n", n, 10).unwrap(), Some(3));
+        assert_eq!(uint_of("t", "n", Some(Count(-0.0)), 10).unwrap(), Some(0));
     }
 
     #[test]
     fn caps_and_offsets() {
-        let a = serde_json::json!({"maxResults": 0, "offset": 3});
-        assert_eq!(cap(&a, "t", "maxResults", 10, 7).unwrap(), 1);
-        assert_eq!(cap(&serde_json::json!({}), "t", "maxResults", 10, 7).unwrap(), 7);
-        let e = cap(&serde_json::json!({"maxResults": 11}), "t", "maxResults", 10, 7).unwrap_err();
+        let a = parse(serde_json::json!({"n": 0})).unwrap().n;
+        assert_eq!(cap_of("t", "maxResults", a, 10, 7).unwrap(), 1);
+        assert_eq!(cap_of("t", "maxResults", None, 10, 7).unwrap(), 7);
+        let e = cap_of("t", "maxResults", Some(Count(11.0)), 10, 7).unwrap_err();
         assert_eq!(e.message(), "t: `maxResults` must be an integer from 0 to 10");
-        assert_eq!(offset(&a, "t").unwrap(), 3);
-        assert_eq!(offset(&serde_json::json!({}), "t").unwrap(), 0);
-        let e = offset(&serde_json::json!({"offset": -1}), "t").unwrap_err();
+        assert_eq!(offset_of("t", Some(Count(3.0))).unwrap(), 3);
+        assert_eq!(offset_of("t", None).unwrap(), 0);
+        let e = offset_of("t", parse(serde_json::json!({"n": -1})).unwrap().n).unwrap_err();
         assert_eq!(e.message(), "t: `offset` must be an integer from 0 to 4294967295");
     }
 }

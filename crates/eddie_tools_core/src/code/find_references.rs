@@ -3,9 +3,12 @@
 //! in strings and comments and longer names that contain it are not references. Definition
 //! sites are marked `isDefinition`.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
-use crate::code::args;
+use crate::call::args::lenient::StringOrList;
+use crate::code::args::{self, Count};
 use crate::code::paging::Page;
 use crate::code::scan::{self, ScanOptions};
 use crate::code::symbols::{self, Lang};
@@ -47,19 +50,43 @@ fn references(lang: Lang, src: &[u8], name: &str, with_definitions: bool, stop: 
         .collect()
 }
 
+/// The arguments of `find_references`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// The identifier.
+    pub symbol: String,
+    /// File or directory to search, relative to the workspace (default ".").
+    pub path: Option<String>,
+    /// Also list the definition sites (default true).
+    pub include_definitions: Option<bool>,
+    /// Only these files (globs, as grep's include).
+    pub include: Option<StringOrList>,
+    /// Honour .gitignore, .ignore and .git/info/exclude (default true).
+    pub respect_gitignore: Option<bool>,
+    /// Include dot-files and dot-directories (default false; .git is never searched).
+    pub include_hidden: Option<bool>,
+    /// Most references returned (default 200).
+    #[schemars(range(min = 1))]
+    pub max_results: Option<Count>,
+    /// References to skip (from pagination.nextOffset).
+    #[schemars(range(min = 0))]
+    pub offset: Option<Count>,
+}
+
 /// Run the tool.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let name = args::req_str(args, NAME, "symbol")?;
-    let path = args::opt_str(args, NAME, "path")?.unwrap_or_else(|| ".".to_owned());
-    let with_definitions = args::bool_or(args, NAME, "includeDefinitions", true)?;
-    let include = Includes::new(&args::glob_list(args, NAME, "include")?, false)?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let name = args::non_empty(NAME, "symbol", a.symbol)?;
+    let path = a.path.unwrap_or_else(|| ".".to_owned());
+    let with_definitions = a.include_definitions.unwrap_or(true);
+    let include = Includes::new(&args::globs(a.include), false)?;
     let walk = WalkOptions {
-        respect_gitignore: args::bool_or(args, NAME, "respectGitignore", true)?,
-        include_hidden: args::bool_or(args, NAME, "includeHidden", false)?,
+        respect_gitignore: a.respect_gitignore.unwrap_or(true),
+        include_hidden: a.include_hidden.unwrap_or(false),
         ..Default::default()
     };
-    let max_results = args::cap(args, NAME, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?;
-    let offset = args::offset(args, NAME)?;
+    let max_results = args::cap_of(NAME, "maxResults", a.max_results, 1_000_000, DEFAULT_MAX_RESULTS)?;
+    let offset = args::offset_of(NAME, a.offset)?;
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let stop = Stop::new(ctx.cancel.flag(), None);
@@ -115,8 +142,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("find_references.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]
@@ -124,9 +151,10 @@ mod tests {
     use super::*;
     use crate::code::testing::ctx;
     use crate::error::ErrorCode;
+    use serde_json::Value;
 
     async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &ctx(dir)).await
+        (TOOL.run)(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

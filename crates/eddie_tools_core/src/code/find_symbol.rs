@@ -2,13 +2,15 @@
 //! constant, ...), across the source files under a path. Files that do not contain the name
 //! are never parsed.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
-use crate::code::args;
-use crate::code::list_symbols::kind_arg;
+use crate::call::args::lenient::StringOrList;
+use crate::code::args::{self, Count};
 use crate::code::paging::Page;
 use crate::code::scan::{self, ScanOptions};
-use crate::code::symbols::{self, Lang};
+use crate::code::symbols::{self, Kind, Lang};
 use crate::context::Ctx;
 use crate::engine::walk::globs::Includes;
 use crate::engine::walk::{Stop, WalkOptions};
@@ -38,37 +40,63 @@ pub fn definitions(
     src: &[u8],
     name: &str,
     exact: bool,
-    kind: Option<&str>,
+    kind: Option<Kind>,
     stop: &Stop,
 ) -> Vec<Found> {
     let lower = name.to_lowercase();
     symbols::symbols_until(lang, src, &|| stop.should_stop())
         .into_iter()
         .filter(|s| if exact { s.name == name } else { s.name.to_lowercase().contains(&lower) })
-        .filter(|s| kind.is_none_or(|k| symbols::kind_matches(k, s.kind)))
+        .filter(|s| kind.is_none_or(|k| k.matches(s.kind)))
         .map(|s| Found { text: symbols::line_text(src, s.line, 300), lang, symbol: s })
         .collect()
 }
 
+/// The arguments of `find_symbol`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// The name to find.
+    pub symbol: String,
+    /// File or directory to search, relative to the workspace (default ".").
+    pub path: Option<String>,
+    /// function, method, class, interface, type, enum, module, variable, constant, property, struct, trait, impl, macro or union. class also matches structs, interface traits, function methods.
+    pub kind: Option<Kind>,
+    /// Exact, case-sensitive name (default true); false: names containing symbol, ignoring case.
+    pub exact: Option<bool>,
+    /// Only these files (globs, as grep's include).
+    pub include: Option<StringOrList>,
+    /// Honour .gitignore, .ignore and .git/info/exclude (default true).
+    pub respect_gitignore: Option<bool>,
+    /// Include dot-files and dot-directories (default false; .git is never searched).
+    pub include_hidden: Option<bool>,
+    /// Most definitions returned (default 50).
+    #[schemars(range(min = 1))]
+    pub max_results: Option<Count>,
+    /// Definitions to skip (from pagination.nextOffset).
+    #[schemars(range(min = 0))]
+    pub offset: Option<Count>,
+}
+
 /// Run the tool.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let name = args::req_str(args, NAME, "symbol")?;
-    let path = args::opt_str(args, NAME, "path")?.unwrap_or_else(|| ".".to_owned());
-    let kind = kind_arg(args, NAME)?;
-    let exact = args::bool_or(args, NAME, "exact", true)?;
-    let include = Includes::new(&args::glob_list(args, NAME, "include")?, false)?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let name = args::non_empty(NAME, "symbol", a.symbol)?;
+    let path = a.path.unwrap_or_else(|| ".".to_owned());
+    let kind = a.kind;
+    let exact = a.exact.unwrap_or(true);
+    let include = Includes::new(&args::globs(a.include), false)?;
     let walk = WalkOptions {
-        respect_gitignore: args::bool_or(args, NAME, "respectGitignore", true)?,
-        include_hidden: args::bool_or(args, NAME, "includeHidden", false)?,
+        respect_gitignore: a.respect_gitignore.unwrap_or(true),
+        include_hidden: a.include_hidden.unwrap_or(false),
         exclude: None,
         ..Default::default()
     };
-    let max_results = args::cap(args, NAME, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?;
-    let offset = args::offset(args, NAME)?;
+    let max_results = args::cap_of(NAME, "maxResults", a.max_results, 1_000_000, DEFAULT_MAX_RESULTS)?;
+    let offset = args::offset_of(NAME, a.offset)?;
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let stop = Stop::new(ctx.cancel.flag(), None);
-    let (n, k) = (name.clone(), kind.clone());
+    let (n, k) = (name.clone(), kind);
     let (files, stats) = crate::blocking(NAME, move || {
         let needle = if exact { n.clone().into_bytes() } else { n.to_ascii_lowercase().into_bytes() };
         // The ignore-case prefilter folds ASCII only: a non-ASCII name is matched by parsing.
@@ -80,7 +108,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
             needle_ignore_case: !exact,
         };
         scan::scan(&target, &opts, &stop, |_, lang, src, stop| {
-            let found = definitions(lang, src, &n, exact, k.as_deref(), stop);
+            let found = definitions(lang, src, &n, exact, k, stop);
             (!found.is_empty()).then_some(found)
         })
     })
@@ -143,8 +171,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("find_symbol.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]
@@ -152,9 +180,10 @@ mod tests {
     use super::*;
     use crate::code::testing::{ctx, ws};
     use crate::error::ErrorCode;
+    use serde_json::Value;
 
     async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &ctx(dir)).await
+        (TOOL.run)(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::call::args::lenient::StringOrList;
 
-use crate::code::args::{self, below_root};
+use crate::code::args::{self, Count, below_root};
 use crate::code::paging::Page;
 use crate::context::Ctx;
 use crate::engine::walk::globs::Includes;
@@ -117,10 +117,10 @@ pub struct Args {
     pub sort_by: Option<Sort>,
     /// Most paths returned (default 1000).
     #[schemars(range(min = 1))]
-    pub max_results: Option<u64>,
+    pub max_results: Option<Count>,
     /// Paths to skip (from pagination.nextOffset).
     #[schemars(range(min = 0))]
-    pub offset: Option<u64>,
+    pub offset: Option<Count>,
 }
 
 /// Run the tool.

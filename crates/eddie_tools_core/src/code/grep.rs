@@ -16,9 +16,12 @@ use std::time::{Duration, Instant};
 use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::code::args::{self, below_root};
+use crate::call::args::lenient::StringOrList;
+use crate::code::args::{self, Count, below_root};
 use crate::code::paging::Page;
 use crate::context::Ctx;
 use crate::engine::walk::globs::Includes;
@@ -47,7 +50,8 @@ const HEAP_LIMIT: usize = 64 * 1024 * 1024;
 const MMAP_MAX: u64 = 32 * 1024 * 1024;
 
 /// Output mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Lines with context.
     Content,
@@ -55,6 +59,58 @@ pub enum Mode {
     Files,
     /// Counts per file.
     Count,
+}
+
+/// The arguments of `grep`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// Regular expression (Rust regex syntax, like ripgrep) or, with literal: true, a plain string.
+    pub pattern: String,
+    /// File or directory to search, relative to the workspace (default ".").
+    pub path: Option<String>,
+    /// Treat pattern as a plain string (default false).
+    pub literal: Option<bool>,
+    /// Ignore case (default false).
+    pub case_insensitive: Option<bool>,
+    /// Only match whole words (default false).
+    pub word_match: Option<bool>,
+    /// Let matches span lines, through \n, \s or [^x] (default false; as rg -U). . matches a newline only after (?s).
+    pub multiline: Option<bool>,
+    /// Lines of context before and after each match (default 0).
+    #[schemars(range(min = 0))]
+    pub context: Option<Count>,
+    /// Lines before each match (overrides context).
+    #[schemars(range(min = 0))]
+    pub before: Option<Count>,
+    /// Lines after each match (overrides context).
+    #[schemars(range(min = 0))]
+    pub after: Option<Count>,
+    /// Only search files matching these globs: "*.ts", "*.{js,ts}", "src/**/*.py"; a string may list several separated by commas. A glob without / matches file names at any depth.
+    pub include: Option<StringOrList>,
+    /// Skip paths matching these patterns (gitignore syntax, relative to path): "*.min.js", "node_modules/", "test/**".
+    pub exclude: Option<StringOrList>,
+    /// content (default), files or count.
+    pub output_mode: Option<Mode>,
+    /// Page size: matching lines (content) or entries (files, count). Default 100.
+    #[schemars(range(min = 1))]
+    pub max_results: Option<Count>,
+    /// Matching lines shown per file (default 50); the count stays exact.
+    #[schemars(range(min = 1))]
+    pub max_per_file: Option<Count>,
+    /// Number of files to skip (from pagination.nextOffset).
+    #[schemars(range(min = 0))]
+    pub offset: Option<Count>,
+    /// Characters kept per line (default 400).
+    #[schemars(range(min = 1))]
+    pub max_line_length: Option<Count>,
+    /// Honour .gitignore, .ignore and .git/info/exclude (default true).
+    pub respect_gitignore: Option<bool>,
+    /// Include dot-files and dot-directories (default false; .git is never searched).
+    pub include_hidden: Option<bool>,
+    /// Deadline in milliseconds (default 30000); partial results are returned flagged timedOut.
+    #[schemars(range(min = 0))]
+    pub timeout_ms: Option<Count>,
 }
 
 /// Everything a search needs, parsed from the arguments.
@@ -94,24 +150,17 @@ pub struct Query {
 }
 
 impl Query {
-    /// Parse and validate the arguments.
-    pub fn parse(args: &Value) -> Result<Self> {
-        let pattern = match args.get("pattern") {
-            Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            _ => return Err(ToolError::invalid("grep: `pattern` is required (a non-empty string)")),
-        };
-        let literal = args::bool_or(args, NAME, "literal", false)?;
-        let case_insensitive = args::bool_or(args, NAME, "caseInsensitive", false)?;
-        let word = args::bool_or(args, NAME, "wordMatch", false)?;
-        let multiline = args::bool_or(args, NAME, "multiline", false)?;
-        let context = args::opt_uint(args, NAME, "context", 1000)?.unwrap_or(0);
-        let before = args::opt_uint(args, NAME, "before", 1000)?.unwrap_or(context);
-        let after = args::opt_uint(args, NAME, "after", 1000)?.unwrap_or(context);
-        let mode = match args::choice(args, NAME, "outputMode", &["content", "files", "count"])? {
-            "files" => Mode::Files,
-            "count" => Mode::Count,
-            _ => Mode::Content,
-        };
+    /// Validate the arguments and build the matcher.
+    pub fn new(a: Args) -> Result<Self> {
+        let pattern = args::non_empty(NAME, "pattern", a.pattern)?;
+        let literal = a.literal.unwrap_or(false);
+        let case_insensitive = a.case_insensitive.unwrap_or(false);
+        let word = a.word_match.unwrap_or(false);
+        let multiline = a.multiline.unwrap_or(false);
+        let context = args::uint_of(NAME, "context", a.context, 1000)?.unwrap_or(0);
+        let before = args::uint_of(NAME, "before", a.before, 1000)?.unwrap_or(context);
+        let after = args::uint_of(NAME, "after", a.after, 1000)?.unwrap_or(context);
+        let mode = a.output_mode.unwrap_or(Mode::Content);
         let mut builder = RegexMatcherBuilder::new();
         builder.case_insensitive(case_insensitive).fixed_strings(literal).word(word);
         if multiline {
@@ -125,20 +174,27 @@ impl Query {
             ToolError::new(ErrorCode::InvalidRegex, format!("Invalid regex {pattern:?}: {e}"))
         })?;
         Ok(Self {
-            path: args::opt_str(args, NAME, "path")?.unwrap_or_else(|| ".".to_owned()),
+            path: a.path.unwrap_or_else(|| ".".to_owned()),
             mode,
             before,
             after,
-            include: args::glob_list(args, NAME, "include")?,
-            exclude: args::glob_list(args, NAME, "exclude")?,
-            max_results: args::cap(args, NAME, "maxResults", 1_000_000, DEFAULT_MAX_RESULTS)?,
-            max_per_file: args::cap(args, NAME, "maxPerFile", 1_000_000, DEFAULT_MAX_PER_FILE)?,
-            offset: args::offset(args, NAME)?,
-            max_line_length: args::cap(args, NAME, "maxLineLength", 1_000_000, DEFAULT_MAX_LINE_LENGTH)?,
-            respect_gitignore: args::bool_or(args, NAME, "respectGitignore", true)?,
-            include_hidden: args::bool_or(args, NAME, "includeHidden", false)?,
+            include: args::globs(a.include),
+            exclude: args::globs(a.exclude),
+            max_results: args::cap_of(NAME, "maxResults", a.max_results, 1_000_000, DEFAULT_MAX_RESULTS)?,
+            max_per_file: args::cap_of(NAME, "maxPerFile", a.max_per_file, 1_000_000, DEFAULT_MAX_PER_FILE)?,
+            offset: args::offset_of(NAME, a.offset)?,
+            max_line_length: args::cap_of(
+                NAME,
+                "maxLineLength",
+                a.max_line_length,
+                1_000_000,
+                DEFAULT_MAX_LINE_LENGTH,
+            )?,
+            respect_gitignore: a.respect_gitignore.unwrap_or(true),
+            include_hidden: a.include_hidden.unwrap_or(false),
             timeout: Duration::from_millis(
-                args::opt_uint(args, NAME, "timeoutMs", 3_600_000)?.unwrap_or(DEFAULT_TIMEOUT_MS) as u64,
+                args::uint_of(NAME, "timeoutMs", a.timeout_ms, 3_600_000)?.unwrap_or(DEFAULT_TIMEOUT_MS)
+                    as u64,
             ),
             pattern,
             multiline,
@@ -406,8 +462,8 @@ pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found
 }
 
 /// Run the tool.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let q = Query::parse(args)?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let q = Query::new(a)?;
     let target = args::target(ctx, Some(&q.path))?;
     let stop = Stop::new(ctx.cancel.flag(), Some(Instant::now() + q.timeout));
     let (found, q) = crate::blocking("grep", move || {
@@ -598,8 +654,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("grep.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]
@@ -610,7 +666,11 @@ mod tests {
     use std::sync::atomic::AtomicBool;
 
     async fn grep(dir: &Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &ctx(dir)).await
+        (TOOL.run)(&args, &ctx(dir)).await
+    }
+
+    fn query(args: Value) -> Result<Query> {
+        Query::new(crate::call::args::parse(NAME, &args)?)
     }
 
     #[tokio::test]
@@ -727,7 +787,7 @@ mod tests {
     #[test]
     fn unreadable_files_are_counted() {
         let t = ws(&[("d/x.txt", "hit\n")]);
-        let q = Query::parse(&json!({"pattern": "hit"})).unwrap();
+        let q = query(json!({"pattern": "hit"})).unwrap();
         let (inc, stored) = (Includes::new(&[], false).unwrap(), AtomicUsize::new(0));
         let mut w = Worker::new(&q, &inc, "", &stored);
         let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
@@ -744,7 +804,7 @@ mod tests {
         let t = ws(&[("a.txt", "hit\n"), ("b.txt", "hit\n")]);
         let ctx = Ctx::new(t.path().to_str().unwrap()).unwrap();
         let target = args::target(&ctx, None).unwrap();
-        let q = Query::parse(&json!({"pattern": "hit"})).unwrap();
+        let q = query(json!({"pattern": "hit"})).unwrap();
         let stop = Stop::new(Arc::new(AtomicBool::new(true)), None);
         let found = search(&target, &q, &stop).unwrap();
         assert!(found.cancelled);

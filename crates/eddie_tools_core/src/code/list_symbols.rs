@@ -2,15 +2,18 @@
 //! source file, or of the source files in a directory (top level only unless `recursive`),
 //! from tree-sitter parse trees.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
-use crate::code::args;
+use crate::call::args::lenient::StringOrList;
+use crate::code::args::{self, Count};
 use crate::code::scan::{self, ScanOptions};
-use crate::code::symbols::{self, KINDS, Symbol};
+use crate::code::symbols::{self, Kind, Symbol};
 use crate::context::Ctx;
 use crate::engine::walk::globs::Includes;
 use crate::engine::walk::{Stop, WalkOptions};
-use crate::error::{Result, ToolError};
+use crate::error::Result;
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
@@ -19,30 +22,40 @@ const NAME: &str = "list_symbols";
 /// Default cap on files listed.
 pub const DEFAULT_MAX_FILES: usize = 200;
 
-/// Read the optional `kind` filter.
-pub fn kind_arg(args: &Value, tool: &str) -> Result<Option<String>> {
-    let kind = args::opt_str(args, tool, "kind")?;
-    if let Some(k) = &kind
-        && !KINDS.contains(&k.as_str())
-    {
-        return Err(ToolError::invalid(format!("{tool}: `kind` must be one of {}", KINDS.join(", "))));
-    }
-    Ok(kind)
+/// The arguments of `list_symbols`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// A source file or a directory, relative to the workspace.
+    pub path: String,
+    /// For a directory: include subdirectories (default false).
+    pub recursive: Option<bool>,
+    /// function, method, class, interface, type, enum, module, variable, constant, property, struct, trait, impl, macro or union. class also matches structs, interface traits, function methods.
+    pub kind: Option<Kind>,
+    /// Only these files (globs, as grep's include).
+    pub include: Option<StringOrList>,
+    /// Honour .gitignore, .ignore and .git/info/exclude (default true).
+    pub respect_gitignore: Option<bool>,
+    /// Include dot-files and dot-directories (default false; .git is never searched).
+    pub include_hidden: Option<bool>,
+    /// Most files listed (default 200).
+    #[schemars(range(min = 1))]
+    pub max_files: Option<Count>,
 }
 
 /// Run the tool.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path = args::req_str(args, NAME, "path")?;
-    let recursive = args::bool_or(args, NAME, "recursive", false)?;
-    let kind = kind_arg(args, NAME)?;
-    let include = Includes::new(&args::glob_list(args, NAME, "include")?, false)?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = args::non_empty(NAME, "path", a.path)?;
+    let recursive = a.recursive.unwrap_or(false);
+    let kind = a.kind;
+    let include = Includes::new(&args::globs(a.include), false)?;
     let walk = WalkOptions {
-        respect_gitignore: args::bool_or(args, NAME, "respectGitignore", true)?,
-        include_hidden: args::bool_or(args, NAME, "includeHidden", false)?,
+        respect_gitignore: a.respect_gitignore.unwrap_or(true),
+        include_hidden: a.include_hidden.unwrap_or(false),
         max_depth: if recursive { None } else { Some(1) },
         ..Default::default()
     };
-    let max_files = args::cap(args, NAME, "maxFiles", 1_000_000, DEFAULT_MAX_FILES)?;
+    let max_files = args::cap_of(NAME, "maxFiles", a.max_files, 1_000_000, DEFAULT_MAX_FILES)?;
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let stop = Stop::new(ctx.cancel.flag(), None);
@@ -50,8 +63,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         let opts = ScanOptions { include: &include, walk, needle: None, needle_ignore_case: false };
         scan::scan(&target, &opts, &stop, |_, lang, src, stop| {
             let mut syms = symbols::symbols_until(lang, src, &|| stop.should_stop());
-            if let Some(k) = &kind {
-                syms.retain(|s| symbols::kind_matches(k, s.kind));
+            if let Some(k) = kind {
+                syms.retain(|s| k.matches(s.kind));
             }
             Some((lang, syms))
         })
@@ -118,8 +131,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("list_symbols.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]
@@ -127,9 +140,10 @@ mod tests {
     use super::*;
     use crate::code::testing::{ctx, ws};
     use crate::error::ErrorCode;
+    use serde_json::Value;
 
     async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &ctx(dir)).await
+        (TOOL.run)(&args, &ctx(dir)).await
     }
 
     #[tokio::test]
@@ -166,6 +180,16 @@ mod tests {
         assert_eq!(
             call(t.path(), json!({"path": ".", "kind": "widget"})).await.unwrap_err().code(),
             ErrorCode::InvalidArgument
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unknown_kind_names_the_kinds() {
+        let t = ws(&[("a.ts", "x")]);
+        let e = call(t.path(), json!({"path": ".", "kind": "widget"})).await.unwrap_err();
+        assert_eq!(
+            e.message(),
+            "list_symbols: `kind` must be one of function, method, class, interface, type, enum, module, variable, constant, property, struct, trait, impl, macro, union"
         );
     }
 }

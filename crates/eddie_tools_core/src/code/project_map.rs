@@ -5,9 +5,11 @@
 //! counts what was left out (ignore files, dot-entries, dependency directories), so that an
 //! agent knows what is not shown. An abort returns what was listed so far, flagged `cancelled`.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
-use crate::code::args;
+use crate::code::args::{self, Count};
 use crate::context::Ctx;
 use crate::engine::walk::tree::{Page, Tree, TreeOptions};
 use crate::engine::walk::{GitignoreFilter, IgnoreCounts};
@@ -22,15 +24,38 @@ pub const DEFAULT_MAX_DEPTH: usize = 2;
 /// Default page of flat entries (as `get_folder_tree_structure`).
 const DEFAULT_MAX_ENTRIES: usize = 200;
 
+/// The arguments of `project_map`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// Directory to map, relative to the workspace (default ".").
+    pub path: Option<String>,
+    /// Levels below the first (default 2: three levels).
+    #[schemars(range(min = 0))]
+    pub max_depth: Option<Count>,
+    /// List dot-entries (default false).
+    pub include_hidden: Option<bool>,
+    /// List dependency folders such as node_modules (default false).
+    pub include_dependencies: Option<bool>,
+    /// Leave out what .gitignore, .ignore and .git/info/exclude ignore (default true); the count is in ignored.gitignore.
+    pub respect_gitignore: Option<bool>,
+    /// Flat entries per page (default 200).
+    #[schemars(range(min = 1))]
+    pub max_entries: Option<Count>,
+    /// Flat entries to skip (from pagination.nextOffset).
+    #[schemars(range(min = 0))]
+    pub offset: Option<Count>,
+}
+
 /// Run the tool.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path = args::opt_str(args, NAME, "path")?.unwrap_or_else(|| ".".to_owned());
-    let max_depth = args::opt_uint(args, NAME, "maxDepth", 1000)?.unwrap_or(DEFAULT_MAX_DEPTH);
-    let include_hidden = args::bool_or(args, NAME, "includeHidden", false)?;
-    let include_dependencies = args::bool_or(args, NAME, "includeDependencies", false)?;
-    let respect_gitignore = args::bool_or(args, NAME, "respectGitignore", true)?;
-    let max_entries = args::cap(args, NAME, "maxEntries", 1_000_000, DEFAULT_MAX_ENTRIES)?;
-    let offset = args::offset(args, NAME)?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = a.path.unwrap_or_else(|| ".".to_owned());
+    let max_depth = args::uint_of(NAME, "maxDepth", a.max_depth, 1000)?.unwrap_or(DEFAULT_MAX_DEPTH);
+    let include_hidden = a.include_hidden.unwrap_or(false);
+    let include_dependencies = a.include_dependencies.unwrap_or(false);
+    let respect_gitignore = a.respect_gitignore.unwrap_or(true);
+    let max_entries = args::cap_of(NAME, "maxEntries", a.max_entries, 1_000_000, DEFAULT_MAX_ENTRIES)?;
+    let offset = args::offset_of(NAME, a.offset)?;
     let target = args::target(ctx, Some(&path))?;
     let resolved = ctx.workspace.resolve(&path)?;
     let prefix = ctx.workspace.relative(&resolved.lexical);
@@ -82,8 +107,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("project_map.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]
@@ -91,9 +116,10 @@ mod tests {
     use super::*;
     use crate::code::testing::ctx;
     use crate::error::ErrorCode;
+    use serde_json::Value;
 
     async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &ctx(dir)).await
+        (TOOL.run)(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

@@ -5,9 +5,12 @@
 
 use std::time::{Duration, Instant};
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::code::args;
+use crate::call::args::lenient::StringOrList;
+use crate::code::args::{self, Count};
 use crate::code::grep;
 use crate::code::symbols::{self, Lang, MAX_PARSE_BYTES};
 use crate::context::Ctx;
@@ -37,14 +40,37 @@ const TESTS: &[&str] = &[
     "*_test.rs",
 ];
 
+/// The arguments of `search_codebase`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// A name or words (a file matching any word is a hit; files matching more words rank higher).
+    pub query: String,
+    /// Directory to search, relative to the workspace (default ".").
+    pub path: Option<String>,
+    /// Also search test files and folders (default false).
+    pub include_tests: Option<bool>,
+    /// Also search .md, .mdx, .rst, .txt and .adoc files (default false).
+    pub include_docs: Option<bool>,
+    /// Match case (default false).
+    pub case_sensitive: Option<bool>,
+    /// Honour .gitignore, .ignore and .git/info/exclude (default true).
+    pub respect_gitignore: Option<bool>,
+    /// Include dot-files and dot-directories (default false; .git is never searched).
+    pub include_hidden: Option<bool>,
+    /// Most files and definitions returned (default 20 each).
+    #[schemars(range(min = 1))]
+    pub max_results: Option<Count>,
+}
+
 /// Run the tool.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let query = args::req_str(args, NAME, "query")?;
-    let path = args::opt_str(args, NAME, "path")?.unwrap_or_else(|| ".".to_owned());
-    let include_tests = args::bool_or(args, NAME, "includeTests", false)?;
-    let include_docs = args::bool_or(args, NAME, "includeDocs", false)?;
-    let case_sensitive = args::bool_or(args, NAME, "caseSensitive", false)?;
-    let max_results = args::cap(args, NAME, "maxResults", 10_000, DEFAULT_MAX_RESULTS)?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let query = args::non_empty(NAME, "query", a.query)?;
+    let path = a.path.unwrap_or_else(|| ".".to_owned());
+    let include_tests = a.include_tests.unwrap_or(false);
+    let include_docs = a.include_docs.unwrap_or(false);
+    let case_sensitive = a.case_sensitive.unwrap_or(false);
+    let max_results = args::cap_of(NAME, "maxResults", a.max_results, 10_000, DEFAULT_MAX_RESULTS)?;
     let mut terms: Vec<String> = Vec::new();
     for t in query.split_whitespace() {
         if !terms.iter().any(|x| x == t) {
@@ -53,17 +79,22 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     }
     let pattern = terms.iter().map(|t| regex::escape(t)).collect::<Vec<_>>().join("|");
     let exts = if include_docs { format!("{CODE},{DOCS}") } else { CODE.to_owned() };
-    let q = grep::Query::parse(&json!({
-        "pattern": pattern,
-        "path": path,
-        "caseInsensitive": !case_sensitive,
-        "include": format!("*.{{{exts}}}"),
-        "exclude": if include_tests { json!([]) } else { json!(TESTS) },
-        "respectGitignore": args::bool_or(args, NAME, "respectGitignore", true)?,
-        "includeHidden": args::bool_or(args, NAME, "includeHidden", false)?,
-        "maxPerFile": 3,
-        "maxLineLength": 200,
-    }))?;
+    let q = grep::Query::new(grep::Args {
+        pattern,
+        path: Some(path.clone()),
+        case_insensitive: Some(!case_sensitive),
+        include: Some(StringOrList::One(format!("*.{{{exts}}}"))),
+        exclude: Some(StringOrList::Many(if include_tests {
+            Vec::new()
+        } else {
+            TESTS.iter().map(|t| (*t).to_owned()).collect()
+        })),
+        respect_gitignore: Some(a.respect_gitignore.unwrap_or(true)),
+        include_hidden: Some(a.include_hidden.unwrap_or(false)),
+        max_per_file: Some(Count(3.0)),
+        max_line_length: Some(Count(200.0)),
+        ..Default::default()
+    })?;
     let target = args::target(ctx, Some(&path))?;
     let stop = Stop::new(ctx.cancel.flag(), Some(Instant::now() + Duration::from_secs(60)));
     let lowered: Vec<String> =
@@ -221,8 +252,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("search_codebase.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]
@@ -232,7 +263,7 @@ mod tests {
     use crate::error::ErrorCode;
 
     async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        run(&args, &ctx(dir)).await
+        (TOOL.run)(&args, &ctx(dir)).await
     }
 
     #[tokio::test]

@@ -101,31 +101,77 @@ impl Symbol {
     }
 }
 
+/// A kind filter (the `kind` argument of `list_symbols` and `find_symbol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A function (also matches methods).
+    Function,
+    /// A method.
+    Method,
+    /// A class (also matches structs).
+    Class,
+    /// An interface (also matches traits).
+    Interface,
+    /// A type alias.
+    Type,
+    /// An enum.
+    Enum,
+    /// A module or namespace.
+    Module,
+    /// A variable.
+    Variable,
+    /// A constant.
+    Constant,
+    /// A property or field.
+    Property,
+    /// A struct.
+    Struct,
+    /// A trait.
+    Trait,
+    /// An impl block.
+    Impl,
+    /// A macro.
+    Macro,
+    /// A union.
+    Union,
+}
+
+impl Kind {
+    /// The kind's name, as symbols carry it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Function => "function",
+            Self::Method => "method",
+            Self::Class => "class",
+            Self::Interface => "interface",
+            Self::Type => "type",
+            Self::Enum => "enum",
+            Self::Module => "module",
+            Self::Variable => "variable",
+            Self::Constant => "constant",
+            Self::Property => "property",
+            Self::Struct => "struct",
+            Self::Trait => "trait",
+            Self::Impl => "impl",
+            Self::Macro => "macro",
+            Self::Union => "union",
+        }
+    }
+
+    /// Whether a symbol of kind `kind` matches this filter (`class` also takes structs,
+    /// `interface` traits, `function` methods).
+    pub fn matches(self, kind: &str) -> bool {
+        kind_matches(self.as_str(), kind)
+    }
+}
+
 /// Whether `kind` matches the requested kind filter (`class` also takes structs, `interface`
 /// traits, `function` methods).
 pub fn kind_matches(filter: &str, kind: &str) -> bool {
     filter == kind
         || matches!((filter, kind), ("class", "struct") | ("interface", "trait") | ("function", "method"))
 }
-
-/// Every kind a symbol can have.
-pub const KINDS: &[&str] = &[
-    "function",
-    "method",
-    "class",
-    "interface",
-    "type",
-    "enum",
-    "module",
-    "variable",
-    "constant",
-    "property",
-    "struct",
-    "trait",
-    "impl",
-    "macro",
-    "union",
-];
 
 thread_local! {
     static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
