@@ -2,27 +2,43 @@
 //! Delete, Update and Move operations, `@@` anchors and `*** End of File`) atomically. A
 //! unified diff is accepted too. `dryRun` returns the resulting diff without writing.
 
-use serde_json::Value;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use super::apply::run_ops;
-use super::{allow_placeholders, flag, req_str};
+use super::{non_empty, on};
+use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::patch::parse_any;
 use crate::error::Result;
 use crate::files::apply_unified_diff::SCHEMA;
 use crate::output::ToolOutput;
 
+const NAME: &str = "apply_patch";
+
+/// The arguments of `apply_patch`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// The patch text (also: input).
+    #[schemars(length(min = 1))]
+    pub patch: String,
+    /// Compute and return the diff without writing.
+    pub dry_run: Option<Flag>,
+    /// Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders).
+    pub allow_placeholders: Option<Flag>,
+}
+
 /// Run `apply_patch`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let patch = req_str(args, &["patch", "input", "diff"])?;
-    let dry_run = flag(args, &["dryRun", "dry_run"]);
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let patch = non_empty("patch", a.patch)?;
     let ops = parse_any(&patch)?;
-    run_ops(ctx, ops, None, dry_run, allow_placeholders(args), SCHEMA).await
+    run_ops(ctx, ops, None, on(a.dry_run), on(a.allow_placeholders), SCHEMA).await
 }
 
 /// The `apply_patch` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "apply_patch",
+    name: NAME,
     js_name: "applyPatch",
     family: "files",
     effects: crate::registry::Effects::Confirms,
@@ -34,6 +50,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("allow_placeholders", "allowPlaceholders"),
     ],
     definition: include_str!("apply_patch.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

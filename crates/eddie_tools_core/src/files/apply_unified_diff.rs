@@ -4,10 +4,12 @@
 //! `dryRun` returns the resulting diff without writing. `rootPath` (inside the workspace)
 //! prefixes every path of the diff. If any hunk of any file fails, no file is changed.
 
-use serde_json::Value;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use super::apply::run_ops;
-use super::{allow_placeholders, flag, opt_str, req_str};
+use super::{non_empty, on};
+use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::patch::parse_unified;
 use crate::error::Result;
@@ -16,15 +18,34 @@ use crate::output::ToolOutput;
 /// The outputSchema `$id` shared by the patch tools.
 pub const SCHEMA: &str = "eddie.tool.patch.result.v1";
 
+const NAME: &str = "apply_unified_diff";
+
+/// The arguments of `apply_unified_diff`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// The unified diff.
+    #[schemars(length(min = 1))]
+    pub diff: String,
+    /// Compute and return the diff without writing.
+    pub dry_run: Option<Flag>,
+    /// Directory (in the workspace) the diff's paths are relative to.
+    pub root_path: Option<String>,
+    /// Include a risk assessment.
+    pub assess_risk: Option<Flag>,
+    /// Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders).
+    pub allow_placeholders: Option<Flag>,
+}
+
 /// Run `apply_unified_diff`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let diff = req_str(args, &["diff", "patch"])?;
-    let dry_run = flag(args, &["dryRun", "dry_run"]);
-    let root = opt_str(args, &["rootPath", "root_path"])?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let diff = non_empty("diff", a.diff)?;
+    let dry_run = on(a.dry_run);
+    let root = a.root_path;
     let ops = parse_unified(&diff)?;
-    let allow = allow_placeholders(args);
+    let allow = on(a.allow_placeholders);
     let mut out = run_ops(ctx, ops, root.as_deref(), dry_run, allow, SCHEMA).await?;
-    if flag(args, &["assessRisk", "assess_risk"]) {
+    if on(a.assess_risk) {
         let risk = crate::files::assess_patch_risk::assess(&diff, ctx)?;
         out.content = format!(
             "{}\nRisk: {} (score {}).",
@@ -39,7 +60,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 
 /// The `apply_unified_diff` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "apply_unified_diff",
+    name: NAME,
     js_name: "applyUnifiedDiff",
     family: "files",
     effects: crate::registry::Effects::Confirms,
@@ -52,6 +73,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("allow_placeholders", "allowPlaceholders"),
     ],
     definition: include_str!("apply_unified_diff.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -11,9 +11,11 @@
 use std::sync::OnceLock;
 
 use regex::Regex;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::req_str;
+use super::non_empty;
 use crate::context::Ctx;
 use crate::engine::patch::{Op, Tag, parse_any};
 use crate::error::Result;
@@ -21,6 +23,17 @@ use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.assess_patch_risk.result.v1";
+
+const NAME: &str = "assess_patch_risk";
+
+/// The arguments of `assess_patch_risk`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// The diff or patch (also: patch).
+    #[schemars(length(min = 1))]
+    pub diff: String,
+}
 
 struct Rules {
     sensitive: Vec<(Regex, &'static str)>,
@@ -139,8 +152,8 @@ pub fn assess(text: &str, ctx: &Ctx) -> Result<Value> {
 }
 
 /// Run `assess_patch_risk`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let text = req_str(args, &["diff", "patch"])?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let text = non_empty("diff", a.diff)?;
     let data = assess(&text, ctx)?;
     let mut content = format!(
         "Risk: {} (score {}) — {} file(s), +{} -{}.",
@@ -163,15 +176,15 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 
 /// The `assess_patch_risk` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "assess_patch_risk",
+    name: NAME,
     js_name: "assessPatchRisk",
     family: "files",
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
     aliases: &[("patch", "diff")],
     definition: include_str!("assess_patch_risk.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]

@@ -5,9 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
-use super::{flag, inside, req_str};
+use super::{inside, non_empty, on};
+use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::store::commit::{Change, commit};
 use crate::error::{ErrorCode, Result, ToolError, exists_error};
@@ -20,7 +23,22 @@ const MAX_BYTES: u64 = 512 << 20;
 /// Most files one directory copy may move.
 const MAX_FILES: usize = 20_000;
 
-/// Source and destination arguments (`source`/`destination`, also `from`/`to`, `src`/`dest`).
+const NAME: &str = "copy_file";
+
+/// The arguments of `copy_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    // The file or directory to copy (no description in the schema, so not `pub`).
+    #[schemars(length(min = 1))]
+    source: String,
+    // Where it goes.
+    #[schemars(length(min = 1))]
+    destination: String,
+    /// Replace existing files.
+    pub overwrite: Option<Flag>,
+}
+
 /// The seeds' spellings of `source` and `destination` (`copy_file`, `move_file`).
 pub const ENDPOINT_ALIASES: &[(&str, &str)] = &[
     ("src", "source"),
@@ -33,12 +51,9 @@ pub const ENDPOINT_ALIASES: &[(&str, &str)] = &[
     ("force", "overwrite"),
 ];
 
-/// The source and destination of a copy or move.
-pub fn endpoints(args: &Value) -> Result<(String, String)> {
-    Ok((
-        req_str(args, &["source", "src", "from", "sourcePath"])?,
-        req_str(args, &["destination", "dest", "to", "destinationPath", "target"])?,
-    ))
+/// The source and destination of a copy or move, both non-empty.
+pub fn endpoints(source: String, destination: String) -> Result<(String, String)> {
+    Ok((non_empty("source", source)?, non_empty("destination", destination)?))
 }
 
 /// Where `source` lands when `dest` names an existing directory.
@@ -55,9 +70,9 @@ pub fn landing(ctx: &Ctx, source: &str, dest: &str) -> Result<String> {
 }
 
 /// Run `copy_file`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let (source, dest) = endpoints(args)?;
-    let overwrite = flag(args, &["overwrite", "force"]);
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let (source, dest) = endpoints(a.source, a.destination)?;
+    let overwrite = on(a.overwrite);
     let src = ctx.workspace.resolve(&source)?;
     ctx.workspace.resolve(&dest)?;
     let dest = landing(ctx, &source, &dest)?;
@@ -179,13 +194,13 @@ fn plan(src: &Path, dst: &Path, shown: &str, dshown: &str, overwrite: bool) -> R
 
 /// The `copy_file` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "copy_file",
+    name: NAME,
     js_name: "copyFile",
     family: "files",
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Moderate,
     aliases: ENDPOINT_ALIASES,
     definition: include_str!("copy_file.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

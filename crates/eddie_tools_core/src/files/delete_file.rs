@@ -5,15 +5,31 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
-use super::{flag, not_root, own_path, path_arg};
+use super::{non_empty, not_root, on, own_path};
+use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.delete_file.result.v1";
+
+const NAME: &str = "delete_file";
+
+/// The arguments of `delete_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// File path, relative to the workspace (also accepted: filePath, filepath).
+    #[schemars(length(min = 1))]
+    pub path: String,
+    /// Actually delete (default false: report only).
+    pub force: Option<Flag>,
+}
 
 /// Files and bytes under `p` (not following links); `(kind, files, bytes)`.
 fn survey(p: &Path, shown: &str) -> Result<(&'static str, u64, u64)> {
@@ -42,9 +58,9 @@ fn survey(p: &Path, shown: &str) -> Result<(&'static str, u64, u64)> {
 }
 
 /// Run `delete_file`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path = path_arg(args)?;
-    let force = flag(args, &["force"]);
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = non_empty("path", a.path)?;
+    let force = on(a.force);
     let (r, own) = own_path(ctx, &path)?;
     not_root(ctx, &r, &path, "deleted")?;
     let (o, s) = (own.clone(), path.clone());
@@ -96,13 +112,13 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 
 /// The `delete_file` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "delete_file",
+    name: NAME,
     js_name: "deleteFile",
     family: "files",
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Dangerous,
     aliases: &[("filePath", "path"), ("filepath", "path"), ("file_path", "path")],
     definition: include_str!("delete_file.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -1,22 +1,45 @@
 //! `delete_range`: remove lines `startLine..=endLine` (1-based, inclusive), with `dryRun`
 //! (Floyd `delete_range`). The file's trailing-newline state is kept.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
-use super::{edit_result, flag, load_arg, path_arg, req_int};
+use super::{edit_result, load_with, non_empty, on};
+use crate::call::args::lenient::{Flag, JsInt};
 use crate::context::Ctx;
 use crate::engine::patch::matcher::lines;
 use crate::error::Result;
 use crate::files::edit_range::{check_range, replace_lines};
 use crate::output::ToolOutput;
 
+const NAME: &str = "delete_range";
+
+/// The arguments of `delete_range`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// File path, relative to the workspace (also accepted: filePath, filepath).
+    #[schemars(length(min = 1))]
+    pub path: String,
+    // The first line, 1-based (no description in the schema, so not `pub`).
+    start_line: JsInt,
+    // The last line, inclusive.
+    end_line: JsInt,
+    /// Compute and return the diff without writing.
+    pub dry_run: Option<Flag>,
+    /// The `hash` a read returned; the edit is refused with STALE if the file changed since.
+    pub expected_hash: Option<String>,
+    /// Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis).
+    pub encoding: Option<String>,
+}
+
 /// Run `delete_range`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path = path_arg(args)?;
-    let start = req_int(args, &["startLine", "start_line"])?;
-    let end = req_int(args, &["endLine", "end_line"])?;
-    let dry_run = flag(args, &["dryRun", "dry_run"]);
-    let loaded = load_arg(ctx, args, &path).await?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = non_empty("path", a.path)?;
+    let (start, end) = (a.start_line.0, a.end_line.0);
+    let dry_run = on(a.dry_run);
+    let loaded = load_with(ctx, &path, a.expected_hash.as_deref(), a.encoding.as_deref()).await?;
     let text = &loaded.doc.text;
     let table = lines(text);
     let (i0, i1) = check_range(&table, start, end, &path)?;
@@ -29,7 +52,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 
 /// The `delete_range` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "delete_range",
+    name: NAME,
     js_name: "deleteRange",
     family: "files",
     effects: crate::registry::Effects::Confirms,
@@ -44,6 +67,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("expected_hash", "expectedHash"),
     ],
     definition: include_str!("delete_range.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -7,9 +7,12 @@
 //! block matches once and none overlap. Matching follows the fuzzy ladder of
 //! [`super::matcher`] unless `fuzzy: false`; the result names the stage that matched.
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Loaded, allow_placeholders, edit_result, flag, flag_or_true, load_arg, opt_str, path_arg};
+use super::{Loaded, edit_result, load_with, non_empty, on, on_unless_off};
+use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::patch::matcher::{self, Found, Request};
 use crate::error::{ErrorCode, Result, ToolError, prefixed};
@@ -18,6 +21,35 @@ use crate::output::ToolOutput;
 
 /// The outputSchema `$id` shared by the edit tools.
 pub const SCHEMA: &str = "eddie.tool.edit.result.v1";
+
+const NAME: &str = "edit_file";
+
+/// The arguments of `edit_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// File path, relative to the workspace (also accepted: filePath, filepath).
+    #[schemars(length(min = 1))]
+    pub path: String,
+    /// Exact text to replace (also: old_string, oldStr, old_text, target).
+    pub old_string: Option<String>,
+    /// Replacement text (also: new_string, newStr, new_text, patch).
+    pub new_string: Option<String>,
+    /// Replace every occurrence (also: replaceAll).
+    pub all: Option<Flag>,
+    /// SEARCH/REPLACE blocks instead of oldString/newString.
+    pub diff: Option<String>,
+    /// Allow the fuzzy ladder (eol, trim_end, indent, unicode) when the text is not found exactly. Default true.
+    pub fuzzy: Option<Flag>,
+    /// Compute and return the diff without writing.
+    pub dry_run: Option<Flag>,
+    /// The `hash` a read returned; the edit is refused with STALE if the file changed since.
+    pub expected_hash: Option<String>,
+    /// Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis).
+    pub encoding: Option<String>,
+    /// Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders).
+    pub allow_placeholders: Option<Flag>,
+}
 
 /// One SEARCH/REPLACE block.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,14 +174,12 @@ pub fn summary(text: &str, found: &[Found]) -> String {
 }
 
 /// Run `edit_file`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path = path_arg(args)?;
-    let fuzzy = flag_or_true(args, &["fuzzy"]);
-    let all = flag(args, &["all", "replaceAll", "replace_all"]);
-    let dry_run = flag(args, &["dryRun", "dry_run"]);
-    let diff = opt_str(args, &["diff"])?;
-    let old = opt_str(args, &["oldString", "old_string", "oldStr", "old_text", "target"])?;
-    let new = opt_str(args, &["newString", "new_string", "newStr", "new_text", "patch"])?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = non_empty("path", a.path)?;
+    let fuzzy = on_unless_off(a.fuzzy);
+    let all = on(a.all);
+    let dry_run = on(a.dry_run);
+    let (diff, old, new) = (a.diff, a.old_string, a.new_string);
     let blocks = match (&diff, &old, &new) {
         (Some(d), None, None) => Some(parse_blocks(d)?),
         (None, Some(_), Some(_)) => None,
@@ -165,9 +195,9 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         }
         (None, Some(_), None) => return Err(ToolError::invalid("newString must be a string")),
     };
-    let loaded: Loaded = load_arg(ctx, args, &path).await?;
+    let loaded: Loaded = load_with(ctx, &path, a.expected_hash.as_deref(), a.encoding.as_deref()).await?;
     let text = &loaded.doc.text;
-    let allow = allow_placeholders(args);
+    let allow = on(a.allow_placeholders);
     match &blocks {
         Some(b) => b.iter().try_for_each(|b| placeholder::check(&b.replace, text, allow, &path))?,
         None => placeholder::check(new.as_deref().unwrap_or_default(), text, allow, &path)?,
@@ -194,7 +224,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 
 /// The `edit_file` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "edit_file",
+    name: NAME,
     js_name: "editFile",
     family: "files",
     effects: crate::registry::Effects::Confirms,
@@ -218,8 +248,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("allow_placeholders", "allowPlaceholders"),
     ],
     definition: include_str!("edit_file.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]

@@ -2,14 +2,42 @@
 //! (Floyd `edit_range`, with `dryRun`). The new lines take the replaced lines' line ending;
 //! the file's trailing-newline state is kept. Empty `content` deletes the lines.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
-use super::{edit_result, flag, load_for, path_arg, req_int, req_text};
+use super::{edit_result, load_checked, non_empty, on};
+use crate::call::args::lenient::{Flag, JsInt};
 use crate::context::Ctx;
 use crate::engine::patch::matcher::{Line, lines};
 use crate::engine::text::doc::eol_style;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
+
+const NAME: &str = "edit_range";
+
+/// The arguments of `edit_range`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// File path, relative to the workspace (also accepted: filePath, filepath).
+    #[schemars(length(min = 1))]
+    pub path: String,
+    // The first line to replace, 1-based (no description in the schema, so not `pub`).
+    start_line: JsInt,
+    // The last line, inclusive.
+    end_line: JsInt,
+    // The new lines (empty: delete the range).
+    content: String,
+    /// Compute and return the diff without writing.
+    pub dry_run: Option<Flag>,
+    /// The `hash` a read returned; the edit is refused with STALE if the file changed since.
+    pub expected_hash: Option<String>,
+    /// Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis).
+    pub encoding: Option<String>,
+    /// Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders).
+    pub allow_placeholders: Option<Flag>,
+}
 
 /// `content` as lines ending in `eol`; the last one only when `final_eol`.
 pub fn block(content: &str, eol: &str, final_eol: bool) -> String {
@@ -57,13 +85,13 @@ pub fn replace_lines(text: &str, table: &[Line], i0: usize, i1: usize, content: 
 }
 
 /// Run `edit_range`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path = path_arg(args)?;
-    let start = req_int(args, &["startLine", "start_line"])?;
-    let end = req_int(args, &["endLine", "end_line"])?;
-    let content = req_text(args, &["content"])?;
-    let dry_run = flag(args, &["dryRun", "dry_run"]);
-    let loaded = load_for(ctx, args, &path, &content).await?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = non_empty("path", a.path)?;
+    let (start, end) = (a.start_line.0, a.end_line.0);
+    let content = a.content;
+    let dry_run = on(a.dry_run);
+    let (expected, encoding) = (a.expected_hash.as_deref(), a.encoding.as_deref());
+    let loaded = load_checked(ctx, &path, expected, encoding, &content, on(a.allow_placeholders)).await?;
     let text = &loaded.doc.text;
     let table = lines(text);
     let (i0, i1) = check_range(&table, start, end, &path)?;
@@ -76,7 +104,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 
 /// The `edit_range` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "edit_range",
+    name: NAME,
     js_name: "editRange",
     family: "files",
     effects: crate::registry::Effects::Confirms,
@@ -92,8 +120,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("allow_placeholders", "allowPlaceholders"),
     ],
     definition: include_str!("edit_range.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]

@@ -5,9 +5,11 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{own_path, path_arg};
+use super::{non_empty, own_path};
 use crate::context::Ctx;
 use crate::engine::text::line_index as index;
 use crate::error::{Result, ToolError};
@@ -15,6 +17,17 @@ use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.get_file_info.result.v1";
+
+const NAME: &str = "get_file_info";
+
+/// The arguments of `get_file_info`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// File path, relative to the workspace (also accepted: filePath, filepath).
+    #[schemars(length(min = 1))]
+    pub path: String,
+}
 
 fn iso(t: std::io::Result<std::time::SystemTime>) -> Value {
     t.ok().map_or(Value::Null, |t| {
@@ -34,8 +47,8 @@ fn rwx(mode: u32) -> String {
 }
 
 /// Run `get_file_info`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path = path_arg(args)?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = non_empty("path", a.path)?;
     let (r, own) = own_path(ctx, &path)?;
     let shown = path.clone();
     let data = crate::blocking("get_file_info", move || {
@@ -104,13 +117,13 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 
 /// The `get_file_info` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "get_file_info",
+    name: NAME,
     js_name: "getFileInfo",
     family: "files",
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
     aliases: &[("filePath", "path"), ("filepath", "path"), ("file_path", "path")],
     definition: include_str!("get_file_info.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -2,15 +2,41 @@
 //! `totalLines + 1` appends), with `dryRun` (Floyd `insert_at`). The new lines use the file's
 //! line ending; the trailing-newline state is kept.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
-use super::{edit_result, flag, load_for, path_arg, req_int, req_text};
+use super::{edit_result, load_checked, non_empty, on};
+use crate::call::args::lenient::{Flag, JsInt};
 use crate::context::Ctx;
 use crate::engine::patch::matcher::lines;
 use crate::engine::text::doc::eol_style;
 use crate::error::{Result, ToolError};
 use crate::files::edit_range::block;
 use crate::output::ToolOutput;
+
+const NAME: &str = "insert_at";
+
+/// The arguments of `insert_at`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// File path, relative to the workspace (also accepted: filePath, filepath).
+    #[schemars(length(min = 1))]
+    pub path: String,
+    // The line to insert before, 1-based (no description in the schema, so not `pub`).
+    line_number: JsInt,
+    // The new lines.
+    content: String,
+    /// Compute and return the diff without writing.
+    pub dry_run: Option<Flag>,
+    /// The `hash` a read returned; the edit is refused with STALE if the file changed since.
+    pub expected_hash: Option<String>,
+    /// Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis).
+    pub encoding: Option<String>,
+    /// Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders).
+    pub allow_placeholders: Option<Flag>,
+}
 
 /// `text` with `content` inserted before 0-based line `at` (`at == lines` appends).
 pub fn insert(text: &str, at: usize, content: &str) -> String {
@@ -30,12 +56,13 @@ pub fn insert(text: &str, at: usize, content: &str) -> String {
 }
 
 /// Run `insert_at`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path = path_arg(args)?;
-    let line = req_int(args, &["lineNumber", "line_number", "line"])?;
-    let content = req_text(args, &["content"])?;
-    let dry_run = flag(args, &["dryRun", "dry_run"]);
-    let loaded = load_for(ctx, args, &path, &content).await?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = non_empty("path", a.path)?;
+    let line = a.line_number.0;
+    let content = a.content;
+    let dry_run = on(a.dry_run);
+    let (expected, encoding) = (a.expected_hash.as_deref(), a.encoding.as_deref());
+    let loaded = load_checked(ctx, &path, expected, encoding, &content, on(a.allow_placeholders)).await?;
     let text = &loaded.doc.text;
     let total = lines(text).len() as i64;
     if line < 1 || line > total + 1 {
@@ -54,7 +81,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 
 /// The `insert_at` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "insert_at",
+    name: NAME,
     js_name: "insertAt",
     family: "files",
     effects: crate::registry::Effects::Confirms,
@@ -70,8 +97,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("allow_placeholders", "allowPlaceholders"),
     ],
     definition: include_str!("insert_at.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]

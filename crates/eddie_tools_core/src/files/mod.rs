@@ -66,27 +66,12 @@ pub const FAMILY: Family = Family {
     partial_on_cancel: false,
 };
 
-// ---- arguments (each seed's spelling is accepted)
+// ---- the Value-based readers `list_directory` still used at the last commit (the other
+// tools parse typed arguments)
 
 /// The first of `names` present in `args`.
 pub fn arg<'a>(args: &'a Value, names: &[&str]) -> Option<&'a Value> {
     names.iter().find_map(|n| args.get(*n).filter(|v| !v.is_null()))
-}
-
-/// A required non-empty string under any of `names` (the first is the one errors name).
-pub fn req_str(args: &Value, names: &[&str]) -> Result<String> {
-    match arg(args, names) {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-        _ => Err(ToolError::invalid(format!("{} must be a non-empty string", names[0]))),
-    }
-}
-
-/// A required string (may be empty).
-pub fn req_text(args: &Value, names: &[&str]) -> Result<String> {
-    match arg(args, names) {
-        Some(Value::String(s)) => Ok(s.clone()),
-        _ => Err(ToolError::invalid(format!("{} must be a string", names[0]))),
-    }
 }
 
 /// An optional string.
@@ -98,11 +83,6 @@ pub fn opt_str(args: &Value, names: &[&str]) -> Result<Option<String>> {
     }
 }
 
-/// The file path (`path`, Floyd's `filePath`, TunaCode's `filepath`).
-pub fn path_arg(args: &Value) -> Result<String> {
-    req_str(args, &["path", "filePath", "filepath", "file_path"])
-}
-
 /// A flag: JS truthiness, except that the strings `"false"`, `"0"` and `"no"` are false
 /// (Alfredo sends `recursive: "false"`).
 pub fn flag(args: &Value, names: &[&str]) -> bool {
@@ -112,11 +92,6 @@ pub fn flag(args: &Value, names: &[&str]) -> bool {
         }
         v => js::truthy(v),
     }
-}
-
-/// A flag that defaults to `true` when absent.
-pub fn flag_or_true(args: &Value, names: &[&str]) -> bool {
-    arg(args, names).is_none() || flag(args, names)
 }
 
 /// An optional integer (`Number()` coercion, floored); `INVALID_ARGUMENT` when not finite.
@@ -134,19 +109,55 @@ pub fn opt_int(args: &Value, names: &[&str]) -> Result<Option<i64>> {
     }
 }
 
-/// A required integer.
-pub fn req_int(args: &Value, names: &[&str]) -> Result<i64> {
-    opt_int(args, names)?.ok_or_else(|| ToolError::invalid(format!("{} must be a number", names[0])))
+// ---- typed arguments (each tool's `Args`; the seeds' spellings are renamed by the spec's
+// aliases before parsing)
+
+/// `s`, a required string that must not be empty (`what` names it in the error).
+pub fn non_empty(what: &str, s: String) -> Result<String> {
+    if s.is_empty() {
+        return Err(ToolError::invalid(format!("{what} must be a non-empty string")));
+    }
+    Ok(s)
 }
 
-/// `expectedHash` (or `expected_hash`).
-pub fn expected_hash(args: &Value) -> Result<Option<String>> {
-    opt_str(args, &["expectedHash", "expected_hash"])
+/// The `encoding` label as an [`Enc`].
+pub fn encoding_of(label: Option<&str>) -> Result<Option<Enc>> {
+    label.map(Enc::from_label).transpose()
 }
 
-/// `encoding` as an [`Enc`].
-pub fn encoding_arg(args: &Value) -> Result<Option<Enc>> {
-    opt_str(args, &["encoding"])?.map(|l| Enc::from_label(&l)).transpose()
+/// A [`lenient::Flag`](crate::call::args::lenient::Flag) that defaults to `false`.
+pub fn on(f: Option<crate::call::args::lenient::Flag>) -> bool {
+    f.is_some_and(|f| f.0)
+}
+
+/// A [`lenient::Flag`](crate::call::args::lenient::Flag) that defaults to `true`.
+pub fn on_unless_off(f: Option<crate::call::args::lenient::Flag>) -> bool {
+    f.is_none_or(|f| f.0)
+}
+
+/// [`load`] `path` with the call's `expectedHash` and `encoding` label.
+pub async fn load_with(
+    ctx: &Ctx,
+    path: &str,
+    expected: Option<&str>,
+    encoding: Option<&str>,
+) -> Result<Loaded> {
+    load(ctx, path, expected, encoding_of(encoding)?).await
+}
+
+/// [`load_with`], then refuse omission placeholders in `content`, the text the edit writes,
+/// unless `allow` (`allowPlaceholders`).
+pub async fn load_checked(
+    ctx: &Ctx,
+    path: &str,
+    expected: Option<&str>,
+    encoding: Option<&str>,
+    content: &str,
+    allow: bool,
+) -> Result<Loaded> {
+    let loaded = load_with(ctx, path, expected, encoding).await?;
+    placeholder::check(content, &loaded.doc.text, allow, path)?;
+    Ok(loaded)
 }
 
 // ---- the edit pipeline shared by the single-file edit tools
@@ -315,24 +326,6 @@ pub fn edit_content(loaded: &Loaded, f: &Finished, dry_run: bool, what: &str) ->
     if f.diff.is_empty() || f.cancelled { head } else { format!("{head}\n{}", f.shown) }
 }
 
-/// `allowPlaceholders`: let the new text hold omission placeholders (`// ... rest unchanged`).
-pub fn allow_placeholders(args: &Value) -> bool {
-    flag(args, &["allowPlaceholders", "allow_placeholders"])
-}
-
-/// [`load`] `path` with the call's `expectedHash` and `encoding`.
-pub async fn load_arg(ctx: &Ctx, args: &Value, path: &str) -> Result<Loaded> {
-    load(ctx, path, expected_hash(args)?.as_deref(), encoding_arg(args)?).await
-}
-
-/// [`load_arg`], then refuse omission placeholders in `content`, the text the edit writes,
-/// unless `allowPlaceholders`.
-pub async fn load_for(ctx: &Ctx, args: &Value, path: &str, content: &str) -> Result<Loaded> {
-    let loaded = load_arg(ctx, args, path).await?;
-    placeholder::check(content, &loaded.doc.text, allow_placeholders(args), path)?;
-    Ok(loaded)
-}
-
 /// [`finish`] an edit and make its result: `what` says what it did (in the text), `extra`
 /// joins the common `data`.
 pub async fn edit_result(
@@ -419,5 +412,46 @@ mod tests {
         for t in FAMILY.tools {
             assert_eq!(t.mutating(), t.confirms(), "{}: every mutating files tool confirms", t.name);
         }
+    }
+
+    #[test]
+    fn typed_arguments_keep_the_lenient_readings() {
+        use crate::call::args::{normalise, parse};
+        let typed = |tool: &str, args: Value| {
+            let spec = crate::registry::find(tool).unwrap();
+            normalise(spec, args).and_then(|a| match tool {
+                "multi_edit" => parse::<multi_edit::Args>(tool, &a).map(|x| format!("{x:?}")),
+                "write_file" => parse::<write_file::Args>(tool, &a).map(|x| format!("{x:?}")),
+                _ => parse::<delete_range::Args>(tool, &a).map(|x| format!("{x:?}")),
+            })
+        };
+        // "12" is 12 and 2.9 is 2 (Number(), floored); "false" and "no" are false.
+        let got = typed(
+            "delete_range",
+            json!({"file_path": "a", "startLine": "12", "end_line": 2.9, "dryRun": "no"}),
+        )
+        .unwrap();
+        assert!(
+            got.contains("start_line: JsInt(12), end_line: JsInt(2), dry_run: Some(Flag(false))"),
+            "{got}"
+        );
+        let got =
+            typed("write_file", json!({"path": "a", "content": "", "no_overwrite": "false", "append": 1}))
+                .unwrap();
+        assert!(
+            got.contains("append: Some(Flag(true))") && got.contains("no_overwrite: Some(Flag(false))"),
+            "{got}"
+        );
+        // Items of `edits` keep every spelling edit_file accepts; other keys are ignored.
+        let got = typed(
+            "multi_edit",
+            json!({"path": "a", "edits": [{"old_text": "x", "patch": "y", "replace_all": "0", "note": 1}], "oldString": 3}),
+        )
+        .unwrap();
+        assert!(got.contains(r#"old_string: "x", new_string: "y", all: false"#), "{got}");
+        let e = typed("multi_edit", json!({"path": "a", "edits": [{"oldString": "x"}]})).unwrap_err();
+        assert_eq!(e.message(), "multi_edit: `edits[0]` newString must be a string");
+        let e = typed("delete_range", json!({"path": "a", "startLine": "many", "endLine": 1})).unwrap_err();
+        assert_eq!(e.message(), "delete_range: `startLine` must be a number");
     }
 }

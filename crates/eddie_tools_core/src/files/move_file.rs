@@ -2,9 +2,12 @@
 //! destination must not exist unless `overwrite` (files only); an existing directory as
 //! destination receives the source by name. A symlink is moved as the link itself.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
-use super::{flag, inside, not_root, own_path};
+use super::{inside, not_root, on, own_path};
+use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::error::{Result, ToolError, exists_error};
 use crate::files::copy_file::{endpoints, landing};
@@ -13,10 +16,26 @@ use crate::output::ToolOutput;
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.move_file.result.v1";
 
+const NAME: &str = "move_file";
+
+/// The arguments of `move_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    // The file or directory to move (no description in the schema, so not `pub`).
+    #[schemars(length(min = 1))]
+    source: String,
+    // Where it goes.
+    #[schemars(length(min = 1))]
+    destination: String,
+    /// Replace an existing file.
+    pub overwrite: Option<Flag>,
+}
+
 /// Run `move_file`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let (source, dest) = endpoints(args)?;
-    let overwrite = flag(args, &["overwrite", "force"]);
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let (source, dest) = endpoints(a.source, a.destination)?;
+    let overwrite = on(a.overwrite);
     let (src, src_own) = own_path(ctx, &source)?;
     not_root(ctx, &src, &source, "moved")?;
     ctx.workspace.resolve(&dest)?;
@@ -72,13 +91,13 @@ fn check(src: &std::path::Path, dst: &std::path::Path, ss: &str, ds: &str, overw
 
 /// The `move_file` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "move_file",
+    name: NAME,
     js_name: "moveFile",
     family: "files",
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Moderate,
     aliases: crate::files::copy_file::ENDPOINT_ALIASES,
     definition: include_str!("move_file.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

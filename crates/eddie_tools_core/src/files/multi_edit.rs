@@ -7,9 +7,14 @@
 //! the edits are applied in order instead. If one fails, nothing is written and the error
 //! names the edit.
 
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
-use super::{allow_placeholders, arg, edit_result, flag, flag_or_true, load_arg, path_arg, req_text};
+use super::{edit_result, load_with, non_empty, on, on_unless_off};
+use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::patch::matcher::{self, Found, Request};
 use crate::error::{ErrorCode, Result, ToolError, prefixed};
@@ -17,6 +22,93 @@ use crate::files::edit_file::{describe, summary};
 use crate::output::ToolOutput;
 
 type Edit = (String, String, bool);
+
+const NAME: &str = "multi_edit";
+
+/// One item of `edits`: `oldString` and `newString` (strings, also under `edit_file`'s other
+/// spellings) and `all` (a flag, also `replaceAll`/`replace_all`); other keys are ignored, as
+/// before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditItem {
+    /// The text to replace.
+    pub old_string: String,
+    /// Its replacement.
+    pub new_string: String,
+    /// Replace every occurrence.
+    pub all: bool,
+}
+
+impl<'de> Deserialize<'de> for EditItem {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let Value::Object(m) = Value::deserialize(d)? else {
+            return Err(serde::de::Error::custom("must be an object"));
+        };
+        // The first spelling present (a `null` counts as absent).
+        let pick = |names: &[&str]| names.iter().find_map(|n| m.get(*n).filter(|v| !v.is_null()));
+        let text = |names: &[&str]| match pick(names) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            _ => Err(serde::de::Error::custom(format!("{} must be a string", names[0]))),
+        };
+        let old_string = text(&["oldString", "old_string", "oldStr", "old_text", "target"])?;
+        let new_string = text(&["newString", "new_string", "newStr", "new_text", "patch"])?;
+        let all = match pick(&["all", "replaceAll", "replace_all"]) {
+            Some(v) => Flag::deserialize(v).map_err(serde::de::Error::custom)?.0,
+            None => false,
+        };
+        Ok(Self { old_string, new_string, all })
+    }
+}
+
+impl JsonSchema for EditItem {
+    fn schema_name() -> Cow<'static, str> {
+        "EditItem".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "object",
+            "properties": {
+                "oldString": {"type": "string"},
+                "newString": {"type": "string"},
+                "all": {"type": "boolean"}
+            },
+            "required": ["oldString", "newString"]
+        })
+    }
+}
+
+/// The arguments of `multi_edit`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// File path, relative to the workspace (also accepted: filePath, filepath).
+    #[schemars(length(min = 1))]
+    pub path: String,
+    // The edits, applied all or none (no description in the schema, so not `pub`).
+    #[schemars(length(min = 1))]
+    edits: Vec<EditItem>,
+    /// Allow the fuzzy ladder (eol, trim_end, indent, unicode) when the text is not found exactly. Default true.
+    pub fuzzy: Option<Flag>,
+    /// Compute and return the diff without writing.
+    pub dry_run: Option<Flag>,
+    /// The `hash` a read returned; the edit is refused with STALE if the file changed since.
+    pub expected_hash: Option<String>,
+    /// Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis).
+    pub encoding: Option<String>,
+    /// Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders).
+    pub allow_placeholders: Option<Flag>,
+    /// `oldString` at the top level (an alias's canonical key): accepted and ignored.
+    #[schemars(skip)]
+    pub old_string: Option<Value>,
+    /// `newString` at the top level: accepted and ignored.
+    #[schemars(skip)]
+    pub new_string: Option<Value>,
+    /// `all` at the top level: accepted and ignored.
+    #[schemars(skip)]
+    pub all: Option<Value>,
+}
 
 fn error_for(e: ToolError, i: usize, n: usize) -> ToolError {
     prefixed(e, &format!("Edit {} of {n}: ", i + 1)).with_prop("edit", i)
@@ -54,31 +146,17 @@ fn sequential(
 }
 
 /// Run `multi_edit`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path = path_arg(args)?;
-    let fuzzy = flag_or_true(args, &["fuzzy"]);
-    let dry_run = flag(args, &["dryRun", "dry_run"]);
-    let Some(Value::Array(items)) = arg(args, &["edits"]) else {
-        return Err(ToolError::invalid("edits must be an array of {oldString, newString, all?}"));
-    };
-    if items.is_empty() {
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = non_empty("path", a.path)?;
+    let fuzzy = on_unless_off(a.fuzzy);
+    let dry_run = on(a.dry_run);
+    if a.edits.is_empty() {
         return Err(ToolError::invalid("edits must not be empty"));
     }
-    let mut edits = Vec::with_capacity(items.len());
-    for (i, e) in items.iter().enumerate() {
-        let prefix = format!("edits[{i}]: ");
-        if !e.is_object() {
-            return Err(ToolError::invalid(format!("{prefix}must be an object")));
-        }
-        let old = req_text(e, &["oldString", "old_string", "oldStr", "old_text", "target"])
-            .map_err(|x| prefixed(x, &prefix))?;
-        let new = req_text(e, &["newString", "new_string", "newStr", "new_text", "patch"])
-            .map_err(|x| prefixed(x, &prefix))?;
-        edits.push((old, new, flag(e, &["all", "replaceAll", "replace_all"])));
-    }
-    let loaded = load_arg(ctx, args, &path).await?;
+    let edits: Vec<Edit> = a.edits.into_iter().map(|e| (e.old_string, e.new_string, e.all)).collect();
+    let loaded = load_with(ctx, &path, a.expected_hash.as_deref(), a.encoding.as_deref()).await?;
     let text = &loaded.doc.text;
-    let allow = allow_placeholders(args);
+    let allow = on(a.allow_placeholders);
     for (i, (_, new, _)) in edits.iter().enumerate() {
         crate::files::placeholder::check(new, text, allow, &path)
             .map_err(|e| error_for(e, i, edits.len()))?;
@@ -108,7 +186,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 
 /// The `multi_edit` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "multi_edit",
+    name: NAME,
     js_name: "multiEdit",
     family: "files",
     effects: crate::registry::Effects::Confirms,
@@ -132,6 +210,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("allow_placeholders", "allowPlaceholders"),
     ],
     definition: include_str!("multi_edit.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

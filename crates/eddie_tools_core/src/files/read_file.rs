@@ -11,9 +11,12 @@
 
 use std::path::Path;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{encoding_arg, flag_or_true, opt_int, path_arg};
+use super::{encoding_of, non_empty, on_unless_off};
+use crate::call::args::lenient::{Flag, JsInt};
 use crate::context::Ctx;
 use crate::engine::text::doc::Enc;
 use crate::engine::text::line_index::{self, LineIndex};
@@ -22,6 +25,7 @@ use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.read_file.result.v1";
+const NAME: &str = "read_file";
 /// Default lines per call.
 pub const DEFAULT_LIMIT: u64 = 2000;
 /// Default cap of one line, in characters.
@@ -29,8 +33,32 @@ pub const DEFAULT_LINE_CHARS: usize = 2000;
 /// Default cap of the returned text, in bytes.
 pub const DEFAULT_MAX_BYTES: usize = 50_000;
 
+/// The arguments of `read_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// File path, relative to the workspace (also accepted: filePath, filepath).
+    #[schemars(length(min = 1))]
+    pub path: String,
+    /// Lines to skip (0-based). Negative: start that many lines before the end.
+    pub offset: Option<JsInt>,
+    /// Most lines to return (default 2000; 0 or -1 = no line limit).
+    pub limit: Option<JsInt>,
+    /// Read at most this many bytes of the file from the offset (also: limit_bytes).
+    pub limit_bytes: Option<JsInt>,
+    /// Cut lines longer than this many characters (default 2000).
+    pub max_line_length: Option<JsInt>,
+    /// Cap of the returned text in bytes (default 50000).
+    pub max_bytes: Option<JsInt>,
+    /// Prefix lines with their numbers (default true).
+    pub line_numbers: Option<Flag>,
+    /// Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis).
+    pub encoding: Option<String>,
+}
+
+/// What a read does, from its [`Args`].
 #[derive(Debug, Clone)]
-struct Args {
+struct Opts {
     path: String,
     offset: i64,
     limit: u64,
@@ -41,30 +69,29 @@ struct Args {
     forced: Option<Enc>,
 }
 
-fn parse(args: &Value) -> Result<Args> {
-    let path = path_arg(args)?;
-    let offset = opt_int(args, &["offset"])?.unwrap_or(0);
-    let limit = match opt_int(args, &["limit"])? {
+fn options(a: Args) -> Result<Opts> {
+    let path = non_empty("path", a.path)?;
+    let offset = a.offset.map_or(0, |n| n.0);
+    let limit = match a.limit.map(|n| n.0) {
         None => DEFAULT_LIMIT,
         Some(n) if n <= 0 => u64::MAX,
         Some(n) => n as u64,
     };
-    let limit_bytes = match opt_int(args, &["limitBytes", "limit_bytes"])? {
+    let limit_bytes = match a.limit_bytes.map(|n| n.0) {
         None => None,
         Some(n) if n < 1 => return Err(ToolError::invalid("limitBytes must be at least 1")),
         Some(n) => Some(n as u64),
     };
-    let max_line = opt_int(args, &["maxLineLength", "max_line_length"])?
-        .map_or(DEFAULT_LINE_CHARS, |n| n.max(1) as usize);
-    let max_bytes =
-        opt_int(args, &["maxBytes", "max_bytes"])?.map_or(DEFAULT_MAX_BYTES, |n| n.max(1) as usize);
-    let numbers = flag_or_true(args, &["lineNumbers", "line_numbers"]);
-    Ok(Args { path, offset, limit, limit_bytes, max_line, max_bytes, numbers, forced: encoding_arg(args)? })
+    let max_line = a.max_line_length.map_or(DEFAULT_LINE_CHARS, |n| n.0.max(1) as usize);
+    let max_bytes = a.max_bytes.map_or(DEFAULT_MAX_BYTES, |n| n.0.max(1) as usize);
+    let numbers = on_unless_off(a.line_numbers);
+    let forced = encoding_of(a.encoding.as_deref())?;
+    Ok(Opts { path, offset, limit, limit_bytes, max_line, max_bytes, numbers, forced })
 }
 
 /// Run `read_file`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let args = parse(args)?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let args = options(a)?;
     let resolved = ctx.workspace.resolve(&args.path)?;
     crate::blocking("read_file", move || read(&resolved.real, &resolved.lexical, &args)).await
 }
@@ -78,7 +105,7 @@ fn eol_name(idx: &LineIndex) -> &'static str {
     }
 }
 
-fn read(real: &Path, lexical: &Path, args: &Args) -> Result<ToolOutput> {
+fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
     let pre = std::fs::metadata(real).map_err(|e| ToolError::fs(&e, "open", Some(lexical)))?;
     super::regular(&pre, &args.path)?;
     let file = std::fs::File::open(real).map_err(|e| ToolError::fs(&e, "open", Some(lexical)))?;
@@ -180,7 +207,7 @@ fn collect(
     enc: Enc,
     pos: u64,
     first: u64,
-    args: &Args,
+    args: &Opts,
 ) -> std::io::Result<Page> {
     let unit = enc.unit();
     let line_cap = args.max_line.saturating_mul(4).saturating_add(8);
@@ -355,7 +382,7 @@ fn decode_line(enc: Enc, bytes: &[u8], dropped: bool, max: usize) -> (String, bo
 
 /// The `read_file` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "read_file",
+    name: NAME,
     js_name: "readFile",
     family: "files",
     effects: crate::registry::Effects::ReadOnly,
@@ -370,8 +397,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("line_numbers", "lineNumbers"),
     ],
     definition: include_str!("read_file.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]
@@ -386,7 +413,10 @@ mod tests {
         for (k, v) in args.as_object().unwrap() {
             a[k] = v.clone();
         }
-        read(&p, &p, &parse(&a).unwrap()).unwrap()
+        // The call's path: the policy (aliases), then the typed arguments.
+        let a = crate::call::args::normalise(&TOOL, a).unwrap();
+        let opts = options(crate::call::args::parse(NAME, &a).unwrap()).unwrap();
+        read(&p, &p, &opts).unwrap()
     }
 
     #[test]

@@ -5,9 +5,12 @@
 //! CRLF in a CRLF file); `overwrite: false` refuses an existing file with `ALREADY_EXISTS`;
 //! `createBackup` copies the old content to `<path>.bak` in the same atomic commit.
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{allow_placeholders, encoding_arg, expected_hash, flag, flag_or_true, path_arg, req_text};
+use super::{encoding_of, non_empty, on, on_unless_off};
+use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::store::commit::{Change, commit};
 use crate::engine::text::doc::{self, Detected, Enc, TextDoc, detect_full, encode_into, eol_style, with_eol};
@@ -17,16 +20,44 @@ use crate::output::ToolOutput;
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.write_file.result.v1";
 
+const NAME: &str = "write_file";
+
+/// The arguments of `write_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// File path, relative to the workspace (also accepted: filePath, filepath).
+    #[schemars(length(min = 1))]
+    pub path: String,
+    /// The complete text to write (or to append).
+    pub content: String,
+    /// Append instead of replacing.
+    pub append: Option<Flag>,
+    /// Allow replacing an existing file (default true).
+    pub overwrite: Option<Flag>,
+    /// TunaCode's inverted `overwrite` (also: no_overwrite).
+    #[schemars(skip)]
+    pub no_overwrite: Option<Flag>,
+    /// Copy the previous content to <path>.bak first.
+    pub create_backup: Option<Flag>,
+    /// Encoding for the file (default: the existing file's, else UTF-8).
+    pub encoding: Option<String>,
+    /// The `hash` a read returned; the edit is refused with STALE if the file changed since.
+    pub expected_hash: Option<String>,
+    /// Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders).
+    pub allow_placeholders: Option<Flag>,
+}
+
 /// Run `write_file`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path = path_arg(args)?;
-    let content = req_text(args, &["content"])?;
-    let append = flag(args, &["append"]);
-    let backup = flag(args, &["createBackup", "create_backup"]);
-    let overwrite = flag_or_true(args, &["overwrite"]) && !flag(args, &["noOverwrite", "no_overwrite"]);
-    let forced = encoding_arg(args)?;
-    let expected = expected_hash(args)?;
-    let allow_placeholders = allow_placeholders(args);
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = non_empty("path", a.path)?;
+    let content = a.content;
+    let append = on(a.append);
+    let backup = on(a.create_backup);
+    let overwrite = on_unless_off(a.overwrite) && !on(a.no_overwrite);
+    let forced = encoding_of(a.encoding.as_deref())?;
+    let expected = a.expected_hash;
+    let allow_placeholders = on(a.allow_placeholders);
     let resolved = ctx.workspace.resolve(&path)?;
     let _lock = crate::engine::store::locks::lock(&resolved.real).await;
     let (real, lexical) = (resolved.real.clone(), resolved.lexical.clone());
@@ -222,7 +253,7 @@ fn free_backup_name(ctx: &Ctx, path: &str) -> Result<(String, std::path::PathBuf
 
 /// The `write_file` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "write_file",
+    name: NAME,
     js_name: "writeFile",
     family: "files",
     effects: crate::registry::Effects::Confirms,
@@ -237,6 +268,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("allow_placeholders", "allowPlaceholders"),
     ],
     definition: include_str!("write_file.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
