@@ -1,6 +1,7 @@
 //! `file_search`: find files by name and/or content with ECMAScript regexes.
 //!
-//! The walk and the content scan run in parallel (`ignore`'s walker); each file is streamed
+//! The walk and the content scan run in parallel (the [`crate::engine::walk`] engine, with
+//! every rule off but the dependency directories); each file is streamed
 //! in 1 MiB blocks cut at line ends, so memory stays flat on huge files. A Rust-regex
 //! prefilter (see [`crate::engine::es_regex`]) picks the candidate lines and `regress` produces the
 //! exact ECMAScript matches, with offsets in UTF-16 code units. Only matching files are
@@ -8,9 +9,8 @@
 
 use std::cell::RefCell;
 use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::{Value, json};
@@ -19,7 +19,7 @@ use crate::context::Ctx;
 use crate::engine::es_regex::EsRegex;
 use crate::engine::js;
 use crate::engine::text::collate::{Sensitivity, sort_by_collation};
-use crate::engine::walk::is_dependency_dir;
+use crate::engine::walk::{Entry, Root, Stop, Visitor, WalkOptions, walk};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 use crate::workspace::Workspace;
@@ -163,82 +163,66 @@ pub fn search(ws: &Workspace, q: &Query, cancel: &AtomicBool) -> Result<Vec<File
         let e = std::io::Error::from_raw_os_error(libc::ENOTDIR);
         return Err(ToolError::fs(&e, "scandir", Some(&resolved.lexical)));
     }
-    let prefix = ws.relative(&resolved.lexical);
-    let walk_root = resolved.real.clone();
-    let include_deps = q.include_dependencies;
-    let walker = ignore::WalkBuilder::new(&walk_root)
-        .standard_filters(false)
-        .follow_links(false)
-        .threads(std::thread::available_parallelism().map_or(2, |n| n.get().min(8)))
-        .filter_entry(move |e| {
-            e.depth() == 0
-                || include_deps
-                || !(e.file_type().is_some_and(|t| t.is_dir()) && is_dependency_dir(e.file_name().as_bytes()))
-        })
-        .build_parallel();
-    let hits: Mutex<Vec<FileHit>> = Mutex::new(Vec::new());
-    let failure: Mutex<Option<ToolError>> = Mutex::new(None);
-    let fail = |e: ToolError| {
-        if let Ok(mut slot) = failure.lock() {
-            slot.get_or_insert(e);
-        }
-        ignore::WalkState::Quit
+    let root = Root { real: resolved.real.clone(), rel: ws.relative(&resolved.lexical) };
+    // Everything but the dependency directories: hidden entries, `.git` and ignored files too.
+    let opts = WalkOptions {
+        include_hidden: true,
+        keep_git: true,
+        skip_dependency_dirs: !q.include_dependencies,
+        strict: true,
+        ..Default::default()
     };
-    walker.run(|| {
-        Box::new(|entry| {
-            if cancel.load(Ordering::Relaxed) {
-                return fail(ToolError::cancelled());
-            }
-            let entry = match entry {
-                Ok(e) => e,
-                Err(e) => return fail(walk_error(&e)),
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return ignore::WalkState::Continue;
-            }
-            let sub = entry.path().strip_prefix(&walk_root).unwrap_or(entry.path());
-            let sub = sub.to_string_lossy();
-            let rel = if prefix.is_empty() { sub.into_owned() } else { format!("{prefix}/{sub}") };
-            let basename = entry.file_name().to_string_lossy();
-            if !q.keeps_path(&rel, &basename) {
-                return ignore::WalkState::Continue;
-            }
-            let line_matches = match &q.content {
-                None => Vec::new(),
-                Some(re) => match search_file(entry.path(), re, cancel) {
-                    Ok(lines) if lines.is_empty() => return ignore::WalkState::Continue,
-                    Ok(lines) => lines,
-                    Err(e) => return fail(ToolError::fs(&e, "open", Some(&ws.root().join(&rel)))),
-                },
-            };
-            if let Ok(mut v) = hits.lock() {
-                v.push(FileHit { path: rel, line_matches });
-            }
-            ignore::WalkState::Continue
-        })
-    });
-    if let Some(e) = failure.into_inner().ok().flatten() {
-        return Err(e);
+    let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
+    let (visitors, _) =
+        walk(ws.root(), &root, &opts, &stop, || Matcher { q, ws, cancel, hits: Vec::new(), failure: None })?;
+    if cancel.load(Ordering::Relaxed) {
+        return Err(ToolError::cancelled());
     }
-    let mut hits = hits.into_inner().map_err(|_| ToolError::internal("file_search result lock poisoned"))?;
+    let mut hits = Vec::new();
+    for v in visitors {
+        if let Some(e) = v.failure {
+            return Err(e);
+        }
+        hits.extend(v.hits);
+    }
     // Ties (strings equal under the collation) keep the order of a sorted depth-first walk.
     hits.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
     sort_by_collation(&mut hits, Sensitivity::Variant, |h| &h.path);
     Ok(hits)
 }
 
-fn walk_error(e: &ignore::Error) -> ToolError {
-    fn find(e: &ignore::Error, path: Option<&Path>) -> ToolError {
-        match e {
-            ignore::Error::WithPath { path, err } => find(err, Some(path)),
-            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
-                find(err, path)
-            }
-            ignore::Error::Io(io) => ToolError::fs(io, "scandir", path),
-            other => ToolError::new(crate::error::ErrorCode::Io, other.to_string()),
+/// One walker thread's matching: the files it found, or the first error.
+struct Matcher<'a> {
+    q: &'a Query,
+    ws: &'a Workspace,
+    cancel: &'a AtomicBool,
+    hits: Vec<FileHit>,
+    failure: Option<ToolError>,
+}
+
+impl Visitor for Matcher<'_> {
+    fn visit(&mut self, entry: &Entry<'_>, _: &Stop) -> bool {
+        if self.cancel.load(Ordering::Relaxed) {
+            return false;
         }
+        let basename = entry.rel.rsplit('/').next().unwrap_or(entry.rel);
+        if !self.q.keeps_path(entry.rel, basename) {
+            return true;
+        }
+        let line_matches = match &self.q.content {
+            None => Vec::new(),
+            Some(re) => match search_file(entry.path, re, self.cancel) {
+                Ok(lines) if lines.is_empty() => return true,
+                Ok(lines) => lines,
+                Err(e) => {
+                    self.failure = Some(ToolError::fs(&e, "open", Some(&self.ws.root().join(entry.rel))));
+                    return false;
+                }
+            },
+        };
+        self.hits.push(FileHit { path: entry.rel.to_owned(), line_matches });
+        true
     }
-    find(e, None)
 }
 
 thread_local! {

@@ -41,6 +41,14 @@ pub struct WalkOptions {
     pub visit_dirs: bool,
     /// Enter `.git` directories when hidden entries are included (listings only).
     pub keep_git: bool,
+    /// Also visit symlinks (never followed) and special files, as non-directories (listings).
+    pub list_all: bool,
+    /// A directory below the root that cannot be listed fails the walk (with its `scandir`
+    /// error) instead of being skipped.
+    pub strict: bool,
+    /// Walk on the calling thread, depth first, each directory's entries in byte order of
+    /// their names (a directory's contents right after it): a deterministic visiting order.
+    pub sorted: bool,
 }
 
 /// Why entries were hidden, counted during one walk.
@@ -171,6 +179,8 @@ pub struct Entry<'a> {
     pub depth: usize,
     /// A directory (only when `visit_dirs`).
     pub is_dir: bool,
+    /// Its type, as listed (a symlink is not followed).
+    pub file_type: std::fs::FileType,
 }
 
 /// Called for every visited entry, on the worker threads; one visitor per thread.
@@ -419,6 +429,24 @@ pub fn walk<V: Visitor, F: Fn() -> V + Sync>(
         )),
         cv: Condvar::new(),
     };
+    let failure: Mutex<Option<ToolError>> = Mutex::new(None);
+    let walker = Walker { opts, stop, counts: &counts, failure: &failure };
+    if opts.sorted {
+        let mut v = make();
+        let root_job = queue.state.into_inner().ok().and_then(|mut q| q.0.pop());
+        let walked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if let Some(job) = root_job {
+                walker.walk_sorted(job, &mut v);
+            }
+        }));
+        if walked.is_err() {
+            return Err(ToolError::internal("the walker panicked"));
+        }
+        return match failure.into_inner().ok().flatten() {
+            Some(e) => Err(e),
+            None => Ok((vec![v], counts)),
+        };
+    }
     let n = threads();
     let panicked = AtomicBool::new(false);
     let visitors = std::thread::scope(|s| {
@@ -430,7 +458,7 @@ pub fn walk<V: Visitor, F: Fn() -> V + Sync>(
                         // A panicking visitor must not leave the other workers waiting for a
                         // directory that will never be finished.
                         let listed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            list_dir(job, opts, stop, &counts, &mut v)
+                            walker.list_dir(job, &mut v)
                         }));
                         let next = listed.unwrap_or_else(|_| {
                             panicked.store(true, Ordering::Relaxed);
@@ -448,42 +476,114 @@ pub fn walk<V: Visitor, F: Fn() -> V + Sync>(
     if visitors.len() != n || panicked.load(Ordering::Relaxed) {
         return Err(ToolError::internal("a walker thread panicked"));
     }
+    if let Some(e) = failure.into_inner().ok().flatten() {
+        return Err(e);
+    }
     Ok((visitors, counts))
 }
 
-fn list_dir<V: Visitor>(
-    job: Job,
-    opts: &WalkOptions,
-    stop: &Stop,
-    counts: &IgnoreCounts,
-    v: &mut V,
-) -> Vec<Job> {
-    let mut jobs = Vec::new();
-    let Ok(read) = std::fs::read_dir(&job.path) else { return jobs };
-    let mut entries: Vec<(std::ffi::OsString, std::fs::FileType)> = Vec::new();
-    let (mut has_ignore, mut has_gitignore, mut has_git) = (false, false, false);
-    for e in read.flatten() {
-        let Ok(ft) = e.file_type() else { continue };
-        let name = e.file_name();
-        match name.as_encoded_bytes() {
-            b".ignore" => has_ignore = true,
-            b".gitignore" => has_gitignore = true,
-            b".git" => has_git = true,
-            _ => {}
+/// One walk's shared state.
+struct Walker<'a> {
+    opts: &'a WalkOptions,
+    stop: &'a Stop,
+    counts: &'a IgnoreCounts,
+    /// The first error of a [`WalkOptions::strict`] walk.
+    failure: &'a Mutex<Option<ToolError>>,
+}
+
+impl Walker<'_> {
+    /// List one directory (in parallel walks): visit its entries; the directories to enter.
+    fn list_dir<V: Visitor>(&self, job: Job, v: &mut V) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        let Some((chain, entries)) = self.read_entries(&job) else { return jobs };
+        let mut path = job.path.clone();
+        for (name, ft) in entries {
+            path.push(&name);
+            if let Some(next) = self.admit(&job, &chain, &name, ft, &path, v) {
+                jobs.push(next);
+            }
+            path.pop();
         }
-        entries.push((name, ft));
+        jobs
     }
-    let chain = if opts.respect_gitignore && (has_ignore || has_gitignore || has_git) {
-        let here = load_ignores(&job.path, has_ignore, has_gitignore, has_git);
-        if here.is_empty() { job.chain } else { Arc::new(Chain { here, parent: Some(job.chain) }) }
-    } else {
-        job.chain
-    };
-    let depth = job.depth + 1;
-    let mut path = job.path;
-    for (name, ft) in entries {
-        if ft.is_symlink() {
-            continue;
+
+    /// [`WalkOptions::sorted`]: list one directory and, depth first, what it holds.
+    fn walk_sorted<V: Visitor>(&self, job: Job, v: &mut V) {
+        if self.stop.should_stop() {
+            return;
+        }
+        let Some((chain, entries)) = self.read_entries(&job) else { return };
+        let mut path = job.path.clone();
+        for (name, ft) in entries {
+            path.push(&name);
+            let next = self.admit(&job, &chain, &name, ft, &path, v);
+            path.pop();
+            if let Some(next) = next {
+                self.walk_sorted(next, v);
+            }
+        }
+    }
+
+    /// The entries of `job`'s directory (by name in sorted walks) and the ignore chain that
+    /// applies inside it; `None` when it cannot be listed.
+    #[allow(clippy::type_complexity)]
+    fn read_entries(&self, job: &Job) -> Option<(Arc<Chain>, Vec<(std::ffi::OsString, std::fs::FileType)>)> {
+        let opts = self.opts;
+        let read = match std::fs::read_dir(&job.path) {
+            Ok(read) => read,
+            Err(e) => {
+                if opts.strict {
+                    if let Ok(mut slot) = self.failure.lock() {
+                        slot.get_or_insert_with(|| ToolError::fs(&e, "scandir", Some(&job.path)));
+                    }
+                    self.stop.quit();
+                }
+                return None;
+            }
+        };
+        let mut entries: Vec<(std::ffi::OsString, std::fs::FileType)> = Vec::new();
+        let (mut has_ignore, mut has_gitignore, mut has_git) = (false, false, false);
+        for e in read.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let name = e.file_name();
+            match name.as_encoded_bytes() {
+                b".ignore" => has_ignore = true,
+                b".gitignore" => has_gitignore = true,
+                b".git" => has_git = true,
+                _ => {}
+            }
+            entries.push((name, ft));
+        }
+        if opts.sorted {
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        let chain = if opts.respect_gitignore && (has_ignore || has_gitignore || has_git) {
+            let here = load_ignores(&job.path, has_ignore, has_gitignore, has_git);
+            if here.is_empty() {
+                Arc::clone(&job.chain)
+            } else {
+                Arc::new(Chain { here, parent: Some(Arc::clone(&job.chain)) })
+            }
+        } else {
+            Arc::clone(&job.chain)
+        };
+        Some((chain, entries))
+    }
+
+    /// Filter, count and visit the entry `name` of `job`'s directory (at `path`); the job for
+    /// it when it is a directory to enter.
+    fn admit<V: Visitor>(
+        &self,
+        job: &Job,
+        chain: &Arc<Chain>,
+        name: &std::ffi::OsStr,
+        ft: std::fs::FileType,
+        path: &Path,
+        v: &mut V,
+    ) -> Option<Job> {
+        let (opts, stop, counts) = (self.opts, self.stop, self.counts);
+        if ft.is_symlink() && !opts.list_all {
+            return None;
         }
         let is_dir = ft.is_dir();
         let bytes = name.as_encoded_bytes();
@@ -491,41 +591,39 @@ fn list_dir<V: Visitor>(
             && (!opts.include_hidden || (is_dir && bytes == b".git" && !opts.keep_git))
         {
             counts.hidden.fetch_add(1, Ordering::Relaxed);
-            continue;
+            return None;
         }
-        path.push(&name);
-        if opts.respect_gitignore && chain.ignored(&path, is_dir) {
+        if opts.respect_gitignore && chain.ignored(path, is_dir) {
             counts.gitignore.fetch_add(1, Ordering::Relaxed);
-            path.pop();
-            continue;
+            return None;
         }
         if (is_dir && opts.skip_dependency_dirs && crate::engine::walk::is_dependency_dir(bytes))
             // Absolute: the patterns are rooted where they were built, which may be above `root`.
-            || opts.exclude.as_ref().is_some_and(|ex| ex.matched(&path, is_dir).is_ignore())
+            || opts.exclude.as_ref().is_some_and(|ex| ex.matched(path, is_dir).is_ignore())
         {
             counts.excluded.fetch_add(1, Ordering::Relaxed);
-            path.pop();
-            continue;
+            return None;
         }
         let name_str = name.to_string_lossy();
         let rel =
             if job.rel.is_empty() { name_str.into_owned() } else { format!("{}/{}", job.rel, name_str) };
+        let depth = job.depth + 1;
         if is_dir {
-            if opts.visit_dirs && !v.visit(&Entry { path: &path, rel: &rel, depth, is_dir: true }, stop) {
+            let entry = Entry { path, rel: &rel, depth, is_dir: true, file_type: ft };
+            if opts.visit_dirs && !v.visit(&entry, stop) {
                 stop.quit();
             }
             if opts.max_depth.is_none_or(|m| depth < m) {
-                jobs.push(Job { path: path.clone(), rel, depth, chain: Arc::clone(&chain) });
+                return Some(Job { path: path.to_path_buf(), rel, depth, chain: Arc::clone(chain) });
             }
-        } else if ft.is_file()
+        } else if (ft.is_file() || opts.list_all)
             && !stop.should_stop()
-            && !v.visit(&Entry { path: &path, rel: &rel, depth, is_dir: false }, stop)
+            && !v.visit(&Entry { path, rel: &rel, depth, is_dir: false, file_type: ft }, stop)
         {
             stop.quit();
         }
-        path.pop();
+        None
     }
-    jobs
 }
 
 /// Build the caller's exclude patterns (gitignore syntax) rooted at `root`.
@@ -644,6 +742,30 @@ mod tests {
         let opts = WalkOptions { max_depth: Some(1), ..Default::default() };
         let (files, _) = run(t.path(), &opts);
         assert_eq!(files, ["a.rs", "b.log"]);
+    }
+
+    #[test]
+    fn a_sorted_walk_is_depth_first_by_name_and_lists_links() {
+        let t = tree();
+        std::os::unix::fs::symlink("a.rs", t.path().join("link")).unwrap();
+        let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
+        let root = Root { real: t.path().to_path_buf(), rel: String::new() };
+        let opts = WalkOptions {
+            include_hidden: true,
+            visit_dirs: true,
+            list_all: true,
+            sorted: true,
+            ..Default::default()
+        };
+        let (vs, _) = walk(t.path(), &root, &opts, &stop, || Collect(Vec::new())).unwrap();
+        assert_eq!(vs.len(), 1);
+        let want = [".f", ".gitignore", ".hid", ".hid/e.rs", "a.rs", "b.log", "link", "nm", "nm/x.js"];
+        assert_eq!(vs[0].0[..want.len()], want);
+        assert_eq!(vs[0].0[want.len()..], ["sub", "sub/.gitignore", "sub/c.rs", "sub/d.log", "sub/keep.log"]);
+        // Without `list_all` the link is neither visited nor counted.
+        let (files, counts) = run(t.path(), &WalkOptions { include_hidden: true, ..Default::default() });
+        assert!(!files.contains(&"link".to_owned()));
+        assert_eq!(counts, (0, 0, 0));
     }
 
     struct Boom;
