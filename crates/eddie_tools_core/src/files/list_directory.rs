@@ -7,14 +7,17 @@
 //! left out unless `includeHidden`; `.gitignore`d ones are left out when `respectGitignore`
 //! (default: on when recursive, off otherwise). Symlinks are listed, never followed.
 
-use std::collections::HashSet;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{arg, flag, opt_int, opt_str};
+use crate::call::args::lenient::{Flag, JsInt};
 use crate::context::Ctx;
+use crate::engine::walk::{self, Entry, Root, Stop, Visitor, WalkOptions};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -23,6 +26,34 @@ const MAX_ROWS: usize = 100_000;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.list_directory.result.v1";
+const NAME: &str = "list_directory";
+
+/// The arguments of `list_directory` (aliases are renamed by the spec's pairs).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// Directory (default: the workspace root; also: directory).
+    pub path: Option<String>,
+    // No description in the schema: it says it all.
+    recursive: Option<Flag>,
+    /// Include dot files (also: show_hidden).
+    pub include_hidden: Option<Flag>,
+    /// Leave out .gitignored entries (default: true when recursive).
+    pub respect_gitignore: Option<Flag>,
+    /// Most entries to return (also: max_entries).
+    pub max_entries: Option<JsInt>,
+    /// Deepest level when recursive.
+    pub max_depth: Option<JsInt>,
+}
+
+/// The input schema (every argument is optional: `required` is empty, as it always was).
+fn input_schema() -> Value {
+    let mut v = crate::call::args::schema::<Args>();
+    if let Some(o) = v.as_object_mut() {
+        o.entry("required").or_insert_with(|| json!([]));
+    }
+    v
+}
 
 fn marker(ft: &std::fs::FileType, meta: Option<&std::fs::Metadata>) -> (&'static str, &'static str) {
     if ft.is_symlink() {
@@ -36,83 +67,90 @@ fn marker(ft: &std::fs::FileType, meta: Option<&std::fs::Metadata>) -> (&'static
     }
 }
 
+/// The listing, in walking order: rows (up to [`MAX_ROWS`]) with their sort keys, and counts.
+struct Listing {
+    recursive: bool,
+    rows: Vec<(String, Value)>,
+    total: usize,
+    dirs: usize,
+    files: usize,
+}
+
+impl Visitor for Listing {
+    fn visit(&mut self, e: &Entry<'_>, _: &Stop) -> bool {
+        let meta = std::fs::symlink_metadata(e.path).ok();
+        let (kind, mark) = marker(&e.file_type, meta.as_ref());
+        self.total += 1;
+        if kind == "directory" {
+            self.dirs += 1;
+        } else {
+            self.files += 1;
+        }
+        if self.rows.len() >= MAX_ROWS {
+            return true;
+        }
+        let name = e.rel.rsplit('/').next().unwrap_or(e.rel);
+        let size = if kind == "file" { meta.as_ref().map(std::fs::Metadata::len) } else { None };
+        let key = sort_key(e.rel, kind == "directory", self.recursive);
+        self.rows
+            .push((key, json!({"path": e.rel, "name": name, "type": kind, "marker": mark, "size": size})));
+        true
+    }
+}
+
 /// Run `list_directory`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let path =
-        opt_str(args, &["path", "directory", "dir"])?.filter(|p| !p.is_empty()).unwrap_or_else(|| ".".into());
-    let recursive = flag(args, &["recursive"]);
-    let hidden = flag(args, &["includeHidden", "include_hidden", "showHidden", "show_hidden"]);
-    let gitignore = match arg(args, &["respectGitignore", "respect_gitignore"]) {
-        None => recursive,
-        Some(_) => flag(args, &["respectGitignore", "respect_gitignore"]),
-    };
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let path = a.path.filter(|p| !p.is_empty()).unwrap_or_else(|| ".".into());
+    let recursive = a.recursive.is_some_and(|f| f.0);
+    let hidden = a.include_hidden.is_some_and(|f| f.0);
+    let gitignore = a.respect_gitignore.map_or(recursive, |f| f.0);
     let default_max = if recursive { 1000 } else { 200 };
-    let max =
-        opt_int(args, &["maxEntries", "max_entries", "limit"])?.map_or(default_max, |n| n.max(1) as usize);
-    let depth = opt_int(args, &["maxDepth", "max_depth"])?.map(|d| d.max(1) as usize);
+    let max = a.max_entries.map_or(default_max, |n| n.0.max(1) as usize);
+    let depth = a.max_depth.map(|d| d.0.max(1) as usize);
     let r = ctx.workspace.resolve(&path)?;
+    let workspace_real = crate::workspace::realpath(ctx.workspace.root())?;
     let shown = path.clone();
-    let (entries, total, dirs, files, left_out) = crate::blocking("list_directory", move || {
+    let (entries, total, dirs, files, left_out) = crate::blocking(NAME, move || {
         let meta = std::fs::metadata(&r.real).map_err(|e| ToolError::fs(&e, "scandir", Some(&r.lexical)))?;
         if !meta.is_dir() {
-            return Err(ToolError::fs(&std::io::Error::from_raw_os_error(libc::ENOTDIR), "scandir", Some(&r.lexical)));
+            return Err(ToolError::fs(
+                &std::io::Error::from_raw_os_error(libc::ENOTDIR),
+                "scandir",
+                Some(&r.lexical),
+            ));
         }
-        let walker = ignore::WalkBuilder::new(&r.real)
-            .hidden(!hidden)
-            .git_ignore(gitignore)
-            .git_exclude(gitignore)
-            .git_global(false)
-            .ignore(gitignore)
-            .parents(gitignore)
-            .require_git(false)
-            .follow_links(false)
-            .max_depth(if recursive { depth } else { Some(1) })
-            .sort_by_file_name(|a, b| a.cmp(b))
-            .filter_entry(|e| e.file_name() != ".git" || e.depth() == 0 || !e.file_type().is_some_and(|t| t.is_dir()))
-            .build();
-        let mut rows: Vec<(String, Value)> = Vec::new();
-        let (mut total, mut dirs, mut files) = (0usize, 0usize, 0usize);
-        let mut included: HashSet<PathBuf> = HashSet::new();
-        let mut listed_dirs: Vec<(PathBuf, usize)> = vec![(r.real.clone(), 0)];
-        for e in walker.flatten() {
-            if e.depth() == 0 {
-                continue;
+        let mut listing = Listing { recursive, rows: Vec::new(), total: 0, dirs: 0, files: 0 };
+        let mut left_out = 0usize;
+        // A directory that cannot be read lists as empty.
+        if std::fs::read_dir(&r.real).is_ok() {
+            let opts = WalkOptions {
+                respect_gitignore: gitignore,
+                include_hidden: hidden,
+                max_depth: if recursive { depth } else { Some(1) },
+                visit_dirs: true,
+                list_all: true,
+                sorted: true,
+                ..Default::default()
+            };
+            let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
+            let root = Root { real: r.real.clone(), rel: String::new() };
+            let (mut walked, counts) = walk::walk(&workspace_real, &root, &opts, &stop, || Listing {
+                recursive,
+                rows: Vec::new(),
+                total: 0,
+                dirs: 0,
+                files: 0,
+            })?;
+            listing = walked.pop().unwrap_or(listing);
+            // Entries left out as hidden or ignored, in the directories that were listed.
+            if !hidden || gitignore {
+                let (g, h, e) = counts.parts();
+                left_out = g + h + e;
             }
-            let Some(ft) = e.file_type() else { continue };
-            let meta = std::fs::symlink_metadata(e.path()).ok();
-            let (kind, mark) = marker(&ft, meta.as_ref());
-            total += 1;
-            included.insert(e.path().to_path_buf());
-            if kind == "directory" {
-                dirs += 1;
-                listed_dirs.push((e.path().to_path_buf(), e.depth()));
-            } else {
-                files += 1;
-            }
-            if rows.len() >= MAX_ROWS {
-                continue;
-            }
-            let rel = e.path().strip_prefix(&r.real).unwrap_or(e.path()).to_string_lossy().into_owned();
-            let size = if kind == "file" { meta.as_ref().map(std::fs::Metadata::len) } else { None };
-            let key = sort_key(&rel, kind == "directory", recursive);
-            rows.push((key, json!({"path": rel, "name": e.file_name().to_string_lossy(), "type": kind, "marker": mark, "size": size})));
         }
+        let Listing { mut rows, total, dirs, files, .. } = listing;
         rows.sort_by(|a, b| a.0.cmp(&b.0));
         rows.truncate(max);
-        // Entries left out as hidden or ignored, in the directories that were listed (their
-        // contents are not walked: one `read_dir` per listed directory).
-        let limit = if recursive { depth.unwrap_or(usize::MAX) } else { 1 };
-        let mut left_out = 0usize;
-        if !hidden || gitignore {
-            for (dir, d) in &listed_dirs {
-                if *d >= limit {
-                    continue;
-                }
-                if let Ok(rd) = std::fs::read_dir(dir) {
-                    left_out += rd.flatten().filter(|e| !included.contains(&e.path())).count();
-                }
-            }
-        }
         Ok((rows.into_iter().map(|r| r.1).collect::<Vec<_>>(), total, dirs, files, left_out))
     })
     .await?;
@@ -176,6 +214,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("max_depth", "maxDepth"),
     ],
     definition: include_str!("list_directory.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(input_schema),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
