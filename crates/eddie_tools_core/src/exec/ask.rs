@@ -1,10 +1,12 @@
 //! `ask_user` (Floyd) and `ask_followup_question` (Alfredo): ask the user through
 //! `ctx.ask(question) => Promise<string>` and return the answer.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
+use super::args::{self, Word};
 use crate::context::Ctx;
-use crate::engine::process::command::string_array;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -13,13 +15,38 @@ pub const SCHEMA_ASK_USER: &str = "eddie.tool.ask_user.result.v1";
 /// The outputSchema `$id` of `ask_followup_question`.
 pub const SCHEMA_FOLLOWUP: &str = "eddie.tool.ask_followup_question.result.v1";
 
-/// Ask; `tool` names the tool in messages.
-pub async fn run(args: &Value, ctx: &Ctx, tool: &'static str, schema: &'static str) -> Result<ToolOutput> {
-    let question = match args.get("question") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-        _ => return Err(ToolError::invalid("question must be a non-empty string")),
-    };
-    let options = string_array(args, "options")?.unwrap_or_default();
+/// The arguments of `ask_user`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AskUserArgs {
+    /// The question.
+    #[schemars(length(min = 1))]
+    pub question: String,
+}
+
+/// The arguments of `ask_followup_question`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FollowupArgs {
+    /// A clear, specific question.
+    #[schemars(length(min = 1))]
+    pub question: String,
+    /// Suggested answers.
+    pub options: Option<Vec<Word>>,
+}
+
+/// Ask `question`, with `options` as suggested answers; `tool` names the tool in messages.
+pub async fn run(
+    question: String,
+    options: Option<Vec<Word>>,
+    ctx: &Ctx,
+    tool: &'static str,
+    schema: &'static str,
+) -> Result<ToolOutput> {
+    if question.trim().is_empty() {
+        return Err(ToolError::invalid("question must be a non-empty string"));
+    }
+    let options = args::words(options);
     let Some(ask) = ctx.ask.clone() else {
         return Err(ToolError::new(
             ErrorCode::AskUnavailable,
@@ -60,8 +87,13 @@ pub const ASK_USER: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("ask_user.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx, "ask_user", SCHEMA_ASK_USER)),
+    input: Some(crate::call::args::schema::<AskUserArgs>),
+    run: |args, ctx| {
+        Box::pin(async move {
+            let a: AskUserArgs = crate::call::args::parse("ask_user", args)?;
+            run(a.question, None, ctx, "ask_user", SCHEMA_ASK_USER).await
+        })
+    },
 };
 
 /// The `ask_followup_question` tool.
@@ -73,6 +105,11 @@ pub const ASK_FOLLOWUP_QUESTION: crate::registry::ToolSpec = crate::registry::To
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("ask_followup_question.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx, "ask_followup_question", SCHEMA_FOLLOWUP)),
+    input: Some(crate::call::args::schema::<FollowupArgs>),
+    run: |args, ctx| {
+        Box::pin(async move {
+            let a: FollowupArgs = crate::call::args::parse("ask_followup_question", args)?;
+            run(a.question, a.options, ctx, "ask_followup_question", SCHEMA_FOLLOWUP).await
+        })
+    },
 };

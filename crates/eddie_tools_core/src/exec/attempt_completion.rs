@@ -1,23 +1,38 @@
 //! `attempt_completion` (Alfredo): the model's signal that the task is done, with its summary.
 //! Nothing runs; a host ends its agent loop when it sees a result with this schema.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
+use super::args::{self, Text};
 use crate::context::Ctx;
-use crate::engine::process::command::opt_string;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id` (hosts match on it to stop their loop).
 pub const SCHEMA: &str = "eddie.tool.attempt_completion.result.v1";
 
+const NAME: &str = "attempt_completion";
+
+/// The arguments of `attempt_completion`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// What was done and how it was verified.
+    #[schemars(length(min = 1))]
+    pub result: String,
+    /// A command that shows the result, if any.
+    pub command: Option<Text>,
+}
+
 /// Run `attempt_completion`.
-pub async fn run(args: &Value, _ctx: &Ctx) -> Result<ToolOutput> {
-    let result = match args.get("result") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.trim_end().to_owned(),
-        _ => return Err(ToolError::invalid("result must be a non-empty summary of what was done")),
-    };
-    let command = opt_string(args, "command")?.filter(|c| !c.trim().is_empty());
+pub async fn run(a: Args, _ctx: &Ctx) -> Result<ToolOutput> {
+    if a.result.trim().is_empty() {
+        return Err(ToolError::invalid("result must be a non-empty summary of what was done"));
+    }
+    let result = a.result.trim_end().to_owned();
+    let command = args::text(a.command).filter(|c| !c.trim().is_empty());
     let mut content = result.clone();
     if let Some(c) = &command {
         content.push_str(&format!("\n\nTo see the result: {c}"));
@@ -34,6 +49,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("attempt_completion.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -1,7 +1,5 @@
 //! `build`: Build the project, with the detected command or an explicit `command`.
 
-use serde_json::Value;
-
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::exec::detect_project::Action;
@@ -10,9 +8,13 @@ use crate::output::ToolOutput;
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.build.result.v1";
 
+const NAME: &str = "build";
+
+crate::exec::runner::runner_args!("build");
+
 /// Run `build`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    crate::exec::runner::run(args, ctx, "build", SCHEMA, Action::Build).await
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    crate::exec::runner::run(a.into(), ctx, "build", SCHEMA, Action::Build).await
 }
 
 /// The `build` tool.
@@ -24,6 +26,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Dangerous,
     aliases: &[],
     definition: include_str!("build.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::exec::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -8,10 +8,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::args::{self, Text};
 use crate::context::Ctx;
-use crate::engine::process::command::{self, opt_string, quote};
+use crate::engine::process::command::{self, quote};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
@@ -371,11 +374,8 @@ fn make_targets(text: &str) -> Vec<String> {
 }
 
 /// The project directory argument (`path`, or Floyd's `projectPath`), resolved.
-pub fn project_dir(args: &Value, ctx: &Ctx) -> Result<(PathBuf, String)> {
-    let given = match opt_string(args, "path")? {
-        Some(p) => Some(p),
-        None => opt_string(args, "projectPath")?,
-    };
+pub fn project_dir(path: Option<Text>, project_path: Option<Text>, ctx: &Ctx) -> Result<(PathBuf, String)> {
+    let given = args::text(path).or_else(|| args::text(project_path));
     command::resolve_cwd(ctx, given.as_deref())
 }
 
@@ -395,9 +395,21 @@ pub fn commands_json(p: &Project) -> Value {
     Value::Object(map)
 }
 
+const NAME: &str = "detect_project";
+
+/// The arguments of `detect_project`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// Project directory, relative to the workspace (default: the workspace root).
+    pub path: Option<Text>,
+    /// Alias of path (Floyd).
+    pub project_path: Option<Text>,
+}
+
 /// Run `detect_project`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let (dir, shown) = project_dir(args, ctx)?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let (dir, shown) = project_dir(a.path, a.project_path, ctx)?;
     let path = ctx.env_var("PATH");
     let d = dir.clone();
     let p = crate::blocking("detect_project", move || Ok(detect(&d, path.as_deref()))).await?;
@@ -445,8 +457,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("detect_project.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
 #[cfg(test)]

@@ -1,7 +1,5 @@
 //! `lint`: Run the project's linter, with the detected command or an explicit `command`.
 
-use serde_json::Value;
-
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::exec::detect_project::Action;
@@ -10,9 +8,13 @@ use crate::output::ToolOutput;
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.lint.result.v1";
 
+const NAME: &str = "lint";
+
+crate::exec::runner::runner_args!("lint");
+
 /// Run `lint`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    crate::exec::runner::run(args, ctx, "lint", SCHEMA, Action::Lint).await
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    crate::exec::runner::run(a.into(), ctx, "lint", SCHEMA, Action::Lint).await
 }
 
 /// The `lint` tool.
@@ -24,6 +26,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Moderate,
     aliases: &[],
     definition: include_str!("lint.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::exec::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -14,6 +14,7 @@
 //! Aborting a call (`ctx.signal`) makes a running command stop and return what it printed,
 //! with `status: "cancelled"` (the family is `partial_on_cancel`).
 
+pub mod args;
 pub mod ask;
 pub mod attempt_completion;
 pub mod build;

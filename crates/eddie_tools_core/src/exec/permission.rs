@@ -7,7 +7,9 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
@@ -55,12 +57,26 @@ pub async fn allow(ctx: &Ctx, tool: &'static str, message: String) -> Result<boo
     }
 }
 
+const NAME: &str = "check_permission";
+
+/// The arguments of `check_permission`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// A tool name, e.g. run_tests.
+    #[schemars(length(min = 1))]
+    pub tool_name: String,
+    /// Accepted for compatibility; permissions do not depend on it.
+    #[schemars(with = "Option<String>")]
+    pub project_path: Option<serde::de::IgnoredAny>,
+}
+
 /// `check_permission`: the level of a tool and whether a call would ask now.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let name = match args.get("toolName") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        _ => return Err(ToolError::invalid("toolName must be a non-empty string")),
-    };
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let name = a.tool_name;
+    if name.is_empty() {
+        return Err(ToolError::invalid("toolName must be a non-empty string"));
+    }
     let Some(spec) = registry::find(&name) else {
         return Err(ToolError::new(crate::error::ErrorCode::UnknownTool, format!("Unknown tool: {name}")));
     };
@@ -107,6 +123,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("check_permission.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -1,26 +1,56 @@
 //! `run`: one program with arguments, no shell (Stack `run`, Floyd `run`, TunaCode `bash`,
 //! Alfredo `execute_command`).
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::permission;
+use super::args::{Env, Text, Word};
+use super::{args, permission};
 use crate::context::Ctx;
-use crate::engine::process::command::{self, Invocation, execute, opt_string, split_words, string_array};
+use crate::engine::process::command::{self, Invocation, execute, split_words};
 use crate::engine::process::env;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
+const NAME: &str = "run";
+
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.run.result.v1";
 
-/// Parse `{command, args?, cwd?, env?, keepEnv?, timeout?, maxOutputBytes?, stdin?}`.
-pub fn parse(args: &Value, ctx: &Ctx) -> Result<Invocation> {
-    let line = match args.get("command") {
-        Some(Value::String(s)) if !s.trim().is_empty() && !s.contains('\0') => s.clone(),
-        _ => return Err(ToolError::invalid("command must be a non-empty string")),
-    };
-    let (program, rest) = match string_array(args, "args")? {
-        Some(a) => (line, a),
+/// The arguments of `run`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// The program (or a whole command line when args is omitted; it is split like a shell would, without expansions).
+    #[schemars(length(min = 1))]
+    pub command: String,
+    /// Arguments, passed as they are.
+    pub args: Option<Vec<Word>>,
+    /// Working directory, relative to the workspace (default: the workspace root).
+    pub cwd: Option<Text>,
+    /// Variables to set for the command (null unsets one). Passed even when they look secret.
+    pub env: Option<Env>,
+    /// Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped).
+    pub keep_env: Option<Vec<Word>>,
+    /// Time limit in seconds (default 120; 0 = none). On expiry the whole process tree gets SIGTERM, then SIGKILL after 1 s.
+    #[schemars(range(min = 0, max = 86400))]
+    pub timeout: Option<f64>,
+    /// Bytes of each stream to keep (default 32768): the head and the tail; the middle is counted and its error lines kept.
+    #[schemars(range(min = 256))]
+    pub max_output_bytes: Option<f64>,
+    /// Text written to the command's stdin (default: empty stdin).
+    pub stdin: Option<Text>,
+}
+
+/// The invocation `a` asks for.
+pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
+    let line = a.command;
+    if line.trim().is_empty() || line.contains('\0') {
+        return Err(ToolError::invalid("command must be a non-empty string"));
+    }
+    let (program, rest) = match a.args {
+        Some(list) => (line, args::words(Some(list))),
         None => {
             let mut words = split_words(&line).map_err(|op| {
                 ToolError::invalid(format!(
@@ -35,10 +65,9 @@ pub fn parse(args: &Value, ctx: &Ctx) -> Result<Invocation> {
             (program, words)
         }
     };
-    let keep = string_array(args, "keepEnv")?.unwrap_or_default();
-    let (env, dropped_env) = env::child_env(ctx, args.get("env"), &keep)?;
-    let cwd_arg = opt_string(args, "cwd")?;
-    let (cwd, cwd_shown) = command::resolve_cwd(ctx, cwd_arg.as_deref())?;
+    let keep = args::words(a.keep_env);
+    let (env, dropped_env) = env::child_env(ctx, args::env_value(a.env).as_ref(), &keep)?;
+    let (cwd, cwd_shown) = command::resolve_cwd(ctx, args::text(a.cwd).as_deref())?;
     Ok(Invocation {
         program,
         args: rest,
@@ -46,9 +75,9 @@ pub fn parse(args: &Value, ctx: &Ctx) -> Result<Invocation> {
         cwd_shown,
         env,
         dropped_env,
-        timeout: command::timeout_arg(args, command::DEFAULT_TIMEOUT_S)?,
-        max_bytes: command::max_bytes_arg(args)?,
-        stdin: opt_string(args, "stdin")?,
+        timeout: args::timeout_arg(a.timeout, command::DEFAULT_TIMEOUT_S)?,
+        max_bytes: args::max_bytes_arg(a.max_output_bytes)?,
+        stdin: args::text(a.stdin),
     })
 }
 
@@ -84,8 +113,8 @@ pub fn confirm_text(verb: &str, inv: &Invocation) -> String {
 }
 
 /// Run `run`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let inv = parse(args, ctx)?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let inv = parse(a, ctx)?;
     command::check_program(&inv)?;
     if !permission::allow(ctx, "run", confirm_text("Run command", &inv)).await? {
         return Ok(declined(SCHEMA, &inv, json!({})));
@@ -104,6 +133,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Dangerous,
     aliases: &[],
     definition: include_str!("run.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(super::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -1,5 +1,5 @@
-//! Running one command to completion: argument parsing shared by `run` and the project
-//! runners, and [`execute`], which runs a supervised tree with a time limit, bounded capture,
+//! Running one command to completion: splitting a command line ([`split_words`]), and
+//! [`execute`], which runs a supervised tree with a time limit, bounded capture,
 //! streaming to `ctx.onOutput`, per-line observation and cancellation.
 
 use std::collections::HashMap;
@@ -101,69 +101,6 @@ pub fn quote(s: &str) -> String {
         s.to_owned()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-/// A string array argument (`None` when absent or null).
-pub fn string_array(args: &Value, key: &str) -> Result<Option<Vec<String>>> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| match v {
-                Value::String(s) if !s.contains('\0') => Ok(s.clone()),
-                Value::Number(n) => Ok(n.to_string()),
-                _ => Err(ToolError::invalid(format!("{key} must be an array of strings"))),
-            })
-            .collect::<Result<Vec<_>>>()
-            .map(Some),
-        Some(_) => Err(ToolError::invalid(format!("{key} must be an array of strings"))),
-    }
-}
-
-/// An optional string argument.
-pub fn opt_string(args: &Value, key: &str) -> Result<Option<String>> {
-    match args.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if s.contains('\0') => {
-            Err(ToolError::invalid(format!("{key} must not contain NUL")))
-        }
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(ToolError::invalid(format!("{key} must be a string"))),
-    }
-}
-
-/// `timeout` in seconds: `default_s` when absent, else a number within `[0, max_s]`.
-pub fn timeout_secs(args: &Value, default_s: f64, max_s: f64) -> Result<f64> {
-    let secs = match args.get("timeout") {
-        None | Some(Value::Null) => default_s,
-        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
-        Some(_) => return Err(ToolError::invalid("timeout must be a number of seconds")),
-    };
-    if !secs.is_finite() || !(0.0..=max_s).contains(&secs) {
-        return Err(ToolError::invalid(format!("timeout must be between 0 and {max_s} seconds")));
-    }
-    Ok(secs)
-}
-
-/// `timeout` in seconds: default when absent, `0` for none, else within `(0, MAX]`.
-pub fn timeout_arg(args: &Value, default_s: f64) -> Result<Option<Duration>> {
-    let secs = timeout_secs(args, default_s, MAX_TIMEOUT_S)?;
-    Ok((secs > 0.0).then(|| Duration::from_secs_f64(secs)))
-}
-
-/// `maxOutputBytes` per stream.
-pub fn max_bytes_arg(args: &Value) -> Result<usize> {
-    match args.get("maxOutputBytes") {
-        None | Some(Value::Null) => Ok(DEFAULT_MAX_BYTES),
-        Some(Value::Number(n)) => {
-            let v = n.as_f64().unwrap_or(f64::NAN);
-            if !v.is_finite() || v < 256.0 {
-                return Err(ToolError::invalid("maxOutputBytes must be a number >= 256"));
-            }
-            Ok((v as usize).min(MAX_MAX_BYTES))
-        }
-        Some(_) => Err(ToolError::invalid("maxOutputBytes must be a number")),
     }
 }
 
@@ -648,24 +585,6 @@ pub async fn launch(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn timeout_secs_defaults_and_bounds() {
-        assert_eq!(timeout_secs(&json!({}), 30.0, 3600.0).unwrap(), 30.0);
-        assert_eq!(timeout_secs(&json!({"timeout": null}), 30.0, 3600.0).unwrap(), 30.0);
-        assert_eq!(timeout_secs(&json!({"timeout": 0}), 30.0, 3600.0).unwrap(), 0.0);
-        assert_eq!(timeout_secs(&json!({"timeout": 3600}), 30.0, 3600.0).unwrap(), 3600.0);
-        let over = timeout_secs(&json!({"timeout": 3600.5}), 30.0, 3600.0).unwrap_err();
-        assert_eq!(over.message(), "timeout must be between 0 and 3600 seconds");
-        let over = timeout_secs(&json!({"timeout": 86_401}), 1.0, MAX_TIMEOUT_S).unwrap_err();
-        assert_eq!(over.message(), "timeout must be between 0 and 86400 seconds");
-        let neg = timeout_secs(&json!({"timeout": -1}), 30.0, 3600.0).unwrap_err();
-        assert_eq!(neg.code(), ErrorCode::InvalidArgument);
-        let text = timeout_secs(&json!({"timeout": "5"}), 30.0, 3600.0).unwrap_err();
-        assert_eq!(text.message(), "timeout must be a number of seconds");
-        assert_eq!(timeout_arg(&json!({"timeout": 0}), 120.0).unwrap(), None);
-        assert_eq!(timeout_arg(&json!({}), 2.5).unwrap(), Some(Duration::from_millis(2500)));
-    }
 
     #[test]
     fn words_split_like_a_shell_without_expansion() {

@@ -2,9 +2,13 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
 use super::super::run::merge;
+use super::ProcId;
+use crate::call::args::lenient::Truthy;
 use crate::context::Ctx;
 use crate::engine::process::supervisor::DEFAULT_GRACE;
 use crate::error::Result;
@@ -13,11 +17,24 @@ use crate::output::ToolOutput;
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.process_kill.result.v1";
 
+const NAME: &str = "process_kill";
+
+/// The arguments of `process_kill`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// Process id from process_start (e.g. "p1").
+    #[schemars(length(min = 1))]
+    pub id: ProcId,
+    /// Kill at once with SIGKILL.
+    pub force: Option<Truthy>,
+}
+
 /// Run `process_kill`: `SIGTERM` to every process of the tree, `SIGKILL` after a second
 /// (`force`: at once). Resolves when the whole tree is gone.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let proc = super::find(ctx, args)?;
-    let force = crate::engine::js::truthy(args.get("force"));
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let proc = super::find(ctx, &a.id)?;
+    let force = a.force.is_some_and(|t| t.0);
     let was_running = proc.exit().is_none();
     if was_running {
         proc.kill(force);
@@ -46,6 +63,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("process_kill.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

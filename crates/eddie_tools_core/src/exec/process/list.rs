@@ -1,6 +1,8 @@
 //! `process_list`: the background processes of this workspace.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
 use crate::context::Ctx;
 use crate::error::Result;
@@ -9,8 +11,16 @@ use crate::output::ToolOutput;
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.process_list.result.v1";
 
+const NAME: &str = "process_list";
+
+/// The arguments of `process_list` (none).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(extend("properties" = {}))]
+pub struct Args {}
+
 /// Run `process_list`.
-pub async fn run(_args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+pub async fn run(_a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let procs = super::in_workspace(ctx);
     let content = if procs.is_empty() {
         "No background processes.".to_owned()
@@ -38,6 +48,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("process_list.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -14,12 +14,15 @@ pub mod start;
 pub mod wait;
 pub mod write;
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::sync::{Notify, mpsc};
@@ -199,14 +202,36 @@ pub fn in_workspace(ctx: &Ctx) -> Vec<Arc<Proc>> {
     table().lock().map(|t| t.iter().filter(|p| p.root == root).cloned().collect()).unwrap_or_default()
 }
 
+/// A process id argument: `"p1"`, or its number (`1`). Schema: string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcId(pub String);
+
+impl<'de> Deserialize<'de> for ProcId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if !s.is_empty() => Ok(Self(s)),
+            Value::Number(n) if n.as_u64().is_some() => Ok(Self(format!("p{n}"))),
+            _ => Err(serde::de::Error::custom("must be a process id such as \"p1\"")),
+        }
+    }
+}
+
+impl JsonSchema for ProcId {
+    fn schema_name() -> Cow<'static, str> {
+        "string".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string"})
+    }
+}
+
 /// The process `id` of `ctx`'s workspace.
-pub fn find(ctx: &Ctx, args: &Value) -> Result<Arc<Proc>> {
-    let id = match args.get("id") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(Value::Number(n)) if n.as_u64().is_some() => format!("p{n}"),
-        _ => return Err(ToolError::invalid("id must be a process id such as \"p1\"")),
-    };
-    in_workspace(ctx).into_iter().find(|p| p.id == id).ok_or_else(|| {
+pub fn find(ctx: &Ctx, id: &ProcId) -> Result<Arc<Proc>> {
+    let id = &id.0;
+    in_workspace(ctx).into_iter().find(|p| p.id == *id).ok_or_else(|| {
         let known: Vec<String> = in_workspace(ctx).iter().map(|p| p.id.clone()).collect();
         let hint = if known.is_empty() {
             "no background process was started in this workspace".to_owned()

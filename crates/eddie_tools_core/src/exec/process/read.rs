@@ -1,8 +1,11 @@
 //! `process_read`: a background process's output from a cursor.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
 use super::super::run::merge;
+use super::ProcId;
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
@@ -12,25 +15,38 @@ pub const SCHEMA: &str = "eddie.tool.process_read.result.v1";
 /// Default bytes returned per call.
 const DEFAULT_MAX: usize = 32 * 1024;
 
+const NAME: &str = "process_read";
+
+/// The arguments of `process_read`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// Process id from process_start (e.g. "p1").
+    #[schemars(length(min = 1))]
+    pub id: ProcId,
+    /// Byte position to read from (a nextCursor from an earlier call).
+    #[schemars(range(min = 0))]
+    pub cursor: Option<f64>,
+    /// Most bytes to return (default 32768).
+    #[schemars(range(min = 1))]
+    pub max_bytes: Option<f64>,
+}
+
 /// Run `process_read`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let cursor = match args.get("cursor") {
-        None | Some(Value::Null) => 0,
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(v) if v.is_finite() && v >= 0.0 => v as u64,
-            _ => return Err(ToolError::invalid("cursor must be a number >= 0 (a nextCursor from earlier)")),
-        },
-        Some(_) => return Err(ToolError::invalid("cursor must be a number")),
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let cursor = match a.cursor {
+        None => 0,
+        Some(v) if v.is_finite() && v >= 0.0 => v as u64,
+        Some(_) => {
+            return Err(ToolError::invalid("cursor must be a number >= 0 (a nextCursor from earlier)"));
+        }
     };
-    let max = match args.get("maxBytes") {
-        None | Some(Value::Null) => DEFAULT_MAX,
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(v) if v.is_finite() && v >= 1.0 => (v as usize).min(super::LOG_CAP),
-            _ => return Err(ToolError::invalid("maxBytes must be a number >= 1")),
-        },
-        Some(_) => return Err(ToolError::invalid("maxBytes must be a number")),
+    let max = match a.max_bytes {
+        None => DEFAULT_MAX,
+        Some(v) if v.is_finite() && v >= 1.0 => (v as usize).min(super::LOG_CAP),
+        Some(_) => return Err(ToolError::invalid("maxBytes must be a number >= 1")),
     };
-    let proc = super::find(ctx, args)?;
+    let proc = super::find(ctx, &a.id)?;
     let (text, from, dropped, end) = {
         let log = proc.log.lock().map_err(|_| ToolError::internal("process log poisoned"))?;
         let (text, from, dropped) = log.slice(cursor, max);
@@ -69,6 +85,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("process_read.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -2,9 +2,13 @@
 
 use std::ffi::OsString;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 
+use super::super::args::{Env, Text, Word};
 use super::super::{permission, run};
+use super::wait::{Condition, WaitFor};
 use crate::context::Ctx;
 use crate::engine::process::command::{self, spawn_error};
 use crate::engine::process::supervisor::{self, Spec, Tree};
@@ -14,13 +18,35 @@ use crate::output::ToolOutput;
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.process_start.result.v1";
 
+const NAME: &str = "process_start";
+
+/// The arguments of `process_start`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// The program (or a whole command line when args is omitted).
+    #[schemars(length(min = 1))]
+    pub command: String,
+    #[allow(missing_docs)]
+    pub args: Option<Vec<Word>>,
+    /// Working directory, relative to the workspace (default: the workspace root).
+    pub cwd: Option<Text>,
+    /// Variables to set for the command (null unsets one). Passed even when they look secret.
+    pub env: Option<Env>,
+    /// Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped).
+    pub keep_env: Option<Vec<Word>>,
+    /// Before returning, wait for a regex in the output, a port, or the exit.
+    pub wait_for: Option<WaitFor>,
+}
+
 /// Run `process_start`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let inv = run::parse(args, ctx)?;
-    let wait_spec = match args.get("waitFor") {
-        None | Some(Value::Null) => None,
-        Some(w) => Some(crate::exec::process::wait::Condition::parse(w)?),
-    };
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let Args { command, args, cwd, env, keep_env, wait_for } = a;
+    let inv = run::parse(
+        run::Args { command, args, cwd, env, keep_env, timeout: None, max_output_bytes: None, stdin: None },
+        ctx,
+    )?;
+    let wait_spec = wait_for.map(|w| Condition::new(w, None)).transpose()?;
     command::check_program(&inv)?;
     super::check_capacity()?;
     if !permission::allow(ctx, "process_start", run::confirm_text("Start background process", &inv)).await? {
@@ -43,7 +69,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     .map_err(|e| spawn_error(&inv.program, &e))?;
     let proc = super::register(tree, inv.display(), inv.cwd_shown.clone(), ctx)?;
     let waited = match wait_spec {
-        Some(cond) => match crate::exec::process::wait::wait_for(&proc, &cond, ctx).await {
+        Some(cond) => match super::wait::wait_for(&proc, &cond, ctx).await {
             Ok(w) => Some(w),
             Err(e) => {
                 // The caller gave up before it got the id: nobody could stop it later.
@@ -79,6 +105,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Dangerous,
     aliases: &[],
     definition: include_str!("process_start.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(super::super::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

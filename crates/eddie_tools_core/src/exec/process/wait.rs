@@ -5,12 +5,15 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use regex::Regex;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::super::args::timeout_secs;
 use super::super::run::merge;
-use super::Proc;
+use super::{Proc, ProcId};
+use crate::call::args::lenient::Truthy;
 use crate::context::Ctx;
-use crate::engine::process::command::timeout_secs;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -23,6 +26,22 @@ const MAX_TIMEOUT_S: f64 = 3600.0;
 /// How often a port is probed.
 const PORT_POLL: Duration = Duration::from_millis(100);
 
+/// `waitFor` (process_start): what to wait for.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WaitFor {
+    /// Wait until the output (from cursor) matches this regular expression (Rust regex syntax).
+    pub regex: Option<String>,
+    /// Wait until 127.0.0.1/::1 accepts TCP connections on this port.
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: Option<u64>,
+    /// Wait until the process exits (the default when neither regex nor port is given).
+    pub exit: Option<Truthy>,
+    /// Seconds to wait (default 30).
+    #[schemars(range(min = 0, max = 3600))]
+    pub timeout: Option<f64>,
+}
+
 /// What to wait for.
 #[derive(Debug, Clone)]
 pub struct Condition {
@@ -34,36 +53,25 @@ pub struct Condition {
 }
 
 impl Condition {
-    /// Parse `{regex?, port?, exit?, timeout?, cursor?}`; with none of the three, `exit`.
-    pub fn parse(args: &Value) -> Result<Self> {
-        if !args.is_object() {
-            return Err(ToolError::invalid("waitFor must be an object {regex?, port?, exit?, timeout?}"));
-        }
+    /// The condition `w` asks for, scanning the output from `cursor` (default 0); with none of
+    /// `regex`, `port` and `exit`, `exit`.
+    pub fn new(w: WaitFor, cursor: Option<f64>) -> Result<Self> {
         let regex =
-            match args.get("regex") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) if !s.is_empty() => Some(Regex::new(s).map_err(|e| {
+            match w.regex {
+                None => None,
+                Some(s) if !s.is_empty() => Some(Regex::new(&s).map_err(|e| {
                     ToolError::new(ErrorCode::InvalidRegex, format!("Invalid regex {s:?}: {e}"))
                 })?),
                 Some(_) => return Err(ToolError::invalid("regex must be a non-empty string")),
             };
-        let port = match args.get("port") {
-            None | Some(Value::Null) => None,
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(p @ 1..=65535) => Some(p as u16),
-                _ => return Err(ToolError::invalid("port must be an integer between 1 and 65535")),
-            },
-            Some(_) => return Err(ToolError::invalid("port must be a number")),
+        let port = match w.port {
+            None => None,
+            Some(p @ 1..=65535) => Some(p as u16),
+            Some(_) => return Err(ToolError::invalid("port must be an integer between 1 and 65535")),
         };
-        let exit = crate::engine::js::truthy(args.get("exit")) || (regex.is_none() && port.is_none());
-        let secs = timeout_secs(args, DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S)?;
-        let cursor = match args.get("cursor") {
-            None | Some(Value::Null) => 0,
-            Some(Value::Number(n)) => {
-                n.as_f64().filter(|v| v.is_finite() && *v >= 0.0).map_or(0, |v| v as u64)
-            }
-            Some(_) => return Err(ToolError::invalid("cursor must be a number")),
-        };
+        let exit = w.exit.is_some_and(|t| t.0) || (regex.is_none() && port.is_none());
+        let secs = timeout_secs(w.timeout, DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S)?;
+        let cursor = cursor.filter(|v| v.is_finite() && *v >= 0.0).map_or(0, |v| v as u64);
         Ok(Self { regex, port, exit, timeout: Duration::from_secs_f64(secs), cursor })
     }
 }
@@ -162,10 +170,35 @@ pub async fn wait_for(proc: &Proc, cond: &Condition, ctx: &Ctx) -> Result<Waited
     }
 }
 
+const NAME: &str = "process_wait";
+
+/// The arguments of `process_wait`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// Process id from process_start (e.g. "p1").
+    #[schemars(length(min = 1))]
+    pub id: ProcId,
+    /// Wait until the output (from cursor) matches this regular expression (Rust regex syntax).
+    pub regex: Option<String>,
+    /// Wait until 127.0.0.1/::1 accepts TCP connections on this port.
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: Option<u64>,
+    /// Wait until the process exits (the default when neither regex nor port is given).
+    pub exit: Option<Truthy>,
+    /// Seconds to wait (default 30).
+    #[schemars(range(min = 0, max = 3600))]
+    pub timeout: Option<f64>,
+    /// Search the output from this position (default 0).
+    #[schemars(range(min = 0))]
+    pub cursor: Option<f64>,
+}
+
 /// Run `process_wait`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let cond = Condition::parse(args)?;
-    let proc = super::find(ctx, args)?;
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let Args { id, regex, port, exit, timeout, cursor } = a;
+    let cond = Condition::new(WaitFor { regex, port, exit, timeout }, cursor)?;
+    let proc = super::find(ctx, &id)?;
     let waited = wait_for(&proc, &cond, ctx).await?;
     let (output, next) = super::tail(&proc, 2048);
     let mut content = format!("{}: {}", proc.id, waited.text);
@@ -187,6 +220,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("process_wait.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -2,11 +2,15 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
 use super::super::permission;
 use super::super::run::merge;
+use super::ProcId;
+use crate::call::args::lenient::Truthy;
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
@@ -16,26 +20,37 @@ pub const SCHEMA: &str = "eddie.tool.process_write.result.v1";
 /// How long a write may wait, by default, for a process that does not read.
 const WRITE_LIMIT_S: f64 = 10.0;
 
+const NAME: &str = "process_write";
+
+/// The arguments of `process_write`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// Process id from process_start (e.g. "p1").
+    #[schemars(length(min = 1))]
+    pub id: ProcId,
+    /// Text to write (add \n to end a line).
+    pub stdin: Option<String>,
+    /// Close stdin after writing (sends EOF).
+    pub close_stdin: Option<Truthy>,
+    /// Seconds to wait for the process to take the text (default 10); then TIMEOUT.
+    #[schemars(range(min = 0, max = 3600))]
+    pub timeout: Option<f64>,
+}
+
 /// Run `process_write`.
-pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let input = match args.get("stdin") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(_) => return Err(ToolError::invalid("stdin must be a string")),
-    };
-    let close = crate::engine::js::truthy(args.get("closeStdin"));
-    let limit = match args.get("timeout") {
-        None | Some(Value::Null) => WRITE_LIMIT_S,
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(v) if v.is_finite() && v > 0.0 && v <= 3600.0 => v,
-            _ => return Err(ToolError::invalid("timeout must be a number of seconds in (0, 3600]")),
-        },
-        Some(_) => return Err(ToolError::invalid("timeout must be a number of seconds")),
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let input = a.stdin.unwrap_or_default();
+    let close = a.close_stdin.is_some_and(|t| t.0);
+    let limit = match a.timeout {
+        None => WRITE_LIMIT_S,
+        Some(v) if v.is_finite() && v > 0.0 && v <= 3600.0 => v,
+        Some(_) => return Err(ToolError::invalid("timeout must be a number of seconds in (0, 3600]")),
     };
     if input.is_empty() && !close {
         return Err(ToolError::invalid("give stdin text to write, or closeStdin: true"));
     }
-    let proc = super::find(ctx, args)?;
+    let proc = super::find(ctx, &a.id)?;
     if proc.exit().is_some() {
         return Err(not_running(&proc.id, &proc.state_text()));
     }
@@ -113,6 +128,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Dangerous,
     aliases: &[],
     definition: include_str!("process_write.json"),
-    input: None,
-    run: |args, ctx| Box::pin(run(args, ctx)),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
