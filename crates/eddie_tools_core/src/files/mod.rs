@@ -32,7 +32,6 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::context::Ctx;
-use crate::engine::js;
 use crate::engine::patch::diff;
 use crate::engine::store::commit;
 use crate::engine::text::doc::{self, Enc, TextDoc};
@@ -65,49 +64,6 @@ pub const FAMILY: Family = Family {
     contract: None,
     partial_on_cancel: false,
 };
-
-// ---- the Value-based readers `list_directory` still used at the last commit (the other
-// tools parse typed arguments)
-
-/// The first of `names` present in `args`.
-pub fn arg<'a>(args: &'a Value, names: &[&str]) -> Option<&'a Value> {
-    names.iter().find_map(|n| args.get(*n).filter(|v| !v.is_null()))
-}
-
-/// An optional string.
-pub fn opt_str(args: &Value, names: &[&str]) -> Result<Option<String>> {
-    match arg(args, names) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(ToolError::invalid(format!("{} must be a string", names[0]))),
-    }
-}
-
-/// A flag: JS truthiness, except that the strings `"false"`, `"0"` and `"no"` are false
-/// (Alfredo sends `recursive: "false"`).
-pub fn flag(args: &Value, names: &[&str]) -> bool {
-    match arg(args, names) {
-        Some(Value::String(s)) => {
-            !matches!(s.trim().to_ascii_lowercase().as_str(), "" | "false" | "0" | "no")
-        }
-        v => js::truthy(v),
-    }
-}
-
-/// An optional integer (`Number()` coercion, floored); `INVALID_ARGUMENT` when not finite.
-pub fn opt_int(args: &Value, names: &[&str]) -> Result<Option<i64>> {
-    match arg(args, names) {
-        None => Ok(None),
-        v => {
-            let n = js::number(v);
-            if n.is_finite() {
-                Ok(Some(n.floor().clamp(-9e15, 9e15) as i64))
-            } else {
-                Err(ToolError::invalid(format!("{} must be a number", names[0])))
-            }
-        }
-    }
-}
 
 // ---- typed arguments (each tool's `Args`; the seeds' spellings are renamed by the spec's
 // aliases before parsing)
