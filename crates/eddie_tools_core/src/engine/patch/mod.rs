@@ -191,11 +191,17 @@ fn parse_unified_hunk(
         .and_then(|r| r.split([',', ' ']).next())
         .and_then(|n| n.parse::<usize>().ok());
     let mut h = Hunk { old_start, ..Hunk::default() };
+    // What the header says the hunk holds: while it still expects old and new lines, a
+    // `--- x` / `+++ y` pair is a removed `-- x` and an added `++ y`, not the next file's header
+    // (unless an `@@` follows it, as it follows every real header).
+    let (mut old_left, mut new_left) = hunk_counts(head).unwrap_or((0, 0));
     let mut i = at + 1;
     let mut blanks = 0usize;
     while i < ls.len() {
         let l = ls[i];
-        if l.starts_with("@@") || l.starts_with("diff --git ") || is_file_header(i) {
+        let content_pair =
+            old_left > blanks && new_left > blanks && !ls.get(i + 2).is_some_and(|n| n.starts_with("@@"));
+        if l.starts_with("@@") || l.starts_with("diff --git ") || (is_file_header(i) && !content_pair) {
             break;
         }
         if l.is_empty() {
@@ -224,7 +230,17 @@ fn parse_unified_hunk(
         };
         // Blank lines inside a hunk are empty context lines (editors strip the space).
         h.lines.extend(std::iter::repeat_n((Tag::Ctx, String::new()), blanks));
+        old_left = old_left.saturating_sub(blanks);
+        new_left = new_left.saturating_sub(blanks);
         blanks = 0;
+        match tag {
+            Tag::Ctx => {
+                old_left = old_left.saturating_sub(1);
+                new_left = new_left.saturating_sub(1);
+            }
+            Tag::Del => old_left = old_left.saturating_sub(1),
+            Tag::Add => new_left = new_left.saturating_sub(1),
+        }
         h.lines.push((tag, rest.to_owned()));
         i += 1;
     }
@@ -232,6 +248,19 @@ fn parse_unified_hunk(
         return Err(bad(format!("empty hunk: {head}")));
     }
     Ok((h, i))
+}
+
+/// The old and new line counts of a `@@ -a[,b] +c[,d] @@` header (a missing count is 1).
+fn hunk_counts(head: &str) -> Option<(usize, usize)> {
+    let mut parts = head.strip_prefix("@@ ")?.split(' ');
+    let count = |p: Option<&str>, sign: char| -> Option<usize> {
+        let range = p?.strip_prefix(sign)?;
+        match range.split_once(',') {
+            Some((_, n)) => n.parse().ok(),
+            None => range.parse::<usize>().ok().map(|_| 1),
+        }
+    };
+    Some((count(parts.next(), '-')?, count(parts.next(), '+')?))
 }
 
 /// A line that opens a file section or ends the patch, as written or padded with whitespace
@@ -641,6 +670,21 @@ mod tests {
         assert_eq!(ops[1], Op::Add { path: "new.txt".into(), content: "n1\nn2".into() });
         assert!(matches!(&ops[2], Op::Delete { path, .. } if path == "gone.txt"));
         assert_eq!(parse_unified("hello").unwrap_err().code(), ErrorCode::InvalidPatch);
+    }
+
+    #[test]
+    fn removed_and_added_lines_that_look_like_headers_stay_in_their_hunk() {
+        // `-- not a header` removed and `++ nor this` added render as `--- …` / `+++ …`.
+        let d = "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n x\n--- not a header\n+++ nor this\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-1\n+2\n";
+        let ops = parse_unified(d).unwrap();
+        assert_eq!(ops.len(), 2, "{ops:?}");
+        let Op::Update { hunks, .. } = &ops[0] else { panic!() };
+        assert_eq!(hunks[0].lines[1], (Tag::Del, "-- not a header".into()));
+        assert_eq!(hunks[0].lines[2], (Tag::Add, "++ nor this".into()));
+        let (out, _) = apply_hunks("x\n-- not a header\n", hunks, "f").unwrap();
+        assert_eq!(out, "x\n++ nor this\n");
+        assert_eq!(hunk_counts("@@ -3 +4,0 @@ fn"), Some((1, 0)));
+        assert_eq!(hunk_counts("@@ nonsense"), None);
     }
 
     #[test]
