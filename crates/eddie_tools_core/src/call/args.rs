@@ -217,12 +217,28 @@ fn tidy(v: &mut Value) {
     }
 }
 
+/// Implement `schemars::JsonSchema` for an argument value type whose schema is the given JSON
+/// (inlined where it is used): `value_schema!(Flag, {"type": "boolean"})`.
+#[macro_export]
+macro_rules! value_schema {
+    ($ty:ty, $($schema:tt)+) => {
+        impl schemars::JsonSchema for $ty {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($ty).into()
+            }
+            fn inline_schema() -> bool {
+                true
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!($($schema)+)
+            }
+        }
+    };
+}
+
 /// Argument value types that accept what the families accepted before typed arguments (a
 /// model's `"false"`, a number as a string), with the schema of the plain type.
 pub mod lenient {
-    use std::borrow::Cow;
-
-    use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
     use serde::{Deserialize, Deserializer};
     use serde_json::Value;
 
@@ -245,17 +261,7 @@ pub mod lenient {
         }
     }
 
-    impl JsonSchema for Flag {
-        fn schema_name() -> Cow<'static, str> {
-            "boolean".into()
-        }
-        fn inline_schema() -> bool {
-            true
-        }
-        fn json_schema(_: &mut SchemaGenerator) -> Schema {
-            json_schema!({"type": "boolean"})
-        }
-    }
+    crate::value_schema!(Flag, {"type": "boolean"});
 
     /// A boolean with plain JavaScript truthiness (any value). Schema: boolean.
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -267,17 +273,7 @@ pub mod lenient {
         }
     }
 
-    impl JsonSchema for Truthy {
-        fn schema_name() -> Cow<'static, str> {
-            "boolean".into()
-        }
-        fn inline_schema() -> bool {
-            true
-        }
-        fn json_schema(_: &mut SchemaGenerator) -> Schema {
-            json_schema!({"type": "boolean"})
-        }
-    }
+    crate::value_schema!(Truthy, {"type": "boolean"});
 
     /// An integer by JavaScript's `Number()` (a numeric string counts), floored; refused when
     /// not finite. Schema: integer.
@@ -296,17 +292,7 @@ pub mod lenient {
         }
     }
 
-    impl JsonSchema for JsInt {
-        fn schema_name() -> Cow<'static, str> {
-            "integer".into()
-        }
-        fn inline_schema() -> bool {
-            true
-        }
-        fn json_schema(_: &mut SchemaGenerator) -> Schema {
-            json_schema!({"type": "integer"})
-        }
-    }
+    crate::value_schema!(JsInt, {"type": "integer"});
 
     /// One string or a list of strings (globs, excludes). Schema: string | string[].
     #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -318,17 +304,7 @@ pub mod lenient {
         Many(Vec<String>),
     }
 
-    impl JsonSchema for StringOrList {
-        fn schema_name() -> Cow<'static, str> {
-            "StringOrList".into()
-        }
-        fn inline_schema() -> bool {
-            true
-        }
-        fn json_schema(_: &mut SchemaGenerator) -> Schema {
-            json_schema!({"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]})
-        }
-    }
+    crate::value_schema!(StringOrList, {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]});
 }
 
 #[cfg(test)]

@@ -1,10 +1,8 @@
 //! Strict argument readers shared by the `code` tools: a wrong type is an `INVALID_ARGUMENT`
 //! naming the tool and the argument, never a silent coercion.
 
-use std::borrow::Cow;
 use std::path::PathBuf;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -106,17 +104,7 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
-impl JsonSchema for Count {
-    fn schema_name() -> Cow<'static, str> {
-        "integer".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "integer"})
-    }
-}
+crate::value_schema!(Count, {"type": "integer"});
 
 /// An optional whole number from 0 to `max`.
 pub fn uint_of(tool: &str, key: &str, value: Option<Count>, max: u64) -> Result<Option<usize>> {

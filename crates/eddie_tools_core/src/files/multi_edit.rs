@@ -7,9 +7,7 @@
 //! the edits are applied in order instead. If one fails, nothing is written and the error
 //! names the edit.
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
@@ -59,25 +57,15 @@ impl<'de> Deserialize<'de> for EditItem {
     }
 }
 
-impl JsonSchema for EditItem {
-    fn schema_name() -> Cow<'static, str> {
-        "EditItem".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "type": "object",
-            "properties": {
-                "oldString": {"type": "string"},
-                "newString": {"type": "string"},
-                "all": {"type": "boolean"}
-            },
-            "required": ["oldString", "newString"]
-        })
-    }
-}
+crate::value_schema!(EditItem, {
+    "type": "object",
+    "properties": {
+        "oldString": {"type": "string"},
+        "newString": {"type": "string"},
+        "all": {"type": "boolean"}
+    },
+    "required": ["oldString", "newString"]
+});
 
 /// The arguments of `multi_edit`.
 #[derive(Debug, Deserialize, JsonSchema)]
