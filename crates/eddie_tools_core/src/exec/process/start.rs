@@ -27,6 +27,8 @@ pub struct Args {
     /// The program (or a whole command line when args is omitted).
     #[schemars(length(min = 1))]
     pub command: String,
+    // Its arguments, passed as they are (the hand-written schema gave `args` no description,
+    // and a doc comment here would become one).
     #[allow(missing_docs)]
     pub args: Option<Vec<Word>>,
     /// Working directory, relative to the workspace (default: the workspace root).
