@@ -2,10 +2,9 @@
 //! ([`crate::call::args::parse`]): what `run`, the background processes and the runners
 //! accepted before typed arguments, with the schema of the plain type.
 
-use std::borrow::Cow;
 use std::time::Duration;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::de::{Error as _, Unexpected};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
@@ -59,17 +58,7 @@ impl<'de> Deserialize<'de> for Word {
     }
 }
 
-impl JsonSchema for Word {
-    fn schema_name() -> Cow<'static, str> {
-        "string".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "string"})
-    }
-}
+crate::value_schema!(Word, {"type": "string"});
 
 /// The words of a list argument.
 pub fn words(list: Option<Vec<Word>>) -> Vec<String> {
@@ -90,17 +79,7 @@ impl<'de> Deserialize<'de> for Text {
     }
 }
 
-impl JsonSchema for Text {
-    fn schema_name() -> Cow<'static, str> {
-        "string".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "string"})
-    }
-}
+crate::value_schema!(Text, {"type": "string"});
 
 /// The text of an optional [`Text`] argument.
 pub fn text(value: Option<Text>) -> Option<String> {
@@ -122,17 +101,7 @@ impl<'de> Deserialize<'de> for Env {
     }
 }
 
-impl JsonSchema for Env {
-    fn schema_name() -> Cow<'static, str> {
-        "Env".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "object", "additionalProperties": {"type": "string", "x-eddie-nullable": true}})
-    }
-}
+crate::value_schema!(Env, {"type": "object", "additionalProperties": {"type": "string", "x-eddie-nullable": true}});
 
 /// `env` as [`crate::engine::process::env::child_env`] takes it.
 pub fn env_value(env: Option<Env>) -> Option<Value> {

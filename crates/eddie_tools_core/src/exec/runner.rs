@@ -2,9 +2,6 @@
 //! the detected command for the action (or an explicit `command`), run as a supervised tree
 //! with the same capture as `run`, plus test counts for known runners.
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
@@ -46,17 +43,7 @@ impl<'de> Deserialize<'de> for CommandArg {
     }
 }
 
-impl JsonSchema for CommandArg {
-    fn schema_name() -> Cow<'static, str> {
-        "CommandArg".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"anyOf": [{"type": "string", "minLength": 1}, {"type": "array", "items": {"type": "string"}}]})
-    }
-}
+crate::value_schema!(CommandArg, {"anyOf": [{"type": "string", "minLength": 1}, {"type": "array", "items": {"type": "string"}}]});
 
 /// What a runner takes (each runner's `Args`, declared by [`runner_args`]).
 #[derive(Debug)]

@@ -14,14 +14,12 @@ pub mod start;
 pub mod wait;
 pub mod write;
 
-use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -216,17 +214,7 @@ impl<'de> Deserialize<'de> for ProcId {
     }
 }
 
-impl JsonSchema for ProcId {
-    fn schema_name() -> Cow<'static, str> {
-        "string".into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "string"})
-    }
-}
+crate::value_schema!(ProcId, {"type": "string"});
 
 /// The process `id` of `ctx`'s workspace.
 pub fn find(ctx: &Ctx, id: &ProcId) -> Result<Arc<Proc>> {
