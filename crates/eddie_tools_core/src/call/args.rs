@@ -111,8 +111,12 @@ pub fn parse<A: serde::de::DeserializeOwned>(tool: &str, args: &Value) -> Result
 /// serde's message as a model-fixable sentence.
 fn explain(tool: &str, path: &str, message: &str) -> String {
     let at = |p: &str| if p == "." || p.is_empty() { String::new() } else { format!("`{p}` ") };
-    let join = |field: &str| {
-        if path == "." || path.is_empty() { field.to_owned() } else { format!("{path}.{field}") }
+    // serde_path_to_error's path ends at the field for an unknown one, and at its parent for
+    // a missing one.
+    let join = |field: &str| match path {
+        "." | "" => field.to_owned(),
+        p if p == field || p.ends_with(&format!(".{field}")) => p.to_owned(),
+        p => format!("{p}.{field}"),
     };
     if let Some(rest) = message.strip_prefix("missing field `") {
         let field = rest.split('`').next().unwrap_or_default();
@@ -121,6 +125,7 @@ fn explain(tool: &str, path: &str, message: &str) -> String {
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let field = rest.split('`').next().unwrap_or_default();
         let expected = rest.split_once("expected ").map(|(_, e)| e.replace('`', "")).unwrap_or_default();
+        let expected = expected.strip_prefix("one of ").unwrap_or(&expected);
         return format!("{tool}: unknown argument `{}`; valid arguments: {expected}", join(field));
     }
     if let Some(rest) = message.strip_prefix("unknown variant `") {
@@ -295,13 +300,30 @@ pub mod lenient {
     crate::value_schema!(JsInt, {"type": "integer"});
 
     /// One string or a list of strings (globs, excludes). Schema: string | string[].
-    #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-    #[serde(untagged)]
+    #[derive(Debug, Clone, PartialEq, Eq)]
     pub enum StringOrList {
         /// `"*.py"` (callers may split it on commas).
         One(String),
         /// `["*.py", "*.ts"]`.
         Many(Vec<String>),
+    }
+
+    impl<'de> Deserialize<'de> for StringOrList {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let wrong = || serde::de::Error::custom("must be a string or an array of strings");
+            match Value::deserialize(d)? {
+                Value::String(s) => Ok(Self::One(s)),
+                Value::Array(items) => items
+                    .into_iter()
+                    .map(|v| match v {
+                        Value::String(s) => Ok(s),
+                        _ => Err(wrong()),
+                    })
+                    .collect::<Result<_, _>>()
+                    .map(Self::Many),
+                _ => Err(wrong()),
+            }
+        }
     }
 
     crate::value_schema!(StringOrList, {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]});
@@ -413,6 +435,23 @@ mod tests {
         assert_eq!(e.message(), "t: `pattern` is required");
         let e = parse::<Sample>("t", &json!({"pattern": "x", "maxResults": -1})).unwrap_err();
         assert_eq!(e.message(), "t: `maxResults` must be a non-negative integer");
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Inner {
+            #[allow(dead_code)]
+            regex: Option<String>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        struct Outer {
+            #[allow(dead_code)]
+            wait: Inner,
+        }
+        let e = parse::<Outer>("t", &json!({"wait": {"cursor": 3}})).unwrap_err();
+        assert_eq!(e.message(), "t: unknown argument `wait.cursor`; valid arguments: regex");
+        let e = parse::<Outer>("t", &json!({})).unwrap_err();
+        assert_eq!(e.message(), "t: `wait` is required");
+        let e = parse::<Sample>("t", &json!({"pattern": "x", "include": [3]})).unwrap_err();
+        assert_eq!(e.message(), "t: `include` must be a string or an array of strings");
         let e = parse::<Sample>("t", &json!({"pattern": "x", "line": "many"})).unwrap_err();
         assert_eq!(e.message(), "t: `line` must be a number");
     }
