@@ -174,16 +174,18 @@ pub fn search(ws: &Workspace, q: &Query, cancel: &AtomicBool) -> Result<Vec<File
     };
     let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
     let (visitors, _) =
-        walk(ws.root(), &root, &opts, &stop, || Matcher { q, ws, cancel, hits: Vec::new(), failure: None })?;
+        walk(ws.root(), &root, &opts, &stop, || Matcher { q, cancel, hits: Vec::new(), files: Vec::new() })?;
     if cancel.load(Ordering::Relaxed) {
         return Err(ToolError::cancelled());
     }
     let mut hits = Vec::new();
+    let mut files = Vec::new();
     for v in visitors {
-        if let Some(e) = v.failure {
-            return Err(e);
-        }
         hits.extend(v.hits);
+        files.extend(v.files);
+    }
+    if let Some(re) = &q.content {
+        hits.extend(search_files(ws, &files, re, cancel)?);
     }
     // Ties (strings equal under the collation) keep the order of a sorted depth-first walk.
     hits.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
@@ -191,13 +193,13 @@ pub fn search(ws: &Workspace, q: &Query, cancel: &AtomicBool) -> Result<Vec<File
     Ok(hits)
 }
 
-/// One walker thread's matching: the files it found, or the first error.
+/// One walker thread's share: the files whose name matches (the hits themselves when there is
+/// no content pattern, else the files to search).
 struct Matcher<'a> {
     q: &'a Query,
-    ws: &'a Workspace,
     cancel: &'a AtomicBool,
     hits: Vec<FileHit>,
-    failure: Option<ToolError>,
+    files: Vec<(std::path::PathBuf, String)>,
 }
 
 impl Visitor for Matcher<'_> {
@@ -209,20 +211,61 @@ impl Visitor for Matcher<'_> {
         if !self.q.keeps_path(entry.rel, basename) {
             return true;
         }
-        let line_matches = match &self.q.content {
-            None => Vec::new(),
-            Some(re) => match search_file(entry.path, re, self.cancel) {
-                Ok(lines) if lines.is_empty() => return true,
-                Ok(lines) => lines,
-                Err(e) => {
-                    self.failure = Some(ToolError::fs(&e, "open", Some(&self.ws.root().join(entry.rel))));
-                    return false;
-                }
-            },
-        };
-        self.hits.push(FileHit { path: entry.rel.to_owned(), line_matches });
+        if self.q.content.is_some() {
+            self.files.push((entry.path.to_path_buf(), entry.rel.to_owned()));
+        } else {
+            self.hits.push(FileHit { path: entry.rel.to_owned(), line_matches: Vec::new() });
+        }
         true
     }
+}
+
+/// Search `files` for `re` on every core, one file at a time from a shared index (a walk hands
+/// out whole directories, which leaves a core idle behind one large directory); the files
+/// with a match, and the first error.
+fn search_files(
+    ws: &Workspace,
+    files: &[(std::path::PathBuf, String)],
+    re: &EsRegex,
+    cancel: &AtomicBool,
+) -> Result<Vec<FileHit>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let shares = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..crate::engine::walk::threads().min(files.len()).max(1))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut hits = Vec::new();
+                    while !failed.load(Ordering::Relaxed) {
+                        let Some((path, rel)) = files.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                            break;
+                        };
+                        match search_file(path, re, cancel) {
+                            Ok(lines) if lines.is_empty() => {}
+                            Ok(line_matches) => hits.push(FileHit { path: rel.clone(), line_matches }),
+                            Err(e) => {
+                                failed.store(true, Ordering::Relaxed);
+                                return Err(ToolError::fs(&e, "open", Some(&ws.root().join(rel))));
+                            }
+                        }
+                    }
+                    Ok(hits)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|_| Err(ToolError::internal("a search thread panicked"))))
+            .collect::<Vec<_>>()
+    });
+    if cancel.load(Ordering::Relaxed) {
+        return Err(ToolError::cancelled());
+    }
+    let mut hits = Vec::new();
+    for share in shares {
+        hits.extend(share?);
+    }
+    Ok(hits)
 }
 
 thread_local! {
