@@ -52,18 +52,27 @@ pub fn normalise(spec: &ToolSpec, mut args: Value) -> Result<Value> {
     if spec.family == crate::eddie::FAMILY.name {
         return Ok(args);
     }
+    let Some(props) = properties(spec) else { return Ok(args) };
     // An alias becomes its canonical name (when both are given, the canonical one wins).
-    for (alias, canonical) in spec.aliases {
-        if let Some(v) = obj.remove(*alias) {
-            obj.entry(*canonical).or_insert(v);
+    for (alias, canonical) in aliases(spec, props) {
+        if let Some(v) = obj.remove(alias) {
+            obj.entry(canonical).or_insert(v);
         }
     }
-    let Some(props) = properties(spec) else { return Ok(args) };
     let accepted = |k: &str| props.contains_key(k) || spec.aliases.iter().any(|(_, c)| *c == k);
     if let Some(key) = obj.keys().find(|k| !accepted(k)) {
         return Err(unknown_key(spec, props, key));
     }
     Ok(args)
+}
+
+/// The spellings `spec` accepts: its own, and its family's whose canonical key it has.
+fn aliases<'a>(
+    spec: &'a ToolSpec,
+    props: &'a Map<String, Value>,
+) -> impl Iterator<Item = (&'static str, &'static str)> + 'a {
+    let shared = registry::family_of(spec.name).map_or(&[][..], |f| f.aliases);
+    spec.aliases.iter().chain(shared.iter().filter(|(_, c)| props.contains_key(*c))).copied()
 }
 
 /// `INVALID_ARGUMENT` for `key`, with what to use instead and the valid keys.
@@ -394,8 +403,8 @@ mod tests {
         // An alias that is already a property would hide a schema change.
         for t in registry::tools() {
             let props = properties(t).unwrap();
-            for (a, c) in t.aliases {
-                assert!(!props.contains_key(*a), "{}: alias {a} is a property", t.name);
+            for (a, c) in aliases(t, props) {
+                assert!(!props.contains_key(a), "{}: alias {a} is a property", t.name);
                 assert_ne!(a, c, "{}", t.name);
             }
         }

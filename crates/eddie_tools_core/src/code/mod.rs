@@ -33,6 +33,7 @@ pub const FAMILY: Family = Family {
         project_map::TOOL,
     ],
     contract: None,
+    aliases: &[],
     partial_on_cancel: true,
 };
 

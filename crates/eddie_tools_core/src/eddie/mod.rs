@@ -36,5 +36,6 @@ pub const FAMILY: Family = Family {
         crate::eddie::delete_task::TOOL,
     ],
     contract: Some(include_str!("eddie.json")),
+    aliases: &[],
     partial_on_cancel: false,
 };

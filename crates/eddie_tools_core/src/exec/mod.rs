@@ -56,6 +56,7 @@ pub const FAMILY: Family = Family {
         attempt_completion::TOOL,
     ],
     contract: None,
+    aliases: &[],
     partial_on_cancel: true,
 };
 

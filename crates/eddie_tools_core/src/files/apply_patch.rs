@@ -43,12 +43,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "files",
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Moderate,
-    aliases: &[
-        ("input", "patch"),
-        ("diff", "patch"),
-        ("dry_run", "dryRun"),
-        ("allow_placeholders", "allowPlaceholders"),
-    ],
+    aliases: &[("input", "patch"), ("diff", "patch")],
     definition: include_str!("apply_patch.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

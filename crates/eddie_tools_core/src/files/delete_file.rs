@@ -117,7 +117,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "files",
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Dangerous,
-    aliases: &[("filePath", "path"), ("filepath", "path"), ("file_path", "path")],
+    aliases: &[],
     definition: include_str!("delete_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

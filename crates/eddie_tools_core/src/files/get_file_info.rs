@@ -122,7 +122,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "files",
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
-    aliases: &[("filePath", "path"), ("filepath", "path"), ("file_path", "path")],
+    aliases: &[],
     definition: include_str!("get_file_info.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

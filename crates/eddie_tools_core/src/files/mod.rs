@@ -62,6 +62,15 @@ pub const FAMILY: Family = Family {
         get_file_info::TOOL,
     ],
     contract: None,
+    // Each applies to the tools that have the canonical argument.
+    aliases: &[
+        ("filePath", "path"),
+        ("filepath", "path"),
+        ("file_path", "path"),
+        ("dry_run", "dryRun"),
+        ("expected_hash", "expectedHash"),
+        ("allow_placeholders", "allowPlaceholders"),
+    ],
     partial_on_cancel: false,
 };
 

@@ -388,9 +388,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
     aliases: &[
-        ("filePath", "path"),
-        ("filepath", "path"),
-        ("file_path", "path"),
         ("limit_bytes", "limitBytes"),
         ("max_line_length", "maxLineLength"),
         ("max_bytes", "maxBytes"),

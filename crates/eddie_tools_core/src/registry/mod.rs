@@ -106,6 +106,9 @@ pub struct Family {
     /// A verbatim contract of definitions (`[{name, description, jsonSchema, outputSchema}]`)
     /// for tools whose own `definition` is empty: eddie's schemas, kept byte for byte.
     pub contract: Option<&'static str>,
+    /// Spellings shared by the family's tools, `(alias, canonical)`: each applies to the tools
+    /// whose input schema has the canonical key (the tool's own `aliases` add the rest).
+    pub aliases: &'static [(&'static str, &'static str)],
     /// When `true`, an abort only sets `ctx.cancel` and the tool itself returns what it has
     /// (flagged `cancelled`); when `false`, the call's future is dropped and it rejects with
     /// `CANCELLED`.
