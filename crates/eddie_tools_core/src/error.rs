@@ -72,6 +72,54 @@ pub enum ErrorCode {
     AskUnavailable,
     /// `ctx.ask` threw, rejected, or returned something other than a string.
     AskFailed,
+    /// The path is not inside a git repository.
+    NotARepository,
+    /// A git revision, branch, remote or checkpoint does not exist.
+    RefNotFound,
+    /// A commit would record no change (pass `allowEmpty` to commit anyway).
+    NothingToCommit,
+    /// A merge, pull or restore would conflict; nothing was changed.
+    MergeConflict,
+    /// A push or update is not a fast-forward of the remote branch.
+    NonFastForward,
+    /// The operation is not allowed on a protected branch.
+    ProtectedBranch,
+    /// A lock (such as git's `index.lock`) is held by another process; nothing changed.
+    Locked,
+    /// Local changes would be overwritten; commit, stash or checkpoint them first.
+    DirtyWorktree,
+    /// A remote refused the credentials, or none were available.
+    AuthFailed,
+    /// A repository hook exited non-zero; its output is in the error.
+    HookFailed,
+    /// The network guard refused the address (the message names the rule).
+    BlockedAddress,
+    /// The URL's scheme is not `http` or `https`.
+    UnsupportedScheme,
+    /// The URL does not parse.
+    InvalidUrl,
+    /// A body or value is larger than its cap.
+    TooLarge,
+    /// The server answered with an error status (carries `status`).
+    HttpStatus,
+    /// The TLS handshake or certificate check failed.
+    Tls,
+    /// The host name did not resolve.
+    Dns,
+    /// The connection failed (refused, reset or closed early).
+    Network,
+    /// No web search provider is configured (the message names the variables).
+    NoProvider,
+    /// A store's database was damaged; it was moved aside and a new one started.
+    StoreCorrupted,
+    /// A store (database or Redis) could not be opened or reached.
+    StoreUnavailable,
+    /// No Chrome or Chromium was found (the message says where it looked).
+    BrowserNotFound,
+    /// No page element matches the ref or selector (carries the nearest candidates).
+    ElementNotFound,
+    /// No browser tab has this id.
+    TabNotFound,
 }
 
 impl ErrorCode {
@@ -108,6 +156,30 @@ impl ErrorCode {
             Self::NoRunner => "NO_RUNNER",
             Self::AskUnavailable => "ASK_UNAVAILABLE",
             Self::AskFailed => "ASK_FAILED",
+            Self::NotARepository => "NOT_A_REPOSITORY",
+            Self::RefNotFound => "REF_NOT_FOUND",
+            Self::NothingToCommit => "NOTHING_TO_COMMIT",
+            Self::MergeConflict => "MERGE_CONFLICT",
+            Self::NonFastForward => "NON_FAST_FORWARD",
+            Self::ProtectedBranch => "PROTECTED_BRANCH",
+            Self::Locked => "LOCKED",
+            Self::DirtyWorktree => "DIRTY_WORKTREE",
+            Self::AuthFailed => "AUTH_FAILED",
+            Self::HookFailed => "HOOK_FAILED",
+            Self::BlockedAddress => "BLOCKED_ADDRESS",
+            Self::UnsupportedScheme => "UNSUPPORTED_SCHEME",
+            Self::InvalidUrl => "INVALID_URL",
+            Self::TooLarge => "TOO_LARGE",
+            Self::HttpStatus => "HTTP_STATUS",
+            Self::Tls => "TLS",
+            Self::Dns => "DNS",
+            Self::Network => "NETWORK",
+            Self::NoProvider => "NO_PROVIDER",
+            Self::StoreCorrupted => "STORE_CORRUPTED",
+            Self::StoreUnavailable => "STORE_UNAVAILABLE",
+            Self::BrowserNotFound => "BROWSER_NOT_FOUND",
+            Self::ElementNotFound => "ELEMENT_NOT_FOUND",
+            Self::TabNotFound => "TAB_NOT_FOUND",
         }
     }
 
@@ -143,6 +215,30 @@ impl ErrorCode {
         Self::NoRunner,
         Self::AskUnavailable,
         Self::AskFailed,
+        Self::NotARepository,
+        Self::RefNotFound,
+        Self::NothingToCommit,
+        Self::MergeConflict,
+        Self::NonFastForward,
+        Self::ProtectedBranch,
+        Self::Locked,
+        Self::DirtyWorktree,
+        Self::AuthFailed,
+        Self::HookFailed,
+        Self::BlockedAddress,
+        Self::UnsupportedScheme,
+        Self::InvalidUrl,
+        Self::TooLarge,
+        Self::HttpStatus,
+        Self::Tls,
+        Self::Dns,
+        Self::Network,
+        Self::NoProvider,
+        Self::StoreCorrupted,
+        Self::StoreUnavailable,
+        Self::BrowserNotFound,
+        Self::ElementNotFound,
+        Self::TabNotFound,
     ];
 }
 
