@@ -1,7 +1,14 @@
 #!/usr/bin/env node
-// eddie-tools <tool> '<json args>' [--yes] [--cwd DIR] [--stream]
-// Runs one tool with the current directory as the workspace and prints the result as JSON.
-// Confirmation: --yes approves; otherwise a TTY prompt asks; without a TTY the answer is no.
+// eddie-tools <tool> ['<json args>' | -] [--yes] [--cwd DIR] [--stream] [--json | --text]
+// eddie-tools help [<tool>]      eddie-tools --version
+//
+// Runs one tool with the current directory (or --cwd) as the workspace and prints the result.
+// - Arguments: a JSON object, or `-` to read it from stdin. None = `{}`.
+// - Output: --json (default) prints {schema, content, data}; --text prints only `content`.
+// - Confirmation: --yes approves; otherwise a TTY prompt asks; without a TTY the answer is no.
+// - Exit codes: 0 done; 1 the tool failed (the error is printed to stderr as JSON with its
+//   `code`); 2 usage error (unknown tool, bad JSON); 3 a confirm was declined (the result, which
+//   says nothing was changed, is still printed).
 // ask_user / ask_followup_question ask on the TTY (without one they fail with ASK_UNAVAILABLE).
 // --stream copies a running command's output to stderr as it comes. Background processes
 // (process_start) end when the CLI exits: they belong to the process that started them.
@@ -9,46 +16,161 @@
 const readline = require('node:readline')
 const tools = require('../index.js')
 
-function usage(code) {
-  const names = tools
+const EXIT = { ok: 0, failed: 1, usage: 2, declined: 3 }
+const USAGE = `usage: eddie-tools <tool> ['<json args>' | -] [--yes] [--cwd DIR] [--stream] [--json | --text]
+       eddie-tools help [<tool>]
+       eddie-tools --version
+
+exit codes: 0 done, 1 the tool failed, 2 usage error, 3 a confirm was declined
+`
+
+function version() {
+  return require('../package.json').version
+}
+
+function list() {
+  return tools
     .toolSpecs()
     .map((s) => `  ${s.name.padEnd(28)} ${s.family.padEnd(8)} ${s.permission}${s.mutating ? ', mutating' : ''}`)
     .join('\n')
+}
+
+function usage(code) {
   const out = code === 0 ? process.stdout : process.stderr
-  out.write(`usage: eddie-tools <tool> ['<json args>'] [--yes] [--cwd DIR] [--stream]\n\ntools:\n${names}\n`)
+  out.write(`${USAGE}\ntools:\n${list()}\n`)
   process.exit(code)
+}
+
+/** Edit distance (insertions, deletions, substitutions), for did-you-mean. */
+function distance(a, b) {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i]
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    prev = cur
+  }
+  return prev[b.length]
+}
+
+/** The spec of tool `name` (model or JS name), or exits 2 with the closest names. */
+function specOf(name) {
+  const specs = tools.toolSpecs()
+  const spec = specs.find((s) => s.name === name || s.jsName === name)
+  if (spec) return spec
+  const key = name.toLowerCase().replace(/[-\s]/g, '_')
+  const ranked = specs
+    .map((s) => ({ s, d: Math.min(distance(key, s.name), distance(name, s.jsName)) }))
+    .filter(({ s, d }) => d <= Math.max(2, Math.floor(key.length / 3)) || s.name.includes(key))
+    .sort((a, b) => a.d - b.d || a.s.name.localeCompare(b.s.name))
+    .slice(0, 3)
+    .map(({ s }) => s.name)
+  const hint = ranked.length ? ` Did you mean ${ranked.map((n) => `\`${n}\``).join(', ')}?` : ''
+  fail(EXIT.usage, 'UNKNOWN_TOOL', `unknown tool \`${name}\`.${hint} Run \`eddie-tools help\` for the list.`)
+}
+
+function fail(exit, code, message) {
+  process.stderr.write(`${JSON.stringify({ error: { code, message } }, null, 2)}\n`)
+  process.exit(exit)
+}
+
+/** A placeholder value for a schema, for the example in `help <tool>`. */
+function sample(schema, key) {
+  if (!schema || typeof schema !== 'object') return null
+  if (schema.default !== undefined) return schema.default
+  if (schema.enum) return schema.enum[0]
+  if (schema.anyOf) return sample(schema.anyOf[0], key)
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type
+  switch (type) {
+    case 'string': return /path|file|dir/i.test(key) ? 'src/index.ts' : `<${key}>`
+    case 'integer': case 'number': return schema.minimum ?? 1
+    case 'boolean': return false
+    case 'array': return [sample(schema.items, key)]
+    case 'object': return example(schema)
+    default: return `<${key}>`
+  }
+}
+
+/** Arguments with every required property filled in. */
+function example(schema) {
+  const out = {}
+  for (const key of schema.required ?? []) out[key] = sample(schema.properties?.[key], key)
+  return out
+}
+
+function help(name) {
+  if (!name) usage(0)
+  const s = specOf(name)
+  const out = [
+    `${s.name} (JS: ${s.jsName}) — family ${s.family}, permission ${s.permission}${s.mutating ? ', mutating' : ''}${s.confirms ? ', asks to confirm' : ''}`,
+    '',
+    s.description,
+    '',
+    'arguments (JSON Schema):',
+    JSON.stringify(s.jsonSchema, null, 2),
+    '',
+    'example:',
+    `  eddie-tools ${s.name} '${JSON.stringify(example(s.jsonSchema))}'`,
+    '',
+  ]
+  process.stdout.write(out.join('\n'))
+  process.exit(0)
+}
+
+async function readStdin() {
+  const chunks = []
+  for await (const chunk of process.stdin) chunks.push(chunk)
+  return Buffer.concat(chunks).toString('utf8')
 }
 
 async function main() {
   const argv = process.argv.slice(2)
   let yes = false
   let stream = false
+  let text = false
   let cwd = process.cwd()
   const rest = []
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     if (a === '--yes' || a === '-y') yes = true
-    else if (a === '--cwd') cwd = argv[++i]
-    else if (a === '--stream') stream = true
-    else if (a === '--help' || a === '-h') usage(0)
+    else if (a === '--cwd') {
+      if (i + 1 >= argv.length) fail(EXIT.usage, 'INVALID_ARGUMENT', '--cwd needs a directory')
+      cwd = argv[++i]
+    } else if (a === '--stream') stream = true
+    else if (a === '--text') text = true
+    else if (a === '--json') text = false
+    else if (a === '--version' || a === '-V') {
+      process.stdout.write(`${version()}\n`)
+      process.exit(0)
+    } else if (a === '--help' || a === '-h') usage(0)
+    else if (a.startsWith('--')) fail(EXIT.usage, 'INVALID_ARGUMENT', `unknown option ${a}\n${USAGE}`)
     else rest.push(a)
   }
-  if (rest.length < 1 || rest.length > 2) usage(2)
-  const [name, json = '{}'] = rest
+  if (rest[0] === 'help') help(rest[1])
+  if (rest.length < 1 || rest.length > 2) usage(EXIT.usage)
+  const spec = specOf(rest[0])
+  let json = rest[1] ?? '{}'
+  if (json === '-') json = await readStdin()
   let args
   try {
     args = JSON.parse(json)
   } catch (e) {
-    process.stderr.write(`${JSON.stringify({ error: { code: 'INVALID_ARGUMENT', message: `arguments are not valid JSON: ${e.message}` } })}\n`)
-    process.exit(2)
+    fail(EXIT.usage, 'INVALID_ARGUMENT', `arguments are not valid JSON: ${e.message}`)
   }
+  let declined = false
   const confirm = async (message) => {
-    if (yes) return true
-    if (!process.stdin.isTTY) return false
-    const rl = readline.createInterface({ input: process.stdin, output: process.stderr })
-    const answer = await new Promise((resolve) => rl.question(`${message} [y/N] `, resolve))
-    rl.close()
-    return /^(y|yes)$/i.test(answer.trim())
+    let answer = yes
+    if (!yes && process.stdin.isTTY) {
+      const rl = readline.createInterface({ input: process.stdin, output: process.stderr })
+      const reply = await new Promise((resolve) => rl.question(`${message} [y/N] `, resolve))
+      rl.close()
+      answer = /^(y|yes)$/i.test(reply.trim())
+    } else if (!yes) {
+      process.stderr.write(`declined (no TTY; pass --yes to approve): ${message}\n`)
+    }
+    if (!answer) declined = true
+    return answer
   }
   const ask = async (question) => {
     const rl = readline.createInterface({ input: process.stdin, output: process.stderr })
@@ -62,13 +184,14 @@ async function main() {
   try {
     const ctx = { cwd, confirm, env: process.env, signal: controller.signal, onOutput }
     if (process.stdin.isTTY) ctx.ask = ask
-    const result = await tools.runTool(name, args, ctx)
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+    const result = await tools.runTool(spec.name, args, ctx)
+    process.stdout.write(text ? `${result.content}\n` : `${JSON.stringify(result, null, 2)}\n`)
+    process.exitCode = declined ? EXIT.declined : EXIT.ok
   } catch (e) {
     const error = { code: e.code, message: e.message }
     for (const k of ['exitCode', 'signal', 'timedOut', 'stdout', 'stderr']) if (k in e) error[k] = e[k]
     process.stderr.write(`${JSON.stringify({ error }, null, 2)}\n`)
-    process.exit(1)
+    process.exitCode = declined ? EXIT.declined : EXIT.failed
   }
 }
 
