@@ -72,7 +72,10 @@ const taskListTypes = [
 ]
 
 // ---- index.js
-let js = `${HEADER}'use strict'\n\nconst binding = require('./binding.js')\n\nconst specs = binding.toolSpecs()\n`
+let js = `${HEADER}'use strict'\n\n`
+// When no native binary loads, say which package was looked for and the two ways out, instead
+// of napi's generic message about an npm bug.
+js += `let binding\ntry {\n  binding = require('./binding.js')\n} catch (cause) {\n  const error = new Error(require('./scripts/platform.js').loadFailureMessage(cause))\n  error.code = 'NATIVE_BINDING_NOT_FOUND'\n  error.cause = cause\n  throw error\n}\n\nconst specs = binding.toolSpecs()\n`
 js += `const byName = new Map(specs.map((s) => [s.name, s]))\n\n`
 js += `/** A ToolDefinition (as @eddie/tools defines it) whose handler is the native tool. */\n`
 js += `function define(name, run) {\n  const spec = byName.get(name)\n  return {\n    name: spec.name,\n    description: spec.description,\n    jsonSchema: spec.jsonSchema,\n    outputSchema: spec.outputSchema,\n    handler: (args, ctx) => run(args, ctx),\n  }\n}\n\n`
