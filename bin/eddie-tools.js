@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // eddie-tools <tool> ['<json args>' | -] [--yes] [--cwd DIR] [--stream] [--json | --text]
 // eddie-tools help [<tool>]      eddie-tools --version
+// eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission LEVEL] [--confirm allow|deny]
+//   serves every tool over MCP on stdio (see mcp/server.js)
 //
 // Runs one tool with the current directory (or --cwd) as the workspace and prints the result.
 // - Arguments: a JSON object, or `-` to read it from stdin. None = `{}`.
@@ -19,6 +21,7 @@ const tools = require('../index.js')
 const EXIT = { ok: 0, failed: 1, usage: 2, declined: 3 }
 const USAGE = `usage: eddie-tools <tool> ['<json args>' | -] [--yes] [--cwd DIR] [--stream] [--json | --text]
        eddie-tools help [<tool>]
+       eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny]
        eddie-tools --version
 
 exit codes: 0 done, 1 the tool failed, 2 usage error, 3 a confirm was declined
@@ -126,6 +129,14 @@ async function readStdin() {
 
 async function main() {
   const argv = process.argv.slice(2)
+  if (argv[0] === 'mcp') {
+    try {
+      await require('../mcp/server.js').main(argv.slice(1))
+    } catch (e) {
+      fail(EXIT.usage, e.code ?? 'INVALID_ARGUMENT', e.message)
+    }
+    return
+  }
   let yes = false
   let stream = false
   let text = false
