@@ -146,7 +146,6 @@ function createServer(options = {}) {
       signal: extra.signal,
       onOutput,
       sessionId: session,
-      env: process.env,
     }
     try {
       const result = await tools.runTool(spec.name, request.params.arguments ?? {}, ctx)
