@@ -1523,8 +1523,10 @@ export declare const projectMapTool: ToolDefinition<ProjectMapArgs, ProjectMapDa
 
 /** Arguments of `run`. */
 export type RunArgs = {
-  /** The program (or a whole command line when args is omitted; it is split like a shell would, without expansions). */
+  /** The program (or a whole command line when args is omitted; it is split like a shell would, without expansions). With shell: true, a shell command line. */
   command: string
+  /** Run `command` with bash (`bash -c`): pipes, redirections, expansions and `&&` work. Default false. */
+  shell?: boolean
   /** Arguments, passed as they are. */
   args?: Array<string>
   /** Working directory, relative to the workspace (default: the workspace root). */
@@ -1583,15 +1585,23 @@ export type RunData = {
   }
   /** Inherited variables dropped because they look secret. */
   droppedEnv: Array<string>
+  /** Destructive patterns found in the command (each needed a second confirmation). */
+  risk: Array<{
+    rule: string
+    command: string
+    reason: string
+  }>
 }
-/** Run a program with arguments (no shell) in the workspace and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Use bash for pipes and redirections. (`run`, mutating, asks ctx.confirm) */
+/** Run a program with arguments in the workspace (no shell; or with shell: true a whole command line run by bash, for pipes, redirections and expansions) and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. (`run`, mutating, asks ctx.confirm) */
 export declare function runCommand(args: RunArgs, ctx: ToolContext): Promise<ToolResult<RunData>>
 export declare const runCommandTool: ToolDefinition<RunArgs, RunData>
 
 /** Arguments of `process_start`. */
 export type ProcessStartArgs = {
-  /** The program (or a whole command line when args is omitted). */
+  /** The program (or a whole command line when args is omitted). With shell: true, a shell command line. */
   command: string
+  /** Run `command` with bash (`bash -c`). Default false. */
+  shell?: boolean
   args?: Array<string>
   /** Working directory, relative to the workspace (default: the workspace root). */
   cwd?: string
@@ -1638,6 +1648,12 @@ export type ProcessStartData = {
     waitedMs: number
   }
   droppedEnv: Array<string>
+  /** Destructive patterns found in the command (each needed a second confirmation). */
+  risk: Array<{
+    rule: string
+    command: string
+    reason: string
+  }>
 }
 /** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. (`process_start`, mutating, asks ctx.confirm) */
 export declare function processStart(args: ProcessStartArgs, ctx: ToolContext): Promise<ToolResult<ProcessStartData>>

@@ -167,7 +167,7 @@ function searchCodebase(args, ctx) {
 function projectMap(args, ctx) {
   return binding.callTool(34, args, ctx)
 }
-/** Run a program with arguments (no shell) in the workspace and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Use bash for pipes and redirections. (`run`) */
+/** Run a program with arguments in the workspace (no shell; or with shell: true a whole command line run by bash, for pipes, redirections and expansions) and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. (`run`) */
 function runCommand(args, ctx) {
   return binding.callTool(35, args, ctx)
 }

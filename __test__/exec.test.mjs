@@ -173,7 +173,7 @@ test('run: errors (bad input, missing program, escapes) and declined confirms', 
     { command: 'ls', cwd: 3 }, { command: 'ls', keepEnv: 'X' }, { command: 'ls', stdin: 1 }]) {
     await rejectsWith(assert, tools.runCommand(args, ctx), 'INVALID_ARGUMENT')
   }
-  await rejectsWith(assert, tools.runCommand({ command: 'ls | wc' }, ctx), 'INVALID_ARGUMENT', /run does not use a shell.*use the bash tool/)
+  await rejectsWith(assert, tools.runCommand({ command: 'ls | wc' }, ctx), 'INVALID_ARGUMENT', /run does not use a shell by default.*Pass shell: true/)
   await rejectsWith(assert, tools.runCommand({ command: 'no-such-program-xyz' }, ctx), 'NOT_FOUND', 'spawn no-such-program-xyz ENOENT')
   await rejectsWith(assert, tools.runCommand({ command: 'ls', cwd: 'missing' }, ctx), 'NOT_FOUND', 'cwd does not exist: missing')
   await rejectsWith(assert, tools.runCommand({ command: 'ls', cwd: 'f.txt' }, ctx), 'NOT_A_DIRECTORY')
@@ -439,4 +439,77 @@ test('the CLI runs exec tools: --yes to run, no TTY means declined, ask without 
   assert.equal(JSON.parse(r.stderr).error.code, 'ASK_UNAVAILABLE')
   r = run(['detect_project', '{}'])
   assert.deepEqual(JSON.parse(r.stdout).data.types, [])
+})
+
+// ---- shell: true, and the destructive-command gate (issue 16)
+
+/** A ctx whose confirm gives `answers` in turn (then false) and records every prompt. */
+function scripted(cwd, answers, extra = {}) {
+  const prompts = []
+  const queue = [...answers]
+  return { prompts, ctx: { cwd, confirm: async (m) => { prompts.push(m); return queue.shift() ?? false }, ...extra } }
+}
+
+test('run with shell: true runs a command line with bash, env added to the environment', async () => {
+  const ws = workspace()
+  const { ctx } = context(ws)
+  const r = await tools.runCommand({ command: 'echo "$GREETING" | tr a-z A-Z && pwd', shell: true, env: { GREETING: 'hi' } }, ctx)
+  assert.equal(r.data.stdout, `HI\n${ws}\n`)
+  assert.equal(r.data.command, 'bash')
+  assert.deepEqual(r.data.risk, [])
+  assert.ok(r.data.stdoutStats, 'the usual result shape')
+  await rejectsWith(assert, tools.runCommand({ command: 'ls', args: ['-l'], shell: true }, ctx), 'INVALID_ARGUMENT', /drop `args`/)
+  // Without shell, shell syntax is refused with the way out named.
+  await rejectsWith(assert, tools.runCommand({ command: 'echo a | cat' }, ctx), 'INVALID_ARGUMENT', /shell: true/)
+})
+
+test('a destructive command needs a second, explicit confirm naming the rule; declining changes nothing', async () => {
+  const ws = workspace({ 'build/x.o': 'x' })
+  const victim = mkdtempSync(join(tmpdir(), 'eddie-victim-'))
+  writeFileSync(join(victim, 'keep.txt'), 'precious')
+  // Approved as a command, declined as destructive: nothing runs.
+  let s = scripted(ws, [true, false])
+  let r = await tools.runCommand({ command: `rm -rf ${victim}`, shell: true }, s.ctx)
+  assert.equal(r.data.status, 'declined')
+  assert.equal(s.prompts.length, 2)
+  assert.match(s.prompts[1], /^Destructive command: \[rm-recursive\] recursive delete of `.*eddie-victim-.*`: it is outside the workspace/)
+  assert.deepEqual(r.data.risk.map((f) => f.rule), ['rm-recursive'])
+  assert.ok(existsSync(join(victim, 'keep.txt')))
+  // The same through args (no shell) and through bash -c: still found.
+  s = scripted(ws, [true, false])
+  r = await tools.runCommand({ command: 'bash', args: ['-c', `cd / && rm -r -f ${victim}`] }, s.ctx)
+  assert.equal(r.data.status, 'declined')
+  assert.ok(existsSync(join(victim, 'keep.txt')))
+  // Both confirms given: it runs, and the result still lists what was found.
+  s = scripted(ws, [true, true])
+  r = await tools.runCommand({ command: 'rm', args: ['-rf', victim] }, s.ctx)
+  assert.equal(r.data.status, 'ok')
+  assert.equal(r.data.risk[0].rule, 'rm-recursive')
+  assert.ok(!existsSync(victim))
+  // Look-alikes ask once and report no risk.
+  for (const command of ['rm -rf ./build', 'echo "rm -rf /"', 'git push --force-with-lease 2>/dev/null || true']) {
+    s = scripted(ws, [true])
+    r = await tools.runCommand({ command, shell: true }, s.ctx)
+    assert.equal(s.prompts.length, 1, command)
+    assert.deepEqual(r.data.risk, [], command)
+  }
+  assert.ok(!existsSync(join(ws, 'build')))
+})
+
+test('process_start has the same gate: a background destructive command is declined unless confirmed twice', async () => {
+  const ws = workspace()
+  const victim = mkdtempSync(join(tmpdir(), 'eddie-victim-'))
+  const s = scripted(ws, [true, false])
+  const r = await tools.processStart({ command: `sleep 0.05; rm -rf ${victim}`, shell: true }, s.ctx)
+  assert.equal(r.data.status, 'declined')
+  assert.equal(s.prompts.length, 2)
+  assert.match(s.prompts[0], /^Start background process: bash -c/)
+  assert.match(s.prompts[1], /\[rm-recursive\]/)
+  assert.deepEqual(r.data.risk.map((f) => f.rule), ['rm-recursive'])
+  await sleep(200)
+  assert.ok(existsSync(victim))
+  const ok = scripted(ws, [true])
+  const started = await tools.processStart({ command: 'echo started; sleep 0.05', shell: true, waitFor: { exit: true } }, ok.ctx)
+  assert.deepEqual(started.data.risk, [])
+  assert.equal(ok.prompts.length, 1)
 })

@@ -1,5 +1,7 @@
 //! `run`: one program with arguments, no shell (Stack `run`, Floyd `run`, TunaCode `bash`,
-//! Alfredo `execute_command`).
+//! Alfredo `execute_command`), or with `shell: true` a whole shell command line run by bash.
+//! Either way the command is checked for destructive patterns first
+//! ([`crate::engine::process::risk`]); a finding needs a second, explicit confirm.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -7,9 +9,11 @@ use serde_json::{Value, json};
 
 use super::args::{Env, Text, Word};
 use super::{args, permission};
+use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::process::command::{self, Invocation, execute, split_words};
 use crate::engine::process::env;
+use crate::engine::process::risk::{self, Finding};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -22,9 +26,11 @@ pub const SCHEMA: &str = "eddie.tool.run.result.v1";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
-    /// The program (or a whole command line when args is omitted; it is split like a shell would, without expansions).
+    /// The program (or a whole command line when args is omitted; it is split like a shell would, without expansions). With shell: true, a shell command line.
     #[schemars(length(min = 1))]
     pub command: String,
+    /// Run `command` with bash (`bash -c`): pipes, redirections, expansions and `&&` work. Default false.
+    pub shell: Option<Flag>,
     /// Arguments, passed as they are.
     pub args: Option<Vec<Word>>,
     /// Working directory, relative to the workspace (default: the workspace root).
@@ -49,13 +55,20 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
     if line.trim().is_empty() || line.contains('\0') {
         return Err(ToolError::invalid("command must be a non-empty string"));
     }
+    let shell = a.shell.is_some_and(|f| f.0);
     let (program, rest) = match a.args {
+        Some(_) if shell => {
+            return Err(ToolError::invalid(
+                "with shell: true, `command` is the whole command line: put the arguments in it and drop `args`",
+            ));
+        }
+        None if shell => (shell_program(), vec!["-c".to_owned(), line]),
         Some(list) => (line, args::words(Some(list))),
         None => {
             let mut words = split_words(&line).map_err(|op| {
                 ToolError::invalid(format!(
-                    "run does not use a shell, and `command` contains {op}. Pass the program as `command` and \
-                     its arguments as `args`, or use the bash tool for pipes, redirections and expansions."
+                    "run does not use a shell by default, and `command` contains {op}. Pass shell: true to run it \
+                     with bash, or pass the program as `command` and its arguments as `args`."
                 ))
             })?;
             if words.is_empty() {
@@ -79,6 +92,36 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
         max_bytes: args::max_bytes_arg(a.max_output_bytes)?,
         stdin: args::text(a.stdin),
     })
+}
+
+/// bash, or `sh` where there is no bash.
+fn shell_program() -> String {
+    let has_bash =
+        std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("bash").is_file()));
+    if has_bash { "bash".into() } else { "sh".into() }
+}
+
+/// The destructive patterns in `inv` ([`risk`]), judged against the workspace.
+pub fn assess(inv: &Invocation, ctx: &Ctx) -> Vec<Finding> {
+    let workspace = crate::workspace::realpath(ctx.workspace.root())
+        .unwrap_or_else(|_| ctx.workspace.root().to_path_buf());
+    let argv: Vec<String> = std::iter::once(inv.program.clone()).chain(inv.args.iter().cloned()).collect();
+    risk::assess_argv(&argv, risk::Scope { workspace: &workspace, cwd: &inv.cwd })
+}
+
+/// The second, explicit confirm a destructive command needs at every permission level (even
+/// when the session already allows the tool): `true` to go ahead. No findings: `true`.
+pub async fn confirm_risk(ctx: &Ctx, inv: &Invocation, findings: &[Finding]) -> Result<bool> {
+    if findings.is_empty() {
+        return Ok(true);
+    }
+    let rules: Vec<String> = findings.iter().map(|f| format!("[{}] {}", f.rule, f.reason)).collect();
+    ctx.confirm(format!("Destructive command: {}\nRun `{}` anyway?", rules.join("; "), inv.display())).await
+}
+
+/// The findings as result data.
+pub fn risk_json(findings: &[Finding]) -> Value {
+    serde_json::to_value(findings).unwrap_or_else(|_| json!([]))
 }
 
 /// The result when the user said no: nothing ran.
@@ -116,12 +159,18 @@ pub fn confirm_text(verb: &str, inv: &Invocation) -> String {
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let inv = parse(a, ctx)?;
     command::check_program(&inv)?;
-    if !permission::allow(ctx, "run", confirm_text("Run command", &inv)).await? {
-        return Ok(declined(SCHEMA, &inv, json!({})));
+    let findings = assess(&inv, ctx);
+    let risk = json!({"risk": risk_json(&findings)});
+    if !permission::allow(ctx, "run", confirm_text("Run command", &inv)).await?
+        || !confirm_risk(ctx, &inv, &findings).await?
+    {
+        return Ok(declined(SCHEMA, &inv, risk));
     }
     let outcome = execute(&inv, ctx, None).await?;
     let content = outcome.render(&inv);
-    Ok(ToolOutput::new(SCHEMA, content, outcome.into_json(&inv)))
+    let mut data = outcome.into_json(&inv);
+    merge(&mut data, risk);
+    Ok(ToolOutput::new(SCHEMA, content, data))
 }
 
 /// The `run` tool.

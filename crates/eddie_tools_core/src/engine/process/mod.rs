@@ -4,4 +4,5 @@
 pub mod capture;
 pub mod command;
 pub mod env;
+pub mod risk;
 pub mod supervisor;

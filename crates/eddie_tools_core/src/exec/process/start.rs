@@ -24,9 +24,11 @@ const NAME: &str = "process_start";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
-    /// The program (or a whole command line when args is omitted).
+    /// The program (or a whole command line when args is omitted). With shell: true, a shell command line.
     #[schemars(length(min = 1))]
     pub command: String,
+    /// Run `command` with bash (`bash -c`). Default false.
+    pub shell: Option<crate::call::args::lenient::Flag>,
     // Its arguments, passed as they are (the hand-written schema gave `args` no description,
     // and a doc comment here would become one).
     #[allow(missing_docs)]
@@ -43,20 +45,34 @@ pub struct Args {
 
 /// Run `process_start`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    let Args { command, args, cwd, env, keep_env, wait_for } = a;
+    let Args { command, shell, args, cwd, env, keep_env, wait_for } = a;
     let inv = run::parse(
-        run::Args { command, args, cwd, env, keep_env, timeout: None, max_output_bytes: None, stdin: None },
+        run::Args {
+            command,
+            shell,
+            args,
+            cwd,
+            env,
+            keep_env,
+            timeout: None,
+            max_output_bytes: None,
+            stdin: None,
+        },
         ctx,
     )?;
     let wait_spec = wait_for.map(|w| Condition::new(w, None)).transpose()?;
     command::check_program(&inv)?;
     super::check_capacity()?;
-    if !permission::allow(ctx, "process_start", run::confirm_text("Start background process", &inv)).await? {
+    let findings = run::assess(&inv, ctx);
+    if !permission::allow(ctx, "process_start", run::confirm_text("Start background process", &inv)).await?
+        || !run::confirm_risk(ctx, &inv, &findings).await?
+    {
         return Ok(ToolOutput::new(
             SCHEMA,
             format!("Declined by the user: `{}` was not started.", inv.display()),
             json!({"id": null, "pid": null, "command": inv.display(), "cwd": inv.cwd_shown, "status": "declined",
-                   "output": "", "nextCursor": 0, "wait": null, "droppedEnv": inv.dropped_env}),
+                   "output": "", "nextCursor": 0, "wait": null, "droppedEnv": inv.dropped_env,
+                   "risk": run::risk_json(&findings)}),
         ));
     }
     let argv: Vec<OsString> = inv.args.iter().map(OsString::from).collect();
@@ -93,7 +109,8 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let mut data = proc.describe();
     run::merge(
         &mut data,
-        json!({"output": output, "nextCursor": next, "wait": waited.map(|w| w.data), "droppedEnv": inv.dropped_env}),
+        json!({"output": output, "nextCursor": next, "wait": waited.map(|w| w.data), "droppedEnv": inv.dropped_env,
+               "risk": run::risk_json(&findings)}),
     );
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
