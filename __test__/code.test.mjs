@@ -102,8 +102,8 @@ test('code tools: escapes refused, bad input throws coded Errors, process alive'
   await rejectsWith(assert, tools.glob({ pattern: '*', path: 'missing' }, { cwd }), 'NOT_FOUND')
   await rejectsWith(assert, tools.grep(null, { cwd }), 'INVALID_ARGUMENT')
   // A foreign or misspelt option is refused with the right name, never silently ignored.
-  await rejectsWith(assert, tools.grep({ pattern: 'x', contextLines: 2 }, { cwd }), 'INVALID_ARGUMENT', /unknown argument `contextLines` \(use `context`\)/)
-  await rejectsWith(assert, tools.glob({ pattern: '*', excludePatterns: ['x'] }, { cwd }), 'INVALID_ARGUMENT', /use `exclude`/)
+  await rejectsWith(assert, tools.grep({ pattern: 'x', contxt: 2 }, { cwd }), 'INVALID_ARGUMENT', /unknown argument `contxt` \(use `context`\)/)
+  await rejectsWith(assert, tools.glob({ pattern: '*', exclud: ['x'] }, { cwd }), 'INVALID_ARGUMENT', /use `exclude`/)
   assert.equal((await tools.grep({ pattern: 'x', outputMode: 'files' }, { cwd })).data.files[0], 'a.txt')
 })
 
@@ -209,4 +209,23 @@ test('every code tool result matches its outputSchema', async () => {
     assertMatchesSchema(tool.outputSchema, r.data, `${name} ${JSON.stringify(args)} data`)
     assertMatchesSchema(tool.jsonSchema, args, `${name} args`)
   }
+})
+
+test("Floyd's spellings on the code tools are aliases, not refusals", async () => {
+  const cwd = workspace({
+    'src/engine.ts': 'export class FloydAgentEngine {\n  execute() {}\n}\nfunction executeAll() {}\n',
+    'src/engine.test.ts': 'new FloydAgentEngine()\n',
+    'node_modules/x/index.ts': 'function executeAll() {}\n',
+  })
+  const grep = await tools.grep({ pattern: 'function.*execute', path: 'src', filePattern: '*.ts', contextLines: 2, caseInsensitive: true }, { cwd })
+  assert.deepEqual(grep.data.matches.map((m) => m.path), ['src/engine.ts'])
+  assert.ok(grep.data.matches[0].blocks[0].lines.length > 1, 'contextLines became context')
+  const glob = await tools.glob({ pattern: '**/*.ts', excludePatterns: ['**/*.test.ts', '**/node_modules/**'] }, { cwd })
+  assert.deepEqual(glob.data.files, ['src/engine.ts'])
+  const sym = await tools.findSymbol({ symbol: 'FloydAgentEngine', path: 'src', symbolType: 'class' }, { cwd })
+  assert.equal(sym.data.definitions?.[0]?.kind ?? sym.data.results?.[0]?.kind, 'class')
+  const listed = await tools.listSymbols({ filePath: 'src/engine.ts' }, { cwd })
+  assert.ok(listed.content.includes('FloydAgentEngine'))
+  const code = await tools.searchCodebase({ query: 'FloydAgentEngine', include_tests: true, include_docs: true }, { cwd })
+  assert.ok(code.content.includes('FloydAgentEngine'))
 })

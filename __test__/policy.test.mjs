@@ -108,8 +108,8 @@ test('an unknown key: refused outside eddie (naming the valid keys), ignored by 
 })
 
 test('a misspelt key is refused with the closest valid key', async () => {
-  const got = await outcome({ name: 'grep' }, { pattern: 'x', max_results: 3 })
-  assert.match(got.message, /unknown argument `max_results` \(use `maxResults`\)/)
+  const got = await outcome({ name: 'grep' }, { pattern: 'x', maxResult: 3 })
+  assert.match(got.message, /unknown argument `maxResult` \(use `maxResults`\)/)
   const typo = await outcome({ name: 'runCommand' }, { command: 'true', timout: 3 })
   assert.match(typo.message, /unknown argument `timout` \(use `timeout`\)/)
 })

@@ -33,7 +33,27 @@ pub const FAMILY: Family = Family {
         project_map::TOOL,
     ],
     contract: None,
-    aliases: &[],
+    // Floyd's spellings (`grep_search`, `search_files`, `find_symbol`, `search_codebase`) and
+    // their snake_case forms: each applies to the tools whose schema has the canonical key.
+    aliases: &[
+        ("filePath", "path"),
+        ("filepath", "path"),
+        ("file_path", "path"),
+        ("filePattern", "include"),
+        ("file_pattern", "include"),
+        ("excludePatterns", "exclude"),
+        ("exclude_patterns", "exclude"),
+        ("contextLines", "context"),
+        ("context_lines", "context"),
+        ("symbolType", "kind"),
+        ("symbol_type", "kind"),
+        ("case_insensitive", "caseInsensitive"),
+        ("include_tests", "includeTests"),
+        ("include_docs", "includeDocs"),
+        ("include_hidden", "includeHidden"),
+        ("respect_gitignore", "respectGitignore"),
+        ("max_results", "maxResults"),
+    ],
     partial_on_cancel: true,
 };
 
