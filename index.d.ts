@@ -1886,10 +1886,18 @@ export declare const detectProjectTool: ToolDefinition<DetectProjectArgs, Detect
 
 /** Arguments of `run_tests`. */
 export type RunTestsArgs = {
-  /** Project directory, relative to the workspace (default: the workspace root). */
+  /** What to test: a file or directory inside the project (default: the whole project). The project is found by walking up from it. */
   path?: string
-  /** Alias of path (Floyd). */
+  /** The project directory, when it must be explicit (default: found from path, else the workspace root). */
+  project?: string
+  /** Alias of project (Floyd). */
   projectPath?: string
+  /** Which tool to use instead of the detected one (also: linter, formatter, package_manager), e.g. ruff, eslint, prettier, pnpm. */
+  runner?: string
+  /** Tests only: a test name filter (pytest -k, cargo test NAME, go test -run, jest/vitest -t, node --test-name-pattern, mocha --grep); for pytest a file glob such as test_*.py selects test files. */
+  pattern?: string
+  /** Verbose output, where the runner has it. */
+  verbose?: boolean
   /** Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh). */
   command?: string | Array<string>
   /** Extra arguments appended to the test command (e.g. a test filter). */
@@ -1965,10 +1973,18 @@ export declare const runTestsTool: ToolDefinition<RunTestsArgs, RunTestsData>
 
 /** Arguments of `lint`. */
 export type LintArgs = {
-  /** Project directory, relative to the workspace (default: the workspace root). */
+  /** What to lint: a file or directory inside the project (default: the whole project). The project is found by walking up from it. */
   path?: string
-  /** Alias of path (Floyd). */
+  /** The project directory, when it must be explicit (default: found from path, else the workspace root). */
+  project?: string
+  /** Alias of project (Floyd). */
   projectPath?: string
+  /** Which tool to use instead of the detected one (also: linter, formatter, package_manager), e.g. ruff, eslint, prettier, pnpm. */
+  runner?: string
+  /** Tests only: a test name filter (pytest -k, cargo test NAME, go test -run, jest/vitest -t, node --test-name-pattern, mocha --grep); for pytest a file glob such as test_*.py selects test files. */
+  pattern?: string
+  /** Verbose output, where the runner has it. */
+  verbose?: boolean
   /** Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh). */
   command?: string | Array<string>
   /** Extra arguments appended to the lint command (e.g. a test filter). */
@@ -2044,10 +2060,18 @@ export declare const lintTool: ToolDefinition<LintArgs, LintData>
 
 /** Arguments of `format`. */
 export type FormatArgs = {
-  /** Project directory, relative to the workspace (default: the workspace root). */
+  /** What to format: a file or directory inside the project (default: the whole project). The project is found by walking up from it. */
   path?: string
-  /** Alias of path (Floyd). */
+  /** The project directory, when it must be explicit (default: found from path, else the workspace root). */
+  project?: string
+  /** Alias of project (Floyd). */
   projectPath?: string
+  /** Which tool to use instead of the detected one (also: linter, formatter, package_manager), e.g. ruff, eslint, prettier, pnpm. */
+  runner?: string
+  /** Tests only: a test name filter (pytest -k, cargo test NAME, go test -run, jest/vitest -t, node --test-name-pattern, mocha --grep); for pytest a file glob such as test_*.py selects test files. */
+  pattern?: string
+  /** Verbose output, where the runner has it. */
+  verbose?: boolean
   /** Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh). */
   command?: string | Array<string>
   /** Extra arguments appended to the format command (e.g. a test filter). */
@@ -2123,10 +2147,18 @@ export declare const formatTool: ToolDefinition<FormatArgs, FormatData>
 
 /** Arguments of `typecheck`. */
 export type TypecheckArgs = {
-  /** Project directory, relative to the workspace (default: the workspace root). */
+  /** What to typecheck: a file or directory inside the project (default: the whole project). The project is found by walking up from it. */
   path?: string
-  /** Alias of path (Floyd). */
+  /** The project directory, when it must be explicit (default: found from path, else the workspace root). */
+  project?: string
+  /** Alias of project (Floyd). */
   projectPath?: string
+  /** Which tool to use instead of the detected one (also: linter, formatter, package_manager), e.g. ruff, eslint, prettier, pnpm. */
+  runner?: string
+  /** Tests only: a test name filter (pytest -k, cargo test NAME, go test -run, jest/vitest -t, node --test-name-pattern, mocha --grep); for pytest a file glob such as test_*.py selects test files. */
+  pattern?: string
+  /** Verbose output, where the runner has it. */
+  verbose?: boolean
   /** Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh). */
   command?: string | Array<string>
   /** Extra arguments appended to the typecheck command (e.g. a test filter). */
@@ -2202,10 +2234,18 @@ export declare const typecheckTool: ToolDefinition<TypecheckArgs, TypecheckData>
 
 /** Arguments of `build`. */
 export type BuildArgs = {
-  /** Project directory, relative to the workspace (default: the workspace root). */
+  /** What to build: a file or directory inside the project (default: the whole project). The project is found by walking up from it. */
   path?: string
-  /** Alias of path (Floyd). */
+  /** The project directory, when it must be explicit (default: found from path, else the workspace root). */
+  project?: string
+  /** Alias of project (Floyd). */
   projectPath?: string
+  /** Which tool to use instead of the detected one (also: linter, formatter, package_manager), e.g. ruff, eslint, prettier, pnpm. */
+  runner?: string
+  /** Tests only: a test name filter (pytest -k, cargo test NAME, go test -run, jest/vitest -t, node --test-name-pattern, mocha --grep); for pytest a file glob such as test_*.py selects test files. */
+  pattern?: string
+  /** Verbose output, where the runner has it. */
+  verbose?: boolean
   /** Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh). */
   command?: string | Array<string>
   /** Extra arguments appended to the build command (e.g. a test filter). */
@@ -2281,10 +2321,18 @@ export declare const buildTool: ToolDefinition<BuildArgs, BuildData>
 
 /** Arguments of `install`. */
 export type InstallArgs = {
-  /** Project directory, relative to the workspace (default: the workspace root). */
+  /** What to install: a file or directory inside the project (default: the whole project). The project is found by walking up from it. */
   path?: string
-  /** Alias of path (Floyd). */
+  /** The project directory, when it must be explicit (default: found from path, else the workspace root). */
+  project?: string
+  /** Alias of project (Floyd). */
   projectPath?: string
+  /** Which tool to use instead of the detected one (also: linter, formatter, package_manager), e.g. ruff, eslint, prettier, pnpm. */
+  runner?: string
+  /** Tests only: a test name filter (pytest -k, cargo test NAME, go test -run, jest/vitest -t, node --test-name-pattern, mocha --grep); for pytest a file glob such as test_*.py selects test files. */
+  pattern?: string
+  /** Verbose output, where the runner has it. */
+  verbose?: boolean
   /** Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh). */
   command?: string | Array<string>
   /** Extra arguments appended to the install command (e.g. a test filter). */

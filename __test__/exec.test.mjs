@@ -513,3 +513,58 @@ test('process_start has the same gate: a background destructive command is decli
   assert.deepEqual(started.data.risk, [])
   assert.equal(ok.prompts.length, 1)
 })
+
+// ---- runner targets, filters and tool choice (Stack's semantics, issue 16)
+
+test('run_tests: path is the target, the project is found above it, pattern and verbose map to the runner', async () => {
+  const ws = workspace({
+    'web/package.json': JSON.stringify({ name: 'web', scripts: { test: 'node --test' } }),
+    'web/test/math.test.mjs': "import test from 'node:test'\ntest('adds', () => {})\ntest('subtracts', () => {})\n",
+    'web/test/other.test.mjs': "import test from 'node:test'\ntest('other', () => {})\n",
+  })
+  const { ctx } = context(ws, true, { env: { ...process.env, NODE_TEST_CONTEXT: undefined } })
+  const r = await tools.runTests({ path: 'web/test/math.test.mjs', pattern: 'adds', verbose: true }, ctx)
+  assert.equal(r.data.cwd, 'web', 'the project was found by walking up')
+  assert.deepEqual(r.data.args, ['test', '--', '--test-name-pattern=adds', '--test-reporter=spec', 'test/math.test.mjs'])
+  assert.equal(r.data.status, 'ok', r.data.stderr)
+  assert.match(r.data.stdout, /adds/)
+  assert.doesNotMatch(r.data.stdout, /other/)
+  // Stack's own call: a directory target.
+  const all = await tools.runTests({ path: 'web/test' }, ctx)
+  assert.deepEqual(all.data.args, ['test', '--', 'test'])
+  // An explicit project, and a path outside it.
+  const explicit = await tools.runTests({ project: 'web', path: 'web/test/other.test.mjs' }, ctx)
+  assert.deepEqual(explicit.data.args, ['test', '--', 'test/other.test.mjs'])
+  await rejectsWith(assert, tools.runTests({ projectPath: 'web/test', path: 'web/package.json' }, ctx), 'INVALID_ARGUMENT', /not inside the project/)
+  await rejectsWith(assert, tools.runTests({ path: 'web/missing.mjs' }, ctx), 'NOT_FOUND')
+  await rejectsWith(assert, tools.runTests({ path: '../elsewhere' }, ctx), 'OUTSIDE_WORKSPACE')
+  await rejectsWith(assert, tools.runTests({ command: 'npm test', pattern: 'adds' }, ctx), 'INVALID_ARGUMENT', /runs as given/)
+})
+
+test('a runner that cannot take a pattern or a target refuses it, naming the runner', async () => {
+  const ws = workspace({ Makefile: 'test:\n\ttrue\nlint:\n\ttrue\n', 'src/a.c': '' })
+  const { ctx, prompts } = context(ws)
+  await rejectsWith(assert, tools.runTests({ pattern: 'adds' }, ctx), 'INVALID_ARGUMENT', /`make test` cannot take `pattern`/)
+  await rejectsWith(assert, tools.lint({ path: 'src/a.c' }, ctx), 'INVALID_ARGUMENT', /`make lint` cannot take a target path/)
+  await rejectsWith(assert, tools.lint({ pattern: 'x' }, ctx), 'INVALID_ARGUMENT', /cannot take `pattern`/)
+  assert.equal(prompts.length, 0, 'refused before anyone is asked')
+})
+
+test("Stack's linter / formatter / package_manager choose the tool; a missing one is NO_RUNNER naming the executable", async () => {
+  const ws = workspace({ 'pyproject.toml': '[project]\nname = "p"\n', 'stack_cli/a.py': 'x = 1\n' })
+  const bin = join(ws, '.bin')
+  mkdirSync(bin)
+  for (const tool of ['ruff', 'black']) {
+    writeFileSync(join(bin, tool), `#!/bin/sh\necho ${tool} "$@"\n`, { mode: 0o755 })
+  }
+  const env = { ...process.env, PATH: `${bin}:/usr/bin:/bin` }
+  const { ctx } = context(ws, true, { env })
+  const lint = await tools.lint({ path: 'stack_cli/', linter: 'ruff' }, ctx)
+  assert.equal(lint.data.stdout, 'ruff check stack_cli\n')
+  assert.equal(lint.data.commandSource, 'chosen')
+  const fmt = await tools.format({ path: '.', formatter: 'black' }, ctx)
+  assert.equal(fmt.data.stdout, 'black .\n')
+  await rejectsWith(assert, tools.lint({ linter: 'pylint' }, ctx), 'NO_RUNNER', /`pylint` executable was not found/)
+  await rejectsWith(assert, tools.install({ package_manager: 'poetry' }, ctx), 'NO_RUNNER', /`poetry`/)
+  await rejectsWith(assert, tools.lint({ linter: 'flake9' }, ctx), 'INVALID_ARGUMENT', /choose one of: ruff, pylint/)
+})

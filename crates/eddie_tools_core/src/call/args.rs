@@ -359,20 +359,25 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_refused_with_the_closest_valid_one() {
-        let e = normalise(spec("grep"), json!({"pattern": "x", "contextLines": 2})).unwrap_err();
+        let e = normalise(spec("grep"), json!({"pattern": "x", "contxtLines": 2})).unwrap_err();
         assert_eq!(e.code(), ErrorCode::InvalidArgument);
-        assert!(e.message().contains("unknown argument `contextLines` (use `context`)"), "{}", e.message());
-        let e = normalise(spec("find_symbol"), json!({"symbol": "x", "symbolType": "class"})).unwrap_err();
+        assert!(e.message().contains("unknown argument `contxtLines`"), "{}", e.message());
+        let e = normalise(spec("find_symbol"), json!({"symbol": "x", "knd": "class"})).unwrap_err();
         assert!(e.message().contains("(use `kind`)"), "{}", e.message());
         let e = normalise(spec("run"), json!({"command": "ls", "timout": 3})).unwrap_err();
         assert!(e.message().contains("unknown argument `timout` (use `timeout`)"), "{}", e.message());
         let e = normalise(spec("run"), json!({"command": "ls", "max_output_bytes": 3})).unwrap_err();
         assert!(e.message().contains("(use `maxOutputBytes`)"), "{}", e.message());
-        // Stack's options the exec tools do not have are refused, not ignored.
-        for key in ["pattern", "verbose", "linter", "package_manager"] {
+        // Options a tool does not have are refused with the list, not ignored.
+        for key in ["severity", "fix"] {
             let e = normalise(spec("lint"), json!({key: "x"})).unwrap_err();
-            assert!(e.message().contains("valid arguments: path, projectPath"), "{}", e.message());
+            assert!(e.message().contains("valid arguments: path, project, projectPath, runner"), "{}", e.message());
         }
+        // Stack's and Floyd's spellings are aliases.
+        let out = normalise(spec("lint"), json!({"linter": "ruff"})).unwrap();
+        assert_eq!(out, json!({"runner": "ruff"}));
+        let out = normalise(spec("grep"), json!({"pattern": "x", "contextLines": 2})).unwrap();
+        assert_eq!(out, json!({"pattern": "x", "context": 2}));
         let e = normalise(spec("glob"), json!({"nonsense": 1})).unwrap_err();
         assert!(
             e.message().contains("unknown argument `nonsense`; valid arguments: pattern"),

@@ -27,6 +27,7 @@ pub mod process;
 pub mod run;
 pub mod run_tests;
 pub mod runner;
+pub mod target;
 pub mod testcounts;
 pub mod typecheck;
 
@@ -56,7 +57,14 @@ pub const FAMILY: Family = Family {
         attempt_completion::TOOL,
     ],
     contract: None,
-    aliases: &[],
+    // Stack's runner choices name the tool: `lint {linter: "ruff"}`, `format {formatter:
+    // "black"}`, `install {package_manager: "pnpm"}`.
+    aliases: &[
+        ("linter", "runner"),
+        ("formatter", "runner"),
+        ("package_manager", "runner"),
+        ("packageManager", "runner"),
+    ],
     partial_on_cancel: true,
 };
 

@@ -11,7 +11,8 @@ use crate::context::Ctx;
 use crate::engine::process::command::{self, Invocation, execute, split_words};
 use crate::engine::process::env;
 use crate::error::{ErrorCode, Result, ToolError};
-use crate::exec::detect_project::{Action, detect, project_dir};
+use crate::exec::detect_project::{Action, detect};
+use crate::exec::target;
 use crate::exec::testcounts::Counts;
 use crate::output::ToolOutput;
 
@@ -48,10 +49,18 @@ crate::value_schema!(CommandArg, {"anyOf": [{"type": "string", "minLength": 1}, 
 /// What a runner takes (each runner's `Args`, declared by [`runner_args`]).
 #[derive(Debug)]
 pub struct Input {
-    /// `path`.
+    /// `path`: the target.
     pub path: Option<Text>,
+    /// `project`.
+    pub project: Option<Text>,
     /// `projectPath`.
     pub project_path: Option<Text>,
+    /// `runner` (Stack's `linter`, `formatter`, `package_manager`).
+    pub runner: Option<Word>,
+    /// `pattern`.
+    pub pattern: Option<Text>,
+    /// `verbose`.
+    pub verbose: Option<crate::call::args::lenient::Flag>,
     /// `command`.
     pub command: Option<CommandArg>,
     /// `args`.
@@ -74,10 +83,18 @@ macro_rules! runner_args {
         #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
         #[serde(rename_all = "camelCase", deny_unknown_fields)]
         pub struct Args {
-            /// Project directory, relative to the workspace (default: the workspace root).
+            #[doc = concat!("What to ", $action, ": a file or directory inside the project (default: the whole project). The project is found by walking up from it.")]
             pub path: Option<crate::exec::args::Text>,
-            /// Alias of path (Floyd).
+            /// The project directory, when it must be explicit (default: found from path, else the workspace root).
+            pub project: Option<crate::exec::args::Text>,
+            /// Alias of project (Floyd).
             pub project_path: Option<crate::exec::args::Text>,
+            /// Which tool to use instead of the detected one (also: linter, formatter, package_manager), e.g. ruff, eslint, prettier, pnpm.
+            pub runner: Option<crate::exec::args::Word>,
+            /// Tests only: a test name filter (pytest -k, cargo test NAME, go test -run, jest/vitest -t, node --test-name-pattern, mocha --grep); for pytest a file glob such as test_*.py selects test files.
+            pub pattern: Option<crate::exec::args::Text>,
+            /// Verbose output, where the runner has it.
+            pub verbose: Option<crate::call::args::lenient::Flag>,
             /// Run this instead of the detected command (a string is split like a shell would; shell syntax runs through /bin/sh).
             pub command: Option<crate::exec::runner::CommandArg>,
             #[doc = concat!("Extra arguments appended to the ", $action, " command (e.g. a test filter).")]
@@ -98,7 +115,11 @@ macro_rules! runner_args {
             fn from(a: Args) -> Self {
                 Self {
                     path: a.path,
+                    project: a.project,
                     project_path: a.project_path,
+                    runner: a.runner,
+                    pattern: a.pattern,
+                    verbose: a.verbose,
                     command: a.command,
                     args: a.args,
                     timeout: a.timeout,
@@ -123,6 +144,15 @@ fn verb(action: Action) -> &'static str {
     }
 }
 
+/// `scripts` of the project's package.json (empty without one).
+fn read_scripts(dir: &std::path::Path) -> serde_json::Map<String, Value> {
+    std::fs::read_to_string(dir.join("package.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v.get("scripts").and_then(Value::as_object).cloned())
+        .unwrap_or_default()
+}
+
 /// Run the runner `tool` for `action`.
 pub async fn run(
     a: Input,
@@ -131,16 +161,48 @@ pub async fn run(
     schema: &'static str,
     action: Action,
 ) -> Result<ToolOutput> {
-    let (dir, shown) = project_dir(a.path, a.project_path, ctx)?;
+    let project_arg = args::text(a.project).or_else(|| args::text(a.project_path));
+    let located = if matches!(action, Action::Build | Action::Install) {
+        // Building and installing act on a whole project: `path` names it (Stack's `install`).
+        target::locate(None, project_arg.or_else(|| args::text(a.path)), ctx)?
+    } else {
+        target::locate(args::text(a.path), project_arg, ctx)?
+    };
+    let (dir, shown) = (located.dir.clone(), located.shown.clone());
     let keep = args::words(a.keep_env);
     let (env, dropped_env) = env::child_env(ctx, args::env_value(a.env).as_ref(), &keep)?;
     let extra = args::words(a.args);
     let path = env.get("PATH").cloned();
     let d = dir.clone();
     let project = crate::blocking("detect_project", move || Ok(detect(&d, path.as_deref()))).await?;
-    let (mut argv, source) = match a.command {
-        None => match project.commands.get(&action) {
-            Some(found) => (found.argv.clone(), "detected"),
+    let scripts = read_scripts(&dir);
+    let pattern = args::text(a.pattern).filter(|p| !p.is_empty());
+    let extras = target::Extras {
+        target: located.target.as_deref(),
+        target_is_dir: located.target_is_dir,
+        pattern: pattern.as_deref(),
+        verbose: a.verbose.is_some_and(|f| f.0),
+    };
+    if a.command.is_some()
+        && (extras.target.is_some() || extras.pattern.is_some() || extras.verbose || a.runner.is_some())
+    {
+        return Err(ToolError::invalid(
+            "an explicit `command` runs as given: put the target, filter or verbose flag in it, and drop path/pattern/verbose/runner",
+        ));
+    }
+    let chosen = match &a.runner {
+        Some(name) => Some(target::chosen(action, &name.0, &dir, env.get("PATH").map(String::as_str))?),
+        None => None,
+    };
+    let (mut argv, source) = match (a.command, chosen) {
+        (None, Some(argv)) => (target::apply(action, argv, &extras, &scripts)?, "chosen"),
+        (None, None) => match project
+            .commands
+            .get(&action)
+            .map(|d| target::apply(action, d.argv.clone(), &extras, &scripts))
+        {
+            Some(Ok(argv)) => (argv, "detected"),
+            Some(Err(e)) => return Err(e),
             None => {
                 let kinds =
                     if project.types.is_empty() { "none".to_owned() } else { project.types.join(", ") };
@@ -154,12 +216,12 @@ pub async fn run(
                 ));
             }
         },
-        Some(CommandArg::Line(s)) => match split_words(&s) {
+        (Some(CommandArg::Line(s)), _) => match split_words(&s) {
             Ok(words) if !words.is_empty() => (words, "explicit"),
             // Shell syntax in a project command (`npm test && npm run lint`): use sh.
             _ => (vec!["/bin/sh".to_owned(), "-c".to_owned(), s], "explicit"),
         },
-        Some(CommandArg::Words(words)) => (words, "explicit"),
+        (Some(CommandArg::Words(words)), _) => (words, "explicit"),
     };
     argv.extend(extra);
     let program = argv.remove(0);
