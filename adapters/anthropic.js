@@ -1,0 +1,64 @@
+// `@eddie/tools-native/anthropic`: tool definitions for the Anthropic Messages API, a runner for the
+// `tool_use` blocks of a reply, and runnable tools for the SDK's own tool runner
+// (`client.beta.messages.toolRunner`).
+'use strict'
+const { resolveTools, createSession, settle, toModelText } = require('./index.js')
+
+/** `{name, description, input_schema}` for each tool (the tool's own JSON Schema). */
+function toAnthropicTools(tools) {
+  return resolveTools(tools).map((spec) => ({
+    name: spec.name,
+    description: spec.description,
+    input_schema: { type: 'object', ...spec.jsonSchema },
+  }))
+}
+
+/**
+ * Run the `tool_use` blocks of a reply (a message's `content`, or the message itself) in order and
+ * return the `tool_result` blocks for the next user message: `content` is the text a model reads,
+ * `is_error` is set for errors (`CODE: message`). Other blocks are skipped; nothing throws.
+ */
+async function runAnthropicToolUses(blocks, session, options = {}) {
+  const s = createSession(session)
+  const list = Array.isArray(blocks) ? blocks : blocks?.content ?? []
+  const out = []
+  for (const block of list) {
+    if (block?.type !== 'tool_use') continue
+    const settled = await settle(s, block.name, block.input ?? {}, { signal: options.signal }).catch((e) => ({ ok: false, text: toModelText(e) }))
+    const result = { type: 'tool_result', tool_use_id: block.id, content: settled.text }
+    if (!settled.ok) result.is_error = true
+    out.push(result)
+  }
+  return out
+}
+
+/** The SDK's ToolError (its `content` becomes an is_error tool_result as it is), when installed. */
+function sdkToolError(text) {
+  try {
+    const { ToolError } = require('@anthropic-ai/sdk/lib/tools/ToolError')
+    return new ToolError(text)
+  } catch {
+    return new Error(text)
+  }
+}
+
+/**
+ * Tools for the SDK's tool runner (`client.beta.messages.toolRunner({tools, ...})`): each has
+ * `run(input, {signal})` (the text a model reads; an error is thrown as the SDK's ToolError with
+ * `CODE: message`) and `parse` (the input as sent; the core validates it).
+ */
+function toAnthropicRunnableTools(tools, session) {
+  const s = createSession(session)
+  return toAnthropicTools(tools).map((def) => ({
+    type: 'custom',
+    ...def,
+    parse: (input) => input ?? {},
+    run: async (input, context) => {
+      const settled = await settle(s, def.name, input, { signal: context?.signal ?? undefined })
+      if (!settled.ok) throw sdkToolError(settled.text)
+      return settled.text
+    },
+  }))
+}
+
+module.exports = { toAnthropicTools, runAnthropicToolUses, toAnthropicRunnableTools }
