@@ -1,13 +1,13 @@
 // The AI SDK adapter, independent of how `ai` was loaded (ai 7 is ESM-only: `ai-sdk.mjs` imports
 // it, `ai-sdk.js` requires it).
 'use strict'
-const { resolveTools, createSession, describeConfirmation, specByName, toModelText, errorInfo } = require('./index.js')
+const { resolveTools, createSession, describeConfirmation, specByName, errorInfo } = require('./index.js')
 
 /**
  * A ToolSet: one `tool({description, inputSchema: jsonSchema(...), execute, toModelOutput})` per
  * tool. `execute` resolves to the whole result (`{schema, content, data}`: code keeps `data`),
  * `toModelOutput` gives the model only the text, the call's `abortSignal` becomes ctx.signal, and
- * an error is rethrown with `CODE: message` as its message (what the model reads) and `code` kept.
+ * an error is rethrown with its code as `name` and `code`, so the model reads `CODE: message`.
  *
  * `options.approval`: 'confirm' (default) asks `session.confirm` during the call; 'sdk' marks the
  * tools that confirm with `needsApproval` so the SDK asks before the call (pair it with
@@ -27,8 +27,10 @@ function makeAiSdkTools(ai, tools, session, options = {}) {
         try {
           return await s.run(spec.name, input, { signal: opts?.abortSignal, approved: hostApproves })
         } catch (e) {
-          const { code } = errorInfo(e)
-          const error = new Error(toModelText(e), { cause: e })
+          // The SDK gives the model `String(error)` (`name: message`): the name is the code.
+          const { code, message } = errorInfo(e)
+          const error = new Error(message, { cause: e })
+          error.name = code
           error.code = code
           throw error
         }

@@ -18,4 +18,9 @@ export interface AnthropicRunnableTool extends AnthropicTool {
   parse(content: unknown): Record<string, unknown>
   run(input: Record<string, unknown>, context?: { signal?: AbortSignal | null }): Promise<string>
 }
-export declare function toAnthropicRunnableTools(tools: readonly ToolRef[] | null | undefined, session: Session | SessionOptions): AnthropicRunnableTool[]
+export declare function toAnthropicRunnableTools(
+  tools: readonly ToolRef[] | null | undefined,
+  session: Session | SessionOptions,
+  /** ToolError: the SDK's class to throw errors as (default: the copy the caller loaded). */
+  options?: { ToolError?: new (content: string) => Error },
+): AnthropicRunnableTool[]

@@ -32,22 +32,33 @@ async function runAnthropicToolUses(blocks, session, options = {}) {
   return out
 }
 
-/** The SDK's ToolError (its `content` becomes an is_error tool_result as it is), when installed. */
-function sdkToolError(text) {
+/**
+ * The SDK's ToolError class, whose `content` the tool runner sends as an is_error tool_result as
+ * it is (anything else becomes `Error: <message>`). The SDK ships a CommonJS and an ES-module
+ * copy, and the runner checks `instanceof`: the CommonJS copy when it is already loaded (the
+ * caller required the SDK), else the ES-module one. `options.ToolError` overrides the choice.
+ */
+async function sdkToolErrorClass() {
+  const id = '@anthropic-ai/sdk/lib/tools/ToolError'
   try {
-    const { ToolError } = require('@anthropic-ai/sdk/lib/tools/ToolError')
-    return new ToolError(text)
+    const cjs = require.resolve(id)
+    if (require.cache[cjs]) return require(id).ToolError
   } catch {
-    return new Error(text)
+    return null
+  }
+  try {
+    return (await import(id)).ToolError
+  } catch {
+    return require(id).ToolError
   }
 }
 
 /**
  * Tools for the SDK's tool runner (`client.beta.messages.toolRunner({tools, ...})`): each has
  * `run(input, {signal})` (the text a model reads; an error is thrown as the SDK's ToolError with
- * `CODE: message`) and `parse` (the input as sent; the core validates it).
+ * `CODE: message`, see sdkToolErrorClass) and `parse` (the input as sent; the core validates it).
  */
-function toAnthropicRunnableTools(tools, session) {
+function toAnthropicRunnableTools(tools, session, options = {}) {
   const s = createSession(session)
   return toAnthropicTools(tools).map((def) => ({
     type: 'custom',
@@ -55,7 +66,10 @@ function toAnthropicRunnableTools(tools, session) {
     parse: (input) => input ?? {},
     run: async (input, context) => {
       const settled = await settle(s, def.name, input, { signal: context?.signal ?? undefined })
-      if (!settled.ok) throw sdkToolError(settled.text)
+      if (!settled.ok) {
+        const ToolError = options.ToolError ?? (await sdkToolErrorClass())
+        throw ToolError ? new ToolError(settled.text) : new Error(settled.text)
+      }
       return settled.text
     },
   }))

@@ -31,3 +31,10 @@ export declare function toStrictSchema(jsonSchema: JsonSchemaObject): JsonSchema
 export declare function toLooseSchema(jsonSchema: JsonSchemaObject): JsonSchemaObject
 export declare function decodeArgs(value: unknown, schema: JsonSchemaObject): unknown
 export declare const STRICT_KEYWORDS: ReadonlySet<string>
+
+/** A tool for `client.chat.completions.runTools` (structurally the SDK's RunnableToolFunctionWithParse). */
+export interface OpenAIRunnableTool {
+  type: 'function'
+  function: OpenAIFunctionDef & { parse(raw: string): Record<string, unknown>; function(args: Record<string, unknown>): Promise<string> }
+}
+export declare function toOpenAIRunnableTools(tools: readonly ToolRef[] | null | undefined, session: Session | SessionOptions, options?: { strict?: boolean; signal?: AbortSignal }): OpenAIRunnableTool[]

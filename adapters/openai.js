@@ -223,4 +223,28 @@ async function runOpenAIToolCalls(calls, session, options = {}) {
   return out
 }
 
-module.exports = { toOpenAITools, runOpenAIToolCalls, toStrictSchema, toLooseSchema, decodeArgs, STRICT_KEYWORDS }
+/**
+ * Tools for the SDK's own loop, `client.chat.completions.runTools({tools, ...})`: each is
+ * `{type: 'function', function: {name, description, parameters, parse, function}}` with strict
+ * schemas by default; `function` returns the text a model reads (an error as `CODE: message`).
+ */
+function toOpenAIRunnableTools(tools, session, options = {}) {
+  const s = createSession(session)
+  const { strict = true } = options
+  return resolveTools(tools).map((spec) => {
+    const schema = { type: 'object', ...spec.jsonSchema }
+    return {
+      type: 'function',
+      function: {
+        name: spec.name,
+        description: spec.description,
+        parameters: strict ? toStrictSchema(spec.jsonSchema) : toLooseSchema(spec.jsonSchema),
+        strict,
+        parse: (raw) => parseArguments(raw),
+        function: async (args) => (await settle(s, spec.name, decodeArgs(args, schema), { signal: options.signal })).text,
+      },
+    }
+  })
+}
+
+module.exports = { toOpenAITools, runOpenAIToolCalls, toOpenAIRunnableTools, toStrictSchema, toLooseSchema, decodeArgs, STRICT_KEYWORDS }
