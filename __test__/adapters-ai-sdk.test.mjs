@@ -13,7 +13,7 @@ import { workspace } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const native = require('../index.js')
-const { createSession, describeConfirmation } = require('../adapters/index.js')
+const { createSession, describeConfirmation, modelSchema } = require('../adapters/index.js')
 
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } }
 const toolCalls = (...calls) => ({
@@ -43,7 +43,7 @@ test('generateText runs our tools for two steps: the model reads the text, code 
   // the tools the model saw: our JSON Schemas
   const sent = model.doGenerateCalls[0].tools
   assert.deepEqual(sent.map((t) => t.name), ['grep', 'read_file'])
-  assert.deepEqual(sent[0].inputSchema, { type: 'object', ...native.toolSpecs().find((s) => s.name === 'grep').jsonSchema })
+  assert.deepEqual(sent[0].inputSchema, modelSchema(native.toolSpecs().find((s) => s.name === 'grep')))
   // code keeps the whole result
   const grepResult = result.steps[0].toolResults.find((r) => r.toolName === 'grep')
   assert.equal(grepResult.output.data.totalMatches, 1)

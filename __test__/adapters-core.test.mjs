@@ -190,3 +190,33 @@ test('describeConfirmation: null for tools that do not confirm, which are never 
   assert.deepEqual(snapshot(dir), before)
   await assert.rejects(describeConfirmation('nope', {}, { cwd: dir }), (e) => e.code === 'UNKNOWN_TOOL')
 })
+
+test('every property of every tool has a description in what the adapters send', () => {
+  const missing = []
+  const walk = (s, path) => {
+    if (!s || typeof s !== 'object') return
+    for (const [k, v] of Object.entries(s.properties ?? {})) {
+      if (!v.description) missing.push(`${path}.${k}`)
+      walk(v, `${path}.${k}`)
+    }
+    if (s.items) walk(s.items, `${path}[]`)
+  }
+  for (const spec of native.toolSpecs()) walk(adapters.modelSchema(spec), spec.name)
+  assert.deepEqual(missing, [])
+  // the side table names only real properties (a renamed property must not leave a stale entry)
+  const { PROPERTY_DESCRIPTIONS } = require('../adapters/descriptions.js')
+  for (const [tool, table] of Object.entries(PROPERTY_DESCRIPTIONS)) {
+    const spec = adapters.specByName(tool)
+    for (const path of Object.keys(table)) {
+      let node = spec.jsonSchema
+      for (const part of path.split('.')) {
+        const [key, items] = [part.replace('[]', ''), part.endsWith('[]')]
+        node = node?.properties?.[key]
+        if (items) node = node?.items
+      }
+      assert.ok(node, `${tool}.${path} exists`)
+    }
+  }
+  // the registry itself is unchanged
+  assert.equal(native.toolSpecs().find((s) => s.name === 'bash').jsonSchema.properties.command.description, undefined)
+})

@@ -1,7 +1,7 @@
 // The AI SDK adapter, independent of how `ai` was loaded (ai 7 is ESM-only: `ai-sdk.mjs` imports
 // it, `ai-sdk.js` requires it).
 'use strict'
-const { resolveTools, createSession, describeConfirmation, specByName, errorInfo } = require('./index.js')
+const { resolveTools, createSession, describeConfirmation, specByName, errorInfo, modelSchema } = require('./index.js')
 
 /**
  * A ToolSet: one `tool({description, inputSchema: jsonSchema(...), execute, toModelOutput})` per
@@ -22,7 +22,7 @@ function makeAiSdkTools(ai, tools, session, options = {}) {
     const hostApproves = approval === 'sdk' && spec.confirms
     const def = {
       description: spec.description,
-      inputSchema: ai.jsonSchema({ type: 'object', ...spec.jsonSchema }),
+      inputSchema: ai.jsonSchema(modelSchema(spec)),
       execute: async (input, opts) => {
         try {
           return await s.run(spec.name, input, { signal: opts?.abortSignal, approved: hostApproves })

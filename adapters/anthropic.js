@@ -2,14 +2,14 @@
 // `tool_use` blocks of a reply, and runnable tools for the SDK's own tool runner
 // (`client.beta.messages.toolRunner`).
 'use strict'
-const { resolveTools, createSession, settle, toModelText } = require('./index.js')
+const { resolveTools, createSession, settle, toModelText, modelSchema } = require('./index.js')
 
 /** `{name, description, input_schema}` for each tool (the tool's own JSON Schema). */
 function toAnthropicTools(tools) {
   return resolveTools(tools).map((spec) => ({
     name: spec.name,
     description: spec.description,
-    input_schema: { type: 'object', ...spec.jsonSchema },
+    input_schema: modelSchema(spec),
   }))
 }
 

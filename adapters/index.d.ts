@@ -63,6 +63,9 @@ export declare function resolveTools(tools?: readonly ToolRef[] | null): NativeT
 export declare function allSpecs(): NativeToolSpec[]
 export declare function specByName(name: string): NativeToolSpec
 
+/** The input schema a model sees (type object, missing property descriptions added; `loose`: no root additionalProperties). */
+export declare function modelSchema(spec: NativeToolSpec, options?: { loose?: boolean }): { type: 'object'; [key: string]: unknown }
+
 export declare function errorInfo(error: unknown): { code: ErrorCode | (string & {}); message: string }
 /** A result's `content`, or `CODE: message` for an error. */
 export declare function toModelText(resultOrError: ToolResult | unknown): string

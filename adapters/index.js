@@ -6,6 +6,7 @@
 'use strict'
 const { randomUUID } = require('node:crypto')
 const native = require('../index.js')
+const { withDescriptions } = require('./descriptions.js')
 
 const PERMISSIONS = ['none', 'moderate', 'dangerous']
 
@@ -120,6 +121,18 @@ function createSession(options = {}) {
   return session
 }
 
+/**
+ * The input schema a model sees: the tool's JSON Schema with `type: 'object'` and the property
+ * descriptions the registry lacks (from descriptions.js). `loose`: without the root
+ * `additionalProperties: false`, for hosts that validate arguments themselves (our aliases must
+ * reach the core, which refuses unknown keys with a better message).
+ */
+function modelSchema(spec, { loose = false } = {}) {
+  const schema = withDescriptions(spec.name, { type: 'object', ...spec.jsonSchema })
+  if (loose) delete schema.additionalProperties
+  return schema
+}
+
 /** `{code, message}` of anything thrown (`INTERNAL` when it carries no code). */
 function errorInfo(error) {
   const code = typeof error?.code === 'string' ? error.code : 'INTERNAL'
@@ -195,6 +208,7 @@ module.exports = {
   PERMISSIONS,
   allSpecs,
   specByName,
+  modelSchema,
   resolveTools,
   selectTools,
   createSession,

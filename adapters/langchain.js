@@ -1,7 +1,7 @@
 // `@eddie/tools-native/langchain`: LangChain tools (`DynamicStructuredTool` with the tool's JSON
 // Schema) for `@langchain/core` (an optional peer dependency).
 'use strict'
-const { resolveTools, createSession, settle, errorInfo } = require('./index.js')
+const { resolveTools, createSession, settle, errorInfo, modelSchema } = require('./index.js')
 
 function loadCore() {
   try {
@@ -11,12 +11,6 @@ function loadCore() {
     error.code = 'LANGCHAIN_MISSING'
     throw error
   }
-}
-
-function looseRoot(jsonSchema) {
-  const { additionalProperties, ...rest } = jsonSchema
-  void additionalProperties
-  return { type: 'object', ...rest }
 }
 
 /**
@@ -36,7 +30,7 @@ function toLangChainTools(tools, session) {
         // Without the root `additionalProperties: false` (as the MCP server lists them): LangChain
         // validates the input, and our documented aliases must reach the core, which still refuses
         // unknown keys, naming the closest one.
-        schema: looseRoot(spec.jsonSchema),
+        schema: modelSchema(spec, { loose: true }),
         responseFormat: 'content_and_artifact',
         func: async (input, _runManager, config) => {
           const settled = await settle(s, spec.name, input ?? {}, { signal: config?.signal })

@@ -9,7 +9,7 @@
 // entries (a JSON-encoded `value` when the map holds any JSON), and `runOpenAIToolCalls` turns the
 // list back into the object, guided by the tool's own schema.
 'use strict'
-const { resolveTools, createSession, settle, specByName } = require('./index.js')
+const { resolveTools, createSession, settle, specByName, modelSchema } = require('./index.js')
 
 /** Keywords strict mode accepts, per OpenAI's supported-schema list. */
 const STRICT_KEYWORDS = new Set([
@@ -132,7 +132,7 @@ function toOpenAITools(tools, options = {}) {
   const { api = 'chat', strict = true } = options
   if (api !== 'chat' && api !== 'responses') throw new RangeError("api must be 'chat' or 'responses'")
   return resolveTools(tools).map((spec) => {
-    const parameters = strict ? toStrictSchema(spec.jsonSchema) : toLooseSchema(spec.jsonSchema)
+    const parameters = strict ? toStrictSchema(modelSchema(spec)) : toLooseSchema(modelSchema(spec))
     const fn = { name: spec.name, description: spec.description, parameters, strict }
     return api === 'chat' ? { type: 'function', function: fn } : { type: 'function', ...fn }
   })
@@ -238,7 +238,7 @@ function toOpenAIRunnableTools(tools, session, options = {}) {
       function: {
         name: spec.name,
         description: spec.description,
-        parameters: strict ? toStrictSchema(spec.jsonSchema) : toLooseSchema(spec.jsonSchema),
+        parameters: strict ? toStrictSchema(modelSchema(spec)) : toLooseSchema(modelSchema(spec)),
         strict,
         parse: (raw) => parseArguments(raw),
         function: async (args) => (await settle(s, spec.name, decodeArgs(args, schema), { signal: options.signal })).text,

@@ -7,7 +7,7 @@
 // `invoke` then runs with that confirm answered yes. A confirm the tool asks that was not shown
 // (different text) goes to `options.confirm` (default: no).
 'use strict'
-const { selectTools, resolveTools, createSession, describeConfirmation, settle } = require('./index.js')
+const { selectTools, resolveTools, createSession, describeConfirmation, settle, modelSchema } = require('./index.js')
 
 const DEFAULT_PREFIX = 'eddie_'
 
@@ -28,8 +28,6 @@ function title(name) {
 function vsCodeManifest(options = {}) {
   const prefix = options.prefix ?? DEFAULT_PREFIX
   return pickSpecs(options).map((spec) => {
-    const { additionalProperties, ...schema } = spec.jsonSchema
-    void additionalProperties
     return {
       name: `${prefix}${spec.name}`,
       displayName: title(spec.name),
@@ -38,7 +36,7 @@ function vsCodeManifest(options = {}) {
       modelDescription: spec.description,
       userDescription: spec.description.split(/(?<=\.)\s/)[0],
       tags: ['eddie-tools', `eddie-tools-${spec.family}`],
-      inputSchema: { type: 'object', ...schema },
+      inputSchema: modelSchema(spec, { loose: true }),
     }
   })
 }
