@@ -1,6 +1,6 @@
 import type { Tool, ToolApprovalConfiguration } from 'ai'
-import type { Session, SessionOptions, ToolRef, ToolName, ToolArgsMap, ToolDataMap } from './index'
-import type { ToolResult } from '../index'
+import type { Session, SessionOptions, ToolRef, ToolName, ToolArgsMap, ToolDataMap } from './index.js'
+import type { ToolResult } from '../index.js'
 
 /** The AI SDK tool of one of our tools: input = its args, output = the whole result (code keeps `data`). */
 export type EddieAiSdkTool<N extends ToolName = ToolName> = Tool<ToolArgsMap[N], ToolResult<ToolDataMap[N]>>

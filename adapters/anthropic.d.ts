@@ -1,4 +1,4 @@
-import type { Session, SessionOptions, ToolRef } from './index'
+import type { Session, SessionOptions, ToolRef } from './index.js'
 
 export interface AnthropicTool { name: string; description: string; input_schema: { type: 'object'; [key: string]: unknown } }
 export interface AnthropicToolUseBlock { type: 'tool_use'; id: string; name: string; input: unknown }

@@ -1,7 +1,7 @@
 // Shared helpers of the framework adapters. Hand-written; the tool maps come from tools.d.ts
 // (generated from toolSpecs() by adapters/gen-types.mjs).
-import type { NativeToolSpec, ToolContext, ToolResult, OutputChunk, ToolDefinition, ErrorCode } from '../index'
-import type { ToolName, ToolFamily, ToolArgsMap, ToolDataMap } from './tools'
+import type { NativeToolSpec, ToolContext, ToolResult, OutputChunk, ToolDefinition, ErrorCode } from '../index.js'
+import type { ToolName, ToolFamily, ToolArgsMap, ToolDataMap } from './tools.js'
 
 export type { ToolName, ToolFamily, ToolArgsMap, ToolDataMap }
 export type Permission = 'none' | 'moderate' | 'dangerous'

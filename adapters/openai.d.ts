@@ -1,4 +1,4 @@
-import type { Session, SessionOptions, ToolRef } from './index'
+import type { Session, SessionOptions, ToolRef } from './index.js'
 
 export interface JsonSchemaObject { [key: string]: unknown }
 export interface OpenAIFunctionDef { name: string; description: string; parameters: JsonSchemaObject; strict: boolean }

@@ -1,4 +1,4 @@
-import type { Session, SessionOptions, ToolRef, ToolFamily, Permission } from './index'
+import type { Session, SessionOptions, ToolRef, ToolFamily, Permission } from './index.js'
 
 /** The part of the `vscode` module this adapter uses (pass the real `vscode` namespace). */
 export interface VsCodeApi {
