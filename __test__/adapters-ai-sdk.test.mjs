@@ -123,3 +123,16 @@ test('CommonJS entry: require("@eddie/tools-native/ai-sdk") builds the same Tool
     assert.equal(typeof t.toModelOutput, 'function')
   }
 })
+
+test('approval "sdk" without toolApproval: the tool-level needsApproval still stops the call', async () => {
+  const dir = workspace({ 'a.txt': 'old\n' })
+  const session = createSession({ cwd: dir })
+  const tools = toAiSdkTools(['write_file'], session, { approval: 'sdk' })
+  const model = new MockLanguageModelV4({ doGenerate: [toolCalls(['w1', 'write_file', { path: 'a.txt', content: 'new\n' }]), text('x')] })
+  const r = await generateText({ model, tools, prompt: 'write', stopWhen: stepCountIs(2) })
+  assert.ok(r.content.some((p) => p.type === 'tool-approval-request'))
+  assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'old\n')
+  // tools that do not confirm are not held back
+  const read = toAiSdkTools(['read_file'], session, { approval: 'sdk' })
+  assert.equal(read.read_file.needsApproval, undefined)
+})

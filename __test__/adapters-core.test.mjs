@@ -220,3 +220,17 @@ test('every property of every tool has a description in what the adapters send',
   // the registry itself is unchanged
   assert.equal(native.toolSpecs().find((s) => s.name === 'bash').jsonSchema.properties.command.description, undefined)
 })
+
+test('the tarball carries the adapters (and not their dev scripts)', async () => {
+  const { execFileSync } = await import('node:child_process')
+  const [pack] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: new URL('..', import.meta.url).pathname, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))
+  const files = new Set(pack.files.map((f) => f.path))
+  for (const f of ['adapters/index.js', 'adapters/index.d.ts', 'adapters/tools.d.ts', 'adapters/ai-sdk.js', 'adapters/ai-sdk.mjs', 'adapters/ai-sdk.d.mts', 'adapters/ai-sdk-core.js', 'adapters/openai.js', 'adapters/anthropic.js', 'adapters/langchain.js', 'adapters/vscode.js', 'adapters/descriptions.js', 'adapters/README.md']) {
+    assert.ok(files.has(f), `packed: ${f}`)
+  }
+  assert.ok(!files.has('adapters/gen-types.mjs') && !files.has('adapters/schema-bytes.mjs'))
+  // every file the exports map names is packed
+  const pkg = require('../package.json')
+  const targets = JSON.stringify(pkg.exports).match(/"\.\/[^"]+"/g).map((s) => s.slice(3, -1)).filter((p) => p.includes('/'))
+  for (const t of targets) assert.ok(files.has(t), `exported and packed: ${t}`)
+})

@@ -183,3 +183,24 @@ test('chat.completions.create + runOpenAIToolCalls: the manual loop over the SDK
   assert.equal(reply.role, 'tool')
   assert.equal(schemaErrors({ type: 'object', required: ['role', 'tool_call_id', 'content'] }, reply).length, 0)
 })
+
+test('responses.create + runOpenAIToolCalls: function_call items in, function_call_output items back', async () => {
+  const dir = workspace({ 'a.txt': 'hello\n' })
+  const session = createSession({ cwd: dir })
+  const base = { object: 'response', created_at: 0, model: 'gpt-test', status: 'completed', error: null, incomplete_details: null, instructions: null, metadata: {}, parallel_tool_calls: true, temperature: 1, tool_choice: 'auto', top_p: 1 }
+  const { fetch, requests } = stubFetch([
+    { ...base, id: 'r1', tools: [], output: [{ type: 'function_call', id: 'fc1', call_id: 'call_a', name: 'read_file', arguments: JSON.stringify({ path: 'a.txt', offset: null }), status: 'completed' }] },
+    { ...base, id: 'r2', tools: [], output: [{ type: 'message', id: 'm1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'it says hello', annotations: [] }] }] },
+  ])
+  const client = new OpenAI({ apiKey: 'test', baseURL: 'http://127.0.0.1:9/v1', fetch, maxRetries: 0 })
+  const tools = toOpenAITools(['read_file'], { api: 'responses' })
+  const input = [{ role: 'user', content: 'read a.txt' }]
+  const first = await client.responses.create({ model: 'gpt-test', input, tools })
+  input.push(...first.output, ...(await runOpenAIToolCalls(first.output, session)))
+  const second = await client.responses.create({ model: 'gpt-test', input, tools })
+  assert.equal(second.output_text, 'it says hello')
+  assert.deepEqual(requests[0].body.tools.map((t) => [t.type, t.name, t.strict]), [['function', 'read_file', true]])
+  const out = requests[1].body.input.find((i) => i.type === 'function_call_output')
+  assert.equal(out.call_id, 'call_a')
+  assert.match(out.output, /hello/)
+})
