@@ -135,4 +135,5 @@ test('approval "sdk" without toolApproval: the tool-level needsApproval still st
   // tools that do not confirm are not held back
   const read = toAiSdkTools(['read_file'], session, { approval: 'sdk' })
   assert.equal(read.read_file.needsApproval, undefined)
+  assert.equal(await tools.write_file.needsApproval({ path: 'a.txt', content: 'x' }, {}), true)
 })

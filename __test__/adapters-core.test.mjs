@@ -179,6 +179,20 @@ test('describeConfirmation: the exact confirm text, and nothing changes (every t
   assert.match(messages.bash, /touch made-by-bash/)
 })
 
+test('describeConfirmation / wouldAsk: null once the session has granted a moderate tool', async () => {
+  const dir = workspace({})
+  const session = createSession({ cwd: dir, confirm: () => true })
+  assert.equal(await adapters.wouldAsk('lint', session), true)
+  assert.match(await describeConfirmation('lint', { command: 'true' }, session), /^Lint: true/)
+  await session.run('lint', { command: 'true' })
+  assert.equal(await adapters.wouldAsk('lint', session), false)
+  assert.equal(await describeConfirmation('lint', { command: 'true' }, session), null)
+  // a fresh session (or none) still shows the text; dangerous tools always ask
+  assert.match(await describeConfirmation('lint', { command: 'true' }, { cwd: dir }), /^Lint: true/)
+  assert.equal(await adapters.wouldAsk('run', session), true)
+  assert.equal(await adapters.wouldAsk('read_file', session), false)
+})
+
 test('describeConfirmation: null for tools that do not confirm, which are never run', async () => {
   const dir = workspace({ 'a.txt': 'hello\n' })
   const env = { ...process.env, CONFIG_ROOT: join(dir, '.config') }

@@ -94,6 +94,13 @@ test('VS Code: prepareInvocation shows our confirm text; invoke runs approved; d
   const read = vscode.registered.get('eddie_read_file')
   assert.equal((await read.prepareInvocation({ input: { path: 'a.txt' } }, token())).confirmationMessages, undefined)
   await assert.rejects(read.invoke({ input: { path: '../x' } }, token()), /^Error: OUTSIDE_WORKSPACE: |OUTSIDE_WORKSPACE: /)
+  // a moderate exec tool approved once is not asked about again in this session
+  const lint = vscode.registered.get('eddie_lint')
+  const lintInput = { command: 'true' }
+  assert.match((await lint.prepareInvocation({ input: lintInput }, token())).confirmationMessages.message, /^Lint: true/)
+  assert.match((await lint.invoke({ input: lintInput }, token())).content[0].value, /ok|passed|exit/i)
+  assert.equal((await lint.prepareInvocation({ input: lintInput }, token())).confirmationMessages, undefined)
+  assert.match((await lint.invoke({ input: lintInput }, token())).content[0].value, /ok|passed|exit/i)
   // cancellation kills a running command
   const run = vscode.registered.get('eddie_run')
   const sleep = { command: 'sleep', args: ['30'] }

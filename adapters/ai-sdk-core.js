@@ -1,7 +1,7 @@
 // The AI SDK adapter, independent of how `ai` was loaded (ai 7 is ESM-only: `ai-sdk.mjs` imports
 // it, `ai-sdk.js` requires it).
 'use strict'
-const { resolveTools, createSession, describeConfirmation, specByName, errorInfo, modelSchema } = require('./index.js')
+const { resolveTools, createSession, describeConfirmation, specByName, errorInfo, modelSchema, wouldAsk } = require('./index.js')
 
 /**
  * A ToolSet: one `tool({description, inputSchema: jsonSchema(...), execute, toModelOutput})` per
@@ -37,7 +37,8 @@ function makeAiSdkTools(ai, tools, session, options = {}) {
       },
       toModelOutput: ({ output }) => ({ type: 'text', value: typeof output?.content === 'string' ? output.content : JSON.stringify(output) }),
     }
-    if (hostApproves) def.needsApproval = true
+    // Asked unless the session has already granted the tool (a moderate exec tool approved once).
+    if (hostApproves) def.needsApproval = () => wouldAsk(spec.name, s)
     set[spec.name] = ai.tool(def)
   }
   return set
@@ -56,7 +57,7 @@ function aiSdkToolApproval(session) {
     } catch {
       return undefined
     }
-    if (!spec.confirms) return 'not-applicable'
+    if (!spec.confirms || !(await wouldAsk(spec.name, s))) return 'not-applicable'
     const reason = await describeConfirmation(spec.name, toolCall.input, s)
     return reason ? { type: 'user-approval', reason } : { type: 'user-approval' }
   }

@@ -76,6 +76,9 @@ export type Settled<D = unknown> =
 export declare function settle<N extends ToolName>(session: Session, name: N, args: ToolArgsMap[N], call?: CallOptions): Promise<Settled<ToolDataMap[N]>>
 export declare function settle(session: Session, name: string, args: Record<string, unknown>, call?: CallOptions): Promise<Settled>
 
+/** Whether a call would ask the user now (false: never confirms, or the session already granted it). */
+export declare function wouldAsk(name: ToolName | (string & {}), session?: Session | SessionOptions): Promise<boolean>
+
 /** The confirm text the call would show, computed without changing anything; null when the tool does not confirm. */
 export declare function describeConfirmation<N extends ToolName>(name: N, args: ToolArgsMap[N], session?: Session | SessionOptions): Promise<string | null>
 export declare function describeConfirmation(name: string, args: Record<string, unknown>, session?: Session | SessionOptions): Promise<string | null>

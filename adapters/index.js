@@ -163,16 +163,36 @@ async function settle(session, name, args, call) {
 }
 
 /**
+ * Whether a call of `name` in `session` would ask the user now: false for tools that never confirm
+ * and for tools the session has already granted (a `moderate` exec tool approved once), as the
+ * read-only `check_permission` tool tells; true otherwise (and when in doubt).
+ */
+async function wouldAsk(name, session) {
+  const spec = specByName(name)
+  if (!spec.confirms) return false
+  if (!session) return true
+  const s = createSession(session)
+  try {
+    const { data } = await native.runTool('check_permission', { toolName: spec.name }, { cwd: s.cwd, sessionId: s.sessionId })
+    return data?.willAsk !== false
+  } catch {
+    return true
+  }
+}
+
+/**
  * The confirm text a call would show, computed without changing anything, for hosts that approve
  * before the call (AI SDK approvals, VS Code `prepareInvocation`). Only tools whose spec has
  * `confirms: true` are run, with a fresh permission session and a confirm that records the message
  * and answers no (a declined confirm changes nothing, by contract). Returns null for tools that do
- * not confirm (they are never run here) and for calls that fail before asking (bad arguments, a
- * missing file: the real call will report it).
+ * not confirm (they are never run here), for tools `session` has already granted (the call will
+ * not ask), and for calls that fail before asking (bad arguments, a missing file: the real call
+ * will report it).
  */
 async function describeConfirmation(name, args, session) {
   const spec = specByName(name)
   if (!spec.confirms) return null
+  if (session && !(await wouldAsk(spec.name, session))) return null
   const s = session ? createSession(session) : createSession()
   let message = null
   const ctx = {
@@ -216,6 +236,7 @@ module.exports = {
   toModelText,
   settle,
   describeConfirmation,
+  wouldAsk,
   dropNulls,
   runTool: native.runTool,
   toolSpecs: native.toolSpecs,
