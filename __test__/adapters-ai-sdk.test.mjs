@@ -137,3 +137,23 @@ test('approval "sdk" without toolApproval: the tool-level needsApproval still st
   assert.equal(read.read_file.needsApproval, undefined)
   assert.equal(await tools.write_file.needsApproval({ path: 'a.txt', content: 'x' }, {}), true)
 })
+
+test('streamText runs the same ToolSet (the streaming path)', async () => {
+  const { streamText } = await import('ai')
+  const { convertArrayToReadableStream } = await import('ai/test')
+  const dir = workspace({ 'a.txt': 'streamed\n' })
+  const session = createSession({ cwd: dir })
+  const finish = (unified) => ({ type: 'finish', finishReason: { unified, raw: unified }, usage })
+  const model = new MockLanguageModelV4({
+    doStream: [
+      { stream: convertArrayToReadableStream([{ type: 'stream-start', warnings: [] }, { type: 'tool-call', toolCallId: 's1', toolName: 'read_file', input: '{"path":"a.txt"}' }, finish('tool-calls')]) },
+      { stream: convertArrayToReadableStream([{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'read it' }, { type: 'text-end', id: 't' }, finish('stop')]) },
+    ],
+  })
+  const result = streamText({ model, tools: toAiSdkTools(['read_file'], session), prompt: 'read', stopWhen: stepCountIs(2) })
+  assert.equal(await result.text, 'read it')
+  const steps = await result.steps
+  assert.match(steps[0].toolResults[0].output.content, /streamed/)
+  const sent = model.doStreamCalls[1].prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content)
+  assert.deepEqual(sent[0].output, { type: 'text', value: steps[0].toolResults[0].output.content })
+})
