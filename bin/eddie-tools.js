@@ -3,6 +3,9 @@
 // eddie-tools help [<tool>]      eddie-tools --version
 // eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission LEVEL] [--confirm allow|deny]
 //   serves every tool over MCP on stdio (see mcp/server.js)
+// eddie-tools vscode-manifest [--write package.json] [--families a,b] [--max-permission LEVEL] [--no-dedupe] [--prefix P]
+//   prints (or merges into an extension's package.json) the contributes.languageModelTools block
+//   that @eddie/tools-native/vscode's registerVsCodeTools registers (see adapters/vscode.js)
 //
 // Runs one tool with the current directory (or --cwd) as the workspace and prints the result.
 // - Arguments: a JSON object, or `-` to read it from stdin. None = `{}`.
@@ -22,6 +25,7 @@ const EXIT = { ok: 0, failed: 1, usage: 2, declined: 3 }
 const USAGE = `usage: eddie-tools <tool> ['<json args>' | -] [--yes] [--cwd DIR] [--stream] [--json | --text]
        eddie-tools help [<tool>]
        eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny]
+       eddie-tools vscode-manifest [--write package.json] [--families a,b] [--max-permission LEVEL] [--no-dedupe] [--prefix P]
        eddie-tools --version
 
 exit codes: 0 done, 1 the tool failed, 2 usage error, 3 a confirm was declined
@@ -127,6 +131,47 @@ async function readStdin() {
   return Buffer.concat(chunks).toString('utf8')
 }
 
+/** `eddie-tools vscode-manifest`: the languageModelTools block, printed or merged into a package.json. */
+function vscodeManifest(argv) {
+  const fs = require('node:fs')
+  const options = {}
+  let write = null
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    const value = () => {
+      if (i + 1 >= argv.length) fail(EXIT.usage, 'INVALID_ARGUMENT', `${a} needs a value`)
+      return argv[++i]
+    }
+    if (a === '--write') write = value()
+    else if (a === '--families') options.families = value().split(',').map((f) => f.trim()).filter(Boolean)
+    else if (a === '--max-permission') options.maxPermission = value()
+    else if (a === '--no-dedupe') options.dedupe = false
+    else if (a === '--prefix') options.prefix = value()
+    else fail(EXIT.usage, 'INVALID_ARGUMENT', `unknown option ${a}\n${USAGE}`)
+  }
+  let tools
+  try {
+    tools = require('../adapters/vscode.js').vsCodeManifest(options)
+  } catch (e) {
+    fail(EXIT.usage, 'INVALID_ARGUMENT', e.message)
+  }
+  if (!write) {
+    process.stdout.write(`${JSON.stringify({ contributes: { languageModelTools: tools } }, null, 2)}\n`)
+    return
+  }
+  let pkg
+  try {
+    pkg = JSON.parse(fs.readFileSync(write, 'utf8'))
+  } catch (e) {
+    fail(EXIT.failed, e.code === 'ENOENT' ? 'NOT_FOUND' : 'PARSE', `cannot read ${write}: ${e.message}`)
+  }
+  pkg.contributes = { ...(pkg.contributes ?? {}), languageModelTools: tools }
+  const tmp = `${write}.${process.pid}.tmp`
+  fs.writeFileSync(tmp, `${JSON.stringify(pkg, null, 2)}\n`)
+  fs.renameSync(tmp, write)
+  process.stderr.write(`wrote ${tools.length} languageModelTools to ${write}\n`)
+}
+
 async function main() {
   const argv = process.argv.slice(2)
   if (argv[0] === 'mcp') {
@@ -137,6 +182,7 @@ async function main() {
     }
     return
   }
+  if (argv[0] === 'vscode-manifest') return vscodeManifest(argv.slice(1))
   let yes = false
   let stream = false
   let text = false

@@ -1,0 +1,53 @@
+// Compiled with `tsc --noEmit` (strict) only: the adapters' types against the real SDK packages.
+/// <reference types="vscode" />
+import type * as vscode from 'vscode'
+import { createSession, selectTools, toModelText, describeConfirmation, runTool, type ToolName, type ToolArgsMap, type ToolDataMap } from '../adapters/index.js'
+import { toAiSdkTools, aiSdkToolApproval } from '../adapters/ai-sdk.js'
+import { toOpenAITools, runOpenAIToolCalls } from '../adapters/openai.js'
+import { toAnthropicTools, runAnthropicToolUses, toAnthropicRunnableTools } from '../adapters/anthropic.js'
+import { toLangChainTools } from '../adapters/langchain.js'
+import { registerVsCodeTools, vsCodeManifest } from '../adapters/vscode.js'
+import { generateText, type ToolSet } from 'ai'
+import type OpenAI from 'openai'
+import type Anthropic from '@anthropic-ai/sdk'
+import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool'
+import type { StructuredToolInterface } from '@langchain/core/tools'
+
+export async function use(model: Parameters<typeof generateText>[0]['model'], openai: OpenAI, anthropic: Anthropic, vs: typeof vscode, context: vscode.ExtensionContext): Promise<number> {
+  const session = createSession({ cwd: '/tmp', confirm: async (m) => m.length > 0 })
+  const specs = selectTools({ families: ['code', 'files'], maxPermission: 'moderate', dedupe: true })
+  // runTool is typed per tool
+  const hits: ToolDataMap['grep'] = (await runTool('grep', { pattern: 'TODO', outputMode: 'files' }, session.ctx())).data
+  const viaSession = await session.run('read_file', { path: 'a.txt' }, { signal: AbortSignal.timeout(1000) })
+  // @ts-expect-error outputMode is an enum
+  await runTool('grep', { pattern: 'x', outputMode: 'lines' }, session.ctx())
+  // @ts-expect-error not a tool
+  const bad: ToolName = 'no_such_tool'
+  const args: ToolArgsMap['run'] = { command: 'ls', args: ['-la'], env: { A: '1', B: null } }
+  const text = toModelText(viaSession) + toModelText(new Error('x'))
+  const message: string | null = await describeConfirmation('write_file', { path: 'a', content: 'b' }, session)
+
+  // AI SDK: the ToolSet goes straight into generateText
+  const tools: ToolSet = toAiSdkTools(specs, session)
+  const run = await generateText({ model, tools, prompt: 'hi', toolApproval: aiSdkToolApproval(session) })
+
+  // OpenAI: chat and responses
+  const chat = await openai.chat.completions.create({ model: 'gpt', messages: [], tools: toOpenAITools(specs, { api: 'chat', strict: true }) })
+  const calls = chat.choices[0]?.message.tool_calls ?? []
+  const replies: OpenAI.Chat.Completions.ChatCompletionToolMessageParam[] = await runOpenAIToolCalls(calls.filter((c) => c.type === 'function'), session)
+  const resp = await openai.responses.create({ model: 'gpt', input: 'hi', tools: toOpenAITools(specs, { api: 'responses' }) })
+  const outputs: OpenAI.Responses.ResponseInputItem.FunctionCallOutput[] = await runOpenAIToolCalls(resp.output, session)
+
+  // Anthropic: messages and the beta tool runner
+  const msg = await anthropic.messages.create({ model: 'claude', max_tokens: 100, messages: [], tools: toAnthropicTools(specs) })
+  const results: Anthropic.ToolResultBlockParam[] = await runAnthropicToolUses(msg.content, session)
+  const runnable: BetaRunnableTool[] = toAnthropicRunnableTools(['grep'], session)
+
+  // LangChain
+  const lc: StructuredToolInterface[] = toLangChainTools(undefined, session)
+
+  // VS Code: the real namespace fits
+  const disposables = registerVsCodeTools(vs, context, { families: ['code'] })
+  const manifest = vsCodeManifest({ maxPermission: 'none' })
+  return (hits.files?.length ?? 0) + text.length + (message?.length ?? 0) + run.steps.length + replies.length + outputs.length + results.length + runnable.length + lc.length + disposables.length + manifest.length + args.command.length + bad.length
+}

@@ -1,0 +1,29 @@
+// `@eddie/tools-native/ai-sdk` for CommonJS. The `ai` package (v7) is ESM-only; `require` of it works
+// on Node >= 20.19 / 22.12 (require of ES modules). ESM code gets `ai-sdk.mjs`.
+'use strict'
+const { makeAiSdkTools, aiSdkToolApproval } = require('./ai-sdk-core.js')
+
+let ai = null
+function loadAi() {
+  if (!ai) {
+    try {
+      ai = require('ai')
+    } catch (cause) {
+      const error = new Error(
+        '@eddie/tools-native/ai-sdk needs the `ai` package (an optional peer dependency): `npm install ai`. ' +
+          'From CommonJS on Node older than 20.19, import it from ESM instead.',
+        { cause },
+      )
+      error.code = 'AI_SDK_MISSING'
+      throw error
+    }
+  }
+  return ai
+}
+
+/** See ai-sdk-core.js: a ToolSet for `generateText` / `streamText`. */
+function toAiSdkTools(tools, session, options) {
+  return makeAiSdkTools(loadAi(), tools, session, options)
+}
+
+module.exports = { toAiSdkTools, aiSdkToolApproval }

@@ -1,0 +1,90 @@
+// Shared helpers of the framework adapters. Hand-written; the tool maps come from tools.d.ts
+// (generated from toolSpecs() by adapters/gen-types.mjs).
+import type { NativeToolSpec, ToolContext, ToolResult, OutputChunk, ToolDefinition, ErrorCode } from '../index.js'
+import type { ToolName, ToolFamily, ToolArgsMap, ToolDataMap } from './tools.js'
+
+export type { ToolName, ToolFamily, ToolArgsMap, ToolDataMap }
+export type Permission = 'none' | 'moderate' | 'dangerous'
+
+/** A spec whose name is a known tool. */
+export type ToolSpecOf<N extends ToolName = ToolName> = NativeToolSpec & { name: N }
+/** What an adapter accepts as its tool list: model or JS names, specs, or ToolDefinitions. */
+export type ToolRef = ToolName | (string & {}) | NativeToolSpec | ToolDefinition<any, any> | { name: string }
+
+/** `[kept, dropped]` pairs of overlapping tools (`dedupe: true` drops the second). */
+export declare const OVERLAPS: ReadonlyArray<readonly [ToolName, ToolName]>
+export declare const PERMISSIONS: readonly Permission[]
+
+export interface SessionOptions {
+  /** The workspace root (default: process.cwd()). */
+  cwd?: string
+  /** Asked before a tool changes anything or runs a command. Missing = declined. */
+  confirm?: (message: string) => boolean | Promise<boolean>
+  /** How ask_user / ask_followup_question reach the user. */
+  ask?: (question: string) => string | Promise<string>
+  env?: Record<string, string | undefined>
+  onOutput?: (chunk: OutputChunk) => void
+  /** The permission session's id (default: a fresh random one). */
+  sessionId?: string
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  signal?: AbortSignal
+  /** The host already asked the user about this call: every confirm answers yes. */
+  approved?: boolean
+  /** Replaces the session's confirm for this call. */
+  confirm?: (message: string) => boolean | Promise<boolean>
+  onOutput?: (chunk: OutputChunk) => void
+}
+
+/** One permission session: every call shares its `sessionId`, each call has its own ctx. */
+export interface Session {
+  readonly sessionId: string
+  cwd: string
+  env?: Record<string, string | undefined>
+  ctx(call?: CallOptions): ToolContext
+  run<N extends ToolName>(name: N, args: ToolArgsMap[N], call?: CallOptions): Promise<ToolResult<ToolDataMap[N]>>
+  run(name: string, args: Record<string, unknown>, call?: CallOptions): Promise<ToolResult>
+}
+
+export declare function createSession(options?: SessionOptions | Session): Session
+
+export interface SelectOptions {
+  families?: ToolFamily[]
+  maxPermission?: Permission
+  /** Only these tools. */
+  names?: ToolRef[]
+  /** true: keep the richer tool of each overlapping pair (read_file over file_read, run over bash, ...); 'eddie': keep eddie's. */
+  dedupe?: boolean | 'eddie'
+}
+export declare function selectTools(options?: SelectOptions): NativeToolSpec[]
+export declare function resolveTools(tools?: readonly ToolRef[] | null): NativeToolSpec[]
+export declare function allSpecs(): NativeToolSpec[]
+export declare function specByName(name: string): NativeToolSpec
+
+/** The input schema a model sees (type object, missing property descriptions added; `loose`: no root additionalProperties). */
+export declare function modelSchema(spec: NativeToolSpec, options?: { loose?: boolean }): { type: 'object'; [key: string]: unknown }
+
+export declare function errorInfo(error: unknown): { code: ErrorCode | (string & {}); message: string }
+/** A result's `content`, or `CODE: message` for an error. */
+export declare function toModelText(resultOrError: ToolResult | unknown): string
+
+export type Settled<D = unknown> =
+  | { ok: true; result: ToolResult<D>; text: string }
+  | { ok: false; error: unknown; text: string }
+export declare function settle<N extends ToolName>(session: Session, name: N, args: ToolArgsMap[N], call?: CallOptions): Promise<Settled<ToolDataMap[N]>>
+export declare function settle(session: Session, name: string, args: Record<string, unknown>, call?: CallOptions): Promise<Settled>
+
+/** Whether a call would ask the user now (false: never confirms, or the session already granted it). */
+export declare function wouldAsk(name: ToolName | (string & {}), session?: Session | SessionOptions): Promise<boolean>
+
+/** The confirm text the call would show, computed without changing anything; null when the tool does not confirm. */
+export declare function describeConfirmation<N extends ToolName>(name: N, args: ToolArgsMap[N], session?: Session | SessionOptions): Promise<string | null>
+export declare function describeConfirmation(name: string, args: Record<string, unknown>, session?: Session | SessionOptions): Promise<string | null>
+
+export declare function dropNulls<T>(value: T): T
+
+/** `runTool`, typed by tool name. */
+export declare function runTool<N extends ToolName>(name: N, args: ToolArgsMap[N], ctx: ToolContext): Promise<ToolResult<ToolDataMap[N]>>
+export declare function toolSpecs(): NativeToolSpec[]

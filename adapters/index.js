@@ -1,0 +1,243 @@
+// Shared pieces of the framework adapters (`@eddie/tools-native/ai-sdk`, `/openai`, `/anthropic`,
+// `/langchain`, `/vscode`): one permission session, tool selection, the text a model reads, and
+// the confirm text a call would show (for hosts that approve before the call).
+//
+// Everything is derived from `toolSpecs()`, so a new family is covered without touching this file.
+'use strict'
+const { randomUUID } = require('node:crypto')
+const native = require('../index.js')
+const { withDescriptions } = require('./descriptions.js')
+
+const PERMISSIONS = ['none', 'moderate', 'dangerous']
+
+/**
+ * Overlapping pairs: `[kept, dropped]` with `dedupe: true` (the richer tool of the newer family
+ * is kept); `dedupe: 'eddie'` keeps the other one (eddie's verbatim built-in). A pair is only
+ * thinned when both of its tools were selected.
+ */
+const OVERLAPS = [
+  ['read_file', 'file_read'],
+  ['write_file', 'file_write'],
+  ['run', 'bash'],
+  ['grep', 'file_search'],
+  ['project_map', 'get_folder_tree_structure'],
+  ['ask_followup_question', 'ask_user'],
+]
+
+let specCache = null
+/** toolSpecs(), read once (the registry is fixed for the life of the process). */
+function allSpecs() {
+  if (!specCache) specCache = native.toolSpecs()
+  return specCache
+}
+
+function specByName(name) {
+  const spec = allSpecs().find((s) => s.name === name || s.jsName === name)
+  if (!spec) {
+    const error = new Error(`UNKNOWN_TOOL: no tool named \`${name}\``)
+    error.code = 'UNKNOWN_TOOL'
+    throw error
+  }
+  return spec
+}
+
+/**
+ * The specs of `tools`: undefined = every tool; otherwise names (model or JS), specs, or
+ * ToolDefinitions (`allTools`, `builtinTools`, anything with a `name`).
+ */
+function resolveTools(tools) {
+  if (tools === undefined || tools === null) return allSpecs()
+  if (!Array.isArray(tools)) throw new TypeError('tools must be an array of tool names, specs or definitions')
+  const seen = new Set()
+  const out = []
+  for (const t of tools) {
+    const spec = specByName(typeof t === 'string' ? t : t?.name)
+    if (!seen.has(spec.name)) {
+      seen.add(spec.name)
+      out.push(spec)
+    }
+  }
+  return out
+}
+
+/**
+ * Choose tools: `families` (default all), `maxPermission` ('none' | 'moderate' | 'dangerous',
+ * default 'dangerous'), `names` (only these), and `dedupe` (true: drop eddie's tool of each
+ * overlapping pair; 'eddie': drop the other one). Returns specs, in registry order.
+ */
+function selectTools(options = {}) {
+  const { families, maxPermission = 'dangerous', dedupe = false, names } = options
+  const max = PERMISSIONS.indexOf(maxPermission)
+  if (max < 0) throw new RangeError(`maxPermission must be one of ${PERMISSIONS.join(', ')}`)
+  const specs = allSpecs()
+  const known = new Set(specs.map((s) => s.family))
+  for (const f of families ?? []) {
+    if (!known.has(f)) throw new RangeError(`unknown family \`${f}\`; the families are ${[...known].join(', ')}`)
+  }
+  const only = names ? new Set(resolveTools(names).map((s) => s.name)) : null
+  let chosen = specs.filter(
+    (s) => (!families || families.includes(s.family)) && PERMISSIONS.indexOf(s.permission) <= max && (!only || only.has(s.name)),
+  )
+  if (dedupe) {
+    const present = new Set(chosen.map((s) => s.name))
+    const drop = new Set()
+    for (const [kept, dropped] of OVERLAPS) {
+      if (present.has(kept) && present.has(dropped)) drop.add(dedupe === 'eddie' ? kept : dropped)
+    }
+    chosen = chosen.filter((s) => !drop.has(s.name))
+  }
+  return chosen
+}
+
+/**
+ * One permission session shared by every call an adapter makes: a `moderate` tool asks `confirm`
+ * once per session, a `dangerous` one on every call. Each call gets its own ctx (its own
+ * `signal`) with the same `sessionId`.
+ */
+function createSession(options = {}) {
+  if (options && typeof options.run === 'function' && typeof options.ctx === 'function') return options
+  const { cwd = process.cwd(), confirm, ask, env, onOutput, sessionId = `eddie-session-${randomUUID()}` } = options
+  const session = {
+    sessionId,
+    cwd,
+    env,
+    /** The ctx of one call. `approved: true` = the host already asked the user about this call. */
+    ctx(call = {}) {
+      const ctx = { cwd: session.cwd, sessionId: session.sessionId }
+      if (session.env !== undefined) ctx.env = session.env
+      const c = call.approved ? () => true : call.confirm ?? confirm
+      if (c) ctx.confirm = c
+      if (ask) ctx.ask = ask
+      const out = call.onOutput ?? onOutput
+      if (out) ctx.onOutput = out
+      if (call.signal) ctx.signal = call.signal
+      return ctx
+    },
+    /** Run one tool in this session; resolves to the result or rejects with the coded error. */
+    run(name, args, call = {}) {
+      return native.runTool(specByName(name).name, args ?? {}, session.ctx(call))
+    },
+  }
+  return session
+}
+
+/**
+ * The input schema a model sees: the tool's JSON Schema with `type: 'object'` and the property
+ * descriptions the registry lacks (from descriptions.js). `loose`: without the root
+ * `additionalProperties: false`, for hosts that validate arguments themselves (our aliases must
+ * reach the core, which refuses unknown keys with a better message).
+ */
+function modelSchema(spec, { loose = false } = {}) {
+  const schema = withDescriptions(spec.name, { type: 'object', ...spec.jsonSchema })
+  if (loose) delete schema.additionalProperties
+  return schema
+}
+
+/** `{code, message}` of anything thrown (`INTERNAL` when it carries no code). */
+function errorInfo(error) {
+  const code = typeof error?.code === 'string' ? error.code : 'INTERNAL'
+  const message = typeof error?.message === 'string' ? error.message : String(error)
+  return { code, message }
+}
+
+/** The text a model reads: a result's `content`, or `CODE: message` for an error. */
+function toModelText(resultOrError) {
+  if (resultOrError && typeof resultOrError === 'object' && typeof resultOrError.content === 'string' && !(resultOrError instanceof Error)) {
+    return resultOrError.content
+  }
+  const { code, message } = errorInfo(resultOrError)
+  return message.startsWith(`${code}:`) ? message : `${code}: ${message}`
+}
+
+/**
+ * Run a call and never throw: `{ok: true, result, text}` or `{ok: false, error, text}` where
+ * `text` is what the model should read.
+ */
+async function settle(session, name, args, call) {
+  try {
+    const result = await session.run(name, args, call)
+    return { ok: true, result, text: result.content }
+  } catch (error) {
+    return { ok: false, error, text: toModelText(error) }
+  }
+}
+
+/**
+ * Whether a call of `name` in `session` would ask the user now: false for tools that never confirm
+ * and for tools the session has already granted (a `moderate` exec tool approved once), as the
+ * read-only `check_permission` tool tells; true otherwise (and when in doubt).
+ */
+async function wouldAsk(name, session) {
+  const spec = specByName(name)
+  if (!spec.confirms) return false
+  if (!session) return true
+  const s = createSession(session)
+  try {
+    const { data } = await native.runTool('check_permission', { toolName: spec.name }, { cwd: s.cwd, sessionId: s.sessionId })
+    return data?.willAsk !== false
+  } catch {
+    return true
+  }
+}
+
+/**
+ * The confirm text a call would show, computed without changing anything, for hosts that approve
+ * before the call (AI SDK approvals, VS Code `prepareInvocation`). Only tools whose spec has
+ * `confirms: true` are run, with a fresh permission session and a confirm that records the message
+ * and answers no (a declined confirm changes nothing, by contract). Returns null for tools that do
+ * not confirm (they are never run here), for tools `session` has already granted (the call will
+ * not ask), and for calls that fail before asking (bad arguments, a missing file: the real call
+ * will report it).
+ */
+async function describeConfirmation(name, args, session) {
+  const spec = specByName(name)
+  if (!spec.confirms) return null
+  if (session && !(await wouldAsk(spec.name, session))) return null
+  const s = session ? createSession(session) : createSession()
+  let message = null
+  const ctx = {
+    cwd: s.cwd,
+    sessionId: `eddie-describe-${randomUUID()}`,
+    confirm: (m) => {
+      if (message === null) message = m
+      return false
+    },
+  }
+  if (s.env !== undefined) ctx.env = s.env
+  try {
+    await native.runTool(spec.name, args ?? {}, ctx)
+  } catch {
+    // A call that fails before (or after) asking: what it asked, if anything, is still the answer.
+  }
+  return message
+}
+
+/** Remove `null` members of plain objects, recursively (the core already treats null as absent). */
+function dropNulls(value) {
+  if (Array.isArray(value)) return value.map(dropNulls)
+  if (value && typeof value === 'object') {
+    const out = {}
+    for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = dropNulls(v)
+    return out
+  }
+  return value
+}
+
+module.exports = {
+  OVERLAPS,
+  PERMISSIONS,
+  allSpecs,
+  specByName,
+  modelSchema,
+  resolveTools,
+  selectTools,
+  createSession,
+  errorInfo,
+  toModelText,
+  settle,
+  describeConfirmation,
+  wouldAsk,
+  dropNulls,
+  runTool: native.runTool,
+  toolSpecs: native.toolSpecs,
+}

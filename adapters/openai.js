@@ -1,0 +1,250 @@
+// `@eddie/tools-native/openai`: tool definitions for the OpenAI APIs (Chat Completions and
+// Responses) whose schemas pass strict mode, and a runner for the calls a model makes.
+//
+// Strict mode (OpenAI's "Structured Outputs" rules) wants, at every object level,
+// `additionalProperties: false` and every property in `required`; an optional property becomes
+// nullable (the core treats null as absent); only a subset of JSON Schema is allowed (`default`,
+// `minLength`, `maxLength`, ... are not). A free-form map (`env`, `metadata`) cannot be written
+// with `additionalProperties: false`, so strict schemas send it as a list of `{name, value}`
+// entries (a JSON-encoded `value` when the map holds any JSON), and `runOpenAIToolCalls` turns the
+// list back into the object, guided by the tool's own schema.
+'use strict'
+const { resolveTools, createSession, settle, specByName, modelSchema } = require('./index.js')
+
+/** Keywords strict mode accepts, per OpenAI's supported-schema list. */
+const STRICT_KEYWORDS = new Set([
+  'type', 'description', 'title', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const', 'anyOf',
+  '$ref', '$defs', 'definitions',
+  'pattern', 'format',
+  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
+  'minItems', 'maxItems',
+])
+
+function typesOf(schema) {
+  if (Array.isArray(schema.type)) return schema.type
+  return schema.type === undefined ? [] : [schema.type]
+}
+
+/** A free-form map: an object with no declared properties whose additionalProperties is not false. */
+function isMap(schema) {
+  return (
+    !!schema && typeof schema === 'object' && typesOf(schema).includes('object') && !schema.properties &&
+    schema.additionalProperties !== undefined && schema.additionalProperties !== false
+  )
+}
+
+/** The strict form of a map: a list of `{name, value}` entries. */
+function strictMap(schema) {
+  const valueSchema = schema.additionalProperties
+  const anyJson = valueSchema === true || (typeof valueSchema === 'object' && Object.keys(valueSchema).length === 0)
+  const value = anyJson
+    ? { type: 'string', description: 'The value, JSON-encoded.' }
+    : strictSchema(valueSchema, true)
+  const note = anyJson ? 'A list of {name, value} entries; each value JSON-encoded.' : 'A list of {name, value} entries.'
+  return {
+    type: 'array',
+    description: schema.description ? `${schema.description} ${note}` : note,
+    items: {
+      type: 'object',
+      properties: { name: { type: 'string' }, value },
+      required: ['name', 'value'],
+      additionalProperties: false,
+    },
+  }
+}
+
+/** Make `schema` accept null as well (for optional properties). */
+function nullable(schema) {
+  if (schema.anyOf) {
+    return schema.anyOf.some((b) => typesOf(b).includes('null')) ? schema : { ...schema, anyOf: [...schema.anyOf, { type: 'null' }] }
+  }
+  const types = typesOf(schema)
+  if (types.length === 0) return { anyOf: [schema, { type: 'null' }] }
+  if (types.includes('null')) return schema
+  const out = { ...schema, type: [...types, 'null'] }
+  if (Array.isArray(schema.enum) && !schema.enum.includes(null)) out.enum = [...schema.enum, null]
+  return out
+}
+
+/** The strict-mode form of one schema node (`keepNull`: already allowed to be null). */
+function strictSchema(schema, _nested = false) {
+  if (schema === true || schema === undefined) return { type: 'string', description: 'Any JSON value, JSON-encoded.' }
+  if (!schema || typeof schema !== 'object') return schema
+  if (isMap(schema)) return strictMap(schema)
+  const out = {}
+  for (const [k, v] of Object.entries(schema)) {
+    if (!STRICT_KEYWORDS.has(k)) continue
+    if (k === 'properties' || k === 'required' || k === 'additionalProperties') continue
+    if (k === 'items') out.items = strictSchema(v, true)
+    else if (k === 'anyOf') out.anyOf = v.map((b) => strictSchema(b, true))
+    else if (k === '$defs' || k === 'definitions') out[k] = Object.fromEntries(Object.entries(v).map(([n, d]) => [n, strictSchema(d, true)]))
+    else out[k] = v
+  }
+  // An enum without a type gets the type of its values (strict mode wants a type on every node).
+  if (out.type === undefined && Array.isArray(out.enum) && out.enum.length) {
+    const kinds = [...new Set(out.enum.map((v) => (v === null ? 'null' : Number.isInteger(v) ? 'integer' : typeof v)))]
+    if (kinds.every((k) => ['string', 'integer', 'number', 'boolean', 'null'].includes(k))) out.type = kinds.length === 1 ? kinds[0] : kinds
+  }
+  if (schema.properties || typesOf(schema).includes('object')) {
+    const required = new Set(schema.required ?? [])
+    const properties = {}
+    for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+      const converted = strictSchema(prop, true)
+      properties[name] = required.has(name) ? converted : nullable(converted)
+    }
+    out.properties = properties
+    out.required = Object.keys(properties)
+    out.additionalProperties = false
+  }
+  return out
+}
+
+/** A tool's input schema as strict mode accepts it. */
+function toStrictSchema(jsonSchema) {
+  return strictSchema({ type: 'object', ...jsonSchema })
+}
+
+/**
+ * The schema sent when `strict` is false: the tool's own schema, plus `additionalProperties:
+ * false` on objects with declared properties (unknown keys are refused by the core anyway).
+ */
+function toLooseSchema(jsonSchema) {
+  const walk = (s) => {
+    if (!s || typeof s !== 'object' || Array.isArray(s)) return s
+    const out = { ...s }
+    if (s.properties) {
+      out.properties = Object.fromEntries(Object.entries(s.properties).map(([n, p]) => [n, walk(p)]))
+      if (out.additionalProperties === undefined) out.additionalProperties = false
+    }
+    if (s.items) out.items = walk(s.items)
+    if (s.anyOf) out.anyOf = s.anyOf.map(walk)
+    return out
+  }
+  return walk({ type: 'object', ...jsonSchema })
+}
+
+/**
+ * Tool definitions for the OpenAI API. `api`: 'chat' (default; `{type: 'function', function:
+ * {...}}`) or 'responses' (`{type: 'function', name, ...}`). `strict` (default true): strict
+ * schemas as described above.
+ */
+function toOpenAITools(tools, options = {}) {
+  const { api = 'chat', strict = true } = options
+  if (api !== 'chat' && api !== 'responses') throw new RangeError("api must be 'chat' or 'responses'")
+  return resolveTools(tools).map((spec) => {
+    const parameters = strict ? toStrictSchema(modelSchema(spec)) : toLooseSchema(modelSchema(spec))
+    const fn = { name: spec.name, description: spec.description, parameters, strict }
+    return api === 'chat' ? { type: 'function', function: fn } : { type: 'function', ...fn }
+  })
+}
+
+/**
+ * Arguments as the tool expects them, from what a strict-mode model sent: nulls dropped where the
+ * schema declares properties (they mean "absent"), entry lists turned back into maps (where a null
+ * value keeps its meaning, e.g. "unset this variable"), JSON-encoded values parsed.
+ */
+function decodeArgs(value, schema) {
+  if (!schema || typeof schema !== 'object') return value
+  if (isMap(schema)) {
+    if (!Array.isArray(value)) return value
+    const anyJson = schema.additionalProperties === true || Object.keys(schema.additionalProperties).length === 0
+    const out = {}
+    for (const entry of value) {
+      if (!entry || typeof entry !== 'object' || typeof entry.name !== 'string') return value
+      let v = entry.value
+      if (anyJson && typeof v === 'string') {
+        try {
+          v = JSON.parse(v)
+        } catch {
+          // a plain string that was not encoded: keep it
+        }
+      }
+      out[entry.name] = v
+    }
+    return out
+  }
+  if (Array.isArray(value)) return schema.items ? value.map((v) => decodeArgs(v, schema.items)) : value
+  if (value && typeof value === 'object' && schema.properties) {
+    const out = {}
+    for (const [k, v] of Object.entries(value)) {
+      if (v === null) continue
+      out[k] = decodeArgs(v, schema.properties[k])
+    }
+    return out
+  }
+  if (schema.anyOf && value && typeof value === 'object') {
+    const branch = schema.anyOf.find((b) => (Array.isArray(value) ? typesOf(b).includes('array') : b.properties || isMap(b)))
+    return branch ? decodeArgs(value, branch) : value
+  }
+  return value
+}
+
+function parseArguments(raw) {
+  if (raw === undefined || raw === null || raw === '') return {}
+  if (typeof raw !== 'string') return raw
+  try {
+    return JSON.parse(raw)
+  } catch (e) {
+    const error = new Error(`INVALID_ARGUMENT: the arguments are not valid JSON (${e.message})`)
+    error.code = 'INVALID_ARGUMENT'
+    throw error
+  }
+}
+
+/** One call in either shape: chat `{id, function: {name, arguments}}` or responses `{call_id, name, arguments}`. */
+function normalizeCall(call) {
+  if (call?.function) return { api: 'chat', id: call.id, name: call.function.name, arguments: call.function.arguments }
+  return { api: 'responses', id: call?.call_id ?? call?.id, name: call?.name, arguments: call?.arguments }
+}
+
+/**
+ * Run the tool calls of one model turn (in order) in `session` and return what goes back to the
+ * model: chat `{role: 'tool', tool_call_id, content}` messages, or Responses
+ * `{type: 'function_call_output', call_id, output}` items. Errors become their `CODE: message`
+ * text; nothing throws. `options.signal` aborts the calls. Calls of items that are not
+ * function calls (e.g. Responses `message` items) are skipped.
+ */
+async function runOpenAIToolCalls(calls, session, options = {}) {
+  const s = createSession(session)
+  const out = []
+  for (const raw of calls ?? []) {
+    if (raw?.type && raw.type !== 'function' && raw.type !== 'function_call') continue
+    const call = normalizeCall(raw)
+    let text
+    try {
+      const spec = specByName(call.name)
+      const args = decodeArgs(parseArguments(call.arguments), { type: 'object', ...spec.jsonSchema })
+      text = (await settle(s, spec.name, args, { signal: options.signal })).text
+    } catch (e) {
+      text = `${e.code ?? 'INVALID_ARGUMENT'}: ${e.message.replace(/^[A-Z_]+: /, '')}`
+    }
+    out.push(call.api === 'chat' ? { role: 'tool', tool_call_id: call.id, content: text } : { type: 'function_call_output', call_id: call.id, output: text })
+  }
+  return out
+}
+
+/**
+ * Tools for the SDK's own loop, `client.chat.completions.runTools({tools, ...})`: each is
+ * `{type: 'function', function: {name, description, parameters, parse, function}}` with strict
+ * schemas by default; `function` returns the text a model reads (an error as `CODE: message`).
+ */
+function toOpenAIRunnableTools(tools, session, options = {}) {
+  const s = createSession(session)
+  const { strict = true } = options
+  return resolveTools(tools).map((spec) => {
+    const schema = { type: 'object', ...spec.jsonSchema }
+    return {
+      type: 'function',
+      function: {
+        name: spec.name,
+        description: spec.description,
+        parameters: strict ? toStrictSchema(modelSchema(spec)) : toLooseSchema(modelSchema(spec)),
+        strict,
+        parse: (raw) => parseArguments(raw),
+        function: async (args) => (await settle(s, spec.name, decodeArgs(args, schema), { signal: options.signal })).text,
+      },
+    }
+  })
+}
+
+module.exports = { toOpenAITools, runOpenAIToolCalls, toOpenAIRunnableTools, toStrictSchema, toLooseSchema, decodeArgs, STRICT_KEYWORDS }

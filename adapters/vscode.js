@@ -1,0 +1,106 @@
+// `@eddie/tools-native/vscode`: the tools as VS Code language-model tools (`vscode.lm.registerTool`),
+// and the `contributes.languageModelTools` block of an extension's package.json
+// (`eddie-tools vscode-manifest` prints or writes it).
+//
+// VS Code approves before the call: `prepareInvocation` returns our confirmation text (computed by
+// `describeConfirmation`, which changes nothing) as `confirmationMessages`, VS Code shows it, and
+// `invoke` then runs with that confirm answered yes. A confirm the tool asks that was not shown
+// (different text) goes to `options.confirm` (default: no).
+'use strict'
+const { selectTools, resolveTools, createSession, describeConfirmation, settle, modelSchema } = require('./index.js')
+
+const DEFAULT_PREFIX = 'eddie_'
+
+function pickSpecs(options) {
+  if (options.tools) return resolveTools(options.tools)
+  return selectTools({ families: options.families, maxPermission: options.maxPermission, dedupe: options.dedupe ?? true })
+}
+
+function title(name) {
+  return name.replace(/_+/g, ' ').replace(/^./, (c) => c.toUpperCase())
+}
+
+/**
+ * The `contributes.languageModelTools` entries. Options: `tools` (names or specs), else `families`,
+ * `maxPermission`, `dedupe` (default true); `prefix` (default 'eddie_': VS Code tool names are
+ * global, shared by every extension).
+ */
+function vsCodeManifest(options = {}) {
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  return pickSpecs(options).map((spec) => {
+    return {
+      name: `${prefix}${spec.name}`,
+      displayName: title(spec.name),
+      toolReferenceName: spec.name,
+      canBeReferencedInPrompt: true,
+      modelDescription: spec.description,
+      userDescription: spec.description.split(/(?<=\.)\s/)[0],
+      tags: ['eddie-tools', `eddie-tools-${spec.family}`],
+      inputSchema: modelSchema(spec, { loose: true }),
+    }
+  })
+}
+
+/** The workspace of a call: `options.cwd`, else the first workspace folder, else the process's. */
+function workspaceOf(vscode, options) {
+  if (options.cwd) return typeof options.cwd === 'function' ? options.cwd() : options.cwd
+  const folder = vscode.workspace?.workspaceFolders?.[0]
+  return folder?.uri?.fsPath ?? process.cwd()
+}
+
+/** An AbortSignal that follows a CancellationToken. */
+function signalOf(token) {
+  if (!token) return undefined
+  const controller = new AbortController()
+  if (token.isCancellationRequested) controller.abort()
+  else token.onCancellationRequested?.(() => controller.abort())
+  return controller.signal
+}
+
+/**
+ * Register the tools with `vscode.lm.registerTool` (their names must be in the extension's
+ * `contributes.languageModelTools`: see `vsCodeManifest` / `eddie-tools vscode-manifest`, same
+ * options). Disposables go to `context.subscriptions`; returns them too. Options as
+ * `vsCodeManifest`, plus `cwd`, `env`, `ask`, `onOutput`, `confirm` (for confirms VS Code did not
+ * show; default no).
+ */
+function registerVsCodeTools(vscode, context, options = {}) {
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const session = createSession({ cwd: workspaceOf(vscode, options), env: options.env, ask: options.ask, onOutput: options.onOutput })
+  const shown = new Map()
+  const keyOf = (name, input) => `${name}\u0000${JSON.stringify(input ?? {})}`
+  const disposables = []
+  for (const spec of pickSpecs(options)) {
+    const tool = {
+      async prepareInvocation(prepare) {
+        session.cwd = workspaceOf(vscode, options)
+        const message = spec.confirms ? await describeConfirmation(spec.name, prepare.input, session) : null
+        const prepared = { invocationMessage: `${spec.name}` }
+        if (message) {
+          shown.set(keyOf(spec.name, prepare.input), message)
+          prepared.confirmationMessages = { title: title(spec.name), message }
+        }
+        return prepared
+      },
+      async invoke(invocation, token) {
+        session.cwd = workspaceOf(vscode, options)
+        const key = keyOf(spec.name, invocation.input)
+        const approvedMessage = shown.get(key)
+        shown.delete(key)
+        const confirm = async (message) => {
+          if (approvedMessage !== undefined && message === approvedMessage) return true
+          return options.confirm ? options.confirm(message) : false
+        }
+        const settled = await settle(session, spec.name, invocation.input ?? {}, { signal: signalOf(token), confirm })
+        if (!settled.ok) throw new Error(settled.text)
+        return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(settled.text)])
+      },
+    }
+    const disposable = vscode.lm.registerTool(`${prefix}${spec.name}`, tool)
+    disposables.push(disposable)
+    context?.subscriptions?.push(disposable)
+  }
+  return disposables
+}
+
+module.exports = { registerVsCodeTools, vsCodeManifest, DEFAULT_PREFIX }
