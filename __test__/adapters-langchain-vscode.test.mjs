@@ -30,7 +30,7 @@ test('LangChain: a tool call gives a ToolMessage with the text as content and da
   assert.equal(msg.artifact.totalMatches, 1)
   // an unknown key passes LangChain's own validation (root additionalProperties dropped) so that
   // the core's message, naming the closest key, reaches the model
-  const typo = await tools[0].invoke({ type: 'tool_call', id: 'call_2', name: 'grep', args: { pattern: 'TODO', case_insensitive: true } })
+  const typo = await tools[0].invoke({ type: 'tool_call', id: 'call_2', name: 'grep', args: { pattern: 'TODO', caseInsensitve: true } })
   assert.match(typo.content, /^INVALID_ARGUMENT: .*caseInsensitive/)
   // errors are text for the model, with the code
   const bad = await tools[1].invoke({ type: 'tool_call', id: 'call_3', name: 'read_file', args: { path: '../../etc/passwd' } })
