@@ -37,6 +37,9 @@ test('tools/list: every tool with its schemas and annotations; aliases pass the 
     const read = listed.find((t) => t.name === 'read_file')
     assert.equal(read.inputSchema.type, 'object')
     assert.equal(read.inputSchema.additionalProperties, undefined, 'a client-side validator must let aliases through')
+    for (const t of listed) {
+      for (const [key, prop] of Object.entries(t.inputSchema.properties ?? {})) assert.ok(prop.description, `${t.name}.${key} has a description`)
+    }
     assert.equal(read.outputSchema.type, 'object')
     assert.deepEqual(read.annotations, { title: 'read_file', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false })
     const del = listed.find((t) => t.name === 'delete_file').annotations

@@ -17,6 +17,7 @@
 const { fileURLToPath } = require('node:url')
 const { resolve } = require('node:path')
 const tools = require('../index.js')
+const { modelSchema } = require('../adapters/index.js')
 const { version } = require('../package.json')
 
 const PERMISSIONS = ['none', 'moderate', 'dangerous']
@@ -53,12 +54,11 @@ function selectSpecs({ families, maxPermission = 'dangerous' } = {}) {
 
 /** The MCP tool entry of a spec. */
 function toMcpTool(spec) {
-  const { additionalProperties, ...inputSchema } = spec.jsonSchema
-  void additionalProperties
   const entry = {
     name: spec.name,
     description: spec.description,
-    inputSchema: { type: 'object', ...inputSchema },
+    // Every property described (adapters' side table), and loose at the root.
+    inputSchema: modelSchema(spec, { loose: true }),
     annotations: {
       title: spec.name,
       readOnlyHint: !spec.mutating,
