@@ -472,7 +472,6 @@ export type ReadFileArgs = {
   lineNumbers?: boolean
   /** Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis). */
   encoding?: string
-  [key: string]: unknown
 }
 /** `data` of a `read_file` result. */
 export type ReadFileData = {
@@ -513,7 +512,6 @@ export type WriteFileArgs = {
   expectedHash?: string
   /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
   allowPlaceholders?: boolean
-  [key: string]: unknown
 }
 /** `data` of a `write_file` result. */
 export type WriteFileData = {
@@ -554,7 +552,6 @@ export type EditFileArgs = {
   encoding?: string
   /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
   allowPlaceholders?: boolean
-  [key: string]: unknown
 }
 /** `data` of a `edit_file` result. */
 export type EditFileData = {
@@ -604,7 +601,6 @@ export type MultiEditArgs = {
   encoding?: string
   /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
   allowPlaceholders?: boolean
-  [key: string]: unknown
 }
 /** `data` of a `multi_edit` result. */
 export type MultiEditData = {
@@ -646,7 +642,6 @@ export type ApplyUnifiedDiffArgs = {
   assessRisk?: boolean
   /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
   allowPlaceholders?: boolean
-  [key: string]: unknown
 }
 /** `data` of a `apply_unified_diff` result. */
 export type ApplyUnifiedDiffData = {
@@ -698,7 +693,6 @@ export type ApplyPatchArgs = {
   dryRun?: boolean
   /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
   allowPlaceholders?: boolean
-  [key: string]: unknown
 }
 /** `data` of a `apply_patch` result. */
 export type ApplyPatchData = {
@@ -746,7 +740,6 @@ export declare const applyPatchTool: ToolDefinition<ApplyPatchArgs, ApplyPatchDa
 export type AssessPatchRiskArgs = {
   /** The diff or patch (also: patch). */
   diff: string
-  [key: string]: unknown
 }
 /** `data` of a `assess_patch_risk` result. */
 export type AssessPatchRiskData = {
@@ -786,7 +779,6 @@ export type EditRangeArgs = {
   encoding?: string
   /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
   allowPlaceholders?: boolean
-  [key: string]: unknown
 }
 /** `data` of a `edit_range` result. */
 export type EditRangeData = {
@@ -830,7 +822,6 @@ export type InsertAtArgs = {
   encoding?: string
   /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
   allowPlaceholders?: boolean
-  [key: string]: unknown
 }
 /** `data` of a `insert_at` result. */
 export type InsertAtData = {
@@ -872,7 +863,6 @@ export type DeleteRangeArgs = {
   expectedHash?: string
   /** Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis). */
   encoding?: string
-  [key: string]: unknown
 }
 /** `data` of a `delete_range` result. */
 export type DeleteRangeData = {
@@ -908,7 +898,6 @@ export type CopyFileArgs = {
   destination: string
   /** Replace existing files. */
   overwrite?: boolean
-  [key: string]: unknown
 }
 /** `data` of a `copy_file` result. */
 export type CopyFileData = {
@@ -931,7 +920,6 @@ export type MoveFileArgs = {
   destination: string
   /** Replace an existing file. */
   overwrite?: boolean
-  [key: string]: unknown
 }
 /** `data` of a `move_file` result. */
 export type MoveFileData = {
@@ -951,7 +939,6 @@ export type DeleteFileArgs = {
   path: string
   /** Actually delete (default false: report only). */
   force?: boolean
-  [key: string]: unknown
 }
 /** `data` of a `delete_file` result. */
 export type DeleteFileData = {
@@ -980,7 +967,6 @@ export type ListDirectoryArgs = {
   maxEntries?: number
   /** Deepest level when recursive. */
   maxDepth?: number
-  [key: string]: unknown
 }
 /** `data` of a `list_directory` result. */
 export type ListDirectoryData = {
@@ -1007,7 +993,6 @@ export declare const listDirectoryTool: ToolDefinition<ListDirectoryArgs, ListDi
 export type GetFileInfoArgs = {
   /** File path, relative to the workspace (also accepted: filePath, filepath). */
   path: string
-  [key: string]: unknown
 }
 /** `data` of a `get_file_info` result. */
 export type GetFileInfoData = {

@@ -168,6 +168,9 @@ pub fn schema<A: schemars::JsonSchema>() -> Value {
     // The struct's own doc comment is for Rust readers; the tool's description says it all.
     let Value::Object(mut root) = v else { return v };
     root.remove("description");
+    // The argument policy refuses unknown keys for every generated schema, so say so (strict
+    // hosts such as OpenAI's structured outputs need it).
+    root.entry("additionalProperties").or_insert(Value::Bool(false));
     let mut ordered = Map::new();
     for key in ["type", "properties", "required", "additionalProperties"] {
         if let Some(x) = root.remove(key) {
