@@ -35,7 +35,7 @@ pub struct Args {
     /// Where to save it, relative to the workspace (also: destination).
     #[schemars(length(min = 1))]
     pub path: String,
-    /// Replace an existing file (default false: an existing file is refused with ALREADY_EXISTS).
+    /// Replace an existing file (default true, and the confirm says so); false refuses an existing file with ALREADY_EXISTS.
     pub overwrite: Option<Flag>,
     /// Size cap in bytes (default 100 MiB); a larger body fails with TOO_LARGE and nothing is written.
     pub max_bytes: Option<JsInt>,
@@ -53,7 +53,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     if a.path.is_empty() {
         return Err(ToolError::invalid("path must be a non-empty string"));
     }
-    let overwrite = a.overwrite.is_some_and(|f| f.0);
+    let overwrite = a.overwrite.is_none_or(|f| f.0);
     let cap = cap_of("maxBytes", a.max_bytes, DEFAULT_MAX_BYTES, MAX_MAX_BYTES)?;
     let timeout = timeout_of(a.timeout, 300, 3600)?;
     let guard = Guard::for_ctx(ctx);
@@ -61,7 +61,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let target = ctx.workspace.resolve(&a.path)?;
     let real = target.real.clone();
     let shown = a.path.clone();
-    match std::fs::symlink_metadata(&real) {
+    let exists = match std::fs::symlink_metadata(&real) {
         Ok(m) if m.is_dir() => {
             return Err(ToolError::new(
                 ErrorCode::IsADirectory,
@@ -69,13 +69,15 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             ));
         }
         Ok(_) if !overwrite => return Err(exists_error(&shown, "pass overwrite: true to replace it")),
-        _ => {}
-    }
+        Ok(_) => true,
+        Err(_) => false,
+    };
     if real.file_name().is_none() {
         return Err(ToolError::invalid(format!("{shown} does not name a file")));
     }
 
-    if !ctx.confirm(format!("Download {url} to {shown} (at most {cap} bytes)")).await? {
+    let replaces = if exists { ", replacing the existing file" } else { "" };
+    if !ctx.confirm(format!("Download {url} to {shown} (at most {cap} bytes{replaces})")).await? {
         return Ok(ToolOutput::new(
             SCHEMA,
             format!("Download of {url} to {shown} cancelled by user; nothing written."),

@@ -273,6 +273,8 @@ fn tidy(s: &str) -> String {
     let mut blank = 0;
     for line in s.lines() {
         let line = line.trim_end();
+        // Two code blocks in a row come out of htmd fused (a closing and an opening fence).
+        let line = if line == "``````" { "```\n\n```" } else { line };
         if line.is_empty() {
             blank += 1;
             continue;

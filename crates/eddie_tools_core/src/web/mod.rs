@@ -96,6 +96,10 @@ mod tests {
         let def = |n: &str| crate::registry::definition(n).cloned().unwrap_or_default();
         assert_eq!(def("fetch")["jsonSchema"], def("web_fetch")["jsonSchema"]);
         assert_eq!(def("fetch")["outputSchema"], def("web_fetch")["outputSchema"]);
+        assert_eq!(
+            def("web_fetch")["jsonSchema"]["properties"]["format"]["enum"],
+            json!(["markdown", "text", "html", "raw"])
+        );
         for t in FAMILY.tools {
             assert_eq!(t.mutating(), t.confirms(), "{}", t.name);
             assert_ne!(t.permission, crate::registry::Permission::None, "{}: reaches the network", t.name);

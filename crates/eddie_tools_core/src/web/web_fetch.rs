@@ -201,6 +201,33 @@ fn render(body: &[u8], content_type: Option<&str>, url: &str, format: Format) ->
     }
 }
 
+/// The input schema: [`crate::call::args::schema`] drops every key named `format` (it is meant
+/// for the generator's integer formats), which takes this tool's `format` property with it; it
+/// is put back here.
+fn input_schema() -> Value {
+    let mut v = crate::call::args::schema::<Args>();
+    if let Some(Value::Object(props)) = v.get_mut("properties")
+        && !props.contains_key("format")
+    {
+        let mut ordered = serde_json::Map::new();
+        for (k, x) in std::mem::take(props) {
+            ordered.insert(k.clone(), x);
+            if k == "url" {
+                ordered.insert(
+                    "format".into(),
+                    json!({
+                        "description": "markdown (default: the main content), text, html (the main content's HTML) or raw (the body as served).",
+                        "type": "string",
+                        "enum": ["markdown", "text", "html", "raw"],
+                    }),
+                );
+            }
+        }
+        *props = ordered;
+    }
+    v
+}
+
 /// Run `web_fetch`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let url = net::parse_url(&a.url)?;
@@ -345,7 +372,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Moderate,
     aliases: &[],
     definition: include_str!("web_fetch.json"),
-    input: Some(crate::call::args::schema::<Args>),
+    input: Some(input_schema),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 
@@ -359,6 +386,6 @@ pub const FETCH: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Moderate,
     aliases: &[],
     definition: include_str!("fetch.json"),
-    input: Some(crate::call::args::schema::<Args>),
+    input: Some(input_schema),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse("fetch", args)?, ctx).await }),
 };
