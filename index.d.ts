@@ -23,6 +23,22 @@ export interface ToolContext {
    * Default: the ctx object itself (reuse one ctx object for one session; a fresh object per call asks every time).
    */
   sessionId?: string
+  /**
+   * Who the network tools (`web_fetch`, `download`, `check_url`, `web_search`) may reach. By default nothing
+   * private (loopback, RFC 1918, link-local incl. 169.254.169.254, CGNAT, unique-local, ...) is reachable.
+   * Default: from the environment (`EDDIE_NET_ALLOW_PRIVATE=1`, `EDDIE_NET_ALLOW_HOSTS=a,b`, `EDDIE_NET_DENY_HOSTS=c`).
+   */
+  network?: NetworkPolicy | null
+}
+
+/** `ctx.network`: entries are host names, `*.suffix`, IP addresses or CIDR ranges. */
+export interface NetworkPolicy {
+  /** Every private address is reachable. */
+  allowPrivate?: boolean
+  /** Hosts, addresses or ranges reachable even when private (e.g. `['intranet.example', '10.0.0.0/8']`). */
+  allowHosts?: string[]
+  /** Hosts, addresses or ranges never reachable, even when public. */
+  denyHosts?: string[]
 }
 
 /** One piece of a running command's output, as `ctx.onOutput` receives it (never a split character). */
@@ -2458,6 +2474,208 @@ export type AttemptCompletionData = {
 /** Signal that the task is complete, with a summary of what was done (files changed, commands run and their results). Call it only when the work is verified. (`attempt_completion`) */
 export declare function attemptCompletion(args: AttemptCompletionArgs, ctx: ToolContext): Promise<ToolResult<AttemptCompletionData>>
 export declare const attemptCompletionTool: ToolDefinition<AttemptCompletionArgs, AttemptCompletionData>
+
+/** Arguments of `web_fetch`. */
+export type WebFetchArgs = {
+  /** The http(s) URL to fetch (a bare `host/path` gets https://). */
+  url: string
+  /** markdown (default: the main content), text, html (the main content's HTML) or raw (the body as served). */
+  format?: "markdown" | "text" | "html" | "raw"
+  /** Skip the 15-minute in-process cache. */
+  noCache?: boolean
+  /** Most characters to return (default 10000; also: max_chars, max_length). */
+  maxChars?: number
+  /** Character offset to continue from (the previous call's nextStartIndex; also: start_index). */
+  startIndex?: number
+  /** Cap of the body in bytes, enforced while reading (default 5 MiB, at most 100 MiB). */
+  maxBytes?: number
+  /** Total time limit in seconds (default 30, at most 300). */
+  timeout?: number
+  /** Follow a redirect to another host (default true); either way the chain is reported. */
+  followCrossHost?: boolean
+}
+/** `data` of a `web_fetch` result. */
+export type WebFetchData = {
+  url: string
+  finalUrl: string
+  status: number
+  redirects: Array<{
+    url: string
+    status: number
+    [key: string]: unknown
+  }>
+  contentType: string | null
+  format: "markdown" | "text" | "html" | "raw"
+  bytes: number
+  cached: boolean
+  title?: string | null
+  kind?: "html" | "text" | "binary"
+  encoding?: string | null
+  malformed?: boolean
+  mainContent?: boolean | null
+  totalChars: number
+  startIndex?: number
+  returnedChars?: number
+  truncated: boolean
+  nextStartIndex: number | null
+  redirectedTo?: string
+  [key: string]: unknown
+}
+/** Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`web_fetch`) */
+export declare function webFetch(args: WebFetchArgs, ctx: ToolContext): Promise<ToolResult<WebFetchData>>
+export declare const webFetchTool: ToolDefinition<WebFetchArgs, WebFetchData>
+
+/** Arguments of `fetch`. */
+export type FetchArgs = {
+  /** The http(s) URL to fetch (a bare `host/path` gets https://). */
+  url: string
+  /** markdown (default: the main content), text, html (the main content's HTML) or raw (the body as served). */
+  format?: "markdown" | "text" | "html" | "raw"
+  /** Skip the 15-minute in-process cache. */
+  noCache?: boolean
+  /** Most characters to return (default 10000; also: max_chars, max_length). */
+  maxChars?: number
+  /** Character offset to continue from (the previous call's nextStartIndex; also: start_index). */
+  startIndex?: number
+  /** Cap of the body in bytes, enforced while reading (default 5 MiB, at most 100 MiB). */
+  maxBytes?: number
+  /** Total time limit in seconds (default 30, at most 300). */
+  timeout?: number
+  /** Follow a redirect to another host (default true); either way the chain is reported. */
+  followCrossHost?: boolean
+}
+/** `data` of a `fetch` result. */
+export type FetchData = {
+  url: string
+  finalUrl: string
+  status: number
+  redirects: Array<{
+    url: string
+    status: number
+    [key: string]: unknown
+  }>
+  contentType: string | null
+  format: "markdown" | "text" | "html" | "raw"
+  bytes: number
+  cached: boolean
+  title?: string | null
+  kind?: "html" | "text" | "binary"
+  encoding?: string | null
+  malformed?: boolean
+  mainContent?: boolean | null
+  totalChars: number
+  startIndex?: number
+  returnedChars?: number
+  truncated: boolean
+  nextStartIndex: number | null
+  redirectedTo?: string
+  [key: string]: unknown
+}
+/** Same as web_fetch (Stack's name for it). Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`fetch`) */
+export declare function fetch(args: FetchArgs, ctx: ToolContext): Promise<ToolResult<FetchData>>
+export declare const fetchTool: ToolDefinition<FetchArgs, FetchData>
+
+/** Arguments of `download`. */
+export type DownloadArgs = {
+  /** The http(s) URL to download. */
+  url: string
+  /** Where to save it, relative to the workspace (also: destination). */
+  path: string
+  /** Replace an existing file (default true, and the confirm says so); false refuses an existing file with ALREADY_EXISTS. */
+  overwrite?: boolean
+  /** Size cap in bytes (default 100 MiB); a larger body fails with TOO_LARGE and nothing is written. */
+  maxBytes?: number
+  /** Total time limit in seconds (default 300, at most 3600). */
+  timeout?: number
+}
+/** `data` of a `download` result. */
+export type DownloadData = {
+  url: string
+  finalUrl?: string
+  path: string
+  downloaded: boolean
+  cancelled: boolean
+  size: number
+  sha256: string | null
+  status?: number
+  contentType?: string | null
+  redirects?: Array<{
+    url: string
+    status: number
+    [key: string]: unknown
+  }>
+  [key: string]: unknown
+}
+/** Download a URL to a file in the workspace (asks for confirmation first, naming the URL and the path). The body is streamed to a temporary file next to the target and renamed into place when complete, so a failure or an abort leaves nothing behind. Fails with TOO_LARGE past maxBytes (default 100 MiB), HTTP_STATUS when the server answers an error (with the status and the start of the body), ALREADY_EXISTS when the file exists and overwrite is false (by default an existing file is replaced, and the confirmation says so). Returns the size and sha256. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). (`download`, mutating, asks ctx.confirm) */
+export declare function download(args: DownloadArgs, ctx: ToolContext): Promise<ToolResult<DownloadData>>
+export declare const downloadTool: ToolDefinition<DownloadArgs, DownloadData>
+
+/** Arguments of `check_url`. */
+export type CheckUrlArgs = {
+  /** The http(s) URL to check. */
+  url: string
+  /** Time limit in seconds (default 15, at most 120). */
+  timeout?: number
+  /** Follow redirects (default true; also: follow_redirects). */
+  followRedirects?: boolean
+}
+/** `data` of a `check_url` result. */
+export type CheckUrlData = {
+  url: string
+  finalUrl: string
+  status: number
+  ok: boolean
+  method: "HEAD" | "GET"
+  redirects: Array<{
+    url: string
+    status: number
+    [key: string]: unknown
+  }>
+  redirectedTo?: string | null
+  contentType: string | null
+  contentLength: number | null
+  latencyMs: number
+  [key: string]: unknown
+}
+/** Check whether a URL is reachable: HTTP status, final URL, redirect chain, content type and length, and latency. Uses HEAD, and a one-byte ranged GET when the server refuses HEAD (405/501). An error status (404, 500) is reported with ok: false, not thrown. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). (`check_url`) */
+export declare function checkUrl(args: CheckUrlArgs, ctx: ToolContext): Promise<ToolResult<CheckUrlData>>
+export declare const checkUrlTool: ToolDefinition<CheckUrlArgs, CheckUrlData>
+
+/** Arguments of `web_search`. */
+export type WebSearchArgs = {
+  /** What to search for. */
+  query: string
+  /** How many results (1–20, default 5). */
+  count?: number
+  /** Only results from the last day, week, month or year. */
+  freshness?: "day" | "week" | "month" | "year"
+  /** Language of the results, an ISO 639-1 code such as en or fr. */
+  language?: string
+  /** Only results from this site (a domain such as docs.rs). */
+  site?: string
+  /** The provider to use when several are configured (default: brave, then tavily, then searxng). */
+  provider?: "brave" | "searxng" | "tavily"
+  /** Time limit in seconds (default 20, at most 120). */
+  timeout?: number
+}
+/** `data` of a `web_search` result. */
+export type WebSearchData = {
+  query: string
+  provider: "brave" | "searxng" | "tavily"
+  count: number
+  results: Array<{
+    title: string
+    url: string
+    snippet: string
+    date: string | null
+    source: string | null
+    [key: string]: unknown
+  }>
+  [key: string]: unknown
+}
+/** Search the web. Returns title, url, snippet, date and source for up to count results (1-20, default 5), optionally limited by freshness (day, week, month, year), language (ISO 639-1) and site (a domain). The provider comes from the environment: BRAVE_API_KEY (Brave Search), TAVILY_API_KEY (Tavily) or SEARXNG_URL (SearXNG); with none set it fails with NO_PROVIDER. (`web_search`) */
+export declare function webSearch(args: WebSearchArgs, ctx: ToolContext): Promise<ToolResult<WebSearchData>>
+export declare const webSearchTool: ToolDefinition<WebSearchArgs, WebSearchData>
 
 /** Every built-in tool of @eddie/tools, in its order. */
 export declare const builtinTools: ToolDefinition<any, any>[]

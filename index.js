@@ -239,6 +239,26 @@ function askFollowupQuestion(args, ctx) {
 function attemptCompletion(args, ctx) {
   return binding.callTool(52, args, ctx)
 }
+/** Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`web_fetch`) */
+function webFetch(args, ctx) {
+  return binding.callTool(53, args, ctx)
+}
+/** Same as web_fetch (Stack's name for it). Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`fetch`) */
+function fetch(args, ctx) {
+  return binding.callTool(54, args, ctx)
+}
+/** Download a URL to a file in the workspace (asks for confirmation first, naming the URL and the path). The body is streamed to a temporary file next to the target and renamed into place when complete, so a failure or an abort leaves nothing behind. Fails with TOO_LARGE past maxBytes (default 100 MiB), HTTP_STATUS when the server answers an error (with the status and the start of the body), ALREADY_EXISTS when the file exists and overwrite is false (by default an existing file is replaced, and the confirmation says so). Returns the size and sha256. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). (`download`) */
+function download(args, ctx) {
+  return binding.callTool(55, args, ctx)
+}
+/** Check whether a URL is reachable: HTTP status, final URL, redirect chain, content type and length, and latency. Uses HEAD, and a one-byte ranged GET when the server refuses HEAD (405/501). An error status (404, 500) is reported with ok: false, not thrown. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). (`check_url`) */
+function checkUrl(args, ctx) {
+  return binding.callTool(56, args, ctx)
+}
+/** Search the web. Returns title, url, snippet, date and source for up to count results (1-20, default 5), optionally limited by freshness (day, week, month, year), language (ISO 639-1) and site (a domain). The provider comes from the environment: BRAVE_API_KEY (Brave Search), TAVILY_API_KEY (Tavily) or SEARXNG_URL (SearXNG); with none set it fails with NO_PROVIDER. (`web_search`) */
+function webSearch(args, ctx) {
+  return binding.callTool(57, args, ctx)
+}
 
 const bashTool = define("bash", bash)
 const fileReadTool = define("file_read", fileRead)
@@ -293,11 +313,16 @@ const checkPermissionTool = define("check_permission", checkPermission)
 const askUserTool = define("ask_user", askUser)
 const askFollowupQuestionTool = define("ask_followup_question", askFollowupQuestion)
 const attemptCompletionTool = define("attempt_completion", attemptCompletion)
+const webFetchTool = define("web_fetch", webFetch)
+const fetchTool = define("fetch", fetch)
+const downloadTool = define("download", download)
+const checkUrlTool = define("check_url", checkUrl)
+const webSearchTool = define("web_search", webSearch)
 
 /** Every built-in tool of @eddie/tools, in its order. */
 const builtinTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
 /** Every tool of every family: builtinTools, then the tools from the other reference agents. */
-const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool]
+const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool, webFetchTool, fetchTool, downloadTool, checkUrlTool, webSearchTool]
 
 const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').outputSchema
 const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema
@@ -355,6 +380,11 @@ exports.checkPermission = checkPermission
 exports.askUser = askUser
 exports.askFollowupQuestion = askFollowupQuestion
 exports.attemptCompletion = attemptCompletion
+exports.webFetch = webFetch
+exports.fetch = fetch
+exports.download = download
+exports.checkUrl = checkUrl
+exports.webSearch = webSearch
 exports.bashTool = bashTool
 exports.fileReadTool = fileReadTool
 exports.fileWriteTool = fileWriteTool
@@ -408,6 +438,11 @@ exports.checkPermissionTool = checkPermissionTool
 exports.askUserTool = askUserTool
 exports.askFollowupQuestionTool = askFollowupQuestionTool
 exports.attemptCompletionTool = attemptCompletionTool
+exports.webFetchTool = webFetchTool
+exports.fetchTool = fetchTool
+exports.downloadTool = downloadTool
+exports.checkUrlTool = checkUrlTool
+exports.webSearchTool = webSearchTool
 exports.builtinTools = builtinTools
 exports.allTools = allTools
 exports.TASK_LIST_RESULT_SCHEMA = TASK_LIST_RESULT_SCHEMA

@@ -138,6 +138,22 @@ export interface ToolContext {
    * Default: the ctx object itself (reuse one ctx object for one session; a fresh object per call asks every time).
    */
   sessionId?: string
+  /**
+   * Who the network tools (\`web_fetch\`, \`download\`, \`check_url\`, \`web_search\`) may reach. By default nothing
+   * private (loopback, RFC 1918, link-local incl. 169.254.169.254, CGNAT, unique-local, ...) is reachable.
+   * Default: from the environment (\`EDDIE_NET_ALLOW_PRIVATE=1\`, \`EDDIE_NET_ALLOW_HOSTS=a,b\`, \`EDDIE_NET_DENY_HOSTS=c\`).
+   */
+  network?: NetworkPolicy | null
+}
+
+/** \`ctx.network\`: entries are host names, \`*.suffix\`, IP addresses or CIDR ranges. */
+export interface NetworkPolicy {
+  /** Every private address is reachable. */
+  allowPrivate?: boolean
+  /** Hosts, addresses or ranges reachable even when private (e.g. \`['intranet.example', '10.0.0.0/8']\`). */
+  allowHosts?: string[]
+  /** Hosts, addresses or ranges never reachable, even when public. */
+  denyHosts?: string[]
 }
 
 /** One piece of a running command's output, as \`ctx.onOutput\` receives it (never a split character). */

@@ -235,6 +235,10 @@ pub fn convert(
         core = core.with_env(map);
     }
 
+    if let Some(policy) = network(&obj)? {
+        core = core.with_network(policy);
+    }
+
     let signal: Option<Unknown> = obj.get("signal").map_err(|e| invalid(&e.reason))?;
     let mut already_aborted = false;
     let mut hook = None;
@@ -251,6 +255,54 @@ pub fn convert(
         }
     }
     Ok((Converted { ctx: core, already_aborted }, hook))
+}
+
+/// `ctx.network = {allowPrivate, allowHosts, denyHosts}`: who the network tools may reach.
+/// Absent (or null): the environment decides (`EDDIE_NET_*`), else nothing private.
+fn network(
+    obj: &Object<'_>,
+) -> std::result::Result<Option<eddie_tools_core::context::NetworkPolicy>, ToolError> {
+    let value: Option<Unknown> = obj.get("network").map_err(|e| invalid(&e.reason))?;
+    let Some(v) = value else { return Ok(None) };
+    match v.get_type() {
+        Ok(ValueType::Undefined | ValueType::Null) => return Ok(None),
+        Ok(ValueType::Object) => {}
+        _ => return Err(invalid("ctx.network must be an object {allowPrivate, allowHosts, denyHosts}")),
+    }
+    let o = Object::from_unknown(v).map_err(|e| invalid(&e.reason))?;
+    let flag: Option<Unknown> = o.get("allowPrivate").map_err(|e| invalid(&e.reason))?;
+    let allow_private = match flag.map(|f| (f.get_type(), f)) {
+        None | Some((Ok(ValueType::Undefined | ValueType::Null), _)) => false,
+        Some((Ok(ValueType::Boolean), f)) => bool::from_unknown(f).map_err(|e| invalid(&e.reason))?,
+        _ => return Err(invalid("ctx.network.allowPrivate must be a boolean")),
+    };
+    let list = |key: &str| -> std::result::Result<Vec<String>, ToolError> {
+        let v: Option<Unknown> = o.get(key).map_err(|e| invalid(&e.reason))?;
+        let Some(v) = v else { return Ok(Vec::new()) };
+        match v.get_type() {
+            Ok(ValueType::Undefined | ValueType::Null) => Ok(Vec::new()),
+            _ if v.is_array().unwrap_or(false) => {
+                let arr = Array::from_unknown(v).map_err(|e| invalid(&e.reason))?;
+                let mut out = Vec::new();
+                for i in 0..arr.len() {
+                    let item: Option<Unknown> = arr.get(i).map_err(|e| invalid(&e.reason))?;
+                    match item {
+                        Some(item) if item.get_type().ok() == Some(ValueType::String) => {
+                            out.push(String::from_unknown(item).map_err(|e| invalid(&e.reason))?);
+                        }
+                        _ => return Err(invalid(&format!("ctx.network.{key} must be an array of strings"))),
+                    }
+                }
+                Ok(out)
+            }
+            _ => Err(invalid(&format!("ctx.network.{key} must be an array of strings"))),
+        }
+    };
+    Ok(Some(eddie_tools_core::context::NetworkPolicy {
+        allow_private,
+        allow_hosts: list("allowHosts")?,
+        deny_hosts: list("denyHosts")?,
+    }))
 }
 
 enum Watch {

@@ -80,6 +80,20 @@ impl Cancel {
     }
 }
 
+/// Who the network tools may reach (`ctx.network`): by default nothing private (loopback,
+/// RFC 1918, link-local, CGNAT, unique-local, ...) is reachable. Hosts and addresses named in
+/// `allow_hosts` are (a host name, `*.suffix`, an IP or a CIDR range); `deny_hosts` refuses
+/// names, addresses or ranges even when they are public.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct NetworkPolicy {
+    /// Every private address is reachable (`allowPrivate`).
+    pub allow_private: bool,
+    /// Hosts, addresses or CIDR ranges reachable even when private (`allowHosts`).
+    pub allow_hosts: Vec<String>,
+    /// Hosts, addresses or CIDR ranges never reachable (`denyHosts`).
+    pub deny_hosts: Vec<String>,
+}
+
 /// The execution context of one call (`ctx` in `@eddie/tools`).
 #[derive(Clone)]
 pub struct Ctx {
@@ -99,6 +113,9 @@ pub struct Ctx {
     /// The permission session (`ctx.sessionId`, else the identity of the ctx object): a
     /// `moderate` tool asks once per session. `None`: every call is its own session.
     pub session: Option<String>,
+    /// `ctx.network`: the network policy; `None` = from the environment (`EDDIE_NET_*`), else
+    /// nothing private reachable.
+    pub network: Option<NetworkPolicy>,
 }
 
 impl Ctx {
@@ -112,6 +129,7 @@ impl Ctx {
             on_output: None,
             ask: None,
             session: None,
+            network: None,
         })
     }
 
@@ -142,6 +160,12 @@ impl Ctx {
     /// Builder: set the permission session.
     pub fn with_session(mut self, session: impl Into<String>) -> Self {
         self.session = Some(session.into());
+        self
+    }
+
+    /// Builder: set the network policy.
+    pub fn with_network(mut self, network: NetworkPolicy) -> Self {
+        self.network = Some(network);
         self
     }
 

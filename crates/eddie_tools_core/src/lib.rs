@@ -18,6 +18,8 @@ pub mod files;
 pub mod output;
 pub mod plan;
 pub mod registry;
+#[cfg(feature = "web")]
+pub mod web;
 pub mod workspace;
 
 pub use context::{Ctx, blocking};

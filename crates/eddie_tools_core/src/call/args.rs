@@ -374,7 +374,11 @@ mod tests {
         // Options a tool does not have are refused with the list, not ignored.
         for key in ["severity", "fix"] {
             let e = normalise(spec("lint"), json!({key: "x"})).unwrap_err();
-            assert!(e.message().contains("valid arguments: path, project, projectPath, runner"), "{}", e.message());
+            assert!(
+                e.message().contains("valid arguments: path, project, projectPath, runner"),
+                "{}",
+                e.message()
+            );
         }
         // Stack's and Floyd's spellings are aliases.
         let out = normalise(spec("lint"), json!({"linter": "ruff"})).unwrap();

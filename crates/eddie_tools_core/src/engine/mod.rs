@@ -4,6 +4,8 @@
 
 pub mod es_regex;
 pub mod js;
+#[cfg(feature = "web")]
+pub mod net;
 pub mod patch;
 pub mod process;
 pub mod store;

@@ -1,0 +1,336 @@
+//! The HTTP client behind the guard: one `reqwest` client per hop whose only name resolution
+//! is the addresses the guard checked (so the connection goes where the check said), redirects
+//! followed by hand (each hop vetted again), bodies read with a streaming byte cap, connect
+//! and total timeouts, and the call's abort. TLS is rustls on the `ring` provider with the
+//! platform's roots. Proxies (`HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`, `NO_PROXY`, from
+//! `ctx.env` then the process) are honoured; the target is vetted before the request either way.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use url::Url;
+
+use super::guard::{Guard, env_lookup};
+use crate::context::Ctx;
+use crate::error::{ErrorCode, Result, ToolError};
+
+/// Most redirects followed.
+pub const MAX_REDIRECTS: usize = 10;
+/// The user agent.
+pub const USER_AGENT: &str =
+    concat!("eddie-tools/", env!("CARGO_PKG_VERSION"), " (+https://github.com/eddie)");
+
+/// One request.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// `GET`, `HEAD`, `POST`.
+    pub method: reqwest::Method,
+    /// Where.
+    pub url: Url,
+    /// Extra headers (dropped when a redirect leaves the host).
+    pub headers: Vec<(String, String)>,
+    /// A body (for `POST`).
+    pub body: Option<Vec<u8>>,
+    /// Follow redirects (up to [`MAX_REDIRECTS`]).
+    pub follow: bool,
+    /// Follow a redirect to another host (else it is returned as the response).
+    pub follow_cross_host: bool,
+    /// Ask for gzip/brotli/deflate and decode them (off for downloads: the bytes as served).
+    pub decompress: bool,
+    /// Connect timeout.
+    pub connect_timeout: Duration,
+}
+
+impl Request {
+    /// A `GET` of `url` with the defaults.
+    pub fn get(url: Url) -> Self {
+        Self {
+            method: reqwest::Method::GET,
+            url,
+            headers: Vec::new(),
+            body: None,
+            follow: true,
+            follow_cross_host: true,
+            decompress: true,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// One hop of a redirect chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hop {
+    /// The URL requested.
+    pub url: String,
+    /// Its status.
+    pub status: u16,
+}
+
+/// A response whose headers have arrived.
+#[derive(Debug)]
+pub struct Response {
+    /// The final URL.
+    pub url: Url,
+    /// Its status.
+    pub status: u16,
+    /// Its headers.
+    pub headers: HeaderMap,
+    /// Every redirect before it (the final response is not in it).
+    pub chain: Vec<Hop>,
+    /// A redirect to another host that was not followed (`follow_cross_host: false`).
+    pub unfollowed: Option<String>,
+    /// The address connected to.
+    pub remote: Option<SocketAddr>,
+    /// When the request started.
+    pub started: Instant,
+    inner: reqwest::Response,
+}
+
+impl Response {
+    /// A header as text.
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+    }
+
+    /// The next piece of the body (decoded when `decompress`).
+    pub async fn chunk(&mut self) -> Result<Option<bytes::Bytes>> {
+        self.inner.chunk().await.map_err(|e| map_error(&e, &self.url))
+    }
+
+    /// The whole body, at most `cap` bytes (`TOO_LARGE` past it, checked while reading).
+    pub async fn body_capped(&mut self, cap: usize) -> Result<Vec<u8>> {
+        if let Some(len) = self.inner.content_length()
+            && !self.headers.contains_key(reqwest::header::CONTENT_ENCODING)
+            && len > cap as u64
+        {
+            return Err(too_large(&self.url, cap, Some(len)));
+        }
+        let mut out = Vec::new();
+        while let Some(chunk) = self.chunk().await? {
+            if out.len() + chunk.len() > cap {
+                return Err(too_large(&self.url, cap, None));
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(out)
+    }
+}
+
+/// `TOO_LARGE` for `url` past `cap`.
+pub fn too_large(url: &Url, cap: usize, announced: Option<u64>) -> ToolError {
+    let what = announced.map_or_else(|| "more than".to_owned(), |n| format!("{n} bytes, more than"));
+    ToolError::new(
+        ErrorCode::TooLarge,
+        format!("{url} is {what} the {cap}-byte cap; raise maxBytes if the whole body is needed"),
+    )
+}
+
+fn tls_config() -> Result<rustls::ClientConfig> {
+    static CONFIG: OnceLock<std::result::Result<rustls::ClientConfig, String>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            // reqwest (and anything else on rustls) finds ring too; a provider already
+            // installed by someone else stays.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let verifier =
+                rustls_platform_verifier::Verifier::new(Arc::clone(&provider)).map_err(|e| e.to_string())?;
+            let mut config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| e.to_string())?
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(verifier))
+                .with_no_client_auth();
+            config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            Ok(config)
+        })
+        .clone()
+        .map_err(|e| ToolError::new(ErrorCode::Tls, format!("TLS setup failed: {e}")))
+}
+
+/// A resolver that resolves nothing: every name a client may reach is pinned beforehand.
+struct NoResolve;
+
+impl reqwest::dns::Resolve for NoResolve {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let name = name.as_str().to_owned();
+        Box::pin(async move {
+            Err(Box::new(std::io::Error::other(format!("{name} was not vetted by the network guard")))
+                as Box<dyn std::error::Error + Send + Sync>)
+        })
+    }
+}
+
+/// The proxy from the environment (`ctx.env`, then the process), if any.
+fn proxy_for(ctx: &Ctx, url: &Url) -> Option<reqwest::Proxy> {
+    let https = url.scheme() == "https";
+    let keys: &[&str] = if https {
+        &["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]
+    } else {
+        &["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
+    };
+    let proxy = keys.iter().find_map(|k| env_lookup(ctx, k))?;
+    let no_proxy = env_lookup(ctx, "NO_PROXY").or_else(|| env_lookup(ctx, "no_proxy"));
+    let p = reqwest::Proxy::all(proxy.as_str()).ok()?;
+    Some(p.no_proxy(no_proxy.and_then(|n| reqwest::NoProxy::from_string(&n))))
+}
+
+fn client_for(ctx: &Ctx, req: &Request, url: &Url, addrs: &[SocketAddr]) -> Result<reqwest::Client> {
+    let mut b = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(req.connect_timeout)
+        .tls_backend_preconfigured(tls_config()?)
+        .user_agent(USER_AGENT)
+        .gzip(req.decompress)
+        .brotli(req.decompress)
+        .deflate(req.decompress)
+        .pool_max_idle_per_host(0);
+    match proxy_for(ctx, url) {
+        // The proxy's own name is the host's configuration, resolved normally.
+        Some(p) => b = b.proxy(p),
+        None => b = b.no_proxy().dns_resolver(Arc::new(NoResolve)),
+    }
+    if let Some(url::Host::Domain(d)) = url.host() {
+        b = b.resolve_to_addrs(d, addrs);
+    }
+    b.build().map_err(|e| ToolError::new(ErrorCode::Network, format!("HTTP client setup failed: {e}")))
+}
+
+/// The innermost cause's text.
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur: &(dyn std::error::Error + 'static) = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// A reqwest error as a coded error a model can act on.
+pub fn map_error(e: &reqwest::Error, url: &Url) -> ToolError {
+    let host = url.host_str().unwrap_or("the host");
+    let cause = root_cause(e);
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut tls = false;
+    while let Some(s) = src {
+        if s.downcast_ref::<rustls::Error>().is_some() {
+            tls = true;
+        }
+        src = s.source();
+    }
+    let lower = cause.to_ascii_lowercase();
+    if tls || lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
+        return ToolError::new(ErrorCode::Tls, format!("TLS with {host} failed: {cause}"));
+    }
+    if e.is_timeout() {
+        return ToolError::new(ErrorCode::Timeout, format!("{url} timed out: {cause}"));
+    }
+    if e.is_connect() {
+        return ToolError::new(ErrorCode::Network, format!("cannot connect to {host}: {cause}"));
+    }
+    ToolError::new(ErrorCode::Network, format!("{url}: {cause}"))
+}
+
+/// Same host (and port) for the redirect rule.
+fn same_host(a: &Url, b: &Url) -> bool {
+    a.host_str().map(str::to_ascii_lowercase) == b.host_str().map(str::to_ascii_lowercase)
+}
+
+/// Send `req`, vetting and pinning every hop. Cancellation and the total timeout are the
+/// caller's (wrap the whole read in [`bounded`]).
+pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response> {
+    let started = Instant::now();
+    let first = req.url.clone();
+    let mut chain = Vec::new();
+    loop {
+        let vetted = guard.vet(&req.url).await?;
+        let client = client_for(ctx, &req, &vetted.url, &vetted.addrs)?;
+        let mut rb = client.request(req.method.clone(), vetted.url.clone());
+        let same = same_host(&first, &req.url);
+        if same {
+            let mut headers = HeaderMap::new();
+            for (k, v) in &req.headers {
+                let (Ok(k), Ok(v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str()))
+                else {
+                    return Err(ToolError::invalid(format!("header {k} is not a valid HTTP header")));
+                };
+                headers.append(k, v);
+            }
+            rb = rb.headers(headers);
+        }
+        if let Some(body) = &req.body {
+            rb = rb.body(body.clone());
+        }
+        let resp = rb.send().await.map_err(|e| map_error(&e, &req.url))?;
+        let status = resp.status().as_u16();
+        let location =
+            resp.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let redirect = matches!(status, 301 | 302 | 303 | 307 | 308) && req.follow;
+        if let (true, Some(loc)) = (redirect, location) {
+            let next = req.url.join(&loc).map_err(|e| {
+                ToolError::new(
+                    ErrorCode::InvalidUrl,
+                    format!("{} redirected to an invalid URL {loc:?}: {e}", req.url),
+                )
+            })?;
+            if !req.follow_cross_host && !same_host(&req.url, &next) {
+                let remote = resp.remote_addr();
+                return Ok(Response {
+                    url: req.url.clone(),
+                    status,
+                    headers: resp.headers().clone(),
+                    chain,
+                    unfollowed: Some(next.to_string()),
+                    remote,
+                    started,
+                    inner: resp,
+                });
+            }
+            chain.push(Hop { url: req.url.to_string(), status });
+            if chain.len() > MAX_REDIRECTS {
+                return Err(ToolError::new(
+                    ErrorCode::Network,
+                    format!("{first} redirected more than {MAX_REDIRECTS} times (last to {next})"),
+                ));
+            }
+            if status == 303 || (matches!(status, 301 | 302) && req.method == reqwest::Method::POST) {
+                req.method = reqwest::Method::GET;
+                req.body = None;
+            }
+            req.url = next;
+            continue;
+        }
+        let remote = resp.remote_addr();
+        return Ok(Response {
+            url: req.url.clone(),
+            status,
+            headers: resp.headers().clone(),
+            chain,
+            unfollowed: None,
+            remote,
+            started,
+            inner: resp,
+        });
+    }
+}
+
+/// `work` under the call's abort (`CANCELLED`) and a total `timeout` (`TIMEOUT`).
+pub async fn bounded<T>(
+    ctx: &Ctx,
+    timeout: Duration,
+    what: &str,
+    work: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    ctx.cancel.check()?;
+    match ctx.unless_cancelled(tokio::time::timeout(timeout, work)).await? {
+        Ok(r) => r,
+        Err(_) => Err(ToolError::new(
+            ErrorCode::Timeout,
+            format!(
+                "{what} took more than {} s (raise timeout if the server is slow)",
+                timeout.as_secs_f64()
+            ),
+        )),
+    }
+}

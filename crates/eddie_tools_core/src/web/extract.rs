@@ -1,0 +1,351 @@
+//! From bytes to text: the charset (a BOM, then the `Content-Type` charset, then `<meta>`, then
+//! UTF-8 when it is valid, else a guess), what kind of body it is, and for HTML the main
+//! content (a readability port, `dom_smoothie`) turned into Markdown (`htmd`) or plain text.
+
+use encoding_rs::Encoding;
+
+/// What a body is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// HTML or XHTML.
+    Html,
+    /// Text to pass through (plain, Markdown, JSON, XML, CSS, JavaScript, CSV).
+    Text,
+    /// Anything else: reported by type and size, never dumped.
+    Binary,
+}
+
+/// The MIME type of a `Content-Type` value (lowercase, no parameters).
+pub fn mime_of(content_type: Option<&str>) -> Option<String> {
+    let ct = content_type?.split(';').next()?.trim().to_ascii_lowercase();
+    (!ct.is_empty()).then_some(ct)
+}
+
+/// The kind of a body from its type, sniffing the bytes when the type says nothing useful.
+pub fn kind_of(mime: Option<&str>, bytes: &[u8]) -> Kind {
+    match mime {
+        Some("text/html" | "application/xhtml+xml") => Kind::Html,
+        Some(m)
+            if m.starts_with("text/")
+                || m.ends_with("+json")
+                || m.ends_with("+xml")
+                || matches!(
+                    m,
+                    "application/json"
+                        | "application/xml"
+                        | "application/javascript"
+                        | "application/x-javascript"
+                        | "application/ecmascript"
+                        | "application/x-sh"
+                        | "application/toml"
+                        | "application/yaml"
+                        | "application/x-yaml"
+                        | "application/sql"
+                        | "application/graphql"
+                        | "application/x-ndjson"
+                ) =>
+        {
+            Kind::Text
+        }
+        Some(m) if m != "application/octet-stream" && m != "binary/octet-stream" => Kind::Binary,
+        _ => sniff(bytes),
+    }
+}
+
+fn sniff(bytes: &[u8]) -> Kind {
+    let start = &bytes[..bytes.len().min(1024)];
+    if start.contains(&0) && !start.starts_with(&[0xff, 0xfe]) && !start.starts_with(&[0xfe, 0xff]) {
+        return Kind::Binary;
+    }
+    let lower: String =
+        String::from_utf8_lossy(start).trim_start_matches('\u{feff}').trim_start().to_ascii_lowercase();
+    if lower.starts_with("<!doctype html") || lower.starts_with("<html") || lower.contains("<body") {
+        return Kind::Html;
+    }
+    let control = start.iter().filter(|b| **b < 0x09 || (0x0e..0x20).contains(*b)).count();
+    if control * 20 > start.len().max(1) { Kind::Binary } else { Kind::Text }
+}
+
+/// A decoded body.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    /// The text.
+    pub text: String,
+    /// The encoding used (its WHATWG name).
+    pub encoding: &'static str,
+    /// Where the encoding came from: `bom`, `header`, `meta`, `utf-8` or `detected`.
+    pub source: &'static str,
+    /// Some bytes were invalid in that encoding (replaced by U+FFFD).
+    pub malformed: bool,
+}
+
+/// The `charset` parameter of a `Content-Type` value.
+pub fn charset_param(content_type: Option<&str>) -> Option<String> {
+    content_type?.split(';').skip(1).find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        (k.trim().eq_ignore_ascii_case("charset")).then(|| v.trim().trim_matches(['"', '\'']).to_owned())
+    })
+}
+
+/// The charset a `<meta charset>` or `<meta http-equiv content="...; charset=">` names in
+/// the first 8 KiB.
+pub fn meta_charset(bytes: &[u8]) -> Option<&'static Encoding> {
+    let head = &bytes[..bytes.len().min(8192)];
+    let lower: Vec<u8> = head.iter().map(u8::to_ascii_lowercase).collect();
+    let mut at = 0;
+    while let Some(i) = memchr::memmem::find(&lower[at..], b"<meta") {
+        let start = at + i;
+        let end = memchr::memchr(b'>', &lower[start..]).map_or(lower.len(), |e| start + e);
+        let tag = &lower[start..end];
+        if let Some(c) = memchr::memmem::find(tag, b"charset") {
+            let rest = &tag[c + 7..];
+            let rest = rest.iter().skip_while(|b| b.is_ascii_whitespace()).copied().collect::<Vec<u8>>();
+            if let Some(v) = rest.strip_prefix(b"=") {
+                let v: Vec<u8> = v
+                    .iter()
+                    .skip_while(|b| b.is_ascii_whitespace() || **b == b'"' || **b == b'\'')
+                    .take_while(|b| !(b.is_ascii_whitespace() || matches!(**b, b'"' | b'\'' | b';' | b'/')))
+                    .copied()
+                    .collect();
+                if let Some(enc) = Encoding::for_label(&v) {
+                    // A page that names UTF-16 in a meta tag is read as UTF-8 (HTML's rule).
+                    return Some(if enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE {
+                        encoding_rs::UTF_8
+                    } else {
+                        enc
+                    });
+                }
+            }
+        }
+        at = end.max(start + 5);
+        if at >= lower.len() {
+            break;
+        }
+    }
+    None
+}
+
+/// Decode `bytes`: a BOM wins (as in browsers), then the header's charset, then (HTML) the
+/// `<meta>` charset, then UTF-8 when the bytes are valid UTF-8, else `chardetng`'s guess.
+pub fn decode(bytes: &[u8], content_type: Option<&str>, html: bool) -> Decoded {
+    let (enc, source, body) = if let Some((enc, len)) = Encoding::for_bom(bytes) {
+        (enc, "bom", &bytes[len..])
+    } else if let Some(enc) = charset_param(content_type).and_then(|c| Encoding::for_label(c.as_bytes())) {
+        (enc, "header", bytes)
+    } else if let Some(enc) = html.then(|| meta_charset(bytes)).flatten() {
+        (enc, "meta", bytes)
+    } else if std::str::from_utf8(bytes).is_ok() {
+        (encoding_rs::UTF_8, "utf-8", bytes)
+    } else {
+        let mut det = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+        det.feed(bytes, true);
+        (det.guess(None, chardetng::Utf8Detection::Deny), "detected", bytes)
+    };
+    let (text, malformed) = enc.decode_without_bom_handling(body);
+    Decoded { text: text.into_owned(), encoding: enc.name(), source, malformed }
+}
+
+/// The main content of an HTML page.
+#[derive(Debug, Clone)]
+pub struct Article {
+    /// The page title.
+    pub title: Option<String>,
+    /// The main content as HTML.
+    pub html: String,
+    /// Whether the readability pass found it (else it is the whole body, boilerplate removed).
+    pub readable: bool,
+}
+
+/// The tags dropped from a page when the readability pass finds nothing.
+const BOILERPLATE: &[&str] = &[
+    "script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form", "iframe", "svg",
+    "button",
+];
+
+/// The main content of `html` (fetched from `url`, for resolving links).
+pub fn article(html: &str, url: Option<&str>) -> Article {
+    let cfg = dom_smoothie::Config { max_elements_to_parse: 200_000, ..Default::default() };
+    let parsed = dom_smoothie::Readability::new(html, url, Some(cfg)).ok().and_then(|mut r| r.parse().ok());
+    match parsed {
+        Some(a) if !a.text_content.trim().is_empty() => Article {
+            title: Some(a.title.trim().to_owned()).filter(|t| !t.is_empty()),
+            html: a.content.to_string(),
+            readable: true,
+        },
+        _ => Article { title: title_of(html), html: html.to_owned(), readable: false },
+    }
+}
+
+/// The `<title>` of a page.
+pub fn title_of(html: &str) -> Option<String> {
+    let lower = html.get(..html.len().min(65536))?.to_ascii_lowercase();
+    let start = lower.find("<title")?;
+    let open_end = start + lower[start..].find('>')? + 1;
+    let close = open_end + lower[open_end..].find("</title")?;
+    let t = html.get(open_end..close)?.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!t.is_empty()).then_some(t)
+}
+
+/// HTML to Markdown: links, headings, lists, code blocks and tables kept; scripts, styles and
+/// (for a whole page) navigation dropped.
+pub fn markdown(html: &str, whole_page: bool) -> String {
+    let mut skip = vec!["script", "style", "noscript", "template", "head"];
+    if whole_page {
+        skip.extend_from_slice(BOILERPLATE);
+    }
+    let conv = htmd::HtmlToMarkdown::builder()
+        .options(htmd::options::Options {
+            bullet_list_marker: htmd::options::BulletListMarker::Dash,
+            ul_bullet_spacing: 1,
+            ol_number_spacing: 1,
+            ..Default::default()
+        })
+        .skip_tags(skip)
+        .build();
+    let md = conv.convert(html).unwrap_or_default();
+    tidy(&md)
+}
+
+/// HTML to plain text: the Markdown without its markup characters for links and emphasis.
+pub fn text(html: &str, whole_page: bool) -> String {
+    let md = markdown(html, whole_page);
+    let mut out = String::with_capacity(md.len());
+    let mut in_code = false;
+    for line in md.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            out.push_str(line);
+        } else {
+            out.push_str(&strip_inline(line.trim_start_matches('#').trim_start()));
+        }
+        out.push('\n');
+    }
+    tidy(&out)
+}
+
+/// `[text](url)` → `text`, `![alt](src)` → `alt`, `**x**`/`*x*`/`` `x` `` → `x`.
+fn strip_inline(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let chars: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '!' && chars.get(i + 1) == Some(&'[') {
+            i += 1;
+            continue;
+        }
+        if c == ']' && chars.get(i + 1) == Some(&'(') {
+            // skip the (url)
+            let mut depth = 0;
+            let mut j = i + 1;
+            while j < chars.len() {
+                match chars[j] {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            i = j + 1;
+            continue;
+        }
+        if matches!(c, '[' | '*' | '`' | '\\') {
+            i += 1;
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// Trailing spaces gone, runs of blank lines cut to one, no blank start or end.
+fn tidy(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut blank = 0;
+    for line in s.lines() {
+        let line = line.trim_end();
+        // Two code blocks in a row come out of htmd fused (a closing and an opening fence).
+        let line = if line == "``````" { "```\n\n```" } else { line };
+        if line.is_empty() {
+            blank += 1;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank > 0 { "\n\n" } else { "\n" });
+        }
+        blank = 0;
+        out.push_str(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charsets_come_from_the_bom_the_header_the_meta_then_utf8_then_a_guess() {
+        // Shift_JIS 日本語 = 93 fa 96 7b 8c ea
+        let sjis =
+            b"<html><head><meta charset=\"shift_jis\"></head><body>\x93\xfa\x96\x7b\x8c\xea</body></html>";
+        let d = decode(sjis, Some("text/html"), true);
+        assert!(d.text.contains("日本語"), "{}", d.text);
+        assert_eq!((d.encoding, d.source), ("Shift_JIS", "meta"));
+        let d = decode(b"caf\xe9", Some("text/plain; charset=ISO-8859-1"), false);
+        assert_eq!((d.text.as_str(), d.encoding, d.source), ("café", "windows-1252", "header"));
+        let d = decode("\u{feff}héllo".as_bytes(), Some("text/plain; charset=iso-8859-1"), false);
+        assert_eq!((d.text.as_str(), d.source), ("héllo", "bom"));
+        let d = decode(
+            b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=gb18030\">\xd6\xd0\xce\xc4",
+            None,
+            true,
+        );
+        assert!(d.text.ends_with("中文"), "{}", d.text);
+        let d = decode(b"plain \xff\xfe\xfd bytes that are not utf-8 \xe9\xe8", None, false);
+        assert_eq!(d.source, "detected");
+        let d = decode("ok ünïcode".as_bytes(), None, false);
+        assert_eq!((d.encoding, d.source, d.malformed), ("UTF-8", "utf-8", false));
+        let d = decode(b"bad \xff utf8", Some("text/plain; charset=utf-8"), false);
+        assert!(d.malformed && d.text.contains('\u{fffd}'));
+    }
+
+    #[test]
+    fn kinds_by_type_then_by_sniffing() {
+        assert_eq!(kind_of(Some("text/html"), b""), Kind::Html);
+        assert_eq!(kind_of(Some("application/json"), b"{}"), Kind::Text);
+        assert_eq!(kind_of(Some("application/vnd.api+json"), b"{}"), Kind::Text);
+        assert_eq!(kind_of(Some("application/pdf"), b"%PDF-1.7"), Kind::Binary);
+        assert_eq!(kind_of(Some("image/png"), b"\x89PNG"), Kind::Binary);
+        assert_eq!(kind_of(None, b"<!DOCTYPE html><html>"), Kind::Html);
+        assert_eq!(kind_of(Some("application/octet-stream"), b"\x00\x01\x02binary"), Kind::Binary);
+        assert_eq!(kind_of(None, b"just some text\n"), Kind::Text);
+    }
+
+    #[test]
+    fn markdown_keeps_structure_and_drops_boilerplate() {
+        let html = r#"<html><head><title>T</title><style>x{}</style></head><body>
+            <nav><a href="/">Home</a> <a href="/a">Nav link</a></nav>
+            <article><h1>Main title</h1><p>Some <a href="https://e.x/l">link</a> and <code>code</code>.</p>
+            <ul><li>one</li><li>two</li></ul><pre><code class="language-rust">fn main() {}</code></pre>
+            <table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table></article>
+            <footer>Copyright footer</footer><script>alert(1)</script></body></html>"#;
+        let md = markdown(html, true);
+        assert!(md.contains("# Main title"), "{md}");
+        assert!(md.contains("[link](https://e.x/l)"), "{md}");
+        assert!(md.contains("- one") && md.contains("```"), "{md}");
+        assert!(md.contains("| a"), "{md}");
+        assert!(!md.contains("Nav link") && !md.contains("Copyright") && !md.contains("alert"), "{md}");
+        let t = text(html, true);
+        assert!(t.contains("Some link and code.") && !t.contains("https://e.x/l"), "{t}");
+        assert_eq!(title_of(html).as_deref(), Some("T"));
+    }
+}
