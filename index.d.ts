@@ -2689,6 +2689,8 @@ export declare const PLAN_RESULT_SCHEMA: Record<string, unknown>
 export declare function toolSpecs(): NativeToolSpec[]
 /** Every error code, in declaration order. */
 export declare function errorCodes(): ErrorCode[]
+/** The other agents' tool names that runTool accepts (`read` → `read_file`, `execute_command` → `run`, …), as {alias: canonical}. */
+export declare function toolAliases(): Record<string, string>
 
 export type TaskListTaskStatus = 'pending' | 'in_progress' | 'complete'
 export interface TaskListTask {

@@ -459,6 +459,7 @@ exports.formatTaskListResult = binding.formatTaskListResult
 exports.runTool = binding.runTool
 exports.toolSpecs = binding.toolSpecs
 exports.errorCodes = binding.errorCodes
+exports.toolAliases = binding.toolAliases
 exports.terminateAllProcesses = binding.terminateAllProcesses
 
 // Background processes and running commands do not outlive this process (their shims also

@@ -64,7 +64,8 @@ function distance(a, b) {
 /** The spec of tool `name` (model or JS name), or exits 2 with the closest names. */
 function specOf(name) {
   const specs = tools.toolSpecs()
-  const spec = specs.find((s) => s.name === name || s.jsName === name)
+  const canonical = tools.toolAliases()[name] ?? name
+  const spec = specs.find((s) => s.name === canonical || s.jsName === canonical)
   if (spec) return spec
   const key = name.toLowerCase().replace(/[-\s]/g, '_')
   const ranked = specs

@@ -197,6 +197,12 @@ pub fn error_codes() -> Vec<String> {
     eddie_tools_core::ErrorCode::ALL.iter().map(|c| c.as_str().to_owned()).collect()
 }
 
+/// The other agents' tool names that `runTool` accepts, as `{alias: canonicalName}`.
+#[napi(catch_unwind)]
+pub fn tool_aliases() -> std::collections::HashMap<String, String> {
+    eddie_tools_core::registry::TOOL_ALIASES.iter().map(|(a, c)| ((*a).to_owned(), (*c).to_owned())).collect()
+}
+
 /// Ask every running command tree of this process to stop (SIGTERM to each tree, SIGKILL
 /// after a second); returns how many there were. `index.js` calls it on `process.exit`.
 #[napi(catch_unwind)]

@@ -188,9 +188,42 @@ pub fn definition(name: &str) -> Option<&'static Value> {
     definitions().iter().find(|d| d.get("name").and_then(Value::as_str) == Some(name))
 }
 
-/// The spec of tool `name` (model name or JS name).
+/// The reference agents' names for tools this package has under another name, `(alias,
+/// canonical)`: a model trained on Stack calls `read`, one trained on Alfredo
+/// `execute_command`. [`find`] resolves them, so `runTool`, the CLI and the binding accept
+/// them; listings (toolSpecs, MCP, the adapters) show only the canonical names. Names whose
+/// meaning differs between agents are left out (`search_files` is a glob in Floyd and a
+/// content search in Alfredo), as are tools whose arguments would not fit (Stack's `server`).
+pub const TOOL_ALIASES: &[(&str, &str)] = &[
+    // Stack 2.9
+    ("read", "read_file"),
+    ("write", "write_file"),
+    ("edit", "edit_file"),
+    ("search", "glob"),
+    ("copy", "copy_file"),
+    ("move", "move_file"),
+    ("delete", "delete_file"),
+    ("test", "run_tests"),
+    // Floyd
+    ("grep_search", "grep"),
+    // Alfredo
+    ("write_to_file", "write_file"),
+    ("replace_in_file", "edit_file"),
+    ("list_files", "list_directory"),
+    ("list_code_definition_names", "list_symbols"),
+    ("execute_command", "run"),
+    // TunaCode
+    ("update_file", "edit_file"),
+    ("list_dir", "list_directory"),
+    ("run_command", "run"),
+];
+
+/// The spec of tool `name` (model name, JS name, or one of [`TOOL_ALIASES`]).
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
-    tools().find(|t| t.name == name || t.js_name == name)
+    tools().find(|t| t.name == name || t.js_name == name).or_else(|| {
+        let canonical = TOOL_ALIASES.iter().find(|(alias, _)| *alias == name)?.1;
+        tools().find(|t| t.name == canonical)
+    })
 }
 
 /// Run tool `name` (model or JS name) with `args` in the current task: the argument policy
@@ -204,6 +237,14 @@ pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_aliases_name_existing_tools_and_shadow_none() {
+        for (alias, canonical) in TOOL_ALIASES {
+            assert!(tools().all(|t| t.name != *alias && t.js_name != *alias), "{alias} shadows a tool");
+            assert_eq!(find(alias).map(|t| t.name), Some(*canonical), "{alias}");
+        }
+    }
 
     #[test]
     fn every_tool_has_its_definition() {
