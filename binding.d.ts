@@ -85,6 +85,9 @@ export declare function sanitiseTaskListName(value: unknown): string
  */
 export declare function terminateAllProcesses(): number
 
+/** The other agents' tool names that `runTool` accepts, as `{alias: canonicalName}`. */
+export declare function toolAliases(): Record<string, string>
+
 /** Every tool of every family, `builtinTools` first. */
 export declare function toolSpecs(): Array<NativeToolSpec>
 

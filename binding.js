@@ -847,5 +847,6 @@ module.exports.runTool = nativeBinding.runTool
 module.exports.sanitiseTaskId = nativeBinding.sanitiseTaskId
 module.exports.sanitiseTaskListName = nativeBinding.sanitiseTaskListName
 module.exports.terminateAllProcesses = nativeBinding.terminateAllProcesses
+module.exports.toolAliases = nativeBinding.toolAliases
 module.exports.toolSpecs = nativeBinding.toolSpecs
 module.exports.writeTaskListDocument = nativeBinding.writeTaskListDocument
