@@ -129,8 +129,14 @@ pub fn blocking_form(name: &str) -> Option<BlockingFn> {
 }
 
 /// Every family, `eddie` first.
-pub const FAMILIES: &[&Family] =
-    &[&crate::eddie::FAMILY, &crate::files::FAMILY, &crate::code::FAMILY, &crate::exec::FAMILY];
+pub const FAMILIES: &[&Family] = &[
+    &crate::eddie::FAMILY,
+    &crate::files::FAMILY,
+    &crate::code::FAMILY,
+    &crate::exec::FAMILY,
+    #[cfg(feature = "git")]
+    &crate::git::FAMILY,
+];
 
 /// Every tool of every family, `builtinTools` first.
 pub fn tools() -> impl Iterator<Item = &'static ToolSpec> {
