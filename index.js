@@ -239,6 +239,10 @@ function askFollowupQuestion(args, ctx) {
 function attemptCompletion(args, ctx) {
   return binding.callTool(52, args, ctx)
 }
+/** The working tree status of the git repository containing path (default: the workspace root), read without running git: branch, upstream with ahead/behind, repository state (merge, rebase, cherry-pick, revert, bisect), and one entry per changed path with its index and worktree letters as in git status --porcelain=v2 (. unchanged, M, A, D, R with origPath, T; ? untracked; U conflicted). Content reads like git status --short --branch. (`git_status`) */
+function gitStatus(args, ctx) {
+  return binding.callTool(53, args, ctx)
+}
 
 const bashTool = define("bash", bash)
 const fileReadTool = define("file_read", fileRead)
@@ -293,11 +297,12 @@ const checkPermissionTool = define("check_permission", checkPermission)
 const askUserTool = define("ask_user", askUser)
 const askFollowupQuestionTool = define("ask_followup_question", askFollowupQuestion)
 const attemptCompletionTool = define("attempt_completion", attemptCompletion)
+const gitStatusTool = define("git_status", gitStatus)
 
 /** Every built-in tool of @eddie/tools, in its order. */
 const builtinTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
 /** Every tool of every family: builtinTools, then the tools from the other reference agents. */
-const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool]
+const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool, gitStatusTool]
 
 const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').outputSchema
 const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema
@@ -355,6 +360,7 @@ exports.checkPermission = checkPermission
 exports.askUser = askUser
 exports.askFollowupQuestion = askFollowupQuestion
 exports.attemptCompletion = attemptCompletion
+exports.gitStatus = gitStatus
 exports.bashTool = bashTool
 exports.fileReadTool = fileReadTool
 exports.fileWriteTool = fileWriteTool
@@ -408,6 +414,7 @@ exports.checkPermissionTool = checkPermissionTool
 exports.askUserTool = askUserTool
 exports.askFollowupQuestionTool = askFollowupQuestionTool
 exports.attemptCompletionTool = attemptCompletionTool
+exports.gitStatusTool = gitStatusTool
 exports.builtinTools = builtinTools
 exports.allTools = allTools
 exports.TASK_LIST_RESULT_SCHEMA = TASK_LIST_RESULT_SCHEMA

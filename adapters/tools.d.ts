@@ -2,9 +2,9 @@
 import type * as T from '../index.js'
 
 /** Every tool, by its model name. */
-export type ToolName = "bash" | "file_read" | "file_write" | "file_search" | "get_folder_tree_structure" | "get_plan" | "complete_task" | "update_plan" | "agent__new_task_list" | "agent__new_task" | "agent__get_task_list" | "agent__set_task_status" | "agent__delete_task" | "read_file" | "write_file" | "edit_file" | "multi_edit" | "apply_unified_diff" | "apply_patch" | "assess_patch_risk" | "edit_range" | "insert_at" | "delete_range" | "copy_file" | "move_file" | "delete_file" | "list_directory" | "get_file_info" | "grep" | "glob" | "list_symbols" | "find_symbol" | "find_references" | "search_codebase" | "project_map" | "run" | "process_start" | "process_read" | "process_write" | "process_wait" | "process_kill" | "process_list" | "detect_project" | "run_tests" | "lint" | "format" | "typecheck" | "build" | "install" | "check_permission" | "ask_user" | "ask_followup_question" | "attempt_completion"
+export type ToolName = "bash" | "file_read" | "file_write" | "file_search" | "get_folder_tree_structure" | "get_plan" | "complete_task" | "update_plan" | "agent__new_task_list" | "agent__new_task" | "agent__get_task_list" | "agent__set_task_status" | "agent__delete_task" | "read_file" | "write_file" | "edit_file" | "multi_edit" | "apply_unified_diff" | "apply_patch" | "assess_patch_risk" | "edit_range" | "insert_at" | "delete_range" | "copy_file" | "move_file" | "delete_file" | "list_directory" | "get_file_info" | "grep" | "glob" | "list_symbols" | "find_symbol" | "find_references" | "search_codebase" | "project_map" | "run" | "process_start" | "process_read" | "process_write" | "process_wait" | "process_kill" | "process_list" | "detect_project" | "run_tests" | "lint" | "format" | "typecheck" | "build" | "install" | "check_permission" | "ask_user" | "ask_followup_question" | "attempt_completion" | "git_status"
 /** Every family. */
-export type ToolFamily = "eddie" | "files" | "code" | "exec"
+export type ToolFamily = "eddie" | "files" | "code" | "exec" | "git"
 /** The arguments of each tool, by model name. */
 export interface ToolArgsMap {
   bash: Parameters<typeof T.bash>[0]
@@ -60,6 +60,7 @@ export interface ToolArgsMap {
   ask_user: Parameters<typeof T.askUser>[0]
   ask_followup_question: Parameters<typeof T.askFollowupQuestion>[0]
   attempt_completion: Parameters<typeof T.attemptCompletion>[0]
+  git_status: Parameters<typeof T.gitStatus>[0]
 }
 /** `result.data` of each tool, by model name. */
 export interface ToolDataMap {
@@ -116,4 +117,5 @@ export interface ToolDataMap {
   ask_user: Awaited<ReturnType<typeof T.askUser>>['data']
   ask_followup_question: Awaited<ReturnType<typeof T.askFollowupQuestion>>['data']
   attempt_completion: Awaited<ReturnType<typeof T.attemptCompletion>>['data']
+  git_status: Awaited<ReturnType<typeof T.gitStatus>>['data']
 }
