@@ -2677,6 +2677,45 @@ export type WebSearchData = {
 export declare function webSearch(args: WebSearchArgs, ctx: ToolContext): Promise<ToolResult<WebSearchData>>
 export declare const webSearchTool: ToolDefinition<WebSearchArgs, WebSearchData>
 
+/** Arguments of `git_status`. */
+export type GitStatusArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** Also count ignored files (default false). */
+  includeIgnored?: boolean
+}
+/** `data` of a `git_status` result. */
+export type GitStatusData = {
+  root?: string | null
+  branch: string | null
+  head?: string | null
+  detached?: boolean
+  unborn?: boolean
+  upstream?: string | null
+  ahead?: number | null
+  behind?: number | null
+  state: "clean" | "merge" | "revert" | "cherry-pick" | "bisect" | "rebase" | "am"
+  entries: Array<{
+    path: string
+    origPath?: string | null
+    index: string
+    worktree: string
+    staged?: boolean
+    unstaged?: boolean
+    untracked?: boolean
+    conflicted?: boolean
+    [key: string]: unknown
+  }>
+  clean: boolean
+  counts: {
+    [key: string]: unknown
+  }
+  [key: string]: unknown
+}
+/** The working tree status of the git repository containing path (default: the workspace root), read without running git: branch, upstream with ahead/behind, repository state (merge, rebase, cherry-pick, revert, bisect), and one entry per changed path with its index and worktree letters as in git status --porcelain=v2 (. unchanged, M, A, D, R with origPath, T; ? untracked; U conflicted). Content reads like git status --short --branch. (`git_status`) */
+export declare function gitStatus(args: GitStatusArgs, ctx: ToolContext): Promise<ToolResult<GitStatusData>>
+export declare const gitStatusTool: ToolDefinition<GitStatusArgs, GitStatusData>
+
 /** Every built-in tool of @eddie/tools, in its order. */
 export declare const builtinTools: ToolDefinition<any, any>[]
 /** Every tool of every family: builtinTools first. */

@@ -259,6 +259,10 @@ function checkUrl(args, ctx) {
 function webSearch(args, ctx) {
   return binding.callTool(57, args, ctx)
 }
+/** The working tree status of the git repository containing path (default: the workspace root), read without running git: branch, upstream with ahead/behind, repository state (merge, rebase, cherry-pick, revert, bisect), and one entry per changed path with its index and worktree letters as in git status --porcelain=v2 (. unchanged, M, A, D, R with origPath, T; ? untracked; U conflicted). Content reads like git status --short --branch. (`git_status`) */
+function gitStatus(args, ctx) {
+  return binding.callTool(58, args, ctx)
+}
 
 const bashTool = define("bash", bash)
 const fileReadTool = define("file_read", fileRead)
@@ -318,11 +322,12 @@ const fetchTool = define("fetch", fetch)
 const downloadTool = define("download", download)
 const checkUrlTool = define("check_url", checkUrl)
 const webSearchTool = define("web_search", webSearch)
+const gitStatusTool = define("git_status", gitStatus)
 
 /** Every built-in tool of @eddie/tools, in its order. */
 const builtinTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
 /** Every tool of every family: builtinTools, then the tools from the other reference agents. */
-const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool, webFetchTool, fetchTool, downloadTool, checkUrlTool, webSearchTool]
+const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool, webFetchTool, fetchTool, downloadTool, checkUrlTool, webSearchTool, gitStatusTool]
 
 const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').outputSchema
 const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema
@@ -385,6 +390,7 @@ exports.fetch = fetch
 exports.download = download
 exports.checkUrl = checkUrl
 exports.webSearch = webSearch
+exports.gitStatus = gitStatus
 exports.bashTool = bashTool
 exports.fileReadTool = fileReadTool
 exports.fileWriteTool = fileWriteTool
@@ -443,6 +449,7 @@ exports.fetchTool = fetchTool
 exports.downloadTool = downloadTool
 exports.checkUrlTool = checkUrlTool
 exports.webSearchTool = webSearchTool
+exports.gitStatusTool = gitStatusTool
 exports.builtinTools = builtinTools
 exports.allTools = allTools
 exports.TASK_LIST_RESULT_SCHEMA = TASK_LIST_RESULT_SCHEMA

@@ -67,6 +67,7 @@ const MINIMAL = {
   ask_user: { question: 'q?' },
   ask_followup_question: { question: 'q?' },
   attempt_completion: { result: 'done' },
+  git_status: {},
 }
 
 const fresh = () => workspace({ 'a.txt': 'one\ntwo\n', 'm.py': 'def f():\n    return 1\n' })

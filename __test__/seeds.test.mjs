@@ -5,7 +5,8 @@
 // not succeed must be in DIFFERENCES, with the reason; tools that do not exist yet are counted.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tools from '../index.js'
@@ -147,6 +148,11 @@ test('every seed example call of an existing tool runs as written, or differs fo
     const key = `${c.seed}:${c.tool}`
     // Stack's copy example creates config.yaml, which its edit example needs to exist.
     const ws = workspace(key === 'stack:copy' ? Object.fromEntries(Object.entries(FILES).filter(([p]) => p !== 'config.yaml')) : FILES)
+    if (c.tool.startsWith('git_')) {
+      // The git examples act on a repository: the workspace, and Floyd's /path/to/repo.
+      mkdirSync(join(ws, 'path/to/repo'), { recursive: true })
+      for (const dir of [ws, join(ws, 'path/to/repo')]) execFileSync('git', ['init', '-q', dir], { env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' } })
+    }
     const args = Object.fromEntries(Object.entries(c.args).map(([k, v]) => [k, inside(ws, v)]))
     const ctx = {
       cwd: ws,

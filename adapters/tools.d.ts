@@ -2,9 +2,9 @@
 import type * as T from '../index.js'
 
 /** Every tool, by its model name. */
-export type ToolName = "bash" | "file_read" | "file_write" | "file_search" | "get_folder_tree_structure" | "get_plan" | "complete_task" | "update_plan" | "agent__new_task_list" | "agent__new_task" | "agent__get_task_list" | "agent__set_task_status" | "agent__delete_task" | "read_file" | "write_file" | "edit_file" | "multi_edit" | "apply_unified_diff" | "apply_patch" | "assess_patch_risk" | "edit_range" | "insert_at" | "delete_range" | "copy_file" | "move_file" | "delete_file" | "list_directory" | "get_file_info" | "grep" | "glob" | "list_symbols" | "find_symbol" | "find_references" | "search_codebase" | "project_map" | "run" | "process_start" | "process_read" | "process_write" | "process_wait" | "process_kill" | "process_list" | "detect_project" | "run_tests" | "lint" | "format" | "typecheck" | "build" | "install" | "check_permission" | "ask_user" | "ask_followup_question" | "attempt_completion" | "web_fetch" | "fetch" | "download" | "check_url" | "web_search"
+export type ToolName = "bash" | "file_read" | "file_write" | "file_search" | "get_folder_tree_structure" | "get_plan" | "complete_task" | "update_plan" | "agent__new_task_list" | "agent__new_task" | "agent__get_task_list" | "agent__set_task_status" | "agent__delete_task" | "read_file" | "write_file" | "edit_file" | "multi_edit" | "apply_unified_diff" | "apply_patch" | "assess_patch_risk" | "edit_range" | "insert_at" | "delete_range" | "copy_file" | "move_file" | "delete_file" | "list_directory" | "get_file_info" | "grep" | "glob" | "list_symbols" | "find_symbol" | "find_references" | "search_codebase" | "project_map" | "run" | "process_start" | "process_read" | "process_write" | "process_wait" | "process_kill" | "process_list" | "detect_project" | "run_tests" | "lint" | "format" | "typecheck" | "build" | "install" | "check_permission" | "ask_user" | "ask_followup_question" | "attempt_completion" | "web_fetch" | "fetch" | "download" | "check_url" | "web_search" | "git_status"
 /** Every family. */
-export type ToolFamily = "eddie" | "files" | "code" | "exec" | "web"
+export type ToolFamily = "eddie" | "files" | "code" | "exec" | "web" | "git"
 /** The arguments of each tool, by model name. */
 export interface ToolArgsMap {
   bash: Parameters<typeof T.bash>[0]
@@ -65,6 +65,7 @@ export interface ToolArgsMap {
   download: Parameters<typeof T.download>[0]
   check_url: Parameters<typeof T.checkUrl>[0]
   web_search: Parameters<typeof T.webSearch>[0]
+  git_status: Parameters<typeof T.gitStatus>[0]
 }
 /** `result.data` of each tool, by model name. */
 export interface ToolDataMap {
@@ -126,4 +127,5 @@ export interface ToolDataMap {
   download: Awaited<ReturnType<typeof T.download>>['data']
   check_url: Awaited<ReturnType<typeof T.checkUrl>>['data']
   web_search: Awaited<ReturnType<typeof T.webSearch>>['data']
+  git_status: Awaited<ReturnType<typeof T.gitStatus>>['data']
 }

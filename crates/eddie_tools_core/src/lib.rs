@@ -15,6 +15,8 @@ pub mod engine;
 pub mod error;
 pub mod exec;
 pub mod files;
+#[cfg(feature = "git")]
+pub mod git;
 pub mod output;
 pub mod plan;
 pub mod registry;

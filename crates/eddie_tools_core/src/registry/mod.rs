@@ -136,6 +136,8 @@ pub const FAMILIES: &[&Family] = &[
     &crate::exec::FAMILY,
     #[cfg(feature = "web")]
     &crate::web::FAMILY,
+    #[cfg(feature = "git")]
+    &crate::git::FAMILY,
 ];
 
 /// Every tool of every family, `builtinTools` first.

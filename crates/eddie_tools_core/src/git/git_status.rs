@@ -1,0 +1,237 @@
+//! `git_status`: the working tree status (Stack and Floyd `git_status`), read with libgit2.
+//!
+//! Each entry carries `index` and `worktree` letters as `git status --porcelain=v2` prints
+//! them (`.` unchanged, `M`, `A`, `D`, `R`, `T`; `?` untracked, `U` conflicted), the rename
+//! source as `origPath`, and `conflicted`. Untracked files are listed one by one (as with
+//! `--untracked-files=all`).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::call::args::lenient::Flag;
+use crate::context::Ctx;
+use crate::error::{ErrorCode, Result};
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.git_status.result.v1";
+const NAME: &str = "git_status";
+
+/// The arguments of `git_status`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// A folder inside the repository (default: the workspace root; also: repo_path, repoPath).
+    pub path: Option<String>,
+    /// Also count ignored files (default false).
+    pub include_ignored: Option<Flag>,
+}
+
+fn input_schema() -> serde_json::Value {
+    let mut v = crate::call::args::schema::<Args>();
+    if let Some(o) = v.as_object_mut() {
+        o.entry("required").or_insert_with(|| json!([]));
+    }
+    v
+}
+
+fn letters(s: git2::Status) -> (char, char) {
+    use git2::Status as S;
+    if s.contains(S::CONFLICTED) {
+        return ('U', 'U');
+    }
+    if s.contains(S::WT_NEW) {
+        return ('?', '?');
+    }
+    let x = if s.contains(S::INDEX_NEW) {
+        'A'
+    } else if s.contains(S::INDEX_MODIFIED) {
+        'M'
+    } else if s.contains(S::INDEX_DELETED) {
+        'D'
+    } else if s.contains(S::INDEX_RENAMED) {
+        'R'
+    } else if s.contains(S::INDEX_TYPECHANGE) {
+        'T'
+    } else {
+        '.'
+    };
+    let y = if s.contains(S::WT_MODIFIED) {
+        'M'
+    } else if s.contains(S::WT_DELETED) {
+        'D'
+    } else if s.contains(S::WT_RENAMED) {
+        'R'
+    } else if s.contains(S::WT_TYPECHANGE) {
+        'T'
+    } else {
+        '.'
+    };
+    (x, y)
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The status of the repository at `dir`.
+pub(crate) fn status(dir: &std::path::Path, ignored: bool) -> Result<Value> {
+    let repo = super::open(dir)?;
+    if repo.is_bare() {
+        return Err(crate::error::ToolError::new(
+            ErrorCode::NotARepository,
+            "the repository is bare (no working tree); pass path: a folder of a checkout",
+        ));
+    }
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(ignored)
+        .recurse_ignored_dirs(false)
+        .renames_head_to_index(true)
+        .include_unmodified(false);
+    let statuses =
+        repo.statuses(Some(&mut opts)).map_err(|e| super::err(&e, ErrorCode::Internal, "status"))?;
+    let mut entries = Vec::new();
+    let (mut untracked, mut ignored_n, mut conflicts, mut staged, mut unstaged) = (0, 0, 0, 0, 0);
+    for e in statuses.iter() {
+        let s = e.status();
+        if s.contains(git2::Status::IGNORED) {
+            ignored_n += 1;
+            continue;
+        }
+        let (x, y) = letters(s);
+        let conflicted = s.contains(git2::Status::CONFLICTED);
+        if conflicted {
+            conflicts += 1;
+        } else if x == '?' {
+            untracked += 1;
+        } else {
+            if x != '.' {
+                staged += 1;
+            }
+            if y != '.' {
+                unstaged += 1;
+            }
+        }
+        let (path, orig) = match e.head_to_index() {
+            Some(d) if s.contains(git2::Status::INDEX_RENAMED) => {
+                (d.new_file().path_bytes().map(lossy), d.old_file().path_bytes().map(lossy))
+            }
+            _ => (Some(lossy(e.path_bytes())), None),
+        };
+        entries.push(json!({
+            "path": path,
+            "origPath": orig,
+            "index": x.to_string(),
+            "worktree": y.to_string(),
+            "staged": x != '.' && x != '?' && !conflicted,
+            "unstaged": y != '.' && y != '?' && !conflicted,
+            "untracked": x == '?',
+            "conflicted": conflicted,
+        }));
+    }
+    let head = repo.head().ok();
+    let unborn = head.is_none();
+    let detached = repo.head_detached().unwrap_or(false);
+    let branch = if detached {
+        None
+    } else if let Some(h) = &head {
+        h.shorthand().ok().map(str::to_owned)
+    } else {
+        // Unborn: HEAD names the branch to be.
+        repo.find_reference("HEAD").ok().and_then(|r| {
+            r.symbolic_target_bytes().map(|t| lossy(t).trim_start_matches("refs/heads/").to_owned())
+        })
+    };
+    let oid = head.as_ref().and_then(git2::Reference::target);
+    let (mut upstream, mut ahead, mut behind) = (None, None, None);
+    if let (Some(b), Some(local)) = (&branch, oid)
+        && let Ok(br) = repo.find_branch(b, git2::BranchType::Local)
+        && let Ok(up) = br.upstream()
+    {
+        upstream = up.name().ok().flatten().map(str::to_owned);
+        if let Some(remote) = up.get().target()
+            && let Ok((a, bh)) = repo.graph_ahead_behind(local, remote)
+        {
+            ahead = Some(a);
+            behind = Some(bh);
+        }
+    }
+    let workdir = repo.workdir().map(|w| w.display().to_string());
+    Ok(json!({
+        "root": workdir,
+        "branch": branch,
+        "head": oid.map(|o| o.to_string()),
+        "detached": detached,
+        "unborn": unborn,
+        "upstream": upstream,
+        "ahead": ahead,
+        "behind": behind,
+        "state": super::state_name(repo.state()),
+        "entries": entries,
+        "clean": entries.is_empty(),
+        "counts": {"staged": staged, "unstaged": unstaged, "untracked": untracked, "conflicted": conflicts, "ignored": if ignored { Some(ignored_n) } else { None }},
+    }))
+}
+
+fn render(d: &Value) -> String {
+    let mut out = String::from("## ");
+    let branch = d["branch"].as_str();
+    if d["unborn"].as_bool() == Some(true) {
+        out.push_str(&format!("No commits yet on {}", branch.unwrap_or("HEAD")));
+    } else if let Some(b) = branch {
+        out.push_str(b);
+    } else {
+        out.push_str("HEAD (no branch)");
+    }
+    if let Some(u) = d["upstream"].as_str() {
+        out.push_str(&format!("...{u}"));
+        let (a, b) = (d["ahead"].as_u64().unwrap_or(0), d["behind"].as_u64().unwrap_or(0));
+        match (a, b) {
+            (0, 0) => {}
+            (a, 0) => out.push_str(&format!(" [ahead {a}]")),
+            (0, b) => out.push_str(&format!(" [behind {b}]")),
+            (a, b) => out.push_str(&format!(" [ahead {a}, behind {b}]")),
+        }
+    }
+    if let Some(s) = d["state"].as_str().filter(|s| *s != "clean") {
+        out.push_str(&format!(" ({s} in progress)"));
+    }
+    out.push('\n');
+    for e in d["entries"].as_array().into_iter().flatten() {
+        let x = e["index"].as_str().unwrap_or(" ").replace('.', " ");
+        let y = e["worktree"].as_str().unwrap_or(" ").replace('.', " ");
+        let p = e["path"].as_str().unwrap_or_default();
+        match e["origPath"].as_str() {
+            Some(o) => out.push_str(&format!("{x}{y} {o} -> {p}\n")),
+            None => out.push_str(&format!("{x}{y} {p}\n")),
+        }
+    }
+    if d["clean"].as_bool() == Some(true) {
+        out.push_str("nothing to commit, working tree clean\n");
+    }
+    out
+}
+
+/// Run `git_status`.
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let dir = super::locate(ctx, a.path.as_deref())?;
+    let ignored = a.include_ignored.is_some_and(|f| f.0);
+    let data = crate::blocking(NAME, move || status(&dir, ignored)).await?;
+    Ok(ToolOutput::new(SCHEMA, render(&data), data))
+}
+
+/// The `git_status` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: NAME,
+    js_name: "gitStatus",
+    family: "git",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[("include_ignored", "includeIgnored"), ("ignored", "includeIgnored")],
+    definition: include_str!("git_status.json"),
+    input: Some(input_schema),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
+};

@@ -1,0 +1,68 @@
+//! The `git` family: repository tools on libgit2 (the `git2` crate, vendored, no network
+//! transports compiled in). No tool ever starts a `git` process; the git CLI is only the tests'
+//! oracle. Every path goes through the workspace resolver; repository work runs on the
+//! blocking pool.
+
+pub mod git_status;
+
+use std::path::Path;
+
+use crate::context::Ctx;
+use crate::error::{ErrorCode, Result, ToolError};
+use crate::registry::Family;
+
+/// The family.
+pub const FAMILY: Family = Family {
+    name: "git",
+    tools: &[git_status::TOOL],
+    contract: None,
+    aliases: &[("repo_path", "path"), ("repoPath", "path"), ("repo", "path"), ("cwd", "path")],
+    partial_on_cancel: false,
+};
+
+/// The repository containing workspace path `path` (default: the workspace root), resolved
+/// through the workspace; `NOT_A_REPOSITORY` when there is none.
+pub(crate) fn locate(ctx: &Ctx, path: Option<&str>) -> Result<std::path::PathBuf> {
+    let p = path.filter(|p| !p.is_empty()).unwrap_or(".");
+    let r = ctx.workspace.resolve(p)?;
+    Ok(r.real)
+}
+
+/// Open the repository that contains `dir` (searching upwards, as git does).
+pub(crate) fn open(dir: &Path) -> Result<git2::Repository> {
+    git2::Repository::discover(dir).map_err(|e| {
+        ToolError::new(
+            ErrorCode::NotARepository,
+            format!(
+                "{} is not inside a git repository ({}); pass path: a folder of a repository",
+                dir.display(),
+                e.message()
+            ),
+        )
+    })
+}
+
+/// A libgit2 error as a tool error (`LOCKED` for a held lock, else `code`).
+pub(crate) fn err(e: &git2::Error, code: ErrorCode, what: &str) -> ToolError {
+    if e.code() == git2::ErrorCode::Locked {
+        return ToolError::new(
+            ErrorCode::Locked,
+            format!("{what}: the repository is locked ({})", e.message()),
+        );
+    }
+    ToolError::new(code, format!("{what}: {}", e.message()))
+}
+
+/// The repository state as a stable string.
+pub(crate) fn state_name(s: git2::RepositoryState) -> &'static str {
+    use git2::RepositoryState as S;
+    match s {
+        S::Clean => "clean",
+        S::Merge => "merge",
+        S::Revert | S::RevertSequence => "revert",
+        S::CherryPick | S::CherryPickSequence => "cherry-pick",
+        S::Bisect => "bisect",
+        S::Rebase | S::RebaseInteractive | S::RebaseMerge => "rebase",
+        S::ApplyMailbox | S::ApplyMailboxOrRebase => "am",
+    }
+}
