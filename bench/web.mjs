@@ -9,7 +9,7 @@
 // test. Then the peak memory of one call, per page, each in a fresh child process (maxRSS after
 // the call minus maxRSS after a warm-up call on a tiny page), against the page's size.
 // Peers: npm install --prefix bench/web   (never root dependencies). Run by hand; never in tests.
-import { spawnSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { createServer } from 'node:http'
 import { readFileSync, readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -99,12 +99,15 @@ for (const f of pages) {
   const native = await time(() => nativePipeline(url, tools))
   const node = await time(() => nodePipeline(url))
   totalNative += native; totalNode += node; totalBytes += bytes
-  const child = (which) => {
-    const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--child', which, url, `${base}/tiny.html`], { encoding: 'utf8' })
-    try { return JSON.parse(r.stdout) } catch { return { ms: NaN, rssDelta: NaN, err: r.stderr.slice(0, 300) } }
-  }
-  const memNative = child('native')
-  const memNode = child('node')
+  // Asynchronous: the child fetches from this process's server, which a synchronous spawn
+  // would block (a deadlock).
+  const child = (which) => new Promise((resolve) => {
+    execFile(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--child', which, url, `${base}/tiny.html`], { encoding: 'utf8', timeout: 120_000 }, (_err, stdout, stderr) => {
+      try { resolve(JSON.parse(stdout)) } catch { resolve({ ms: NaN, rssDelta: NaN, err: String(stderr).slice(0, 300) }) }
+    })
+  })
+  const memNative = await child('native')
+  const memNode = await child('node')
   rows.push({
     page: f, bytes, nativeMs: +native.toFixed(2), nodeMs: +node.toFixed(2), speedup: +(node / native).toFixed(1),
     nativePeakX: +(memNative.rssDelta / bytes).toFixed(2), nodePeakX: +(memNode.rssDelta / bytes).toFixed(2),
