@@ -98,7 +98,7 @@ fn argv(words: &[&str]) -> Vec<String> {
 }
 
 /// Whether `program` is on `PATH` (of the child environment `path`).
-fn on_path(program: &str, path: Option<&str>) -> bool {
+pub(crate) fn on_path(program: &str, path: Option<&str>) -> bool {
     use std::os::unix::fs::PermissionsExt;
     path.unwrap_or("/usr/local/bin:/usr/bin:/bin").split(':').filter(|d| !d.is_empty()).any(|d| {
         std::fs::metadata(Path::new(d).join(program))

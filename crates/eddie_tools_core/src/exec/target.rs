@@ -191,12 +191,12 @@ fn executable(argv: &[String]) -> String {
     }
 }
 
+/// Whether `program` (a name, or a path) is an executable on the child's `PATH`.
 fn on_path(program: &str, path_var: Option<&str>) -> bool {
     if program.contains('/') {
         return Path::new(program).is_file();
     }
-    let path = path_var.map(str::to_owned).or_else(|| std::env::var("PATH").ok()).unwrap_or_default();
-    std::env::split_paths(&path).any(|d| d.join(program).is_file())
+    crate::exec::detect_project::on_path(program, path_var)
 }
 
 /// What a command is, for placing a target, a pattern and verbose.
