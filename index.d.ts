@@ -1076,6 +1076,24 @@ export type GrepArgs = {
   includeHidden?: boolean
   /** Deadline in milliseconds (default 30000); partial results are returned flagged timedOut. */
   timeoutMs?: number
+  /** Stop early when nothing has matched after this many milliseconds (default: no such limit; 3000 in TunaCode style). Distinct from timeoutMs, which bounds the whole search. */
+  firstMatchTimeoutMs?: number
+  /** Order of the files: path (default) or relevance (files with a definition of the match first, then source before tests before vendored code, then the most recently modified; ties by path). */
+  sortBy?: "path" | "relevance"
+  /** default, or tunacode: TunaCode's grep (case-insensitive literal search unless case_sensitive / use_regex, 2 context lines, 50 results, dependency folders skipped, a 3 s first-match deadline, TunaCode's output). Any of directory, use_regex, case_sensitive, include_files, exclude_files or search_type also selects it. */
+  style?: "default" | "tunacode"
+  /** TunaCode: the folder to search (as path). */
+  directory?: string
+  /** TunaCode: the pattern is a regular expression (default false: literal text). */
+  use_regex?: boolean
+  /** TunaCode: match case (default false). */
+  case_sensitive?: boolean
+  /** TunaCode: comma-separated globs of files to search, with braces: "*.py", "*.js,*.ts", "*.{py,js,ts}". */
+  include_files?: string
+  /** TunaCode: comma-separated patterns of files to skip: "*.pyc", "node_modules/*". */
+  exclude_files?: string
+  /** TunaCode: smart, ripgrep, python or hybrid. Accepted; the search always runs on ripgrep's engine, and the result says so. */
+  search_type?: "smart" | "ripgrep" | "python" | "hybrid"
 }
 /** `data` of a `grep` result. */
 export type GrepData = {
@@ -1141,6 +1159,17 @@ export type GrepData = {
     total: number
     hasMore: boolean
     nextOffset: number | null
+  }
+  /** Present when the files are ordered by relevance (definitions, then source before tests before vendored code, then the most recently modified). */
+  sortBy?: "relevance"
+  /** Present when a first-match deadline applied: true when nothing matched by then and the search stopped. */
+  firstMatchTimedOut?: boolean
+  /** Present when TunaCode's defaults and output format applied. */
+  style?: "tunacode"
+  /** TunaCode style: the search_type asked for and the engine that ran (always ripgrep's). */
+  strategy?: {
+    requested: string | null
+    used: string
   }
 }
 /** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
@@ -2054,6 +2083,18 @@ export type LintData = {
     total: number
     failures: Array<string>
   }
+  /** The linter's findings, read from its machine-readable output (ruff, eslint, clippy/cargo, tsc); null when the command is not one of those (a package script, an explicit command) or its report could not be read. */
+  findings?: Array<{
+    /** Workspace-relative path. */
+    path: string
+    line: number
+    column: number
+    rule: string | null
+    message: string
+    severity: "error" | "warning" | "info"
+  }> | null
+  /** Which tool's report the findings were read from. */
+  findingsFrom?: string | null
 }
 /** Run the project's linter (detected command or an explicit one). (`lint`, mutating, asks ctx.confirm) */
 export declare function lint(args: LintArgs, ctx: ToolContext): Promise<ToolResult<LintData>>
@@ -2141,6 +2182,8 @@ export type FormatData = {
     total: number
     failures: Array<string>
   }
+  /** Workspace-relative paths whose contents the formatter changed or created, below the target (gitignored and dependency folders not compared); null when more than 50,000 files were below it. */
+  changedFiles?: Array<string> | null
 }
 /** Format the project's code (detected command or an explicit one). (`format`, mutating, asks ctx.confirm) */
 export declare function format(args: FormatArgs, ctx: ToolContext): Promise<ToolResult<FormatData>>
@@ -2228,6 +2271,18 @@ export type TypecheckData = {
     total: number
     failures: Array<string>
   }
+  /** The linter's findings, read from its machine-readable output (ruff, eslint, clippy/cargo, tsc); null when the command is not one of those (a package script, an explicit command) or its report could not be read. */
+  findings?: Array<{
+    /** Workspace-relative path. */
+    path: string
+    line: number
+    column: number
+    rule: string | null
+    message: string
+    severity: "error" | "warning" | "info"
+  }> | null
+  /** Which tool's report the findings were read from. */
+  findingsFrom?: string | null
 }
 /** Type-check the project (detected command or an explicit one). (`typecheck`, mutating, asks ctx.confirm) */
 export declare function typecheck(args: TypecheckArgs, ctx: ToolContext): Promise<ToolResult<TypecheckData>>

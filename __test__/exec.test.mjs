@@ -560,11 +560,120 @@ test("Stack's linter / formatter / package_manager choose the tool; a missing on
   const env = { ...process.env, PATH: `${bin}:/usr/bin:/bin` }
   const { ctx } = context(ws, true, { env })
   const lint = await tools.lint({ path: 'stack_cli/', linter: 'ruff' }, ctx)
-  assert.equal(lint.data.stdout, 'ruff check stack_cli\n')
+  // ruff is asked for its JSON report; this stand-in prints something else, so no findings.
+  assert.equal(lint.data.stdout, 'ruff check --output-format=json stack_cli\n')
   assert.equal(lint.data.commandSource, 'chosen')
+  assert.equal(lint.data.findings, null)
   const fmt = await tools.format({ path: '.', formatter: 'black' }, ctx)
   assert.equal(fmt.data.stdout, 'black .\n')
   await rejectsWith(assert, tools.lint({ linter: 'pylint' }, ctx), 'NO_RUNNER', /`pylint` executable was not found/)
   await rejectsWith(assert, tools.install({ package_manager: 'poetry' }, ctx), 'NO_RUNNER', /`poetry`/)
   await rejectsWith(assert, tools.lint({ linter: 'flake9' }, ctx), 'INVALID_ARGUMENT', /choose one of: ruff, pylint/)
+})
+
+/** Whether `cmd` runs; in CI (which installs them) a missing tool fails the test instead. */
+const have = (cmd, args = ['--version']) => {
+  const ok = spawnSync(cmd, args, { stdio: 'ignore' }).status === 0
+  if (!ok && process.env.CI) throw new Error(`${cmd} is missing: .ci/run installs it`)
+  return ok
+}
+
+test('lint: ruff findings as {path, line, column, rule, message, severity}, read from its JSON report', async (t) => {
+  if (!have('ruff')) return t.skip('ruff is not installed (pip install ruff)')
+  const ws = workspace({ 'pyproject.toml': '[project]\nname = "p"\n', 'pkg/a.py': 'import os\n', 'pkg/clean.py': 'x = 1\n' })
+  const { ctx } = context(ws, true, { env: process.env })
+  const r = await tools.lint({ linter: 'ruff', path: 'pkg' }, ctx)
+  assert.deepEqual(r.data.args, ['check', '--output-format=json', 'pkg'])
+  assert.equal(r.data.findingsFrom, 'ruff')
+  assert.deepEqual(r.data.findings, [{ path: 'pkg/a.py', line: 1, column: 8, rule: 'F401', message: '`os` imported but unused', severity: 'error' }])
+  assert.match(r.content, /--- findings \(ruff: 1 errors, 0 warnings\) ---\npkg\/a\.py:1:8 error \[F401\] `os` imported but unused\n/)
+  assert.doesNotMatch(r.content, /"filename"/, 'the JSON report stays out of the text')
+  const clean = await tools.lint({ linter: 'ruff', path: 'pkg/clean.py' }, ctx)
+  assert.deepEqual([clean.data.success, clean.data.findings], [true, []])
+})
+
+test('format: the files the formatter changed are named (ruff format; any command)', async (t) => {
+  const ws = workspace({ 'pyproject.toml': '[project]\nname = "p"\n', 'src/a.py': 'x=1\n', 'src/b.py': 'y = 2\n', 'other.py': 'z=3\n' })
+  const { ctx } = context(ws, true, { env: process.env })
+  // Any command: what it changed or created below the project.
+  let r = await tools.format({ command: 'echo y > src/new.txt' }, ctx)
+  assert.deepEqual(r.data.changedFiles, ['src/new.txt'])
+  assert.match(r.content, /files changed \(1\): src\/new\.txt\n/)
+  r = await tools.format({ command: 'true' }, ctx)
+  assert.deepEqual(r.data.changedFiles, [])
+  assert.match(r.content, /files changed: none/)
+  if (!have('ruff')) return t.skip('ruff is not installed (pip install ruff)')
+  r = await tools.format({ formatter: 'ruff', path: 'src' }, ctx)
+  assert.deepEqual(r.data.changedFiles, ['src/a.py'])
+  assert.equal(readFileSync(join(ws, 'src/a.py'), 'utf8'), 'x = 1\n')
+  assert.equal(readFileSync(join(ws, 'other.py'), 'utf8'), 'z=3\n', 'outside the target: untouched')
+})
+
+test('typecheck: tsc findings, read from --pretty false', async () => {
+  const ws = workspace({
+    'package.json': JSON.stringify({ name: 'p', devDependencies: { typescript: '*' } }),
+    'tsconfig.json': JSON.stringify({ compilerOptions: { strict: true, noEmit: true }, files: ['src/a.ts'] }),
+    'src/a.ts': 'export const n: number = "one"\n',
+  })
+  symlinkSync(join(root, 'node_modules'), join(ws, 'node_modules'))
+  const { ctx } = context(ws, true, { env: process.env })
+  const r = await tools.typecheck({ runner: 'tsc' }, ctx)
+  assert.equal(r.data.findingsFrom, 'tsc')
+  assert.deepEqual(r.data.findings.map(({ path, line, column, rule, severity }) => ({ path, line, column, rule, severity })),
+    [{ path: 'src/a.ts', line: 1, column: 14, rule: 'TS2322', severity: 'error' }])
+  assert.match(r.data.findings[0].message, /Type 'string' is not assignable to type 'number'/)
+})
+
+test('lint: clippy findings from cargo --message-format=json, paths relative to the workspace', async () => {
+  const ws = workspace({
+    'crate/Cargo.toml': '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n[workspace]\n',
+    'crate/src/lib.rs': 'pub fn f() -> u32 {\n    return 1;\n}\n',
+  })
+  const { ctx } = context(ws, true, { env: { ...process.env, CARGO_TARGET_DIR: join(ws, '.target') } })
+  const r = await tools.lint({ linter: 'clippy', path: 'crate' }, ctx)
+  assert.equal(r.data.findingsFrom, 'cargo')
+  const f = r.data.findings.find((x) => x.rule === 'clippy::needless_return')
+  assert.ok(f, JSON.stringify(r.data.findings))
+  assert.deepEqual([f.path, f.line, f.column, f.severity], ['crate/src/lib.rs', 2, 5, 'warning'])
+})
+
+test("bash with TunaCode's keys (env, timeout, capture_output): env added, secrets dropped, TunaCode's sections, exit codes as results", async () => {
+  const ws = workspace({ 'sub/f.txt': 'x\n' })
+  const { ctx, prompts } = context(ws, true, { env: { PATH: process.env.PATH, API_TOKEN: 's3cret', HOME: ws } })
+  let r = await tools.bash({ command: 'echo "$MY_VAR-$API_TOKEN"; ls', env: { MY_VAR: 'test' }, cwd: 'sub' }, ctx)
+  assert.equal(r.content, 'Command: echo "$MY_VAR-$API_TOKEN"; ls\nExit Code: 0\nWorking Directory: sub\n\nSTDOUT:\ntest-\nf.txt\n\nSTDERR:\n(no errors)')
+  assert.deepEqual(r.data, { stdout: 'test-\nf.txt\n', stderr: '' })
+  assert.equal(prompts.at(-1), 'Run command: echo "$MY_VAR-$API_TOKEN"; ls')
+  // A secret passed explicitly is passed.
+  r = await tools.bash({ command: 'echo "$API_TOKEN"', env: { API_TOKEN: 'given' } }, ctx)
+  assert.equal(r.data.stdout, 'given\n')
+  // A failing exit is a result, not an error.
+  r = await tools.bash({ command: 'echo oops >&2; exit 3', timeout: 5 }, ctx)
+  assert.match(r.content, /^Command: echo oops >&2; exit 3\nExit Code: 3\n[\s\S]*STDOUT:\n\(no output\)\n\nSTDERR:\noops$/)
+  r = await tools.bash({ command: 'sleep 5', timeout: 0.3 }, ctx)
+  assert.match(r.content, /Exit Code: timed out after 0.3 s/)
+  r = await tools.bash({ command: 'echo hidden', capture_output: false }, ctx)
+  assert.match(r.content, /STDOUT:\n\(not captured\)/)
+  // eddie's bash without those keys keeps its contract: a failing exit throws.
+  await rejectsWith(assert, tools.bash({ command: 'exit 3' }, ctx), 'COMMAND_FAILED')
+  // Bad input and escapes.
+  await rejectsWith(assert, tools.bash({ command: 'true', timeout: 301 }, ctx), 'INVALID_ARGUMENT', /at most 300/)
+  await rejectsWith(assert, tools.bash({ command: 'true', env: { A: 1 } }, ctx), 'INVALID_ARGUMENT', /object of strings/)
+  await rejectsWith(assert, tools.bash({ command: 'true', env: {}, maxBytes: 5 }, ctx), 'INVALID_ARGUMENT', /unknown argument `maxBytes`/)
+  await rejectsWith(assert, tools.bash({ command: 'true', env: {}, cwd: '../..' }, ctx), 'OUTSIDE_WORKSPACE')
+})
+
+test("bash with TunaCode's keys: a declined confirm runs nothing; a destructive command needs a second confirm", async () => {
+  const ws = workspace()
+  const declined = context(ws, false, { env: { PATH: process.env.PATH } })
+  const r = await tools.bash({ command: 'touch made', env: {} }, declined.ctx)
+  assert.equal(r.content, 'Command rejected by user.')
+  assert.equal(existsSync(join(ws, 'made')), false)
+  const answers = [true, false]
+  const prompts = []
+  const ctx = { cwd: ws, env: { PATH: process.env.PATH }, confirm: async (m) => { prompts.push(m); return answers.shift() } }
+  const r2 = await tools.bash({ command: 'touch made; rm -rf /', timeout: 5 }, ctx)
+  assert.equal(r2.content, 'Command rejected by user.')
+  assert.match(prompts[1], /^Destructive command: \[rm-recursive/)
+  assert.equal(existsSync(join(ws, 'made')), false)
 })

@@ -99,13 +99,11 @@ const DIFFERENCES = {
   'stack:fetch': { codes: ['DNS', 'NETWORK', 'TIMEOUT', 'TLS', 'HTTP_STATUS'], why: 'needs the internet; web.test.mjs runs the same calls against loopback servers' },
   'stack:download': { codes: ['DNS', 'NETWORK', 'TIMEOUT', 'TLS', 'HTTP_STATUS'], why: 'needs the internet' },
   'stack:check_url': { codes: ['DNS', 'NETWORK', 'TIMEOUT', 'TLS', 'HTTP_STATUS'], why: 'needs the internet' },
-  'stack:lint': { codes: ['NO_RUNNER'], why: 'ruff is not installed here: the refusal names it' },
+  'stack:lint': { codes: ['NO_RUNNER'], why: 'where ruff is not installed, the refusal names it (.ci/run installs it, and the call runs)' },
   'stack:format': { codes: ['NO_RUNNER'], why: 'black is not installed here: the refusal names it' },
   'floyd:run_tests': { codes: ['INVALID_ARGUMENT'], why: 'grantPermission is refused on purpose: a model cannot grant itself permission (README, differences)' },
   'floyd:apply_unified_diff': { codes: ['INVALID_PATCH'], why: 'the example diff is a truncated placeholder (a hunk header with no lines)' },
   'floyd:assess_patch_risk': { codes: ['INVALID_PATCH'], why: 'the example diff is a placeholder ("...")' },
-  'tunacode:bash': { codes: ['COMMAND_FAILED', 'ok'], why: "TunaCode's `bash` name is eddie's bash, whose contract has no env (use run with shell: true); long-running-command does not exist" },
-  'tunacode:grep': { codes: ['INVALID_ARGUMENT', 'ok'], why: "TunaCode's grep options (use_regex, include_files, case_sensitive) are not mapped yet (issue 16)" },
   'alfredo:execute_command': { codes: ['NOT_FOUND', 'ok', 'declined'], why: 'pytest is not installed here; pip install is declined by the test (it would reach PyPI)' },
 }
 

@@ -111,7 +111,82 @@ pub struct Args {
     /// Deadline in milliseconds (default 30000); partial results are returned flagged timedOut.
     #[schemars(range(min = 0))]
     pub timeout_ms: Option<Count>,
+    /// Stop early when nothing has matched after this many milliseconds (default: no such limit; 3000 in TunaCode style). Distinct from timeoutMs, which bounds the whole search.
+    #[schemars(range(min = 0))]
+    pub first_match_timeout_ms: Option<Count>,
+    /// Order of the files: path (default) or relevance (files with a definition of the match first, then source before tests before vendored code, then the most recently modified; ties by path).
+    pub sort_by: Option<SortBy>,
+    /// default, or tunacode: TunaCode's grep (case-insensitive literal search unless case_sensitive / use_regex, 2 context lines, 50 results, dependency folders skipped, a 3 s first-match deadline, TunaCode's output). Any of directory, use_regex, case_sensitive, include_files, exclude_files or search_type also selects it.
+    pub style: Option<Style>,
+    /// TunaCode: the folder to search (as path).
+    #[serde(rename = "directory")]
+    pub directory: Option<String>,
+    /// TunaCode: the pattern is a regular expression (default false: literal text).
+    #[serde(rename = "use_regex")]
+    pub use_regex: Option<bool>,
+    /// TunaCode: match case (default false).
+    #[serde(rename = "case_sensitive")]
+    pub case_sensitive: Option<bool>,
+    /// TunaCode: comma-separated globs of files to search, with braces: "*.py", "*.js,*.ts", "*.{py,js,ts}".
+    #[serde(rename = "include_files")]
+    pub include_files: Option<String>,
+    /// TunaCode: comma-separated patterns of files to skip: "*.pyc", "node_modules/*".
+    #[serde(rename = "exclude_files")]
+    pub exclude_files: Option<String>,
+    /// TunaCode: smart, ripgrep, python or hybrid. Accepted; the search always runs on ripgrep's engine, and the result says so.
+    #[serde(rename = "search_type")]
+    pub search_type: Option<SearchType>,
 }
+
+/// The order of the files in a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SortBy {
+    /// By path (byte order).
+    Path,
+    /// Definitions, then source before tests before vendored code, then recently modified.
+    Relevance,
+}
+
+/// Whose defaults and output format a call gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Style {
+    /// This package's grep.
+    Default,
+    /// TunaCode's grep.
+    Tunacode,
+}
+
+/// TunaCode's `search_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchType {
+    /// Chosen by file count.
+    Smart,
+    /// ripgrep.
+    Ripgrep,
+    /// Python's re.
+    Python,
+    /// Both.
+    Hybrid,
+}
+
+impl SearchType {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Smart => "smart",
+            Self::Ripgrep => "ripgrep",
+            Self::Python => "python",
+            Self::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// TunaCode's defaults.
+const TUNACODE_CONTEXT: usize = 2;
+const TUNACODE_MAX_RESULTS: usize = 50;
+const TUNACODE_FIRST_MATCH_MS: usize = 3_000;
 
 /// Everything a search needs, parsed from the arguments.
 #[derive(Debug, Clone)]
@@ -146,6 +221,16 @@ pub struct Query {
     pub timeout: Duration,
     /// Matches may span lines.
     pub multiline: bool,
+    /// Stop when nothing matched by then (after the start).
+    pub first_match: Option<Duration>,
+    /// Order of the files.
+    pub sort_by: SortBy,
+    /// TunaCode's defaults and output.
+    pub tunacode: bool,
+    /// TunaCode's `search_type`, as asked.
+    pub search_type: Option<SearchType>,
+    /// Skip dependency folders (node_modules, .venv, dist, build, target, ...).
+    pub skip_dependency_dirs: bool,
     matcher: RegexMatcher,
 }
 
@@ -153,11 +238,43 @@ impl Query {
     /// Validate the arguments and build the matcher.
     pub fn new(a: Args) -> Result<Self> {
         let pattern = args::non_empty(NAME, "pattern", a.pattern)?;
-        let literal = a.literal.unwrap_or(false);
-        let case_insensitive = a.case_insensitive.unwrap_or(false);
+        let tunacode = match a.style {
+            Some(style) => style == Style::Tunacode,
+            None => {
+                a.directory.is_some()
+                    || a.use_regex.is_some()
+                    || a.case_sensitive.is_some()
+                    || a.include_files.is_some()
+                    || a.exclude_files.is_some()
+                    || a.search_type.is_some()
+            }
+        };
+        if a.path.is_some() && a.directory.is_some() {
+            return Err(ToolError::invalid("grep: give `path` or `directory`, not both"));
+        }
+        if a.literal.is_some() && a.use_regex.is_some() {
+            return Err(ToolError::invalid("grep: give `literal` or `use_regex`, not both"));
+        }
+        if a.case_insensitive.is_some() && a.case_sensitive.is_some() {
+            return Err(ToolError::invalid("grep: give `caseInsensitive` or `case_sensitive`, not both"));
+        }
+        let literal = match (a.literal, a.use_regex) {
+            (Some(l), _) => l,
+            (None, Some(r)) => !r,
+            (None, None) => tunacode,
+        };
+        let case_insensitive = match (a.case_insensitive, a.case_sensitive) {
+            (Some(i), _) => i,
+            (None, Some(c)) => !c,
+            (None, None) => tunacode,
+        };
         let word = a.word_match.unwrap_or(false);
         let multiline = a.multiline.unwrap_or(false);
-        let context = args::uint_of(NAME, "context", a.context, 1000)?.unwrap_or(0);
+        let context = args::uint_of(NAME, "context", a.context, 1000)?.unwrap_or(if tunacode {
+            TUNACODE_CONTEXT
+        } else {
+            0
+        });
         let before = args::uint_of(NAME, "before", a.before, 1000)?.unwrap_or(context);
         let after = args::uint_of(NAME, "after", a.after, 1000)?.unwrap_or(context);
         let mode = a.output_mode.unwrap_or(Mode::Content);
@@ -173,14 +290,22 @@ impl Query {
         let matcher = builder.build(&pattern).map_err(|e| {
             ToolError::new(ErrorCode::InvalidRegex, format!("Invalid regex {pattern:?}: {e}"))
         })?;
+        let mut include = args::globs(a.include);
+        include.extend(a.include_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
+        let mut exclude = args::globs(a.exclude);
+        exclude.extend(a.exclude_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
+        let first_match = args::uint_of(NAME, "firstMatchTimeoutMs", a.first_match_timeout_ms, 3_600_000)?
+            .or(tunacode.then_some(TUNACODE_FIRST_MATCH_MS))
+            .map(|ms| Duration::from_millis(ms as u64));
+        let default_max = if tunacode { TUNACODE_MAX_RESULTS } else { DEFAULT_MAX_RESULTS };
         Ok(Self {
-            path: a.path.unwrap_or_else(|| ".".to_owned()),
+            path: a.path.or(a.directory).unwrap_or_else(|| ".".to_owned()),
             mode,
             before,
             after,
-            include: args::globs(a.include),
-            exclude: args::globs(a.exclude),
-            max_results: args::cap_of(NAME, "maxResults", a.max_results, 1_000_000, DEFAULT_MAX_RESULTS)?,
+            include,
+            exclude,
+            max_results: args::cap_of(NAME, "maxResults", a.max_results, 1_000_000, default_max)?,
             max_per_file: args::cap_of(NAME, "maxPerFile", a.max_per_file, 1_000_000, DEFAULT_MAX_PER_FILE)?,
             offset: args::offset_of(NAME, a.offset)?,
             max_line_length: args::cap_of(
@@ -198,6 +323,11 @@ impl Query {
             ),
             pattern,
             multiline,
+            first_match,
+            sort_by: a.sort_by.unwrap_or(SortBy::Path),
+            tunacode,
+            search_type: a.search_type,
+            skip_dependency_dirs: tunacode,
             matcher,
         })
     }
@@ -229,6 +359,9 @@ pub struct FileHits {
     pub lines: Vec<Line>,
     /// Lines were dropped by `maxPerFile` or the store limit.
     pub capped: bool,
+    /// A matching line looks like the definition of what matched (`fn NAME`, `class NAME`, ...);
+    /// looked for only when sorting by relevance.
+    pub definition: bool,
 }
 
 /// What a search found.
@@ -250,6 +383,100 @@ pub struct Found {
     pub cancelled: bool,
     /// The store limit was reached.
     pub store_full: bool,
+    /// Nothing matched before the first-match deadline, so the search stopped there.
+    pub first_match_expired: bool,
+}
+
+/// The first-match deadline of one search, shared by its workers.
+struct FirstMatch {
+    deadline: Option<Instant>,
+    found: std::sync::atomic::AtomicBool,
+    expired: std::sync::atomic::AtomicBool,
+}
+
+impl FirstMatch {
+    /// Whether the search must stop now: the deadline passed with nothing found.
+    fn expired(&self, stop: &Stop) -> bool {
+        let Some(deadline) = self.deadline else { return false };
+        if self.found.load(Ordering::Relaxed) || Instant::now() < deadline {
+            return false;
+        }
+        self.expired.store(true, Ordering::Relaxed);
+        stop.quit();
+        true
+    }
+}
+
+/// Keywords that introduce a definition when the name follows them (`pub fn NAME`, `class NAME`,
+/// `export function NAME`, `def NAME`, `type NAME`, ...).
+const DEFINITION_KEYWORDS: &[&str] = &[
+    "fn",
+    "def",
+    "class",
+    "function",
+    "struct",
+    "enum",
+    "trait",
+    "interface",
+    "type",
+    "const",
+    "let",
+    "var",
+    "func",
+    "mod",
+    "module",
+    "macro_rules!",
+    "val",
+    "static",
+    "union",
+    "impl",
+    "record",
+];
+
+/// `prefix` (the line before the match) ends with a definition keyword and whitespace.
+fn defines(prefix: &[u8]) -> bool {
+    let trimmed = prefix.trim_ascii_end();
+    if trimmed.len() == prefix.len() {
+        return false;
+    }
+    let start = trimmed
+        .iter()
+        .rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'!'))
+        .map_or(0, |i| i + 1);
+    let word = &trimmed[start..];
+    DEFINITION_KEYWORDS.iter().any(|k| k.as_bytes() == word)
+}
+
+/// Where a path belongs for relevance: 0 source, 1 tests, 2 vendored or generated.
+pub fn path_class(rel: &str) -> u8 {
+    const VENDORED: &[&str] = &[
+        "vendor",
+        "node_modules",
+        "third_party",
+        "third-party",
+        "external",
+        "site-packages",
+        ".venv",
+        "venv",
+    ];
+    const TESTS: &[&str] = &["test", "tests", "__tests__", "spec", "specs", "testing", "__test__"];
+    let mut parts = rel.split('/');
+    let name = parts.next_back().unwrap_or("");
+    let dirs: Vec<&str> = parts.collect();
+    if dirs.iter().any(|d| VENDORED.contains(d)) || name.ends_with(".min.js") {
+        return 2;
+    }
+    let stem = name.split('.').next().unwrap_or(name);
+    if dirs.iter().any(|d| TESTS.contains(d))
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_spec")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+    {
+        return 1;
+    }
+    0
 }
 
 struct Collector<'q> {
@@ -301,6 +528,12 @@ impl Sink for Collector<'_> {
         for (i, line) in mat.lines().enumerate() {
             let number = first + i as u64;
             self.file.matches += 1;
+            if self.q.sort_by == SortBy::Relevance
+                && !self.file.definition
+                && let Ok(Some(m)) = self.q.matcher.find(line)
+            {
+                self.file.definition = defines(&line[..m.start()]);
+            }
             if self.q.mode == Mode::Content {
                 if self.file.matches <= self.q.max_per_file {
                     self.keep(number, line, true);
@@ -332,6 +565,7 @@ impl Sink for Collector<'_> {
 
 struct Worker<'q> {
     q: &'q Query,
+    first: &'q FirstMatch,
     includes: &'q Includes,
     root_rel: &'q str,
     stored: &'q AtomicUsize,
@@ -366,9 +600,16 @@ fn searcher(q: &Query, mmap: bool) -> Searcher {
 }
 
 impl<'q> Worker<'q> {
-    fn new(q: &'q Query, includes: &'q Includes, root_rel: &'q str, stored: &'q AtomicUsize) -> Self {
+    fn new(
+        q: &'q Query,
+        first: &'q FirstMatch,
+        includes: &'q Includes,
+        root_rel: &'q str,
+        stored: &'q AtomicUsize,
+    ) -> Self {
         Self {
             q,
+            first,
             includes,
             root_rel,
             stored,
@@ -392,7 +633,13 @@ impl<'q> Worker<'q> {
             q: self.q,
             stop,
             stored: self.stored,
-            file: FileHits { path: rel.to_owned(), matches: 0, lines: Vec::new(), capped: false },
+            file: FileHits {
+                path: rel.to_owned(),
+                matches: 0,
+                lines: Vec::new(),
+                capped: false,
+                definition: false,
+            },
             last_line: 0,
             binary: false,
         };
@@ -405,6 +652,7 @@ impl<'q> Worker<'q> {
             self.binary += 1;
         }
         if sink.file.matches > 0 {
+            self.first.found.store(true, Ordering::Relaxed);
             self.hits.push(sink.file);
         }
     }
@@ -415,6 +663,9 @@ impl Visitor for Worker<'_> {
         if !self.includes.matches(below_root(e.rel, self.root_rel)) {
             return true;
         }
+        if self.first.expired(stop) {
+            return false;
+        }
         self.search(e.path, e.rel, stop);
         true
     }
@@ -424,8 +675,13 @@ impl Visitor for Worker<'_> {
 pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found> {
     let includes = Includes::new(&q.include, false)?;
     let stored = AtomicUsize::new(0);
+    let first = FirstMatch {
+        deadline: q.first_match.map(|d| Instant::now() + d),
+        found: false.into(),
+        expired: false.into(),
+    };
     let (mut files, searched, binary, unreadable, ignored) = if let Some((real, rel)) = &ctx_target.file {
-        let mut w = Worker::new(q, &includes, "", &stored);
+        let mut w = Worker::new(q, &first, &includes, "", &stored);
         w.search(real, rel, stop);
         (w.hits, w.searched, w.binary, w.unreadable, IgnoreCounts::default())
     } else {
@@ -433,11 +689,12 @@ pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found
             respect_gitignore: q.respect_gitignore,
             include_hidden: q.include_hidden,
             exclude: walk::excludes(&ctx_target.root.real, &q.exclude)?,
+            skip_dependency_dirs: q.skip_dependency_dirs,
             ..Default::default()
         };
         let (workers, ignored) =
             walk::walk(&ctx_target.workspace_real, &ctx_target.root, &opts, stop, || {
-                Worker::new(q, &includes, &ctx_target.root.rel, &stored)
+                Worker::new(q, &first, &includes, &ctx_target.root.rel, &stored)
             })?;
         let (mut files, mut searched, mut binary, mut unreadable) = (Vec::new(), 0, 0, 0);
         for w in workers {
@@ -449,7 +706,24 @@ pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found
         (files, searched, binary, unreadable, ignored)
     };
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    if q.sort_by == SortBy::Relevance {
+        // Newest first within a class; a file whose time cannot be read sorts as the oldest.
+        let modified = |rel: &str| {
+            std::fs::metadata(ctx_target.workspace_real.join(rel))
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
+        };
+        let mut keyed: Vec<_> = files
+            .into_iter()
+            .map(|f| ((!f.definition, path_class(&f.path), std::cmp::Reverse(modified(&f.path))), f))
+            .collect();
+        // Stable: ties keep the path order.
+        keyed.sort_by_key(|k| k.0);
+        files = keyed.into_iter().map(|(_, f)| f).collect();
+    }
+    let first_match_expired = first.expired.load(Ordering::Relaxed) && !first.found.load(Ordering::Relaxed);
     Ok(Found {
+        first_match_expired,
         files,
         searched,
         binary,
@@ -529,6 +803,7 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
     let mut page_lines = 0usize;
     let mut end = offset;
     let mut entries = Vec::new();
+    let mut tuna = String::new();
     match q.mode {
         Mode::Files | Mode::Count => {
             end = (offset + q.max_results).min(total_files);
@@ -554,6 +829,9 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
                 truncated |= file_truncated;
                 page_lines += kept.max(1);
                 end += 1;
+                if q.tunacode {
+                    tunacode_blocks(q, &f.path, &bl, &mut tuna);
+                }
                 text.push_str(&format!("{}\n", f.path));
                 for (i, b) in bl.iter().enumerate() {
                     if i > 0 {
@@ -597,6 +875,7 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
         header.push_str(&format!("; showing files {}-{} of {total_files}", offset + 1, end));
     }
     header.push('.');
+    let notes_at = header.len();
     if has_more {
         header.push_str(&format!(" More: offset {end}."));
     }
@@ -615,9 +894,24 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
     if found.store_full {
         header.push_str(" Too many matches to keep: narrow the pattern or the path.");
     }
-    let mut content = header;
+    if found.first_match_expired {
+        header.push_str(&format!(
+            " Stopped: nothing matched within the first-match deadline ({} ms); narrow the folder or the file globs, or raise firstMatchTimeoutMs.",
+            q.first_match.map_or(0, |d| d.as_millis())
+        ));
+    }
+    let mut content = if q.tunacode && q.mode == Mode::Content {
+        tunacode_header(q, total_matches, total_files, &found, &header[notes_at..])
+    } else {
+        header
+    };
     found.ignored.push_note(&mut content);
-    if !text.is_empty() {
+    if q.tunacode && q.mode == Mode::Content {
+        if !tuna.is_empty() {
+            content.push_str("\n============================================================\n");
+            content.push_str(tuna.trim_end());
+        }
+    } else if !text.is_empty() {
         content.push('\n');
         content.push_str(text.trim_end());
     }
@@ -642,7 +936,81 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
         "pagination": page.to_json(),
     });
     data[key] = Value::Array(entries);
+    if q.sort_by == SortBy::Relevance {
+        data["sortBy"] = json!("relevance");
+    }
+    if q.first_match.is_some() {
+        data["firstMatchTimedOut"] = json!(found.first_match_expired);
+    }
+    if q.tunacode {
+        data["style"] = json!("tunacode");
+        data["strategy"] = json!({
+            "requested": q.search_type.map(SearchType::name),
+            "used": "ripgrep",
+        });
+    }
     ToolOutput::new(SCHEMA, content, data)
+}
+
+/// TunaCode's first lines: the count, the strategy, and the notes of this package's header
+/// (paging, deadlines) after them.
+fn tunacode_header(q: &Query, matches: usize, files: usize, found: &Found, notes: &str) -> String {
+    let mut out = if matches == 0 {
+        format!("No matches found for pattern: {}", q.pattern)
+    } else {
+        format!("Found {matches} matches for pattern: {} (in {files} files)", q.pattern)
+    };
+    let requested = match q.search_type {
+        Some(t) if t != SearchType::Ripgrep => format!(" (requested: {})", t.name()),
+        _ => String::new(),
+    };
+    out.push_str(&format!("\nStrategy: ripgrep{requested} | Candidates: {} files |", found.searched));
+    // This package's notes: More: offset, Timed out, Stopped, ...
+    let notes = notes.trim();
+    if !notes.is_empty() {
+        out.push('\n');
+        out.push_str(notes);
+    }
+    out
+}
+
+/// One file's blocks in TunaCode's format: a `📁 path:line` heading per block, numbered lines,
+/// `▶` before a matching line and each match between `⟨` and `⟩`.
+fn tunacode_blocks(q: &Query, path: &str, blocks: &[Vec<&Line>], out: &mut String) {
+    for b in blocks {
+        let first_match = b.iter().find(|l| l.is_match).map_or(0, |l| l.number);
+        let width = b.last().map_or(1, |l| l.number.to_string().len());
+        out.push_str(&format!("\n📁 {path}:{first_match}\n"));
+        for l in b {
+            let marker = if l.is_match { "▶   " } else { "    " };
+            let text = if l.is_match { mark(q, &l.text) } else { l.text.clone() };
+            let more = if l.cut { " […]" } else { "" };
+            out.push_str(&format!("{marker}{:>width$}│ {text}{more}\n", l.number));
+        }
+    }
+}
+
+/// `text` with each match of the query between `⟨` and `⟩`.
+fn mark(q: &Query, text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut at = 0;
+    let _ = q.matcher.find_iter(bytes, |m| {
+        if m.start() < at || m.is_empty() {
+            return true;
+        }
+        // The matcher works on bytes of valid UTF-8 here, at character boundaries.
+        if let (Some(before), Some(hit)) = (text.get(at..m.start()), text.get(m.start()..m.end())) {
+            out.push_str(before);
+            out.push('⟨');
+            out.push_str(hit);
+            out.push('⟩');
+            at = m.end();
+        }
+        true
+    });
+    out.push_str(text.get(at..).unwrap_or(""));
+    out
 }
 
 /// The `grep` tool.
@@ -789,7 +1157,8 @@ mod tests {
         let t = ws(&[("d/x.txt", "hit\n")]);
         let q = query(json!({"pattern": "hit"})).unwrap();
         let (inc, stored) = (Includes::new(&[], false).unwrap(), AtomicUsize::new(0));
-        let mut w = Worker::new(&q, &inc, "", &stored);
+        let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
+        let mut w = Worker::new(&q, &first, &inc, "", &stored);
         let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
         // Opening a directory works on Linux; reading it fails (EISDIR).
         w.search(&t.path().join("d"), "d", &stop);
@@ -814,5 +1183,144 @@ mod tests {
         let stop = Stop::new(Arc::new(AtomicBool::new(false)), Some(Instant::now()));
         let found = search(&target, &q, &stop).unwrap();
         assert!(found.timed_out);
+    }
+
+    #[tokio::test]
+    async fn tunacode_style_defaults_globs_skips_and_format() {
+        let t = ws(&[
+            ("src/a.py", "x = 1\n# todo: one\ny = 2\nz = 3\n"),
+            ("src/b.js", "// TODO two\n"),
+            ("src/c.ts", "const TODO = 3\n"),
+            ("src/d.txt", "TODO four\n"),
+            ("src/node_modules/m.js", "// TODO dep\n"),
+            ("build/gen.py", "# TODO built\n"),
+            ("re.py", "a.b\naxb\n"),
+        ]);
+        // directory selects TunaCode's style: case-insensitive literal, 2 context lines, the
+        // comma-separated globs with braces, dependency folders skipped and counted.
+        let out =
+            grep(t.path(), json!({"pattern": "TODO", "directory": "src", "include_files": "*.py,*.{js,ts}"}))
+                .await
+                .unwrap();
+        let files: Vec<_> =
+            out.data["matches"].as_array().unwrap().iter().map(|f| f["path"].clone()).collect();
+        assert_eq!(files, [json!("src/a.py"), json!("src/b.js"), json!("src/c.ts")]);
+        assert_eq!(out.data["style"], "tunacode");
+        assert_eq!(out.data["strategy"], json!({"requested": null, "used": "ripgrep"}));
+        assert_eq!(out.data["ignored"]["excluded"], 1, "{}", out.data["ignored"]);
+        let block = &out.data["matches"][0]["blocks"][0]["lines"];
+        assert_eq!(block.as_array().unwrap().len(), 4, "2 lines of context: {block}");
+        assert!(
+            out.content.starts_with(
+                "Found 3 matches for pattern: TODO (in 3 files)\nStrategy: ripgrep | Candidates: 3 files |"
+            ),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.contains("\n📁 src/a.py:2\n    1│ x = 1\n▶   2│ # ⟨todo⟩: one\n"),
+            "{}",
+            out.content
+        );
+        // exclude_files, case_sensitive, max_results, search_type.
+        let out = grep(
+            t.path(),
+            json!({"pattern": "TODO", "case_sensitive": true, "exclude_files": "*.ts", "maxResults": 1, "search_type": "python"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.data["totalMatches"], 2, "{}", out.content);
+        assert_eq!(out.data["strategy"]["requested"], "python");
+        assert!(out.content.contains("Strategy: ripgrep (requested: python)"), "{}", out.content);
+        assert!(out.content.contains("More: offset 1."), "{}", out.content);
+        // Literal unless use_regex.
+        let lit = grep(t.path(), json!({"pattern": "a.b", "directory": "."})).await.unwrap();
+        assert_eq!(lit.data["totalMatches"], 1);
+        let re =
+            grep(t.path(), json!({"pattern": "a.b", "directory": ".", "use_regex": true})).await.unwrap();
+        assert_eq!(re.data["totalMatches"], 2);
+        // Canonical grep keeps its defaults: case-sensitive regex, no context, dependency
+        // folders searched when not ignored.
+        let out = grep(t.path(), json!({"pattern": "TODO"})).await.unwrap();
+        assert_eq!(out.data["totalMatches"], 5);
+        assert!(out.data.get("style").is_none());
+        assert!(out.content.starts_with("grep \"TODO\""));
+        // Both spellings of one thing are refused.
+        let e = grep(t.path(), json!({"pattern": "x", "path": "src", "directory": "src"})).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        let e =
+            grep(t.path(), json!({"pattern": "x", "literal": true, "use_regex": true})).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        let e = grep(t.path(), json!({"pattern": "x", "search_type": "fast"})).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    }
+
+    #[test]
+    fn the_first_match_deadline_stops_a_search_that_finds_nothing() {
+        let t = ws(&[("a.txt", "no\n"), ("b.txt", "hit\n")]);
+        let ctx = Ctx::new(t.path().to_str().unwrap()).unwrap();
+        let target = args::target(&ctx, None).unwrap();
+        let stop = || Stop::new(Arc::new(AtomicBool::new(false)), None);
+        // An expired deadline with nothing found: stopped, flagged, and said.
+        let q = query(json!({"pattern": "nothing", "firstMatchTimeoutMs": 0})).unwrap();
+        let found = search(&target, &q, &stop()).unwrap();
+        assert!(found.first_match_expired);
+        assert_eq!(found.searched, 0);
+        let out = render(&q, found);
+        assert_eq!(out.data["firstMatchTimedOut"], true);
+        assert!(out.content.contains("first-match deadline (0 ms)"), "{}", out.content);
+        // A generous one changes nothing.
+        let q = query(json!({"pattern": "hit", "firstMatchTimeoutMs": 60000})).unwrap();
+        let found = search(&target, &q, &stop()).unwrap();
+        assert!(!found.first_match_expired);
+        assert_eq!(found.files.len(), 1);
+        assert_eq!(render(&q, found).data["firstMatchTimedOut"], false);
+    }
+
+    #[tokio::test]
+    async fn relevance_puts_definitions_then_source_then_tests_then_vendored() {
+        let t = ws(&[
+            ("a_uses.py", "parse_config()\n"),
+            ("src/b_defines.py", "def parse_config():\n    pass\n"),
+            ("tests/test_c.py", "def parse_config():\n    pass\n"),
+            ("vendor/d.py", "def parse_config(): pass\n"),
+            ("src/e_uses.py", "x = parse_config()\n"),
+            ("src/f.test.ts", "parse_config()\n"),
+        ]);
+        // e_uses is the most recently modified of the plain uses.
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for f in ["a_uses.py", "src/f.test.ts"] {
+            std::fs::File::options().write(true).open(t.path().join(f)).unwrap().set_modified(old).unwrap();
+        }
+        let order = |out: &ToolOutput| -> Vec<String> {
+            out.data["files"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect()
+        };
+        let out =
+            grep(t.path(), json!({"pattern": "parse_config", "sortBy": "relevance", "outputMode": "files"}))
+                .await
+                .unwrap();
+        assert_eq!(
+            order(&out),
+            [
+                "src/b_defines.py",
+                "tests/test_c.py",
+                "vendor/d.py",
+                "src/e_uses.py",
+                "a_uses.py",
+                "src/f.test.ts"
+            ]
+        );
+        assert_eq!(out.data["sortBy"], "relevance");
+        let by_path =
+            grep(t.path(), json!({"pattern": "parse_config", "outputMode": "files"})).await.unwrap();
+        assert_eq!(order(&by_path)[0], "a_uses.py");
+        assert!(by_path.data.get("sortBy").is_none());
+        assert_eq!(path_class("src/x.py"), 0);
+        assert_eq!(path_class("pkg/__tests__/x.js"), 1);
+        assert_eq!(path_class("x_test.go"), 1);
+        assert_eq!(path_class("node_modules/a/x.js"), 2);
+        assert_eq!(path_class("static/app.min.js"), 2);
+        assert!(defines(b"pub fn ") && defines(b"export function ") && defines(b"  def "));
+        assert!(!defines(b"x = ") && !defines(b"fn") && !defines(b"undef "));
     }
 }

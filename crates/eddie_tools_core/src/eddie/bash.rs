@@ -69,8 +69,18 @@ fn range_error(message: String) -> ToolError {
     ToolError::invalid(message).with_kind(JsErrorKind::RangeError)
 }
 
+/// TunaCode's own keys of `bash`. eddie's `bash` ignores unknown keys, so these meant nothing
+/// to it; a call that gives one is TunaCode's `bash`.
+const TUNACODE_KEYS: &[&str] = &["env", "timeout", "capture_output"];
+/// TunaCode's default and largest time limits, in seconds.
+const TUNACODE_TIMEOUT_S: f64 = 30.0;
+const TUNACODE_MAX_TIMEOUT_S: f64 = 300.0;
+
 /// Run `bash`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    if TUNACODE_KEYS.iter().any(|k| args.get(*k).is_some_and(|v| !v.is_null())) {
+        return run_tunacode(args, ctx).await;
+    }
     let args = BashArgs::parse(args)?;
     let cwd = match &args.cwd {
         Some(c) => {
@@ -97,6 +107,115 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         "(no output)".to_owned()
     };
     Ok(ToolOutput::new(SCHEMA, content, json!({"stdout": out.stdout, "stderr": out.stderr})))
+}
+
+fn tunacode_invalid(message: &str) -> ToolError {
+    ToolError::invalid(format!("bash (TunaCode's, with env/timeout/capture_output): {message}"))
+}
+
+/// TunaCode's `bash`: `command` run by bash with `env` added to the environment (secret-looking
+/// inherited variables dropped, as `run` drops them, unless given in `env`), `cwd`, `timeout` in
+/// seconds (default 30, at most 300); destructive commands need a second confirm; a failing
+/// exit is a result with TunaCode's sections (Command, Exit Code, Working Directory, STDOUT,
+/// STDERR), not an error. Data is eddie's `{stdout, stderr}`.
+async fn run_tunacode(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    let line = match args.get("command") {
+        Some(Value::String(s)) if !s.trim().is_empty() && !s.contains('\0') => s.clone(),
+        _ => return Err(tunacode_invalid("`command` must be a non-empty string")),
+    };
+    let cwd = match args.get("cwd") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if !s.is_empty() && !s.contains('\0') => Some(s.clone()),
+        _ => return Err(tunacode_invalid("`cwd` must be a non-empty string")),
+    };
+    let explicit = match args.get("env") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m))
+            if m.iter().all(|(k, v)| {
+                !k.is_empty() && !k.contains(['=', '\0']) && (v.is_string() || v.is_null())
+            }) =>
+        {
+            Some(Value::Object(m.clone()))
+        }
+        _ => return Err(tunacode_invalid("`env` must be an object of strings, e.g. {\"MY_VAR\": \"test\"}")),
+    };
+    let timeout = match args.get("timeout") {
+        None | Some(Value::Null) => TUNACODE_TIMEOUT_S,
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(t) if t > 0.0 && t <= TUNACODE_MAX_TIMEOUT_S => t,
+            _ => {
+                return Err(tunacode_invalid(
+                    "`timeout` must be a number of seconds above 0 and at most 300",
+                ));
+            }
+        },
+        _ => return Err(tunacode_invalid("`timeout` must be a number of seconds above 0 and at most 300")),
+    };
+    let capture = match args.get("capture_output") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        _ => return Err(tunacode_invalid("`capture_output` must be true or false")),
+    };
+    if let Some(key) = args.as_object().and_then(|o| {
+        o.keys().find(|k| !matches!(k.as_str(), "command" | "cwd" | "env" | "timeout" | "capture_output"))
+    }) {
+        return Err(tunacode_invalid(&format!(
+            "unknown argument `{key}`; valid arguments: command, cwd, env, timeout, capture_output"
+        ))
+        .with_prop("argument", key.as_str()));
+    }
+    let (env, dropped_env) = crate::engine::process::env::child_env(ctx, explicit.as_ref(), &[])?;
+    let (cwd, cwd_shown) = command::resolve_cwd(ctx, cwd.as_deref())?;
+    let has_bash =
+        env.get("PATH").is_some_and(|p| std::env::split_paths(p).any(|d| d.join("bash").is_file()));
+    let inv = command::Invocation {
+        program: if has_bash { "bash".to_owned() } else { "/bin/sh".to_owned() },
+        args: vec!["-c".to_owned(), line.clone()],
+        cwd,
+        cwd_shown,
+        env,
+        dropped_env,
+        timeout: Some(Duration::from_secs_f64(timeout)),
+        max_bytes: command::DEFAULT_MAX_BYTES,
+        stdin: None,
+    };
+    let findings = crate::engine::process::risk::assess_invocation(&inv, ctx);
+    if !ctx.confirm(format!("Run command: {line}")).await?
+        || !crate::engine::process::risk::confirm(ctx, &inv, &findings).await?
+    {
+        let msg = "Command rejected by user.";
+        return Ok(ToolOutput::new(SCHEMA, msg, json!({"stdout": "", "stderr": msg})));
+    }
+    let out = command::execute(&inv, ctx, None).await?;
+    let exit = match (out.ending, out.exit_code, &out.signal) {
+        (Ending::Timeout, ..) => format!("timed out after {timeout} s (the process tree was killed)"),
+        (Ending::Cancelled, ..) => "cancelled".to_owned(),
+        (_, Some(code), _) => code.to_string(),
+        (_, None, Some(sig)) => format!("killed by {sig}"),
+        (_, None, None) => "unknown".to_owned(),
+    };
+    let (stdout, stderr) = (out.stdout.into_text(), out.stderr.into_text());
+    let section = |text: &str, empty: &str| {
+        if !capture {
+            "(not captured)".to_owned()
+        } else if text.is_empty() {
+            empty.to_owned()
+        } else {
+            text.trim_end_matches('\n').to_owned()
+        }
+    };
+    let content = format!(
+        "Command: {line}\nExit Code: {exit}\nWorking Directory: {}\n\nSTDOUT:\n{}\n\nSTDERR:\n{}",
+        inv.cwd_shown,
+        section(&stdout, "(no output)"),
+        section(&stderr, "(no errors)"),
+    );
+    let data = if capture {
+        json!({"stdout": stdout, "stderr": stderr})
+    } else {
+        json!({"stdout": "", "stderr": ""})
+    };
+    Ok(ToolOutput::new(SCHEMA, content, data))
 }
 
 /// Captured output of a successful command.

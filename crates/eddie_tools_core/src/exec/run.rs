@@ -103,25 +103,17 @@ fn shell_program() -> String {
 
 /// The destructive patterns in `inv` ([`risk`]), judged against the workspace.
 pub fn assess(inv: &Invocation, ctx: &Ctx) -> Vec<Finding> {
-    let workspace = crate::workspace::realpath(ctx.workspace.root())
-        .unwrap_or_else(|_| ctx.workspace.root().to_path_buf());
-    let argv: Vec<String> = std::iter::once(inv.program.clone()).chain(inv.args.iter().cloned()).collect();
-    risk::assess_argv(&argv, risk::Scope { workspace: &workspace, cwd: &inv.cwd })
+    risk::assess_invocation(inv, ctx)
 }
 
-/// The second, explicit confirm a destructive command needs at every permission level (even
-/// when the session already allows the tool): `true` to go ahead. No findings: `true`.
+/// The second, explicit confirm a destructive command needs ([`risk::confirm`]).
 pub async fn confirm_risk(ctx: &Ctx, inv: &Invocation, findings: &[Finding]) -> Result<bool> {
-    if findings.is_empty() {
-        return Ok(true);
-    }
-    let rules: Vec<String> = findings.iter().map(|f| format!("[{}] {}", f.rule, f.reason)).collect();
-    ctx.confirm(format!("Destructive command: {}\nRun `{}` anyway?", rules.join("; "), inv.display())).await
+    risk::confirm(ctx, inv, findings).await
 }
 
 /// The findings as result data.
 pub fn risk_json(findings: &[Finding]) -> Value {
-    serde_json::to_value(findings).unwrap_or_else(|_| json!([]))
+    risk::to_json(findings)
 }
 
 /// The result when the user said no: nothing ran.

@@ -12,12 +12,14 @@ use crate::engine::process::command::{self, Invocation, execute, split_words};
 use crate::engine::process::env;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::exec::detect_project::{Action, detect};
-use crate::exec::target;
 use crate::exec::testcounts::Counts;
+use crate::exec::{changes, findings, target};
 use crate::output::ToolOutput;
 
 /// Default time limit of a runner, in seconds (builds and installs can be slow).
 const DEFAULT_TIMEOUT_S: f64 = 600.0;
+/// Most of a linter's report read for findings (its standard output).
+const REPORT_LIMIT: usize = 64 * 1024 * 1024;
 
 /// A runner's explicit `command`: a command line (split like a shell would; shell syntax
 /// runs through `/bin/sh`) or the words themselves. Schema: non-empty string | string[].
@@ -224,6 +226,12 @@ pub async fn run(
         (Some(CommandArg::Words(words)), _) => (words, "explicit"),
     };
     argv.extend(extra);
+    // lint and typecheck: ask a known tool for its machine-readable report.
+    let parser = if matches!(action, Action::Lint | Action::Typecheck) && source != "explicit" {
+        findings::structured(&mut argv)
+    } else {
+        None
+    };
     let program = argv.remove(0);
     let inv = Invocation {
         program,
@@ -247,15 +255,69 @@ pub async fn run(
     if !permission::allow(ctx, tool, run::confirm_text(verb(action), &inv)).await? {
         return Ok(run::declined(schema, &inv, extra));
     }
+    // format: what is below the target now, to name the files it changed.
+    let workspace_real = crate::workspace::realpath(ctx.workspace.root())?;
+    let scope = located.target.as_deref().map_or_else(|| inv.cwd.clone(), |t| inv.cwd.join(t));
+    let scope_rel =
+        scope.strip_prefix(&workspace_real).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+    let before = if action == Action::Format {
+        let (w, s, r) = (workspace_real.clone(), scope.clone(), scope_rel.clone());
+        Some(crate::blocking("format", move || changes::snapshot(&w, &s, &r)).await?)
+    } else {
+        None
+    };
     let mut counts = Counts::default();
+    let mut report = String::new();
     let outcome = if action == Action::Test {
         let mut observe = |_: &'static str, line: &str| counts.observe(line);
+        execute(&inv, ctx, Some(&mut observe)).await?
+    } else if parser.is_some() {
+        let mut observe = |stream: &'static str, line: &str| {
+            if stream == "stdout" && report.len() < REPORT_LIMIT {
+                report.push_str(line);
+                report.push('\n');
+            }
+        };
         execute(&inv, ctx, Some(&mut observe)).await?
     } else {
         execute(&inv, ctx, None).await?
     };
+    let found = parser.and_then(|p| findings::parse(p, &report, &inv.cwd, &workspace_real).map(|f| (p, f)));
+    let changed = match before {
+        Some(before) => {
+            let (w, s, r) = (workspace_real.clone(), scope.clone(), scope_rel.clone());
+            let after = crate::blocking("format", move || changes::snapshot(&w, &s, &r)).await?;
+            Some(changes::changed(&before, &after))
+        }
+        None => None,
+    };
     let tests = counts.to_json();
-    let mut content = outcome.render(&inv);
+    let mut content = match &found {
+        // The report replaces the tool's JSON in the text; data.stdout keeps the JSON.
+        Some((p, f)) => {
+            let mut c = format!("$ {}\n{}\n", inv.display(), outcome.summary(&inv));
+            c.push_str(&findings::render(*p, f));
+            if outcome.stderr.total_bytes > 0 {
+                c.push_str("--- stderr ---\n");
+                outcome.stderr.render_into(&mut c);
+                if !c.ends_with('\n') {
+                    c.push('\n');
+                }
+            }
+            c
+        }
+        None => outcome.render(&inv),
+    };
+    if let Some(changed) = &changed {
+        match changed {
+            Some(list) if list.is_empty() => content.push_str("files changed: none\n"),
+            Some(list) => content.push_str(&format!("files changed ({}): {}\n", list.len(), list.join(", "))),
+            None => content.push_str(&format!(
+                "files changed: not tracked (more than {} files below the target)\n",
+                changes::MAX_FILES
+            )),
+        }
+    }
     if let Some(t) = tests.as_object() {
         let line = format!(
             "tests ({}): {} passed, {} failed, {} skipped{}\n",
@@ -278,5 +340,13 @@ pub async fn run(
     let mut data = outcome.into_json(&inv);
     run::merge(&mut data, extra);
     data["tests"] = tests;
+    if matches!(action, Action::Lint | Action::Typecheck) {
+        data["findings"] =
+            found.as_ref().map_or(Value::Null, |(_, f)| f.iter().map(findings::Finding::to_json).collect());
+        data["findingsFrom"] = found.as_ref().map_or(Value::Null, |(p, _)| json!(p.name()));
+    }
+    if let Some(changed) = changed {
+        data["changedFiles"] = changed.map_or(Value::Null, |l| json!(l));
+    }
     Ok(ToolOutput::new(schema, content, data))
 }

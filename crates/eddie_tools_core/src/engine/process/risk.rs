@@ -451,6 +451,33 @@ fn fork_bomb(node: Node<'_>, src: &[u8], out: &mut Vec<Finding>) {
     }
 }
 
+/// The destructive patterns in a command about to run, judged against the workspace.
+pub fn assess_invocation(inv: &super::command::Invocation, ctx: &crate::context::Ctx) -> Vec<Finding> {
+    let workspace = crate::workspace::realpath(ctx.workspace.root())
+        .unwrap_or_else(|_| ctx.workspace.root().to_path_buf());
+    let argv: Vec<String> = std::iter::once(inv.program.clone()).chain(inv.args.iter().cloned()).collect();
+    assess_argv(&argv, Scope { workspace: &workspace, cwd: &inv.cwd })
+}
+
+/// The second, explicit confirm a destructive command needs at every permission level (even
+/// when the session already allows the tool): `true` to go ahead. No findings: `true`.
+pub async fn confirm(
+    ctx: &crate::context::Ctx,
+    inv: &super::command::Invocation,
+    findings: &[Finding],
+) -> crate::error::Result<bool> {
+    if findings.is_empty() {
+        return Ok(true);
+    }
+    let rules: Vec<String> = findings.iter().map(|f| format!("[{}] {}", f.rule, f.reason)).collect();
+    ctx.confirm(format!("Destructive command: {}\nRun `{}` anyway?", rules.join("; "), inv.display())).await
+}
+
+/// The findings as result data.
+pub fn to_json(findings: &[Finding]) -> serde_json::Value {
+    serde_json::to_value(findings).unwrap_or_else(|_| serde_json::json!([]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
