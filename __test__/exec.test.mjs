@@ -677,3 +677,18 @@ test("bash with TunaCode's keys: a declined confirm runs nothing; a destructive 
   assert.match(prompts[1], /^Destructive command: \[rm-recursive/)
   assert.equal(existsSync(join(ws, 'made')), false)
 })
+
+test('lint: eslint findings from --format=json, with its severities', async () => {
+  const ws = workspace({
+    'package.json': JSON.stringify({ name: 'p', devDependencies: { eslint: '*' } }),
+    'eslint.config.mjs': "export default [{ rules: { 'no-unused-vars': 'error', 'no-var': 'warn' } }]\n",
+    'src/a.js': 'var x = 1\n',
+  })
+  symlinkSync(join(root, 'node_modules'), join(ws, 'node_modules'))
+  const { ctx } = context(ws, true, { env: process.env })
+  const r = await tools.lint({ linter: 'eslint', path: 'src' }, ctx)
+  assert.equal(r.data.findingsFrom, 'eslint')
+  assert.deepEqual(r.data.findings.map(({ path, line, column, rule, severity }) => [path, line, column, rule, severity]),
+    [['src/a.js', 1, 1, 'no-var', 'warning'], ['src/a.js', 1, 5, 'no-unused-vars', 'error']])
+  assert.match(r.content, /--- findings \(eslint: 1 errors, 1 warnings\) ---/)
+})
