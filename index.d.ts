@@ -1652,6 +1652,10 @@ export type ProcessStartArgs = {
     /** Seconds to wait (default 30). */
     timeout?: number
   }
+  /** Wait until 127.0.0.1/::1 accepts connections on this port before returning (Stack's server; the same as waitFor: {port}). */
+  port?: number
+  /** Stack's server: accepted; the process always runs in the background (read it with process_read, stop it with process_kill). */
+  background?: boolean
 }
 /** `data` of a `process_start` result. */
 export type ProcessStartData = {

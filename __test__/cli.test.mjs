@@ -89,3 +89,10 @@ test('a declined confirm exits 3 and changes nothing; --yes exits 0; a failing t
   const opt = run(['read_file', '{}', '--frobnicate'])
   assert.equal(opt.status, 2)
 })
+
+test('an alias that names a tool by its arguments goes through as given (search_files)', () => {
+  const ws = workspace({ 'a.py': 'def f():\n    pass\n' })
+  const r = run(['search_files', '{"regex":"def f","file_pattern":"*.py"}'], { cwd: ws })
+  assert.equal(r.status, 0, r.stderr)
+  assert.equal(JSON.parse(r.stdout).schema, 'eddie.tool.grep.result.v1')
+})

@@ -229,3 +229,14 @@ test("Floyd's spellings on the code tools are aliases, not refusals", async () =
   const code = await tools.searchCodebase({ query: 'FloydAgentEngine', include_tests: true, include_docs: true }, { cwd })
   assert.ok(code.content.includes('FloydAgentEngine'))
 })
+
+test('search_files: a glob as Floyd calls it, a content search as Alfredo calls it (regex, file_pattern)', async () => {
+  const ws = workspace({ 'src/a.py': 'def run(x):\n    pass\n', 'src/b.ts': 'x\n' })
+  const floyd = await tools.runTool('search_files', { pattern: '**/*.ts', path: 'src' }, { cwd: ws })
+  assert.equal(floyd.schema, 'eddie.tool.glob.result.v1')
+  assert.deepEqual(floyd.data.files.map((f) => f.path ?? f), ['src/b.ts'])
+  const alfredo = await tools.runTool('search_files', { path: 'src', regex: 'def \\w+\\(', file_pattern: '*.py' }, { cwd: ws })
+  assert.equal(alfredo.schema, 'eddie.tool.grep.result.v1')
+  assert.equal(alfredo.data.totalMatches, 1)
+  assert.equal(tools.toolAliases().search_files, 'glob')
+})

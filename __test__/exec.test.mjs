@@ -692,3 +692,16 @@ test('lint: eslint findings from --format=json, with its severities', async () =
     [['src/a.js', 1, 1, 'no-var', 'warning'], ['src/a.js', 1, 5, 'no-unused-vars', 'error']])
   assert.match(r.content, /--- findings \(eslint: 1 errors, 1 warnings\) ---/)
 })
+
+test("Stack's server is process_start; its port waits until the server listens", async () => {
+  const ws = workspace()
+  const { ctx, prompts } = context(ws)
+  const port = await new Promise((resolve) => { const s = createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) }) })
+  const server = `require('net').createServer().listen(${port}, '127.0.0.1')`
+  const r = await tools.runTool('server', { command: process.execPath, args: ['-e', server], port, background: true }, ctx)
+  assert.equal(r.schema, 'eddie.tool.process_start.result.v1')
+  assert.deepEqual([r.data.wait.satisfied, r.data.wait.reason], [true, 'port'])
+  assert.match(prompts[0], /^Start background process: /)
+  await tools.processKill({ id: r.data.id }, ctx)
+  await rejectsWith(assert, tools.runTool('server', { command: 'true', port, waitFor: { port } }, ctx), 'INVALID_ARGUMENT', /`port` or `waitFor`/)
+})

@@ -242,7 +242,8 @@ async function main() {
   try {
     const ctx = { cwd, confirm, env: process.env, signal: controller.signal, onOutput }
     if (process.stdin.isTTY) ctx.ask = ask
-    const result = await tools.runTool(spec.name, args, ctx)
+    // An alias goes through as given: one (search_files) names a tool by its arguments.
+    const result = await tools.runTool(rest[0] in tools.toolAliases() ? rest[0] : spec.name, args, ctx)
     process.stdout.write(text ? `${result.content}\n` : `${JSON.stringify(result, null, 2)}\n`)
     process.exitCode = declined ? EXIT.declined : EXIT.ok
   } catch (e) {

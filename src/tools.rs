@@ -136,8 +136,8 @@ pub fn run_tool<'env>(
     args: Unknown<'_>,
     ctx: Option<Object<'_>>,
 ) -> Result<PromiseRaw<'env, Object<'env>>> {
-    match registry::find(&name) {
-        Some(spec) => spawn(env, spec.name, args, ctx),
+    match registry::static_name(&name) {
+        Some(name) => spawn(env, name, args, ctx),
         None => env.spawn_future_with_callback(
             async move {
                 Ok(ToolError::new(eddie_tools_core::ErrorCode::UnknownTool, format!("Unknown tool: {name}")))

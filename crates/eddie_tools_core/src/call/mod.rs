@@ -31,6 +31,7 @@ pub(crate) fn admit(
     ctx: &Ctx,
 ) -> Result<(&'static ToolSpec, &'static Family, Value)> {
     ctx.cancel.check()?;
+    let name = registry::route(name, &args);
     let Some(spec) = registry::find(name) else {
         return Err(ToolError::new(ErrorCode::UnknownTool, format!("Unknown tool: {name}")));
     };

@@ -1020,7 +1020,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "code",
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
-    aliases: &[],
+    // Alfredo's search_files(path, regex, file_pattern).
+    aliases: &[("regex", "pattern")],
     definition: include_str!("grep.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -214,11 +214,34 @@ pub const TOOL_ALIASES: &[(&str, &str)] = &[
     ("list_files", "list_directory"),
     ("list_code_definition_names", "list_symbols"),
     ("execute_command", "run"),
+    // Stack 2.9's `server` (port: wait until it listens).
+    ("server", "process_start"),
+    // Floyd's `search_files` (a glob); Alfredo's (`regex`, `file_pattern`) is routed to grep
+    // by [`route`].
+    ("search_files", "glob"),
     // TunaCode
     ("update_file", "edit_file"),
     ("list_dir", "list_directory"),
     ("run_command", "run"),
 ];
+
+/// The tool an alias names for these arguments: `search_files` is a glob in Floyd and a content
+/// search in Alfredo, whose calls say `regex` (and `file_pattern`).
+pub fn route<'a>(name: &'a str, args: &serde_json::Value) -> &'a str {
+    if name == "search_files" && (args.get("regex").is_some() || args.get("file_pattern").is_some()) {
+        return "grep";
+    }
+    name
+}
+
+/// `name` as a static string a host can hand to [`crate::call::call`]: a tool's model name
+/// (for its model or JS name), or the alias itself (so that [`route`] still sees it).
+pub fn static_name(name: &str) -> Option<&'static str> {
+    tools()
+        .find(|t| t.name == name || t.js_name == name)
+        .map(|t| t.name)
+        .or_else(|| TOOL_ALIASES.iter().find(|(alias, _)| *alias == name).map(|(alias, _)| *alias))
+}
 
 /// The spec of tool `name` (model name, JS name, or one of [`TOOL_ALIASES`]).
 pub fn find(name: &str) -> Option<&'static ToolSpec> {

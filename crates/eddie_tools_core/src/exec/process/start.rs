@@ -41,11 +41,25 @@ pub struct Args {
     pub keep_env: Option<Vec<Word>>,
     /// Before returning, wait for a regex in the output, a port, or the exit.
     pub wait_for: Option<WaitFor>,
+    /// Wait until 127.0.0.1/::1 accepts connections on this port before returning (Stack's server; the same as waitFor: {port}).
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: Option<u64>,
+    /// Stack's server: accepted; the process always runs in the background (read it with process_read, stop it with process_kill).
+    pub background: Option<crate::call::args::lenient::Flag>,
 }
 
 /// Run `process_start`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    let Args { command, shell, args, cwd, env, keep_env, wait_for } = a;
+    let Args { command, shell, args, cwd, env, keep_env, wait_for, port, background: _ } = a;
+    let wait_for = match (wait_for, port) {
+        (Some(_), Some(_)) => {
+            return Err(crate::error::ToolError::invalid(
+                "process_start: give `port` or `waitFor`, not both (port is waitFor: {port})",
+            ));
+        }
+        (None, Some(port)) => Some(WaitFor { regex: None, port: Some(port), exit: None, timeout: None }),
+        (w, None) => w,
+    };
     let inv = run::parse(
         run::Args {
             command,
