@@ -24,6 +24,7 @@ use crate::call::args::lenient::StringOrList;
 use crate::code::args::{self, Count, below_root};
 use crate::code::paging::Page;
 use crate::context::Ctx;
+use crate::engine::index;
 use crate::engine::walk::globs::Includes;
 use crate::engine::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions};
 use crate::error::{ErrorCode, Result, ToolError};
@@ -146,6 +147,10 @@ pub struct Query {
     pub timeout: Duration,
     /// Matches may span lines.
     pub multiline: bool,
+    /// The pattern is a plain string.
+    pub literal: bool,
+    /// Case-insensitive.
+    pub case_insensitive: bool,
     matcher: RegexMatcher,
 }
 
@@ -198,6 +203,8 @@ impl Query {
             ),
             pattern,
             multiline,
+            literal,
+            case_insensitive,
             matcher,
         })
     }
@@ -250,6 +257,8 @@ pub struct Found {
     pub cancelled: bool,
     /// The store limit was reached.
     pub store_full: bool,
+    /// How the in-memory index took part.
+    pub index: index::Report,
 }
 
 struct Collector<'q> {
@@ -420,12 +429,95 @@ impl Visitor for Worker<'_> {
     }
 }
 
-/// Search (blocking).
+/// Whether the scan flags a file of `size` with index `flags` as binary when nothing in it
+/// matches: a searched memory map, or a multi-line search's whole-file buffer, is checked for
+/// a NUL in its first 64 KiB; a streamed file, everywhere.
+fn binary_without_match(q: &Query, size: u64, flags: u8) -> bool {
+    let mmap = !cfg!(target_os = "macos") && (MMAP_MIN..=MMAP_MAX).contains(&size);
+    if mmap || q.multiline { flags & index::NUL_64K != 0 } else { flags & index::NUL_ANY != 0 }
+}
+
+/// Search (blocking): through the root's index when it can answer, else by scanning.
 pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found> {
     let includes = Includes::new(&q.include, false)?;
+    if ctx_target.file.is_some() || !q.exclude.is_empty() || stop.should_stop() {
+        let mut found = scan(ctx_target, q, stop, &includes)?;
+        found.index = index::Report::unsupported();
+        return Ok(found);
+    }
+    let key = index::Key {
+        workspace: ctx_target.workspace_real.clone(),
+        root: ctx_target.root.real.clone(),
+        root_rel: ctx_target.root.rel.clone(),
+        respect_gitignore: q.respect_gitignore,
+        include_hidden: q.include_hidden,
+    };
+    let root_rel = ctx_target.root.rel.as_str();
+    let keep = |rel: &str| includes.matches(below_root(rel, root_rel));
+    let flags = index::plan::Flags { literal: q.literal, case_insensitive: q.case_insensitive };
+    let (selection, report) = index::select(&key, &q.pattern, flags, &keep);
+    let mut found = match selection {
+        Some(sel) => verify(&key, sel, q, stop, &includes),
+        None => scan(ctx_target, q, stop, &includes)?,
+    };
+    found.index = report;
+    Ok(found)
+}
+
+/// Search the files the index selected, on every core, and account for the ones it ruled out
+/// as the scan would have (searched; binary when they hold a NUL where the scan looks).
+fn verify(key: &index::Key, sel: index::Selection, q: &Query, stop: &Stop, includes: &Includes) -> Found {
+    let stored = AtomicUsize::new(0);
+    let next = AtomicUsize::new(0);
+    let files = &sel.search;
+    let workers: Vec<Worker<'_>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..walk::threads().min(files.len()).max(1))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut w = Worker::new(q, includes, &key.root_rel, &stored);
+                    while let Some(rel) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if stop.should_stop() {
+                            break;
+                        }
+                        w.search(&key.path_of(rel), rel, stop);
+                    }
+                    w
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let (mut files, mut searched, mut binary, mut unreadable) = (Vec::new(), 0, 0, 0);
+    for w in workers {
+        files.extend(w.hits);
+        searched += w.searched;
+        binary += w.binary;
+        unreadable += w.unreadable;
+    }
+    if !stop.should_stop() {
+        searched += sel.skipped.len();
+        binary += sel.skipped.iter().filter(|(size, flags)| binary_without_match(q, *size, *flags)).count();
+    }
+    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    let (g, h, e) = sel.ignored;
+    Found {
+        files,
+        searched,
+        binary,
+        unreadable,
+        ignored: IgnoreCounts::from_parts(g, h, e),
+        timed_out: stop.timed_out() && !stop.cancelled(),
+        cancelled: stop.cancelled(),
+        store_full: stored.load(Ordering::Relaxed) > STORE_LIMIT,
+        index: index::Report::default(),
+    }
+}
+
+/// Search by walking the tree.
+fn scan(ctx_target: &args::Target, q: &Query, stop: &Stop, includes: &Includes) -> Result<Found> {
     let stored = AtomicUsize::new(0);
     let (mut files, searched, binary, unreadable, ignored) = if let Some((real, rel)) = &ctx_target.file {
-        let mut w = Worker::new(q, &includes, "", &stored);
+        let mut w = Worker::new(q, includes, "", &stored);
         w.search(real, rel, stop);
         (w.hits, w.searched, w.binary, w.unreadable, IgnoreCounts::default())
     } else {
@@ -437,7 +529,7 @@ pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found
         };
         let (workers, ignored) =
             walk::walk(&ctx_target.workspace_real, &ctx_target.root, &opts, stop, || {
-                Worker::new(q, &includes, &ctx_target.root.rel, &stored)
+                Worker::new(q, includes, &ctx_target.root.rel, &stored)
             })?;
         let (mut files, mut searched, mut binary, mut unreadable) = (Vec::new(), 0, 0, 0);
         for w in workers {
@@ -458,6 +550,7 @@ pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found
         timed_out: stop.timed_out() && !stop.cancelled(),
         cancelled: stop.cancelled(),
         store_full: stored.load(Ordering::Relaxed) > STORE_LIMIT,
+        index: index::Report::default(),
     })
 }
 
@@ -640,6 +733,7 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
         "timedOut": found.timed_out,
         "cancelled": found.cancelled,
         "pagination": page.to_json(),
+        "index": found.index.to_json(),
     });
     data[key] = Value::Array(entries);
     ToolOutput::new(SCHEMA, content, data)
