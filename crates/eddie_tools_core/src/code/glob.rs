@@ -207,13 +207,13 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         let mut report = index::Report::unsupported();
         let mut indexed = None;
         if exclude.is_empty() && !stop.should_stop() {
-            let key = index::Key {
-                workspace: target.workspace_real.clone(),
-                root: target.root.real.clone(),
-                root_rel: root_rel.clone(),
+            let key = index::Key::new(
+                target.workspace_real.clone(),
+                target.root.real.clone(),
+                root_rel.clone(),
                 respect_gitignore,
                 include_hidden,
-            };
+            );
             let keep = |rel: &str| includes.matches(below_root(rel, &root_rel));
             let (names, rep) = index::names(&key, &root.rel, max_depth, &keep);
             report = rep;

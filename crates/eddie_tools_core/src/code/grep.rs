@@ -445,17 +445,17 @@ pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found
         found.index = index::Report::unsupported();
         return Ok(found);
     }
-    let key = index::Key {
-        workspace: ctx_target.workspace_real.clone(),
-        root: ctx_target.root.real.clone(),
-        root_rel: ctx_target.root.rel.clone(),
-        respect_gitignore: q.respect_gitignore,
-        include_hidden: q.include_hidden,
-    };
+    let key = index::Key::new(
+        ctx_target.workspace_real.clone(),
+        ctx_target.root.real.clone(),
+        ctx_target.root.rel.clone(),
+        q.respect_gitignore,
+        q.include_hidden,
+    );
     let root_rel = ctx_target.root.rel.as_str();
     let keep = |rel: &str| includes.matches(below_root(rel, root_rel));
     let flags = index::plan::Flags { literal: q.literal, case_insensitive: q.case_insensitive };
-    let (selection, report) = index::select(&key, &q.pattern, flags, &keep);
+    let (selection, report) = index::select(&key, &q.pattern, flags, 0, &keep);
     let mut found = match selection {
         Some(sel) => verify(&key, sel, q, stop, &includes),
         None => scan(ctx_target, q, stop, &includes)?,

@@ -61,6 +61,18 @@ pub enum Mode {
 static MODE: AtomicU8 = AtomicU8::new(u8::MAX);
 static REBUILD_DELAY_MS: AtomicU64 = AtomicU64::new(10_000);
 static MAX_PERCENT: AtomicU64 = AtomicU64::new(u64::MAX);
+static NO_WATCH: AtomicBool = AtomicBool::new(false);
+static USES: AtomicU64 = AtomicU64::new(0);
+
+/// How many searches the index has answered in this process.
+pub fn uses() -> u64 {
+    USES.load(Ordering::Relaxed)
+}
+
+/// Never watch: every use walks and stat-sweeps (as when the tree cannot be watched).
+pub fn set_sweep_only(yes: bool) {
+    NO_WATCH.store(yes, Ordering::Relaxed);
+}
 
 /// The mode in force: [`set_mode`]'s, else `EDDIE_INDEX` (`0`/`off`, `1`/`on`), else `Auto`.
 pub fn mode() -> Mode {
@@ -114,14 +126,31 @@ pub struct Key {
     pub respect_gitignore: bool,
     /// Walk option.
     pub include_hidden: bool,
+    /// `file_search`'s walk: `.git` entered, dependency directories skipped unless
+    /// `Some(false)`, an unlistable directory fails the walk.
+    pub file_search: Option<bool>,
 }
 
 impl Key {
+    /// The key of a `grep`/`glob` walk of `root`.
+    pub fn new(
+        workspace: PathBuf,
+        root: PathBuf,
+        root_rel: String,
+        respect_gitignore: bool,
+        include_hidden: bool,
+    ) -> Self {
+        Self { workspace, root, root_rel, respect_gitignore, include_hidden, file_search: None }
+    }
+
     fn walk_options(&self) -> WalkOptions {
         WalkOptions {
             respect_gitignore: self.respect_gitignore,
             include_hidden: self.include_hidden,
             visit_dirs: true,
+            keep_git: self.file_search.is_some(),
+            skip_dependency_dirs: self.file_search == Some(true),
+            strict: self.file_search.is_some(),
             ..Default::default()
         }
     }
@@ -537,7 +566,11 @@ fn report(st: &State) -> Report {
 
 /// Build `key`'s index and install it (on the calling thread).
 fn build_into(key: &Key, slot: &Slot) {
-    let watcher = Watcher::new().map(Arc::new);
+    let watcher = if NO_WATCH.load(Ordering::Relaxed) || std::env::var_os("EDDIE_INDEX_NO_WATCH").is_some() {
+        None
+    } else {
+        Watcher::new().map(Arc::new)
+    };
     let built = build(key, watcher.as_deref());
     let Ok(mut st) = slot.state.lock() else { return };
     st.building = false;
@@ -690,10 +723,13 @@ pub struct Selection {
 
 /// The files of `key`'s root that may match `pattern`, among those `keep` accepts; `None`
 /// (search by scanning) when there is no index yet or the pattern has no trigram.
+///
+/// Files whose flags intersect `verify` are always selected.
 pub fn select(
     key: &Key,
     pattern: &str,
     flags: plan::Flags,
+    verify: u8,
     keep: &dyn Fn(&str) -> bool,
 ) -> (Option<Selection>, Report) {
     if mode() == Mode::Off {
@@ -715,7 +751,7 @@ pub fn select(
         match id {
             Some(i) => {
                 let m = ix.meta[*i as usize];
-                if m.flags & ALWAYS != 0 || cands.binary_search(i).is_ok() {
+                if m.flags & (ALWAYS | verify) != 0 || cands.binary_search(i).is_ok() {
                     sel.search.push(rel.clone());
                 } else {
                     sel.skipped.push((m.stamp.size, m.flags));
@@ -725,6 +761,7 @@ pub fn select(
         }
     }
     rep.used = true;
+    USES.fetch_add(1, Ordering::Relaxed);
     (Some(sel), rep)
 }
 
@@ -787,5 +824,6 @@ pub fn names(
         }
     }
     rep.used = true;
+    USES.fetch_add(1, Ordering::Relaxed);
     (Some(out), rep)
 }
