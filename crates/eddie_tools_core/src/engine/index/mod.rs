@@ -497,7 +497,28 @@ fn prune(reg: &mut Registry) {
     }
 }
 
+/// A thread that drops idle indexes (and enforces the caps) while nothing is searched.
+fn start_janitor() {
+    static STARTED: AtomicBool = AtomicBool::new(false);
+    if STARTED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    let every = Duration::from_secs((env_num("EDDIE_INDEX_IDLE_SECS", 900) / 4).clamp(1, 60));
+    let spawned = std::thread::Builder::new().name("eddie-index-janitor".into()).spawn(move || {
+        loop {
+            std::thread::sleep(every);
+            if let Ok(mut reg) = registry().lock() {
+                prune(&mut reg);
+            }
+        }
+    });
+    if spawned.is_err() {
+        STARTED.store(false, Ordering::Relaxed);
+    }
+}
+
 fn slot(key: &Key) -> Option<Arc<Slot>> {
+    start_janitor();
     let mut reg = registry().lock().ok()?;
     if !reg.slots.contains_key(key) {
         reg.slots.insert(key.clone(), Arc::new(Slot::default()));
