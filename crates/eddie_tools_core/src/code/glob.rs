@@ -19,6 +19,7 @@ use crate::call::args::lenient::StringOrList;
 use crate::code::args::{self, Count, below_root};
 use crate::code::paging::Page;
 use crate::context::Ctx;
+use crate::engine::index;
 use crate::engine::walk::globs::Includes;
 use crate::engine::walk::{self, Entry, IgnoreCounts, Root, Stop, Visitor, WalkOptions};
 use crate::error::Result;
@@ -53,17 +54,23 @@ struct Worker<'a> {
 
 impl Visitor for Worker<'_> {
     fn visit(&mut self, e: &Entry<'_>, _: &Stop) -> bool {
-        if !self.includes.matches(below_root(e.rel, self.root_rel)) {
-            return true;
+        if self.includes.matches(below_root(e.rel, self.root_rel)) {
+            self.take(e.path, e.rel);
         }
+        true
+    }
+}
+
+impl Worker<'_> {
+    fn take(&mut self, path: &std::path::Path, rel: &str) {
         self.total += 1;
         match self.sort {
-            Sort::Path => self.paths.push(e.rel.to_owned()),
+            Sort::Path => self.paths.push(rel.to_owned()),
             Sort::Mtime => {
-                let t = std::fs::symlink_metadata(e.path)
+                let t = std::fs::symlink_metadata(path)
                     .and_then(|m| m.modified())
                     .unwrap_or(SystemTime::UNIX_EPOCH);
-                let item = Reverse((t, Reverse(e.rel.to_owned())));
+                let item = Reverse((t, Reverse(rel.to_owned())));
                 if self.heap.len() < self.k {
                     self.heap.push(item);
                 } else if self.heap.peek().is_some_and(|min| item < *min) {
@@ -72,7 +79,6 @@ impl Visitor for Worker<'_> {
                 }
             }
         }
-        true
     }
 }
 
@@ -159,7 +165,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let stop = Stop::new(ctx.cancel.flag(), None);
     let k = offset.saturating_add(max_results);
     let pat = pattern.clone();
-    let (mut files, total, ignored) = crate::blocking("glob", move || {
+    let (mut files, total, ignored, report) = crate::blocking("glob", move || {
         let pattern = pat;
         if target.file.is_some() {
             return Err(crate::ToolError::new(
@@ -173,7 +179,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         if !prefix.is_empty() {
             root.rel = if root_rel.is_empty() { prefix.clone() } else { format!("{root_rel}/{prefix}") };
             if !root.real.is_dir() {
-                return Ok((Vec::new(), 0, IgnoreCounts::default()));
+                return Ok((Vec::new(), 0, IgnoreCounts::default(), index::Report::unsupported()));
             }
         }
         let mut max_depth = if recursive { None } else { Some(1) };
@@ -188,7 +194,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             exclude: walk::excludes(&target.root.real, &exclude)?,
             ..Default::default()
         };
-        let (workers, ignored) = walk::walk(&target.workspace_real, &root, &opts, &stop, || Worker {
+        let make = || Worker {
             includes: &includes,
             root_rel: &root_rel,
             sort,
@@ -196,7 +202,34 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             paths: Vec::new(),
             heap: BinaryHeap::new(),
             total: 0,
-        })?;
+        };
+        // The name index of `path`, when it holds the directory this walk starts in.
+        let mut report = index::Report::unsupported();
+        let mut indexed = None;
+        if exclude.is_empty() && !stop.should_stop() {
+            let key = index::Key::new(
+                target.workspace_real.clone(),
+                target.root.real.clone(),
+                root_rel.clone(),
+                respect_gitignore,
+                include_hidden,
+            );
+            let keep = |rel: &str| includes.matches(below_root(rel, &root_rel));
+            let (names, rep) = index::names(&key, &root.rel, max_depth, &keep);
+            report = rep;
+            indexed = names.map(|n| {
+                let mut w = make();
+                for rel in &n.files {
+                    w.take(&key.path_of(rel), rel);
+                }
+                let (g, h, e) = n.ignored;
+                (vec![w], IgnoreCounts::from_parts(g, h, e))
+            });
+        }
+        let (workers, ignored) = match indexed {
+            Some(x) => x,
+            None => walk::walk(&target.workspace_real, &root, &opts, &stop, make)?,
+        };
         let total = workers.iter().map(|w| w.total).sum::<usize>();
         let files = match sort {
             Sort::Path => {
@@ -212,7 +245,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
                 all.into_iter().map(|(_, Reverse(p))| p).collect()
             }
         };
-        Ok((files, total, ignored))
+        Ok((files, total, ignored, report))
     })
     .await?;
     let cancelled = ctx.cancel.is_cancelled();
@@ -256,6 +289,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "cancelled": cancelled,
         "ignored": ignored.to_json(),
         "pagination": paging.to_json(),
+        "index": report.to_json(),
     });
     Ok(ToolOutput::new(SCHEMA, content, data))
 }

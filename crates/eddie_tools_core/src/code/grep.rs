@@ -24,6 +24,7 @@ use crate::call::args::lenient::StringOrList;
 use crate::code::args::{self, Count, below_root};
 use crate::code::paging::Page;
 use crate::context::Ctx;
+use crate::engine::index;
 use crate::engine::walk::globs::Includes;
 use crate::engine::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions};
 use crate::error::{ErrorCode, Result, ToolError};
@@ -231,6 +232,10 @@ pub struct Query {
     pub search_type: Option<SearchType>,
     /// Skip dependency folders (node_modules, .venv, dist, build, target, ...).
     pub skip_dependency_dirs: bool,
+    /// The pattern is a plain string.
+    pub literal: bool,
+    /// Case-insensitive.
+    pub case_insensitive: bool,
     matcher: RegexMatcher,
 }
 
@@ -328,6 +333,8 @@ impl Query {
             tunacode,
             search_type: a.search_type,
             skip_dependency_dirs: tunacode,
+            literal,
+            case_insensitive,
             matcher,
         })
     }
@@ -385,6 +392,8 @@ pub struct Found {
     pub store_full: bool,
     /// Nothing matched before the first-match deadline, so the search stopped there.
     pub first_match_expired: bool,
+    /// How the in-memory index took part.
+    pub index: index::Report,
 }
 
 /// The first-match deadline of one search, shared by its workers.
@@ -671,9 +680,125 @@ impl Visitor for Worker<'_> {
     }
 }
 
-/// Search (blocking).
+/// Whether the scan flags a file of `size` with index `flags` as binary when nothing in it
+/// matches: a searched memory map, or a multi-line search's whole-file buffer, is checked for
+/// a NUL in its first 64 KiB; a streamed file, everywhere.
+fn binary_without_match(q: &Query, size: u64, flags: u8) -> bool {
+    let mmap = !cfg!(target_os = "macos") && (MMAP_MIN..=MMAP_MAX).contains(&size);
+    if mmap || q.multiline { flags & index::NUL_64K != 0 } else { flags & index::NUL_ANY != 0 }
+}
+
+/// Search (blocking): through the root's index when it can answer, else by scanning.
 pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found> {
     let includes = Includes::new(&q.include, false)?;
+    // The index covers the walk's own options; dependency folders skipped on request (TunaCode's
+    // style) and a first-match deadline are the scan's.
+    if ctx_target.file.is_some()
+        || !q.exclude.is_empty()
+        || q.skip_dependency_dirs
+        || q.first_match.is_some()
+        || stop.should_stop()
+    {
+        let mut found = scan(ctx_target, q, stop, &includes)?;
+        found.index = index::Report::unsupported();
+        rank(&mut found, q, ctx_target);
+        return Ok(found);
+    }
+    let key = index::Key::new(
+        ctx_target.workspace_real.clone(),
+        ctx_target.root.real.clone(),
+        ctx_target.root.rel.clone(),
+        q.respect_gitignore,
+        q.include_hidden,
+    );
+    let root_rel = ctx_target.root.rel.as_str();
+    let keep = |rel: &str| includes.matches(below_root(rel, root_rel));
+    let flags = index::plan::Flags { literal: q.literal, case_insensitive: q.case_insensitive };
+    let (selection, report) = index::select(&key, &q.pattern, flags, 0, &keep);
+    let mut found = match selection {
+        Some(sel) => verify(&key, sel, q, stop, &includes),
+        None => scan(ctx_target, q, stop, &includes)?,
+    };
+    found.index = report;
+    rank(&mut found, q, ctx_target);
+    Ok(found)
+}
+
+/// Order the files by relevance when asked (they come sorted by path): definitions first, then
+/// source before tests before vendored code, then the most recently modified; ties keep the
+/// path order.
+fn rank(found: &mut Found, q: &Query, ctx_target: &args::Target) {
+    if q.sort_by != SortBy::Relevance {
+        return;
+    }
+    // A file whose time cannot be read sorts as the oldest.
+    let modified = |rel: &str| {
+        std::fs::metadata(ctx_target.workspace_real.join(rel))
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
+    };
+    let files = std::mem::take(&mut found.files);
+    let mut keyed: Vec<_> = files
+        .into_iter()
+        .map(|f| ((!f.definition, path_class(&f.path), std::cmp::Reverse(modified(&f.path))), f))
+        .collect();
+    keyed.sort_by_key(|k| k.0);
+    found.files = keyed.into_iter().map(|(_, f)| f).collect();
+}
+
+/// Search the files the index selected, on every core, and account for the ones it ruled out
+/// as the scan would have (searched; binary when they hold a NUL where the scan looks).
+fn verify(key: &index::Key, sel: index::Selection, q: &Query, stop: &Stop, includes: &Includes) -> Found {
+    let stored = AtomicUsize::new(0);
+    let next = AtomicUsize::new(0);
+    let files = &sel.search;
+    let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
+    let workers: Vec<Worker<'_>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..walk::threads().min(files.len()).max(1))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut w = Worker::new(q, &first, includes, &key.root_rel, &stored);
+                    while let Some(rel) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if stop.should_stop() {
+                            break;
+                        }
+                        w.search(&key.path_of(rel), rel, stop);
+                    }
+                    w
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let (mut files, mut searched, mut binary, mut unreadable) = (Vec::new(), 0, 0, 0);
+    for w in workers {
+        files.extend(w.hits);
+        searched += w.searched;
+        binary += w.binary;
+        unreadable += w.unreadable;
+    }
+    if !stop.should_stop() {
+        searched += sel.skipped.len();
+        binary += sel.skipped.iter().filter(|(size, flags)| binary_without_match(q, *size, *flags)).count();
+    }
+    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    let (g, h, e) = sel.ignored;
+    Found {
+        files,
+        searched,
+        binary,
+        unreadable,
+        ignored: IgnoreCounts::from_parts(g, h, e),
+        timed_out: stop.timed_out() && !stop.cancelled(),
+        cancelled: stop.cancelled(),
+        store_full: stored.load(Ordering::Relaxed) > STORE_LIMIT,
+        first_match_expired: false,
+        index: index::Report::default(),
+    }
+}
+
+/// Search by walking the tree.
+fn scan(ctx_target: &args::Target, q: &Query, stop: &Stop, includes: &Includes) -> Result<Found> {
     let stored = AtomicUsize::new(0);
     let first = FirstMatch {
         deadline: q.first_match.map(|d| Instant::now() + d),
@@ -681,7 +806,7 @@ pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found
         expired: false.into(),
     };
     let (mut files, searched, binary, unreadable, ignored) = if let Some((real, rel)) = &ctx_target.file {
-        let mut w = Worker::new(q, &first, &includes, "", &stored);
+        let mut w = Worker::new(q, &first, includes, "", &stored);
         w.search(real, rel, stop);
         (w.hits, w.searched, w.binary, w.unreadable, IgnoreCounts::default())
     } else {
@@ -694,7 +819,7 @@ pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found
         };
         let (workers, ignored) =
             walk::walk(&ctx_target.workspace_real, &ctx_target.root, &opts, stop, || {
-                Worker::new(q, &first, &includes, &ctx_target.root.rel, &stored)
+                Worker::new(q, &first, includes, &ctx_target.root.rel, &stored)
             })?;
         let (mut files, mut searched, mut binary, mut unreadable) = (Vec::new(), 0, 0, 0);
         for w in workers {
@@ -706,21 +831,6 @@ pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found
         (files, searched, binary, unreadable, ignored)
     };
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    if q.sort_by == SortBy::Relevance {
-        // Newest first within a class; a file whose time cannot be read sorts as the oldest.
-        let modified = |rel: &str| {
-            std::fs::metadata(ctx_target.workspace_real.join(rel))
-                .and_then(|m| m.modified())
-                .unwrap_or(std::time::SystemTime::UNIX_EPOCH)
-        };
-        let mut keyed: Vec<_> = files
-            .into_iter()
-            .map(|f| ((!f.definition, path_class(&f.path), std::cmp::Reverse(modified(&f.path))), f))
-            .collect();
-        // Stable: ties keep the path order.
-        keyed.sort_by_key(|k| k.0);
-        files = keyed.into_iter().map(|(_, f)| f).collect();
-    }
     let first_match_expired = first.expired.load(Ordering::Relaxed) && !first.found.load(Ordering::Relaxed);
     Ok(Found {
         first_match_expired,
@@ -732,6 +842,7 @@ pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found
         timed_out: stop.timed_out() && !stop.cancelled(),
         cancelled: stop.cancelled(),
         store_full: stored.load(Ordering::Relaxed) > STORE_LIMIT,
+        index: index::Report::default(),
     })
 }
 
@@ -934,6 +1045,7 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
         "timedOut": found.timed_out,
         "cancelled": found.cancelled,
         "pagination": page.to_json(),
+        "index": found.index.to_json(),
     });
     data[key] = Value::Array(entries);
     if q.sort_by == SortBy::Relevance {

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::context::Ctx;
 use crate::engine::es_regex::EsRegex;
+use crate::engine::index;
 use crate::engine::js;
 use crate::engine::text::collate::{Sensitivity, sort_by_collation};
 use crate::engine::walk::{Entry, Root, Stop, Visitor, WalkOptions, walk};
@@ -164,6 +165,18 @@ pub fn search(ws: &Workspace, q: &Query, cancel: &AtomicBool) -> Result<Vec<File
         return Err(ToolError::fs(&e, "scandir", Some(&resolved.lexical)));
     }
     let root = Root { real: resolved.real.clone(), rel: ws.relative(&resolved.lexical) };
+    let key = index::Key {
+        file_search: Some(!q.include_dependencies),
+        ..index::Key::new(ws.root().to_path_buf(), root.real.clone(), root.rel.clone(), false, true)
+    };
+    if let Some(mut hits) = indexed(ws, &key, q, cancel)? {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(ToolError::cancelled());
+        }
+        hits.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
+        sort_by_collation(&mut hits, Sensitivity::Variant, |h| &h.path);
+        return Ok(hits);
+    }
     // Everything but the dependency directories: hidden entries, `.git` and ignored files too.
     let opts = WalkOptions {
         include_hidden: true,
@@ -191,6 +204,30 @@ pub fn search(ws: &Workspace, q: &Query, cancel: &AtomicBool) -> Result<Vec<File
     hits.sort_by(|a, b| a.path.split('/').cmp(b.path.split('/')));
     sort_by_collation(&mut hits, Sensitivity::Variant, |h| &h.path);
     Ok(hits)
+}
+
+/// The hits through the root's index (`None`: scan): its file list for a name-only search; for
+/// a content search, the files the prefilter's trigrams allow (and every file that is not
+/// valid UTF-8: the scan decodes it lossily), searched as the scan searches.
+fn indexed(ws: &Workspace, key: &index::Key, q: &Query, cancel: &AtomicBool) -> Result<Option<Vec<FileHit>>> {
+    let keep = |rel: &str| q.keeps_path(rel, rel.rsplit('/').next().unwrap_or(rel));
+    match &q.content {
+        None => {
+            let (names, _) = index::names(key, &key.root_rel, None, &keep);
+            Ok(names.map(|n| {
+                n.files.into_iter().map(|path| FileHit { path, line_matches: Vec::new() }).collect()
+            }))
+        }
+        Some(re) => {
+            let Some(pre) = &re.prefilter else { return Ok(None) };
+            let flags = index::plan::Flags::default();
+            let (sel, _) = index::select(key, pre.as_str(), flags, index::NOT_UTF8, &keep);
+            let Some(sel) = sel else { return Ok(None) };
+            let files: Vec<(std::path::PathBuf, String)> =
+                sel.search.into_iter().map(|rel| (key.path_of(&rel), rel)).collect();
+            Ok(Some(search_files(ws, &files, re, cancel)?))
+        }
+    }
 }
 
 /// One walker thread's share: the files whose name matches (the hits themselves when there is

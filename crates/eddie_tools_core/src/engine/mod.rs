@@ -3,6 +3,7 @@
 //! arguments or builds a tool result.
 
 pub mod es_regex;
+pub mod index;
 pub mod js;
 #[cfg(feature = "web")]
 pub mod net;

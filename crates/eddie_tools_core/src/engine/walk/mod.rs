@@ -187,6 +187,21 @@ pub struct Entry<'a> {
 pub trait Visitor: Send {
     /// Visit; return `false` to stop the whole walk.
     fn visit(&mut self, entry: &Entry<'_>, stop: &Stop) -> bool;
+
+    /// An entry of the directory `parent_rel` (at `depth`, 0 for the root) was hidden, for
+    /// `why`. Called where the walk counts it (the index records these to count a sub-walk).
+    fn hidden(&mut self, _parent_rel: &str, _depth: usize, _why: Hidden) {}
+}
+
+/// Why an entry was hidden.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hidden {
+    /// `.gitignore`, `.ignore` or `.git/info/exclude`.
+    Gitignore,
+    /// A dot-file (or `.git`).
+    Dot,
+    /// The caller's exclude patterns or a dependency directory.
+    Excluded,
 }
 
 /// Ignore files along the path from the workspace root: each level holds the matchers of
@@ -591,10 +606,12 @@ impl Walker<'_> {
             && (!opts.include_hidden || (is_dir && bytes == b".git" && !opts.keep_git))
         {
             counts.hidden.fetch_add(1, Ordering::Relaxed);
+            v.hidden(&job.rel, job.depth, Hidden::Dot);
             return None;
         }
         if opts.respect_gitignore && chain.ignored(path, is_dir) {
             counts.gitignore.fetch_add(1, Ordering::Relaxed);
+            v.hidden(&job.rel, job.depth, Hidden::Gitignore);
             return None;
         }
         if (is_dir && opts.skip_dependency_dirs && crate::engine::walk::is_dependency_dir(bytes))
@@ -602,6 +619,7 @@ impl Walker<'_> {
             || opts.exclude.as_ref().is_some_and(|ex| ex.matched(path, is_dir).is_ignore())
         {
             counts.excluded.fetch_add(1, Ordering::Relaxed);
+            v.hidden(&job.rel, job.depth, Hidden::Excluded);
             return None;
         }
         let name_str = name.to_string_lossy();
