@@ -68,6 +68,22 @@ const MINIMAL = {
   ask_followup_question: { question: 'q?' },
   attempt_completion: { result: 'done' },
   git_status: {},
+  memory_save: { key: 'k', value: 'v' },
+  memory_delete: { key: 'k' },
+  memory_list: {},
+  memory_recall: { query: 'k' },
+  create_task: { title: 't' },
+  list_tasks: {},
+  update_task: { taskId: 't', status: 'done' },
+  delete_task: { taskId: 't' },
+  create_plan: { goal: 'g', steps: ['s'] },
+  execute_plan: { planId: 'p' },
+  cache_store: { key: 'k', value: 'v' },
+  cache_retrieve: { key: 'k' },
+  cache_delete: { key: 'k' },
+  cache_clear: { tier: 'reasoning' },
+  cache_keys: {},
+  cache_stats: {},
 }
 
 const fresh = () => workspace({ 'a.txt': 'one\ntwo\n', 'm.py': 'def f():\n    return 1\n' })

@@ -106,6 +106,9 @@ const DIFFERENCES = {
   'floyd:assess_patch_risk': { codes: ['INVALID_PATCH'], why: 'the example diff is a placeholder ("...")' },
   'tunacode:bash': { codes: ['COMMAND_FAILED', 'ok'], why: "TunaCode's `bash` name is eddie's bash, whose contract has no env (use run with shell: true); long-running-command does not exist" },
   'tunacode:grep': { codes: ['INVALID_ARGUMENT', 'ok'], why: "TunaCode's grep options (use_regex, include_files, case_sensitive) are not mapped yet (issue 16)" },
+  'stack:update_task': { codes: ['TASK_NOT_FOUND'], why: 'the example names a task id (a1b2c3d4) that the fresh workspace does not have; memory.test.mjs runs it on a created task' },
+  'stack:delete_task': { codes: ['TASK_NOT_FOUND'], why: 'the example names a task id (a1b2c3d4) that the fresh workspace does not have; memory.test.mjs runs it on a created task' },
+  'stack:execute_plan': { codes: ['NOT_FOUND'], why: 'the example names a plan id (p123abc) that the fresh workspace does not have; memory.test.mjs runs it on a created plan' },
   'alfredo:execute_command': { codes: ['NOT_FOUND', 'ok', 'declined'], why: 'pytest is not installed here; pip install is declined by the test (it would reach PyPI)' },
 }
 
