@@ -365,3 +365,101 @@ async fn a_corrupted_database_is_moved_aside_and_a_new_one_started() {
     w.ok("cache_store", json!({"key": "k", "value": "v", "tier": "project"})).await;
     assert_eq!(w.ok("cache_retrieve", json!({"key": "k", "tier": "project"})).await["value"], "v");
 }
+
+// ---- context and project scan
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_load_finds_instruction_files_nearest_agents_md_first_within_a_budget() {
+    let w = Ws::new();
+    let d = w.path();
+    write(d, "AGENTS.md", "root agents\n");
+    write(d, "CLAUDE.md", "claude\n");
+    write(d, "GEMINI.md", "gemini\n");
+    write(d, ".github/copilot-instructions.md", "copilot\n");
+    write(d, ".cursorrules", "cursor\n");
+    write(d, ".cursor/rules/b.mdc", "rule b\n");
+    write(d, ".cursor/rules/a.mdc", "rule a\n");
+    write(d, ".cursor/rules/notes.txt", "not a rule\n");
+    write(d, "SOUL.md", "soul\n");
+    write(d, "TOOLS.md", "tools\n");
+    write(d, "pkg/AGENTS.md", "pkg agents\n");
+    write(d, "pkg/src/app.ts", "x\n");
+    write(d, "other/AGENTS.md", "other agents\n");
+    let r = w.ok("context_load", json!({"path": "pkg/src/app.ts"})).await;
+    let paths: Vec<&str> =
+        r["loaded"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(
+        paths,
+        [
+            "pkg/AGENTS.md",
+            "AGENTS.md",
+            "CLAUDE.md",
+            "GEMINI.md",
+            ".github/copilot-instructions.md",
+            ".cursorrules",
+            ".cursor/rules/a.mdc",
+            ".cursor/rules/b.mdc",
+            "SOUL.md",
+            "TOOLS.md"
+        ]
+    );
+    assert!(r["loaded"][0]["why"].as_str().unwrap().contains("nearest"), "{}", r["loaded"][0]["why"]);
+    assert!(r["context"].as_str().unwrap().starts_with("<!-- pkg/AGENTS.md"));
+    // A budget: files in order of precedence while they fit; the rest listed.
+    let r = w.ok("context_load", json!({"path": "pkg", "maxBytes": 25})).await;
+    let loaded: Vec<&str> =
+        r["loaded"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(loaded[..2], ["pkg/AGENTS.md", "AGENTS.md"]);
+    assert!(r["bytes"].as_u64().unwrap() <= 25);
+    assert!(r["omitted"].as_array().unwrap().iter().any(|o| o["path"] == "CLAUDE.md"));
+    // From the root only the root's AGENTS.md applies; an escape is refused; a link out is not read.
+    let r = w.ok("context_load", json!({})).await;
+    assert_eq!(r["loaded"][0]["path"], "AGENTS.md");
+    assert!(r["loaded"].as_array().unwrap().iter().all(|f| f["path"] != "pkg/AGENTS.md"));
+    assert_eq!(w.code("context_load", json!({"path": "../"})).await, "OUTSIDE_WORKSPACE");
+    let outside = tempfile::tempdir().unwrap();
+    write(outside.path(), "AGENTS.md", "OUTSIDE SECRET\n");
+    std::os::unix::fs::symlink(outside.path().join("AGENTS.md"), d.join("other/CLAUDE.md")).unwrap();
+    let r = w.ok("context_load", json!({"path": "other"})).await;
+    assert!(!r.to_string().contains("OUTSIDE SECRET"));
+    assert_eq!(r["loaded"][0]["path"], "other/AGENTS.md");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn project_scan_counts_with_the_ignore_engine_and_finds_manifests_and_commands() {
+    let w = Ws::new();
+    let d = w.path();
+    write(d, "package.json", r#"{"name": "demo", "scripts": {"test": "node --test", "build": "tsc"}}"#);
+    write(d, "Dockerfile", "FROM node\n");
+    write(d, "compose.yaml", "services: {}\n");
+    write(d, ".github/workflows/ci.yml", "on: push\n");
+    write(d, "src/a.ts", "a\nb\nc\n");
+    write(d, "src/b.ts", "a\n");
+    write(d, "src/c.py", "x = 1\ny = 2\n");
+    write(d, ".gitignore", "generated/\n");
+    write(d, "generated/big.ts", "1\n2\n3\n4\n5\n6\n7\n8\n9\n");
+    write(d, "node_modules/x/index.js", "module.exports = 1\n");
+    std::fs::create_dir_all(d.join(".git")).unwrap();
+    let r = w.ok("project_scan", json!({"path": "."})).await;
+    assert_eq!(r["name"], "demo");
+    assert_eq!(r["has_git"], true);
+    assert_eq!(r["has_package_json"], true);
+    assert_eq!(r["has_dockerfile"], true);
+    assert_eq!(r["has_pyproject"], false);
+    // package.json, Dockerfile, compose.yaml, src/{a,b}.ts, src/c.py (+ .gitignore and .github are hidden).
+    assert_eq!(r["files"], 6, "{r}");
+    assert_eq!(r["dirs"], 1, "{r}");
+    assert_eq!(r["languages"][0]["language"], "TypeScript");
+    assert_eq!(r["languages"][0]["lines"], 4);
+    let manifests: Vec<&str> =
+        r["manifests"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
+    assert_eq!(manifests, ["package.json", "Dockerfile", "compose.yaml", ".github/workflows/ci.yml"]);
+    assert!(r["commands"]["test"]["command"].as_str().unwrap().contains("test"), "{}", r["commands"]);
+    assert_eq!(w.code("project_scan", json!({"path": "../"})).await, "OUTSIDE_WORKSPACE");
+}
