@@ -239,9 +239,104 @@ async fn stack_task_tools_round_trip_with_eddie_task_tools() {
 
 // ---- the cache
 
+/// A redis-server of our own on a free loopback port, stopped (by its pid) when dropped.
+struct RedisServer {
+    child: std::process::Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl RedisServer {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = tempfile::tempdir().unwrap();
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server runs (apt-get install -y redis-server)");
+        let url = format!("redis://127.0.0.1:{port}/");
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Self { child, url, _dir: dir };
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let mut child = child;
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("redis-server did not listen on {port}");
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A workspace whose persisted cache tiers live on `server` (or in SQLite when `None`).
+fn backend_ws(server: Option<&RedisServer>) -> Ws {
+    let mut w = Ws::new();
+    if let Some(s) = server {
+        w.env.insert("EDDIE_CACHE_URL".into(), s.url.clone());
+        w.env.insert("EDDIE_CACHE_PROJECT".into(), w.path().display().to_string());
+        w.env.insert("EDDIE_CACHE_USER".into(), w.user.path().display().to_string());
+    }
+    w
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cache_tiers_store_retrieve_keys_stats() {
-    let w = Ws::new();
+async fn cache_tiers_sqlite() {
+    cache_tiers(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_tiers_redis() {
+    let server = RedisServer::start();
+    cache_tiers(Some(&server)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_ttl_and_lru_sqlite() {
+    cache_ttl_and_lru(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_ttl_and_lru_redis() {
+    let server = RedisServer::start();
+    cache_ttl_and_lru(Some(&server)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_bad_input_sqlite() {
+    cache_bad_input(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_bad_input_redis() {
+    let server = RedisServer::start();
+    cache_bad_input(Some(&server)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_unreachable_redis_is_store_unavailable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut w = Ws::new();
+    w.env.insert("EDDIE_CACHE_URL".into(), format!("redis://127.0.0.1:{port}/"));
+    assert_eq!(
+        w.code("cache_store", json!({"key": "k", "value": "v", "tier": "project"})).await,
+        "STORE_UNAVAILABLE"
+    );
+    // The reasoning tier does not need the server.
+    w.ok("cache_store", json!({"key": "k", "value": "v"})).await;
+}
+
+async fn cache_tiers(server: Option<&RedisServer>) {
+    let w = backend_ws(server);
     for tier in ["reasoning", "project", "vault"] {
         let d = w.ok("cache_store", json!({"key": format!("computation-{tier}"), "value": "{\"result\": 42}", "tier": tier, "ttl": 3_600_000})).await;
         assert_eq!(d["stored"], true);
@@ -250,8 +345,8 @@ async fn cache_tiers_store_retrieve_keys_stats() {
         assert_eq!(r["value"], "{\"result\": 42}");
         assert!(r["ttlRemainingMs"].as_u64().unwrap() > 3_590_000);
     }
-    assert!(w.path().join(".eddie/cache.db").exists());
-    assert!(w.user.path().join("vault.db").exists());
+    assert_eq!(w.path().join(".eddie/cache.db").exists(), server.is_none());
+    assert_eq!(w.user.path().join("vault.db").exists(), server.is_none());
     let k = w.ok("cache_keys", json!({"pattern": "computation-*"})).await;
     assert_eq!(k["count"], 3);
     let k = w.ok("cache_keys", json!({"tier": "project", "pattern": "comp*-p?oject"})).await;
@@ -262,6 +357,9 @@ async fn cache_tiers_store_retrieve_keys_stats() {
     assert_eq!(miss["found"], false);
     let s = w.ok("cache_stats", json!({})).await;
     assert_eq!(s["tiers"]["project"]["entries"], 1);
+    let backend = if server.is_some() { "redis" } else { "sqlite" };
+    assert_eq!(s["tiers"]["project"]["backend"], backend);
+    assert_eq!(s["tiers"]["vault"]["backend"], backend);
     assert_eq!(s["tiers"]["project"]["hits"], 1);
     assert_eq!(s["tiers"]["project"]["misses"], 1);
     assert_eq!(s["totals"]["entries"], 3);
@@ -274,10 +372,9 @@ async fn cache_tiers_store_retrieve_keys_stats() {
     assert_eq!(c["total"], 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cache_ttl_expires_and_lru_evicts_within_the_cap() {
+async fn cache_ttl_and_lru(server: Option<&RedisServer>) {
     for tier in ["reasoning", "project"] {
-        let mut w = Ws::new();
+        let mut w = backend_ws(server);
         w.env.insert(format!("EDDIE_CACHE_MAX_BYTES_{}", tier.to_uppercase()), "100".into());
         w.ok("cache_store", json!({"key": "short", "value": "v", "tier": tier, "ttl": 30})).await;
         tokio::time::sleep(std::time::Duration::from_millis(60)).await;
@@ -308,9 +405,8 @@ async fn cache_ttl_expires_and_lru_evicts_within_the_cap() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cache_bad_input_leaves_the_store_unchanged() {
-    let mut w = Ws::new();
+async fn cache_bad_input(server: Option<&RedisServer>) {
+    let mut w = backend_ws(server);
     w.env.insert("EDDIE_CACHE_MAX_VALUE_BYTES".into(), "10".into());
     w.ok("cache_store", json!({"key": "keep", "value": "v", "tier": "project"})).await;
     let before = w.ok("cache_keys", json!({})).await;

@@ -58,7 +58,7 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         ));
         tiers.insert(
             tier.as_str().into(),
-            json!({"entries": s.entries, "bytes": s.bytes, "capBytes": cap, "hits": s.hits, "misses": s.misses, "expirations": s.expirations, "evictions": s.evictions, "backend": if tier == Tier::Reasoning { "memory" } else { "sqlite" }, "location": store.location(), "exists": exists}),
+            json!({"entries": s.entries, "bytes": s.bytes, "capBytes": cap, "hits": s.hits, "misses": s.misses, "expirations": s.expirations, "evictions": s.evictions, "backend": store.backend(), "location": store.location(), "exists": exists}),
         );
     }
     let totals = json!({"entries": total.entries, "bytes": total.bytes, "hits": total.hits, "misses": total.misses, "expirations": total.expirations, "evictions": total.evictions});

@@ -15,6 +15,7 @@ pub mod cache_retrieve;
 pub mod cache_stats;
 pub mod cache_store;
 pub mod mem;
+pub mod redis;
 pub mod sqlite;
 
 use std::path::PathBuf;
@@ -212,6 +213,8 @@ pub enum Store {
     Mem(Arc<Mutex<mem::Table>>),
     /// A database.
     Db(Arc<Mutex<sqlite::Db>>, PathBuf),
+    /// A Redis server (`EDDIE_CACHE_URL`).
+    Redis(redis::RedisTier),
 }
 
 /// Where the database of a persisted tier is.
@@ -223,10 +226,29 @@ pub fn db_path(ctx: &Ctx, tier: Tier) -> Result<PathBuf> {
     }
 }
 
+/// The Redis URL for the persisted tiers, when `EDDIE_CACHE_URL` names one.
+pub fn redis_url(ctx: &Ctx) -> Option<String> {
+    ctx.env_var("EDDIE_CACHE_URL")
+        .map(|u| u.trim().to_owned())
+        .filter(|u| u.starts_with("redis://") || u.starts_with("rediss://") || u.starts_with("redis+unix://"))
+}
+
 /// The store of `tier`.
 pub fn store(ctx: &Ctx, tier: Tier) -> Result<Store> {
+    let nonblank = |k: &str| ctx.env_var(k).filter(|v| !v.trim().is_empty());
     match tier {
         Tier::Reasoning => Ok(Store::Mem(mem::table(&ctx.workspace.root().display().to_string()))),
+        Tier::Project if let Some(url) = redis_url(ctx) => {
+            // The project's name on the shared server: EDDIE_CACHE_PROJECT, else the workspace path.
+            let scope =
+                nonblank("EDDIE_CACHE_PROJECT").unwrap_or_else(|| ctx.workspace.root().display().to_string());
+            Ok(Store::Redis(redis::RedisTier::new(&url, tier.as_str(), &scope)))
+        }
+        Tier::Vault if let Some(url) = redis_url(ctx) => {
+            let scope =
+                nonblank("EDDIE_CACHE_USER").or_else(|| nonblank("USER")).unwrap_or_else(|| "user".into());
+            Ok(Store::Redis(redis::RedisTier::new(&url, tier.as_str(), &scope)))
+        }
         _ => {
             let p = db_path(ctx, tier)?;
             Ok(Store::Db(sqlite::db(&p), p))
@@ -244,6 +266,7 @@ impl Store {
         match self {
             Self::Mem(_) => true,
             Self::Db(d, _) => lock(d).exists(),
+            Self::Redis(_) => true,
         }
     }
 
@@ -252,6 +275,7 @@ impl Store {
         match self {
             Self::Mem(t) => Ok(lock(t).put(e, cap)),
             Self::Db(d, _) => lock(d).put(e, cap),
+            Self::Redis(r) => r.put(e, cap),
         }
     }
 
@@ -260,6 +284,7 @@ impl Store {
         match self {
             Self::Mem(t) => Ok(lock(t).get(key, now, count_miss)),
             Self::Db(d, _) => lock(d).get(key, now, count_miss),
+            Self::Redis(r) => r.get(key, now, count_miss),
         }
     }
 
@@ -271,6 +296,7 @@ impl Store {
                 Ok(())
             }
             Self::Db(d, _) => lock(d).miss(),
+            Self::Redis(r) => r.miss(),
         }
     }
 
@@ -279,6 +305,7 @@ impl Store {
         match self {
             Self::Mem(t) => Ok(lock(t).delete(key)),
             Self::Db(d, _) => lock(d).delete(key),
+            Self::Redis(r) => r.delete(key),
         }
     }
 
@@ -287,6 +314,7 @@ impl Store {
         match self {
             Self::Mem(t) => Ok(lock(t).clear()),
             Self::Db(d, _) => lock(d).clear(),
+            Self::Redis(r) => r.clear(),
         }
     }
 
@@ -295,6 +323,7 @@ impl Store {
         match self {
             Self::Mem(t) => Ok(lock(t).keys(now, keep)),
             Self::Db(d, _) => lock(d).keys(now, keep),
+            Self::Redis(r) => r.keys(now, keep),
         }
     }
 
@@ -303,6 +332,16 @@ impl Store {
         match self {
             Self::Mem(t) => Ok(lock(t).stats(now)),
             Self::Db(d, _) => lock(d).stats(now),
+            Self::Redis(r) => r.stats(now),
+        }
+    }
+
+    /// Its backend's name.
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Self::Mem(_) => "memory",
+            Self::Db(..) => "sqlite",
+            Self::Redis(_) => "redis",
         }
     }
 
@@ -311,6 +350,7 @@ impl Store {
         match self {
             Self::Mem(_) => Value::Null,
             Self::Db(_, p) => json!(p.display().to_string()),
+            Self::Redis(r) => json!(r.location()),
         }
     }
 }
