@@ -84,6 +84,8 @@ const MINIMAL = {
   cache_clear: { tier: 'reasoning' },
   cache_keys: {},
   cache_stats: {},
+  context_load: {},
+  project_scan: {},
 }
 
 const fresh = () => workspace({ 'a.txt': 'one\ntwo\n', 'm.py': 'def f():\n    return 1\n' })
@@ -100,10 +102,10 @@ async function outcome(spec, args, cwd = fresh()) {
   }
 }
 
-/** A result without what differs between two identical calls (timings, process ids, clocks). */
+/** A result without what differs between two identical calls (timings, process ids, clocks, a store's `replaced`). */
 function comparable(o) {
   const iso = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g
-  const text = (v) => JSON.stringify(v ?? null).replace(iso, 'T').replace(/"(durationMs|elapsedMs|mtime|modified|ms)":[^,}]*/g, '"$1":0')
+  const text = (v) => JSON.stringify(v ?? null).replace(iso, 'T').replace(/"(durationMs|elapsedMs|mtime|modified|ms)":[^,}]*/g, '"$1":0').replace(/"(replaced|ageMs)":[^,}]*/g, '"$1":0')
   return o.code !== undefined
     ? { code: o.code, message: o.message }
     : { ok: o.ok, content: o.content.replace(iso, 'T').replace(/\d+(\.\d+)? ?ms\b/g, 'N ms'), data: text(o.data) }
