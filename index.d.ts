@@ -2558,8 +2558,6 @@ export type WebFetchArgs = {
   url: string
   /** markdown (default: the main content), text, html (the main content's HTML) or raw (the body as served). */
   format?: "markdown" | "text" | "html" | "raw"
-  /** Skip the 15-minute in-process cache. */
-  noCache?: boolean
   /** Most characters to return (default 10000; also: max_chars, max_length). */
   maxChars?: number
   /** Character offset to continue from (the previous call's nextStartIndex; also: start_index). */
@@ -2570,6 +2568,8 @@ export type WebFetchArgs = {
   timeout?: number
   /** Follow a redirect to another host (default true); either way the chain is reported. */
   followCrossHost?: boolean
+  /** Skip the 15-minute in-process cache. */
+  noCache?: boolean
 }
 /** `data` of a `web_fetch` result. */
 export type WebFetchData = {
@@ -2608,8 +2608,6 @@ export type FetchArgs = {
   url: string
   /** markdown (default: the main content), text, html (the main content's HTML) or raw (the body as served). */
   format?: "markdown" | "text" | "html" | "raw"
-  /** Skip the 15-minute in-process cache. */
-  noCache?: boolean
   /** Most characters to return (default 10000; also: max_chars, max_length). */
   maxChars?: number
   /** Character offset to continue from (the previous call's nextStartIndex; also: start_index). */
@@ -2620,6 +2618,8 @@ export type FetchArgs = {
   timeout?: number
   /** Follow a redirect to another host (default true); either way the chain is reported. */
   followCrossHost?: boolean
+  /** Skip the 15-minute in-process cache. */
+  noCache?: boolean
 }
 /** `data` of a `fetch` result. */
 export type FetchData = {
@@ -2792,6 +2792,481 @@ export type GitStatusData = {
 /** The working tree status of the git repository containing path (default: the workspace root), read without running git: branch, upstream with ahead/behind, repository state (merge, rebase, cherry-pick, revert, bisect), and one entry per changed path with its index and worktree letters as in git status --porcelain=v2 (. unchanged, M, A, D, R with origPath, T; ? untracked; U conflicted). Content reads like git status --short --branch. (`git_status`) */
 export declare function gitStatus(args: GitStatusArgs, ctx: ToolContext): Promise<ToolResult<GitStatusData>>
 export declare const gitStatusTool: ToolDefinition<GitStatusArgs, GitStatusData>
+
+/** Arguments of `memory_save`. */
+export type MemorySaveArgs = {
+  /** The entry's title: its `## ` heading (one line, at most 200 characters; also: title). */
+  key: string
+  /** The text to save (Markdown; at most 64 KiB; use `###` for headings inside it; also: content). */
+  value: string
+  /** `replace` (default) or `append`. */
+  mode?: "replace" | "append"
+  /** `project` (the workspace's MEMORY.md, default) or `user` (the per-user one). */
+  scope?: "project" | "user"
+}
+/** `data` of a `memory_save` result. */
+export type MemorySaveData = {
+  key: string
+  mode: "replace" | "append"
+  path: string
+  scope: "project" | "user"
+  saved: boolean
+  cancelled: boolean
+  existed: boolean
+  bytes?: number
+  [key: string]: unknown
+}
+/** Save a memory entry in MEMORY.md at the workspace root (scope: user for the per-user one): one `## key` heading per entry, so a person can read, edit and review it in git. mode replace (default) replaces the entry's text, append adds a line to it; a new key is added at the end. Text outside the entry is kept byte for byte. Safe against concurrent saves from other processes. (`memory_save`, mutating, asks ctx.confirm) */
+export declare function memorySave(args: MemorySaveArgs, ctx: ToolContext): Promise<ToolResult<MemorySaveData>>
+export declare const memorySaveTool: ToolDefinition<MemorySaveArgs, MemorySaveData>
+
+/** Arguments of `memory_delete`. */
+export type MemoryDeleteArgs = {
+  /** The entry's title (its `## ` heading; also: title). */
+  key: string
+  /** `project` (the workspace's MEMORY.md, default) or `user`. */
+  scope?: "project" | "user"
+}
+/** `data` of a `memory_delete` result. */
+export type MemoryDeleteData = {
+  key: string
+  path: string
+  deleted: boolean
+  cancelled: boolean
+  removed?: number
+  [key: string]: unknown
+}
+/** Delete a memory entry (its `## key` heading and text) from MEMORY.md (scope: user for the per-user file). The rest of the file is kept byte for byte. NOT_FOUND when there is no such key. (`memory_delete`, mutating, asks ctx.confirm) */
+export declare function memoryDelete(args: MemoryDeleteArgs, ctx: ToolContext): Promise<ToolResult<MemoryDeleteData>>
+export declare const memoryDeleteTool: ToolDefinition<MemoryDeleteArgs, MemoryDeleteData>
+
+/** Arguments of `memory_list`. */
+export type MemoryListArgs = {
+  /** `project` (the workspace's MEMORY.md, default) or `user`. */
+  scope?: "project" | "user"
+}
+/** `data` of a `memory_list` result. */
+export type MemoryListData = {
+  path: string
+  entries: Array<{
+    key: string
+    title: string
+    preview: string
+    bytes: number
+    [key: string]: unknown
+  }>
+  count: number
+  [key: string]: unknown
+}
+/** List the entries of MEMORY.md (scope: user for the per-user file), each with its key (the `## ` heading), a one-line preview and its size in bytes. (`memory_list`) */
+export declare function memoryList(args: MemoryListArgs, ctx: ToolContext): Promise<ToolResult<MemoryListData>>
+export declare const memoryListTool: ToolDefinition<MemoryListArgs, MemoryListData>
+
+/** Arguments of `memory_recall`. */
+export type MemoryRecallArgs = {
+  /** What to look for (words; case and punctuation are ignored). */
+  query: string
+  /** How many entries at most (default 5, at most 100; also: max_results). */
+  maxResults?: number
+  /** `project` (the workspace's MEMORY.md, default) or `user`. */
+  scope?: "project" | "user"
+}
+/** `data` of a `memory_recall` result. */
+export type MemoryRecallData = {
+  query: string
+  path: string
+  matches: Array<{
+    key: string
+    title: string
+    content: string
+    score: number
+    [key: string]: unknown
+  }>
+  count: number
+  [key: string]: unknown
+}
+/** Find the MEMORY.md entries (scope: user for the per-user file) that best match a query, ranked with BM25 over keys and bodies (words in the key count more). Returns the best maxResults (default 5) with their scores and full text. (`memory_recall`) */
+export declare function memoryRecall(args: MemoryRecallArgs, ctx: ToolContext): Promise<ToolResult<MemoryRecallData>>
+export declare const memoryRecallTool: ToolDefinition<MemoryRecallArgs, MemoryRecallData>
+
+/** Arguments of `create_task`. */
+export type CreateTaskArgs = {
+  /** The task's title. */
+  title: string
+  /** What the task is about (default empty). */
+  description?: string
+  /** `low`, `medium` (default) or `high`. */
+  priority?: "low" | "medium" | "high"
+  /** The task list (default `tasks`: `.tasks/tasks.json`, shared with the agent__* tools). */
+  taskListName?: string
+}
+/** `data` of a `create_task` result. */
+export type CreateTaskData = {
+  created: boolean
+  cancelled: boolean
+  taskListName: string
+  task: {
+    id: string
+    title: string
+    description: string
+    priority: string
+    status: "pending" | "in_progress" | "complete"
+    created?: string | null
+    updated?: string | null
+    [key: string]: unknown
+  } | null
+  [key: string]: unknown
+}
+/** Create a task (title, description, priority low/medium/high, default medium) in a task list (default tasks: .tasks/tasks.json, the same store as the agent__* task tools; description and priority live in the task's metadata). Returns the task with its id. (`create_task`, mutating, asks ctx.confirm) */
+export declare function createTask(args: CreateTaskArgs, ctx: ToolContext): Promise<ToolResult<CreateTaskData>>
+export declare const createTaskTool: ToolDefinition<CreateTaskArgs, CreateTaskData>
+
+/** Arguments of `list_tasks`. */
+export type ListTasksArgs = {
+  /** Only tasks with this status: `pending`, `in_progress`, `complete` (or `done`), `all` (default). */
+  status?: "pending" | "in_progress" | "complete" | "done" | "all"
+  /** Only tasks with this priority: `low`, `medium`, `high`. */
+  priority?: "low" | "medium" | "high"
+  /** The task list (default `tasks`). */
+  taskListName?: string
+}
+/** `data` of a `list_tasks` result. */
+export type ListTasksData = {
+  taskListName: string
+  tasks: Array<{
+    id: string
+    title: string
+    description: string
+    priority: string
+    status: "pending" | "in_progress" | "complete"
+    created?: string | null
+    updated?: string | null
+    [key: string]: unknown
+  } | null>
+  count: number
+  [key: string]: unknown
+}
+/** List the tasks of a task list (default tasks), optionally only those with a status (pending, in_progress, complete or done, all) or a priority (low, medium, high). Reads the same store as agent__get_task_list. (`list_tasks`) */
+export declare function listTasks(args: ListTasksArgs, ctx: ToolContext): Promise<ToolResult<ListTasksData>>
+export declare const listTasksTool: ToolDefinition<ListTasksArgs, ListTasksData>
+
+/** Arguments of `update_task`. */
+export type UpdateTaskArgs = {
+  /** The task's id (also: task_id). */
+  taskId: string
+  /** New status: `pending`, `in_progress`, `complete` (or Stack's `done`). */
+  status?: "pending" | "in_progress" | "complete" | "done"
+  /** New title. */
+  title?: string
+  /** New description. */
+  description?: string
+  /** New priority: `low`, `medium`, `high`. */
+  priority?: "low" | "medium" | "high"
+  /** The task list (default `tasks`). */
+  taskListName?: string
+}
+/** `data` of a `update_task` result. */
+export type UpdateTaskData = {
+  taskId: string
+  taskListName: string
+  updated: Array<string>
+  cancelled: boolean
+  task: {
+    id: string
+    title: string
+    description: string
+    priority: string
+    status: "pending" | "in_progress" | "complete"
+    created?: string | null
+    updated?: string | null
+    [key: string]: unknown
+  } | null
+  [key: string]: unknown
+}
+/** Update a task's status (pending, in_progress, complete; done is complete), title, description or priority, by its id, in a task list (default tasks). (`update_task`, mutating, asks ctx.confirm) */
+export declare function updateTask(args: UpdateTaskArgs, ctx: ToolContext): Promise<ToolResult<UpdateTaskData>>
+export declare const updateTaskTool: ToolDefinition<UpdateTaskArgs, UpdateTaskData>
+
+/** Arguments of `delete_task`. */
+export type DeleteTaskArgs = {
+  /** The task's id (also: task_id). */
+  taskId: string
+  /** The task list (default `tasks`). */
+  taskListName?: string
+}
+/** `data` of a `delete_task` result. */
+export type DeleteTaskData = {
+  taskId: string
+  taskListName: string
+  deleted: boolean
+  cancelled: boolean
+  [key: string]: unknown
+}
+/** Delete a task by its id from a task list (default tasks). (`delete_task`, mutating, asks ctx.confirm) */
+export declare function deleteTask(args: DeleteTaskArgs, ctx: ToolContext): Promise<ToolResult<DeleteTaskData>>
+export declare const deleteTaskTool: ToolDefinition<DeleteTaskArgs, DeleteTaskData>
+
+/** Arguments of `create_plan`. */
+export type CreatePlanArgs = {
+  /** What the plan achieves. */
+  goal: string
+  /** The ordered steps (1 to 200, each non-empty). */
+  steps: Array<string>
+}
+/** `data` of a `create_plan` result. */
+export type CreatePlanData = {
+  created: boolean
+  cancelled: boolean
+  plan: {
+    id: string
+    goal: string
+    status: string
+    steps: Array<{
+      id: string
+      title: string
+      status: string
+      [key: string]: unknown
+    }>
+    created?: string | null
+    [key: string]: unknown
+  } | null
+  [key: string]: unknown
+}
+/** Create a plan: a goal and its ordered steps. Returns the plan id; the plan is stored as the task list .tasks/<plan id>.json (steps are its tasks), so agent__get_task_list and list_tasks can read it by that id. (`create_plan`, mutating, asks ctx.confirm) */
+export declare function createPlan(args: CreatePlanArgs, ctx: ToolContext): Promise<ToolResult<CreatePlanData>>
+export declare const createPlanTool: ToolDefinition<CreatePlanArgs, CreatePlanData>
+
+/** Arguments of `execute_plan`. */
+export type ExecutePlanArgs = {
+  /** The plan's id, as create_plan returned it (also: plan_id). */
+  planId: string
+}
+/** `data` of a `execute_plan` result. */
+export type ExecutePlanData = {
+  planId: string
+  status: string | null
+  cancelled: boolean
+  goal?: string
+  steps: Array<{
+    id: string
+    title: string
+    status: string
+    [key: string]: unknown
+  }>
+  [key: string]: unknown
+}
+/** Start executing a plan: mark it in progress, and its first pending step in progress. Returns the steps with their statuses. (`execute_plan`, mutating, asks ctx.confirm) */
+export declare function executePlan(args: ExecutePlanArgs, ctx: ToolContext): Promise<ToolResult<ExecutePlanData>>
+export declare const executePlanTool: ToolDefinition<ExecutePlanArgs, ExecutePlanData>
+
+/** Arguments of `cache_store`. */
+export type CacheStoreArgs = {
+  /** The key (1 to 1024 bytes). */
+  key: string
+  /** The value (text; JSON as a string; at most 1 MiB by default; also: content). */
+  value: string
+  /** `reasoning` (process memory, default), `project` (.eddie/cache.db) or `vault` (per user). */
+  tier?: "reasoning" | "project" | "vault"
+  /** Time to live in milliseconds (omit for no expiry; also: ttl_ms). */
+  ttl?: number
+}
+/** `data` of a `cache_store` result. */
+export type CacheStoreData = {
+  key: string
+  tier: "reasoning" | "project" | "vault"
+  stored: boolean
+  replaced: boolean
+  evicted: number
+  bytes: number
+  ttl: number | null
+  expiresAt: string | null
+  [key: string]: unknown
+}
+/** Store a text value under a key in the cache (Floyd's SUPERCACHE). tier: reasoning (process memory, default), project (.eddie/cache.db in the workspace, shared by processes) or vault (per user). ttl in milliseconds (omit for no expiry). Each tier has a byte cap; the least recently used entries are evicted to stay within it. (`cache_store`, mutating) */
+export declare function cacheStore(args: CacheStoreArgs, ctx: ToolContext): Promise<ToolResult<CacheStoreData>>
+export declare const cacheStoreTool: ToolDefinition<CacheStoreArgs, CacheStoreData>
+
+/** Arguments of `cache_retrieve`. */
+export type CacheRetrieveArgs = {
+  /** The key. */
+  key: string
+  /** Only this tier (default: reasoning, then project, then vault). */
+  tier?: "reasoning" | "project" | "vault"
+}
+/** `data` of a `cache_retrieve` result. */
+export type CacheRetrieveData = {
+  key: string
+  found: boolean
+  tier: string | null
+  value: string | null
+  ageMs: number | null
+  ttlRemainingMs: number | null
+  [key: string]: unknown
+}
+/** Get a cached value by key, with its age and remaining TTL in milliseconds. Without tier, the tiers are searched in order: reasoning, project, vault. A missing or expired key is found: false (not an error). (`cache_retrieve`) */
+export declare function cacheRetrieve(args: CacheRetrieveArgs, ctx: ToolContext): Promise<ToolResult<CacheRetrieveData>>
+export declare const cacheRetrieveTool: ToolDefinition<CacheRetrieveArgs, CacheRetrieveData>
+
+/** Arguments of `cache_delete`. */
+export type CacheDeleteArgs = {
+  /** The key. */
+  key: string
+  /** Only this tier (default: every tier). */
+  tier?: "reasoning" | "project" | "vault"
+}
+/** `data` of a `cache_delete` result. */
+export type CacheDeleteData = {
+  key: string
+  deleted: boolean
+  tiers: Array<string>
+  [key: string]: unknown
+}
+/** Delete a key from the cache: from one tier, or (without tier) from every tier. (`cache_delete`, mutating) */
+export declare function cacheDelete(args: CacheDeleteArgs, ctx: ToolContext): Promise<ToolResult<CacheDeleteData>>
+export declare const cacheDeleteTool: ToolDefinition<CacheDeleteArgs, CacheDeleteData>
+
+/** Arguments of `cache_clear`. */
+export type CacheClearArgs = {
+  /** Only this tier (default: every tier). */
+  tier?: "reasoning" | "project" | "vault"
+}
+/** `data` of a `cache_clear` result. */
+export type CacheClearData = {
+  cleared: {
+    [key: string]: unknown
+  }
+  total: number
+  [key: string]: unknown
+}
+/** Delete every cache entry of one tier, or (without tier) of every tier. Counters (hits, misses) are kept. (`cache_clear`, mutating) */
+export declare function cacheClear(args: CacheClearArgs, ctx: ToolContext): Promise<ToolResult<CacheClearData>>
+export declare const cacheClearTool: ToolDefinition<CacheClearArgs, CacheClearData>
+
+/** Arguments of `cache_keys`. */
+export type CacheKeysArgs = {
+  /** Only this tier (default: every tier). */
+  tier?: "reasoning" | "project" | "vault"
+  /** A glob the keys must match: `*` any run, `?` one character, `[abc]`, `{a,b}`; `\` escapes (also: glob). */
+  pattern?: string
+  /** At most this many keys (default 1000, at most 10000). */
+  limit?: number
+}
+/** `data` of a `cache_keys` result. */
+export type CacheKeysData = {
+  keys: Array<{
+    key: string
+    tier: "reasoning" | "project" | "vault"
+    bytes: number
+    ageMs: number
+    ttlRemainingMs: number | null
+    [key: string]: unknown
+  }>
+  count: number
+  truncated: boolean
+  [key: string]: unknown
+}
+/** List the live cache keys of one tier or every tier, optionally only those matching a glob pattern (* any run of characters, ? one, [abc], {a,b}), with size, age and remaining TTL. (`cache_keys`) */
+export declare function cacheKeys(args: CacheKeysArgs, ctx: ToolContext): Promise<ToolResult<CacheKeysData>>
+export declare const cacheKeysTool: ToolDefinition<CacheKeysArgs, CacheKeysData>
+
+/** Arguments of `cache_stats`. */
+export type CacheStatsArgs = {
+  /** Only this tier (default: every tier). */
+  tier?: "reasoning" | "project" | "vault"
+}
+/** `data` of a `cache_stats` result. */
+export type CacheStatsData = {
+  tiers: {
+    [key: string]: unknown
+  }
+  totals: {
+    entries: number
+    bytes: number
+    hits: number
+    misses: number
+    expirations: number
+    evictions: number
+    [key: string]: unknown
+  }
+  [key: string]: unknown
+}
+/** Cache statistics per tier (reasoning, project, vault) and in total: live entries, bytes and the tier's byte cap, hits, misses, expirations and evictions. (`cache_stats`) */
+export declare function cacheStats(args: CacheStatsArgs, ctx: ToolContext): Promise<ToolResult<CacheStatsData>>
+export declare const cacheStatsTool: ToolDefinition<CacheStatsArgs, CacheStatsData>
+
+/** Arguments of `context_load`. */
+export type ContextLoadArgs = {
+  /** A file or folder the work is about: instruction files from its folder up to the repository root apply too (default: the workspace root). */
+  path?: string
+  /** Folders (Stack's project names) whose instruction files to load as well. */
+  projects?: Array<string>
+  /** The byte budget for the files' text (default 32768, at most 1 MiB). */
+  maxBytes?: number
+}
+/** `data` of a `context_load` result. */
+export type ContextLoadData = {
+  loaded: Array<{
+    path: string
+    kind: string
+    why: string
+    bytes: number
+    content: string
+    [key: string]: unknown
+  }>
+  omitted: Array<{
+    path: string
+    kind: string
+    why: string
+    bytes?: number | null
+    reason: string
+    [key: string]: unknown
+  }>
+  bytes: number
+  budget: number
+  context: string
+  [key: string]: unknown
+}
+/** Load the instruction files an agent should read, each with why it applies: AGENTS.md, CLAUDE.md, GEMINI.md (in every folder from the workspace root, or the repository root, down to path's folder; the nearest AGENTS.md wins for files below it), .github/copilot-instructions.md, .cursorrules and .cursor/rules/*.mdc (at the root), and Stack's SOUL.md and TOOLS.md. Files are taken in order of precedence while they fit in maxBytes (default 32768); the rest are listed as omitted. (`context_load`) */
+export declare function contextLoad(args: ContextLoadArgs, ctx: ToolContext): Promise<ToolResult<ContextLoadData>>
+export declare const contextLoadTool: ToolDefinition<ContextLoadArgs, ContextLoadData>
+
+/** Arguments of `project_scan`. */
+export type ProjectScanArgs = {
+  /** The project folder, relative to the workspace (default: the workspace root). */
+  path?: string
+}
+/** `data` of a `project_scan` result. */
+export type ProjectScanData = {
+  name: string
+  path: string
+  files: number
+  dirs: number
+  truncated?: boolean
+  languages: Array<{
+    language: string
+    files: number
+    lines: number
+    percent: number
+    [key: string]: unknown
+  }>
+  manifests: Array<{
+    path: string
+    kind: string
+    [key: string]: unknown
+  }>
+  has_git: boolean
+  has_pyproject?: boolean
+  has_package_json?: boolean
+  has_dockerfile?: boolean
+  types?: Array<string>
+  commands: {
+    [key: string]: unknown
+  }
+  [key: string]: unknown
+}
+/** Scan a project folder (default: the workspace root): its name, file and folder counts (ignored, hidden and dependency folders left out, as the search tools do), languages by lines, manifests (package.json, pyproject.toml, Cargo.toml, go.mod, Dockerfile, compose files, CI configs), has_git, and the test, lint, format, typecheck, build and install commands detect_project finds. (`project_scan`) */
+export declare function projectScan(args: ProjectScanArgs, ctx: ToolContext): Promise<ToolResult<ProjectScanData>>
+export declare const projectScanTool: ToolDefinition<ProjectScanArgs, ProjectScanData>
 
 /** Every built-in tool of @eddie/tools, in its order. */
 export declare const builtinTools: ToolDefinition<any, any>[]

@@ -263,6 +263,78 @@ function webSearch(args, ctx) {
 function gitStatus(args, ctx) {
   return binding.callTool(58, args, ctx)
 }
+/** Save a memory entry in MEMORY.md at the workspace root (scope: user for the per-user one): one `## key` heading per entry, so a person can read, edit and review it in git. mode replace (default) replaces the entry's text, append adds a line to it; a new key is added at the end. Text outside the entry is kept byte for byte. Safe against concurrent saves from other processes. (`memory_save`) */
+function memorySave(args, ctx) {
+  return binding.callTool(59, args, ctx)
+}
+/** Delete a memory entry (its `## key` heading and text) from MEMORY.md (scope: user for the per-user file). The rest of the file is kept byte for byte. NOT_FOUND when there is no such key. (`memory_delete`) */
+function memoryDelete(args, ctx) {
+  return binding.callTool(60, args, ctx)
+}
+/** List the entries of MEMORY.md (scope: user for the per-user file), each with its key (the `## ` heading), a one-line preview and its size in bytes. (`memory_list`) */
+function memoryList(args, ctx) {
+  return binding.callTool(61, args, ctx)
+}
+/** Find the MEMORY.md entries (scope: user for the per-user file) that best match a query, ranked with BM25 over keys and bodies (words in the key count more). Returns the best maxResults (default 5) with their scores and full text. (`memory_recall`) */
+function memoryRecall(args, ctx) {
+  return binding.callTool(62, args, ctx)
+}
+/** Create a task (title, description, priority low/medium/high, default medium) in a task list (default tasks: .tasks/tasks.json, the same store as the agent__* task tools; description and priority live in the task's metadata). Returns the task with its id. (`create_task`) */
+function createTask(args, ctx) {
+  return binding.callTool(63, args, ctx)
+}
+/** List the tasks of a task list (default tasks), optionally only those with a status (pending, in_progress, complete or done, all) or a priority (low, medium, high). Reads the same store as agent__get_task_list. (`list_tasks`) */
+function listTasks(args, ctx) {
+  return binding.callTool(64, args, ctx)
+}
+/** Update a task's status (pending, in_progress, complete; done is complete), title, description or priority, by its id, in a task list (default tasks). (`update_task`) */
+function updateTask(args, ctx) {
+  return binding.callTool(65, args, ctx)
+}
+/** Delete a task by its id from a task list (default tasks). (`delete_task`) */
+function deleteTask(args, ctx) {
+  return binding.callTool(66, args, ctx)
+}
+/** Create a plan: a goal and its ordered steps. Returns the plan id; the plan is stored as the task list .tasks/<plan id>.json (steps are its tasks), so agent__get_task_list and list_tasks can read it by that id. (`create_plan`) */
+function createPlan(args, ctx) {
+  return binding.callTool(67, args, ctx)
+}
+/** Start executing a plan: mark it in progress, and its first pending step in progress. Returns the steps with their statuses. (`execute_plan`) */
+function executePlan(args, ctx) {
+  return binding.callTool(68, args, ctx)
+}
+/** Store a text value under a key in the cache (Floyd's SUPERCACHE). tier: reasoning (process memory, default), project (.eddie/cache.db in the workspace, shared by processes) or vault (per user). ttl in milliseconds (omit for no expiry). Each tier has a byte cap; the least recently used entries are evicted to stay within it. (`cache_store`) */
+function cacheStore(args, ctx) {
+  return binding.callTool(69, args, ctx)
+}
+/** Get a cached value by key, with its age and remaining TTL in milliseconds. Without tier, the tiers are searched in order: reasoning, project, vault. A missing or expired key is found: false (not an error). (`cache_retrieve`) */
+function cacheRetrieve(args, ctx) {
+  return binding.callTool(70, args, ctx)
+}
+/** Delete a key from the cache: from one tier, or (without tier) from every tier. (`cache_delete`) */
+function cacheDelete(args, ctx) {
+  return binding.callTool(71, args, ctx)
+}
+/** Delete every cache entry of one tier, or (without tier) of every tier. Counters (hits, misses) are kept. (`cache_clear`) */
+function cacheClear(args, ctx) {
+  return binding.callTool(72, args, ctx)
+}
+/** List the live cache keys of one tier or every tier, optionally only those matching a glob pattern (* any run of characters, ? one, [abc], {a,b}), with size, age and remaining TTL. (`cache_keys`) */
+function cacheKeys(args, ctx) {
+  return binding.callTool(73, args, ctx)
+}
+/** Cache statistics per tier (reasoning, project, vault) and in total: live entries, bytes and the tier's byte cap, hits, misses, expirations and evictions. (`cache_stats`) */
+function cacheStats(args, ctx) {
+  return binding.callTool(74, args, ctx)
+}
+/** Load the instruction files an agent should read, each with why it applies: AGENTS.md, CLAUDE.md, GEMINI.md (in every folder from the workspace root, or the repository root, down to path's folder; the nearest AGENTS.md wins for files below it), .github/copilot-instructions.md, .cursorrules and .cursor/rules/*.mdc (at the root), and Stack's SOUL.md and TOOLS.md. Files are taken in order of precedence while they fit in maxBytes (default 32768); the rest are listed as omitted. (`context_load`) */
+function contextLoad(args, ctx) {
+  return binding.callTool(75, args, ctx)
+}
+/** Scan a project folder (default: the workspace root): its name, file and folder counts (ignored, hidden and dependency folders left out, as the search tools do), languages by lines, manifests (package.json, pyproject.toml, Cargo.toml, go.mod, Dockerfile, compose files, CI configs), has_git, and the test, lint, format, typecheck, build and install commands detect_project finds. (`project_scan`) */
+function projectScan(args, ctx) {
+  return binding.callTool(76, args, ctx)
+}
 
 const bashTool = define("bash", bash)
 const fileReadTool = define("file_read", fileRead)
@@ -323,11 +395,29 @@ const downloadTool = define("download", download)
 const checkUrlTool = define("check_url", checkUrl)
 const webSearchTool = define("web_search", webSearch)
 const gitStatusTool = define("git_status", gitStatus)
+const memorySaveTool = define("memory_save", memorySave)
+const memoryDeleteTool = define("memory_delete", memoryDelete)
+const memoryListTool = define("memory_list", memoryList)
+const memoryRecallTool = define("memory_recall", memoryRecall)
+const createTaskTool = define("create_task", createTask)
+const listTasksTool = define("list_tasks", listTasks)
+const updateTaskTool = define("update_task", updateTask)
+const deleteTaskTool = define("delete_task", deleteTask)
+const createPlanTool = define("create_plan", createPlan)
+const executePlanTool = define("execute_plan", executePlan)
+const cacheStoreTool = define("cache_store", cacheStore)
+const cacheRetrieveTool = define("cache_retrieve", cacheRetrieve)
+const cacheDeleteTool = define("cache_delete", cacheDelete)
+const cacheClearTool = define("cache_clear", cacheClear)
+const cacheKeysTool = define("cache_keys", cacheKeys)
+const cacheStatsTool = define("cache_stats", cacheStats)
+const contextLoadTool = define("context_load", contextLoad)
+const projectScanTool = define("project_scan", projectScan)
 
 /** Every built-in tool of @eddie/tools, in its order. */
 const builtinTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
 /** Every tool of every family: builtinTools, then the tools from the other reference agents. */
-const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool, webFetchTool, fetchTool, downloadTool, checkUrlTool, webSearchTool, gitStatusTool]
+const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool, webFetchTool, fetchTool, downloadTool, checkUrlTool, webSearchTool, gitStatusTool, memorySaveTool, memoryDeleteTool, memoryListTool, memoryRecallTool, createTaskTool, listTasksTool, updateTaskTool, deleteTaskTool, createPlanTool, executePlanTool, cacheStoreTool, cacheRetrieveTool, cacheDeleteTool, cacheClearTool, cacheKeysTool, cacheStatsTool, contextLoadTool, projectScanTool]
 
 const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').outputSchema
 const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema
@@ -391,6 +481,24 @@ exports.download = download
 exports.checkUrl = checkUrl
 exports.webSearch = webSearch
 exports.gitStatus = gitStatus
+exports.memorySave = memorySave
+exports.memoryDelete = memoryDelete
+exports.memoryList = memoryList
+exports.memoryRecall = memoryRecall
+exports.createTask = createTask
+exports.listTasks = listTasks
+exports.updateTask = updateTask
+exports.deleteTask = deleteTask
+exports.createPlan = createPlan
+exports.executePlan = executePlan
+exports.cacheStore = cacheStore
+exports.cacheRetrieve = cacheRetrieve
+exports.cacheDelete = cacheDelete
+exports.cacheClear = cacheClear
+exports.cacheKeys = cacheKeys
+exports.cacheStats = cacheStats
+exports.contextLoad = contextLoad
+exports.projectScan = projectScan
 exports.bashTool = bashTool
 exports.fileReadTool = fileReadTool
 exports.fileWriteTool = fileWriteTool
@@ -450,6 +558,24 @@ exports.downloadTool = downloadTool
 exports.checkUrlTool = checkUrlTool
 exports.webSearchTool = webSearchTool
 exports.gitStatusTool = gitStatusTool
+exports.memorySaveTool = memorySaveTool
+exports.memoryDeleteTool = memoryDeleteTool
+exports.memoryListTool = memoryListTool
+exports.memoryRecallTool = memoryRecallTool
+exports.createTaskTool = createTaskTool
+exports.listTasksTool = listTasksTool
+exports.updateTaskTool = updateTaskTool
+exports.deleteTaskTool = deleteTaskTool
+exports.createPlanTool = createPlanTool
+exports.executePlanTool = executePlanTool
+exports.cacheStoreTool = cacheStoreTool
+exports.cacheRetrieveTool = cacheRetrieveTool
+exports.cacheDeleteTool = cacheDeleteTool
+exports.cacheClearTool = cacheClearTool
+exports.cacheKeysTool = cacheKeysTool
+exports.cacheStatsTool = cacheStatsTool
+exports.contextLoadTool = contextLoadTool
+exports.projectScanTool = projectScanTool
 exports.builtinTools = builtinTools
 exports.allTools = allTools
 exports.TASK_LIST_RESULT_SCHEMA = TASK_LIST_RESULT_SCHEMA

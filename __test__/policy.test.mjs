@@ -68,6 +68,24 @@ const MINIMAL = {
   ask_followup_question: { question: 'q?' },
   attempt_completion: { result: 'done' },
   git_status: {},
+  memory_save: { key: 'k', value: 'v' },
+  memory_delete: { key: 'k' },
+  memory_list: {},
+  memory_recall: { query: 'k' },
+  create_task: { title: 't' },
+  list_tasks: {},
+  update_task: { taskId: 't', status: 'done' },
+  delete_task: { taskId: 't' },
+  create_plan: { goal: 'g', steps: ['s'] },
+  execute_plan: { planId: 'p' },
+  cache_store: { key: 'k', value: 'v' },
+  cache_retrieve: { key: 'k' },
+  cache_delete: { key: 'k' },
+  cache_clear: { tier: 'reasoning' },
+  cache_keys: {},
+  cache_stats: {},
+  context_load: {},
+  project_scan: {},
 }
 
 const fresh = () => workspace({ 'a.txt': 'one\ntwo\n', 'm.py': 'def f():\n    return 1\n' })
@@ -84,13 +102,14 @@ async function outcome(spec, args, cwd = fresh()) {
   }
 }
 
-/** A result without what differs between two identical calls (timings, process ids, clocks). */
+/** A result without what differs between two identical calls (timings, process ids, clocks, a store's `replaced`). */
 function comparable(o) {
   const iso = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g
   // The in-memory search index's state is a fact about this process (a root searched twice
   // starts building), not about the call.
   const text = (v) => JSON.stringify(v ?? null, (k, x) => (k === 'index' && x && typeof x === 'object' && 'state' in x ? null : x))
     .replace(iso, 'T').replace(/"(durationMs|elapsedMs|mtime|modified|ms)":[^,}]*/g, '"$1":0')
+    .replace(/"(replaced|ageMs)":[^,}]*/g, '"$1":0')
   return o.code !== undefined
     ? { code: o.code, message: o.message }
     : { ok: o.ok, content: o.content.replace(iso, 'T').replace(/\d+(\.\d+)? ?ms\b/g, 'N ms'), data: text(o.data) }

@@ -104,6 +104,9 @@ const DIFFERENCES = {
   'floyd:run_tests': { codes: ['INVALID_ARGUMENT'], why: 'grantPermission is refused on purpose: a model cannot grant itself permission (README, differences)' },
   'floyd:apply_unified_diff': { codes: ['INVALID_PATCH'], why: 'the example diff is a truncated placeholder (a hunk header with no lines)' },
   'floyd:assess_patch_risk': { codes: ['INVALID_PATCH'], why: 'the example diff is a placeholder ("...")' },
+  'stack:update_task': { codes: ['TASK_NOT_FOUND'], why: 'the example names a task id (a1b2c3d4) that the fresh workspace does not have; memory.test.mjs runs it on a created task' },
+  'stack:delete_task': { codes: ['TASK_NOT_FOUND'], why: 'the example names a task id (a1b2c3d4) that the fresh workspace does not have; memory.test.mjs runs it on a created task' },
+  'stack:execute_plan': { codes: ['NOT_FOUND'], why: 'the example names a plan id (p123abc) that the fresh workspace does not have; memory.test.mjs runs it on a created plan' },
   'alfredo:execute_command': { codes: ['NOT_FOUND', 'ok', 'declined'], why: 'pytest is not installed here; pip install is declined by the test (it would reach PyPI)' },
 }
 

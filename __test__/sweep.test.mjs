@@ -106,6 +106,7 @@ const TEMPLATE = {
   'd/c.txt': 'x\n',
   '.tasks/l.json': `${JSON.stringify({ metadata: {}, tasks: [task('t', 'T'), task('u', 'U')], createdAt: TS, updatedAt: TS }, null, 2)}\n`,
   '.eddie/plan.json': `${JSON.stringify({ tasks: [{ title: 'p1', status: 'pending', completed: false }, { title: 'p2', status: 'pending', completed: false }], updatedAt: TS }, null, 2)}\n`,
+  'MEMORY.md': '# Memory\n\n## x\n\nx\n',
 }
 const OUTSIDE_TEXT = `${SECRET}\nhello\nworld\nold\nx\n`
 
@@ -201,6 +202,8 @@ const TWEAKS = {
   process_wait: { id: 'done', timeout: 1 }, process_kill: { id: 'done' }, process_write: { timeout: 5 },
   // Return once the command has run, so that whatever it did is there to be checked.
   process_start: { waitFor: { exit: true, timeout: 10 } },
+  // Stack's task tools act on the template's list `l` (its task `t`); a plan is a task list.
+  update_task: { taskListName: 'l', status: 'complete' }, delete_task: { taskListName: 'l' }, execute_plan: { planId: 'l' },
 }
 
 const PATH_WORD = /^(path|paths|file|filename|filepath|dir|directory|cwd|root|target|destination|dest|source|src|from|to|include|pattern|glob)$/

@@ -2,9 +2,9 @@
 import type * as T from '../index.js'
 
 /** Every tool, by its model name. */
-export type ToolName = "bash" | "file_read" | "file_write" | "file_search" | "get_folder_tree_structure" | "get_plan" | "complete_task" | "update_plan" | "agent__new_task_list" | "agent__new_task" | "agent__get_task_list" | "agent__set_task_status" | "agent__delete_task" | "read_file" | "write_file" | "edit_file" | "multi_edit" | "apply_unified_diff" | "apply_patch" | "assess_patch_risk" | "edit_range" | "insert_at" | "delete_range" | "copy_file" | "move_file" | "delete_file" | "list_directory" | "get_file_info" | "grep" | "glob" | "list_symbols" | "find_symbol" | "find_references" | "search_codebase" | "project_map" | "run" | "process_start" | "process_read" | "process_write" | "process_wait" | "process_kill" | "process_list" | "detect_project" | "run_tests" | "lint" | "format" | "typecheck" | "build" | "install" | "check_permission" | "ask_user" | "ask_followup_question" | "attempt_completion" | "web_fetch" | "fetch" | "download" | "check_url" | "web_search" | "git_status"
+export type ToolName = "bash" | "file_read" | "file_write" | "file_search" | "get_folder_tree_structure" | "get_plan" | "complete_task" | "update_plan" | "agent__new_task_list" | "agent__new_task" | "agent__get_task_list" | "agent__set_task_status" | "agent__delete_task" | "read_file" | "write_file" | "edit_file" | "multi_edit" | "apply_unified_diff" | "apply_patch" | "assess_patch_risk" | "edit_range" | "insert_at" | "delete_range" | "copy_file" | "move_file" | "delete_file" | "list_directory" | "get_file_info" | "grep" | "glob" | "list_symbols" | "find_symbol" | "find_references" | "search_codebase" | "project_map" | "run" | "process_start" | "process_read" | "process_write" | "process_wait" | "process_kill" | "process_list" | "detect_project" | "run_tests" | "lint" | "format" | "typecheck" | "build" | "install" | "check_permission" | "ask_user" | "ask_followup_question" | "attempt_completion" | "web_fetch" | "fetch" | "download" | "check_url" | "web_search" | "git_status" | "memory_save" | "memory_delete" | "memory_list" | "memory_recall" | "create_task" | "list_tasks" | "update_task" | "delete_task" | "create_plan" | "execute_plan" | "cache_store" | "cache_retrieve" | "cache_delete" | "cache_clear" | "cache_keys" | "cache_stats" | "context_load" | "project_scan"
 /** Every family. */
-export type ToolFamily = "eddie" | "files" | "code" | "exec" | "web" | "git"
+export type ToolFamily = "eddie" | "files" | "code" | "exec" | "web" | "git" | "memory"
 /** The arguments of each tool, by model name. */
 export interface ToolArgsMap {
   bash: Parameters<typeof T.bash>[0]
@@ -66,6 +66,24 @@ export interface ToolArgsMap {
   check_url: Parameters<typeof T.checkUrl>[0]
   web_search: Parameters<typeof T.webSearch>[0]
   git_status: Parameters<typeof T.gitStatus>[0]
+  memory_save: Parameters<typeof T.memorySave>[0]
+  memory_delete: Parameters<typeof T.memoryDelete>[0]
+  memory_list: Parameters<typeof T.memoryList>[0]
+  memory_recall: Parameters<typeof T.memoryRecall>[0]
+  create_task: Parameters<typeof T.createTask>[0]
+  list_tasks: Parameters<typeof T.listTasks>[0]
+  update_task: Parameters<typeof T.updateTask>[0]
+  delete_task: Parameters<typeof T.deleteTask>[0]
+  create_plan: Parameters<typeof T.createPlan>[0]
+  execute_plan: Parameters<typeof T.executePlan>[0]
+  cache_store: Parameters<typeof T.cacheStore>[0]
+  cache_retrieve: Parameters<typeof T.cacheRetrieve>[0]
+  cache_delete: Parameters<typeof T.cacheDelete>[0]
+  cache_clear: Parameters<typeof T.cacheClear>[0]
+  cache_keys: Parameters<typeof T.cacheKeys>[0]
+  cache_stats: Parameters<typeof T.cacheStats>[0]
+  context_load: Parameters<typeof T.contextLoad>[0]
+  project_scan: Parameters<typeof T.projectScan>[0]
 }
 /** `result.data` of each tool, by model name. */
 export interface ToolDataMap {
@@ -128,4 +146,22 @@ export interface ToolDataMap {
   check_url: Awaited<ReturnType<typeof T.checkUrl>>['data']
   web_search: Awaited<ReturnType<typeof T.webSearch>>['data']
   git_status: Awaited<ReturnType<typeof T.gitStatus>>['data']
+  memory_save: Awaited<ReturnType<typeof T.memorySave>>['data']
+  memory_delete: Awaited<ReturnType<typeof T.memoryDelete>>['data']
+  memory_list: Awaited<ReturnType<typeof T.memoryList>>['data']
+  memory_recall: Awaited<ReturnType<typeof T.memoryRecall>>['data']
+  create_task: Awaited<ReturnType<typeof T.createTask>>['data']
+  list_tasks: Awaited<ReturnType<typeof T.listTasks>>['data']
+  update_task: Awaited<ReturnType<typeof T.updateTask>>['data']
+  delete_task: Awaited<ReturnType<typeof T.deleteTask>>['data']
+  create_plan: Awaited<ReturnType<typeof T.createPlan>>['data']
+  execute_plan: Awaited<ReturnType<typeof T.executePlan>>['data']
+  cache_store: Awaited<ReturnType<typeof T.cacheStore>>['data']
+  cache_retrieve: Awaited<ReturnType<typeof T.cacheRetrieve>>['data']
+  cache_delete: Awaited<ReturnType<typeof T.cacheDelete>>['data']
+  cache_clear: Awaited<ReturnType<typeof T.cacheClear>>['data']
+  cache_keys: Awaited<ReturnType<typeof T.cacheKeys>>['data']
+  cache_stats: Awaited<ReturnType<typeof T.cacheStats>>['data']
+  context_load: Awaited<ReturnType<typeof T.contextLoad>>['data']
+  project_scan: Awaited<ReturnType<typeof T.projectScan>>['data']
 }

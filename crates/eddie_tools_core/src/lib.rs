@@ -17,6 +17,8 @@ pub mod exec;
 pub mod files;
 #[cfg(feature = "git")]
 pub mod git;
+#[cfg(feature = "memory")]
+pub mod memory;
 pub mod output;
 pub mod plan;
 pub mod registry;

@@ -227,7 +227,16 @@ fn tidy(v: &mut Value) {
             if let Some(Value::Array(e)) = m.get_mut("enum") {
                 e.retain(|x| !x.is_null());
             }
-            m.values_mut().for_each(tidy);
+            for (k, x) in m.iter_mut() {
+                match (k.as_str(), x) {
+                    // A map of property names to schemas: the names are not keywords (a
+                    // property may be called `title` or `format`).
+                    ("properties" | "definitions" | "$defs", Value::Object(named)) => {
+                        named.values_mut().for_each(tidy)
+                    }
+                    (_, x) => tidy(x),
+                }
+            }
         }
         Value::Array(a) => a.iter_mut().for_each(tidy),
         _ => {}

@@ -121,7 +121,21 @@ pub struct Family {
 pub type BlockingFn = fn(&Value, &Ctx) -> Result<ToolOutput>;
 
 /// The tools with a [`BlockingFn`], by model name.
-const BLOCKING: &[(&str, BlockingFn)] = &[("file_read", crate::eddie::file_read::run_blocking)];
+const BLOCKING: &[(&str, BlockingFn)] = &[
+    ("file_read", crate::eddie::file_read::run_blocking),
+    #[cfg(feature = "memory")]
+    ("cache_store", crate::memory::cache::cache_store::run_blocking),
+    #[cfg(feature = "memory")]
+    ("cache_retrieve", crate::memory::cache::cache_retrieve::run_blocking),
+    #[cfg(feature = "memory")]
+    ("cache_delete", crate::memory::cache::cache_delete::run_blocking),
+    #[cfg(feature = "memory")]
+    ("cache_clear", crate::memory::cache::cache_clear::run_blocking),
+    #[cfg(feature = "memory")]
+    ("cache_keys", crate::memory::cache::cache_keys::run_blocking),
+    #[cfg(feature = "memory")]
+    ("cache_stats", crate::memory::cache::cache_stats::run_blocking),
+];
 
 /// The blocking form of tool `name` (model name), if it has one.
 pub fn blocking_form(name: &str) -> Option<BlockingFn> {
@@ -138,6 +152,8 @@ pub const FAMILIES: &[&Family] = &[
     &crate::web::FAMILY,
     #[cfg(feature = "git")]
     &crate::git::FAMILY,
+    #[cfg(feature = "memory")]
+    &crate::memory::FAMILY,
 ];
 
 /// Every tool of every family, `builtinTools` first.

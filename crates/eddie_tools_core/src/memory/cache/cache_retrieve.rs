@@ -1,0 +1,84 @@
+//! `cache_retrieve` (Floyd): the value of a key, with its age and remaining TTL. Without a
+//! tier, the tiers are searched in order (reasoning, project, vault).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::Tier;
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.cache_retrieve.result.v1";
+const NAME: &str = "cache_retrieve";
+
+/// The arguments of `cache_retrieve`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// The key.
+    pub key: String,
+    /// Only this tier (default: reasoning, then project, then vault).
+    pub tier: Option<Tier>,
+}
+
+/// Run `cache_retrieve` on the calling thread.
+pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let key = super::check_key(&a.key)?;
+    let now = super::now_ms();
+    let stores = super::existing(ctx, &super::tiers(a.tier), a.tier.is_none())?;
+    for (i, (tier, store)) in stores.iter().enumerate() {
+        // Without a tier, a miss is counted once, in every tier searched, only when no tier has it.
+        if let Some(hit) = store.get(key, now, a.tier.is_some())? {
+            let age = now.saturating_sub(hit.created_ms);
+            let left = hit.expires_ms.map(|e| e.saturating_sub(now));
+            let content = hit.value.clone();
+            let _ = i;
+            return Ok(ToolOutput::new(
+                SCHEMA,
+                content,
+                json!({"key": key, "found": true, "tier": tier.as_str(), "value": hit.value, "ageMs": age, "ttlRemainingMs": left}),
+            ));
+        }
+    }
+    if a.tier.is_none() {
+        for (_, store) in &stores {
+            store.miss()?;
+        }
+    }
+    let tried = stores.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>();
+    let content = format!(
+        "No value for \"{key}\" (searched: {}).",
+        if tried.is_empty() { "no tier".into() } else { tried.join(", ") }
+    );
+    Ok(ToolOutput::new(
+        SCHEMA,
+        content,
+        json!({"key": key, "found": false, "tier": Value::Null, "value": Value::Null, "ageMs": Value::Null, "ttlRemainingMs": Value::Null}),
+    ))
+}
+
+/// The blocking form.
+pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+    super::blocking(NAME, args, ctx, run_sync)
+}
+
+/// The `cache_retrieve` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: NAME,
+    js_name: "cacheRetrieve",
+    family: "memory",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("cache_retrieve.json"),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| {
+        Box::pin(async move {
+            let (args, ctx) = (args.clone(), ctx.clone());
+            crate::blocking(NAME, move || run_blocking(&args, &ctx)).await
+        })
+    },
+};

@@ -1,0 +1,326 @@
+//! The persisted tiers on SQLite (embedded, compiled in): one database file per tier
+//! (`.eddie/cache.db` for `project`, `vault.db` in the per-user directory for `vault`), in WAL
+//! mode so several processes share it. Byte and entry totals are kept by triggers; counters
+//! (hits, misses, expirations, evictions) live in the database too, so every process sees
+//! the same. A damaged file is moved aside (never deleted) and a new one started.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::{Entry, Hit, KeyInfo, Put, TierStats};
+use crate::error::{ErrorCode, Result, ToolError};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS entries(
+  key TEXT PRIMARY KEY NOT NULL,
+  value TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  expires_ms INTEGER,
+  accessed_us INTEGER NOT NULL,
+  size INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS entries_lru ON entries(accessed_us);
+CREATE INDEX IF NOT EXISTS entries_expiry ON entries(expires_ms) WHERE expires_ms IS NOT NULL;
+CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY NOT NULL, n INTEGER NOT NULL) WITHOUT ROWID;
+INSERT OR IGNORE INTO counters(name, n) VALUES ('bytes', 0), ('entries', 0), ('hits', 0), ('misses', 0), ('expirations', 0), ('evictions', 0);
+CREATE TRIGGER IF NOT EXISTS entries_ins AFTER INSERT ON entries BEGIN
+  UPDATE counters SET n = n + NEW.size WHERE name = 'bytes';
+  UPDATE counters SET n = n + 1 WHERE name = 'entries';
+END;
+CREATE TRIGGER IF NOT EXISTS entries_del AFTER DELETE ON entries BEGIN
+  UPDATE counters SET n = n - OLD.size WHERE name = 'bytes';
+  UPDATE counters SET n = n - 1 WHERE name = 'entries';
+END;
+CREATE TRIGGER IF NOT EXISTS entries_upd AFTER UPDATE OF size ON entries BEGIN
+  UPDATE counters SET n = n - OLD.size + NEW.size WHERE name = 'bytes';
+END;
+";
+
+/// A database file and its connection.
+pub struct Db {
+    path: PathBuf,
+    conn: Option<Connection>,
+}
+
+type Pool = HashMap<PathBuf, Arc<Mutex<Db>>>;
+
+fn pool() -> &'static Mutex<Pool> {
+    static POOL: OnceLock<Mutex<Pool>> = OnceLock::new();
+    POOL.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The database at `path` (one connection per file per process, opened on first use).
+pub fn db(path: &Path) -> Arc<Mutex<Db>> {
+    let mut p = pool().lock().unwrap_or_else(|e| e.into_inner());
+    Arc::clone(
+        p.entry(path.to_path_buf())
+            .or_insert_with(|| Arc::new(Mutex::new(Db { path: path.to_path_buf(), conn: None }))),
+    )
+}
+
+fn now_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+fn damaged(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
+fn unavailable(path: &Path, e: &rusqlite::Error) -> ToolError {
+    ToolError::new(ErrorCode::StoreUnavailable, format!("cache database {}: {e}", path.display()))
+        .with_prop("path", path.display().to_string())
+}
+
+fn open(path: &Path) -> std::result::Result<Connection, rusqlite::Error> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.execute_batch(SCHEMA)?;
+    Ok(conn)
+}
+
+impl Db {
+    /// Whether the file exists (a tier whose file does not exist has no entries).
+    pub fn exists(&self) -> bool {
+        self.conn.is_some() || self.path.exists()
+    }
+
+    /// Move the damaged file (and its WAL and shared-memory files) aside, never deleting
+    /// anything, and start a new one. The error says where it went.
+    fn recover(&mut self, cause: &rusqlite::Error) -> ToolError {
+        self.conn = None;
+        let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+        let aside = PathBuf::from(format!("{}.corrupt-{stamp}", self.path.display()));
+        let mut moved = Ok(());
+        for suffix in ["", "-wal", "-shm"] {
+            let from = PathBuf::from(format!("{}{suffix}", self.path.display()));
+            let to = PathBuf::from(format!("{}{suffix}", aside.display()));
+            if from.exists()
+                && let Err(e) = std::fs::rename(&from, &to)
+            {
+                moved = Err(e);
+            }
+        }
+        if let Err(e) = moved {
+            return ToolError::new(
+                ErrorCode::StoreUnavailable,
+                format!(
+                    "cache database {} is damaged ({cause}) and could not be moved aside: {e}",
+                    self.path.display()
+                ),
+            );
+        }
+        let started = open(&self.path).map(|c| self.conn = Some(c));
+        let mut err = ToolError::new(
+            ErrorCode::StoreCorrupted,
+            format!(
+                "cache database {} was damaged ({cause}); it was moved to {} and a new, empty one was started{}; the call did nothing, so repeat it",
+                self.path.display(),
+                aside.display(),
+                if started.is_ok() { "" } else { " (on next use)" }
+            ),
+        )
+        .with_prop("path", self.path.display().to_string())
+        .with_prop("movedTo", aside.display().to_string());
+        if let Err(e) = started {
+            err = err.with_prop("reopenError", e.to_string());
+        }
+        err
+    }
+
+    /// Run `f` on the connection (opened, and its directory made, on first use). A damaged
+    /// file is recovered and reported as `STORE_CORRUPTED`.
+    fn with<T>(
+        &mut self,
+        f: impl FnOnce(&mut Connection) -> std::result::Result<T, rusqlite::Error>,
+    ) -> Result<T> {
+        if self.conn.is_none() {
+            if let Some(dir) = self.path.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| ToolError::fs(&e, "mkdir", Some(dir)))?;
+            }
+            match open(&self.path) {
+                Ok(c) => self.conn = Some(c),
+                Err(e) if damaged(&e) => return Err(self.recover(&e)),
+                Err(e) => return Err(unavailable(&self.path, &e)),
+            }
+        }
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(ToolError::internal("cache connection missing after open"));
+        };
+        match f(conn) {
+            Ok(v) => Ok(v),
+            Err(e) if damaged(&e) => Err(self.recover(&e)),
+            Err(e) => Err(unavailable(&self.path, &e)),
+        }
+    }
+
+    /// Store an entry; evict the least recently used others while over `cap`.
+    pub fn put(&mut self, e: Entry<'_>, cap: u64) -> Result<Put> {
+        let size = (e.key.len() + e.value.len()) as i64;
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let replaced = tx
+                .prepare_cached("SELECT 1 FROM entries WHERE key = ?1")?
+                .query_row([e.key], |_| Ok(()))
+                .optional()?
+                .is_some();
+            tx.prepare_cached(
+                "INSERT INTO entries(key, value, created_ms, expires_ms, accessed_us, size) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value, created_ms = excluded.created_ms,
+                 expires_ms = excluded.expires_ms, accessed_us = excluded.accessed_us, size = excluded.size",
+            )?
+            .execute(params![e.key, e.value, e.now_ms as i64, e.expires_ms.map(|x| x as i64), now_us(), size])?;
+            let mut evicted = 0u64;
+            let bytes: i64 = tx.prepare_cached("SELECT n FROM counters WHERE name = 'bytes'")?.query_row([], |r| r.get(0))?;
+            if bytes as u64 > cap {
+                let n = tx
+                    .prepare_cached("DELETE FROM entries WHERE expires_ms IS NOT NULL AND expires_ms <= ?1")?
+                    .execute([e.now_ms as i64])?;
+                tx.prepare_cached("UPDATE counters SET n = n + ?1 WHERE name = 'expirations'")?.execute([n as i64])?;
+                loop {
+                    let bytes: i64 =
+                        tx.prepare_cached("SELECT n FROM counters WHERE name = 'bytes'")?.query_row([], |r| r.get(0))?;
+                    if bytes as u64 <= cap {
+                        break;
+                    }
+                    let n = tx
+                        .prepare_cached(
+                            "DELETE FROM entries WHERE key = (SELECT key FROM entries WHERE key <> ?1 ORDER BY accessed_us LIMIT 1)",
+                        )?
+                        .execute([e.key])?;
+                    if n == 0 {
+                        break;
+                    }
+                    evicted += 1;
+                }
+                tx.prepare_cached("UPDATE counters SET n = n + ?1 WHERE name = 'evictions'")?.execute([evicted as i64])?;
+            }
+            tx.commit()?;
+            Ok(Put { replaced, evicted })
+        })
+    }
+
+    /// Look an entry up (a hit refreshes it); `count_miss`: record a miss when absent.
+    pub fn get(&mut self, key: &str, now: u64, count_miss: bool) -> Result<Option<Hit>> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let row = tx
+                .prepare_cached("SELECT value, created_ms, expires_ms FROM entries WHERE key = ?1")?
+                .query_row([key], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, Option<i64>>(2)?))
+                })
+                .optional()?;
+            let out = match row {
+                Some((_, _, Some(exp))) if exp as u64 <= now => {
+                    tx.prepare_cached("DELETE FROM entries WHERE key = ?1")?.execute([key])?;
+                    tx.prepare_cached("UPDATE counters SET n = n + 1 WHERE name = 'expirations'")?
+                        .execute([])?;
+                    None
+                }
+                Some((value, created, exp)) => {
+                    tx.prepare_cached("UPDATE entries SET accessed_us = ?2 WHERE key = ?1")?
+                        .execute(params![key, now_us()])?;
+                    tx.prepare_cached("UPDATE counters SET n = n + 1 WHERE name = 'hits'")?.execute([])?;
+                    Some(Hit { value, created_ms: created as u64, expires_ms: exp.map(|x| x as u64) })
+                }
+                None => None,
+            };
+            if out.is_none() && count_miss {
+                tx.prepare_cached("UPDATE counters SET n = n + 1 WHERE name = 'misses'")?.execute([])?;
+            }
+            tx.commit()?;
+            Ok(out)
+        })
+    }
+
+    /// Record a miss.
+    pub fn miss(&mut self) -> Result<()> {
+        self.with(|c| {
+            c.prepare_cached("UPDATE counters SET n = n + 1 WHERE name = 'misses'")?.execute([]).map(|_| ())
+        })
+    }
+
+    /// Delete an entry.
+    pub fn delete(&mut self, key: &str) -> Result<bool> {
+        self.with(|c| Ok(c.prepare_cached("DELETE FROM entries WHERE key = ?1")?.execute([key])? > 0))
+    }
+
+    /// Delete every entry; how many there were.
+    pub fn clear(&mut self) -> Result<u64> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let n = tx.execute("DELETE FROM entries", [])?;
+            tx.commit()?;
+            Ok(n as u64)
+        })
+    }
+
+    fn purge(c: &Connection, now: u64) -> std::result::Result<(), rusqlite::Error> {
+        let n = c
+            .prepare_cached("DELETE FROM entries WHERE expires_ms IS NOT NULL AND expires_ms <= ?1")?
+            .execute([now as i64])?;
+        if n > 0 {
+            c.prepare_cached("UPDATE counters SET n = n + ?1 WHERE name = 'expirations'")?
+                .execute([n as i64])?;
+        }
+        Ok(())
+    }
+
+    /// The live keys matching `keep`.
+    pub fn keys(&mut self, now: u64, keep: &dyn Fn(&str) -> bool) -> Result<Vec<KeyInfo>> {
+        self.with(|c| {
+            Self::purge(c, now)?;
+            let mut st =
+                c.prepare_cached("SELECT key, size, created_ms, expires_ms FROM entries ORDER BY key")?;
+            let rows = st.query_map([], |r| {
+                Ok(KeyInfo {
+                    key: r.get(0)?,
+                    bytes: r.get::<_, i64>(1)? as u64,
+                    created_ms: r.get::<_, i64>(2)? as u64,
+                    expires_ms: r.get::<_, Option<i64>>(3)?.map(|x| x as u64),
+                })
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let k = row?;
+                if keep(&k.key) {
+                    out.push(k);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// The counters.
+    pub fn stats(&mut self, now: u64) -> Result<TierStats> {
+        self.with(|c| {
+            Self::purge(c, now)?;
+            let mut st = c.prepare_cached("SELECT name, n FROM counters")?;
+            let mut m: HashMap<String, i64> = HashMap::new();
+            for row in st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))? {
+                let (k, v) = row?;
+                m.insert(k, v);
+            }
+            let g = |k: &str| m.get(k).copied().unwrap_or(0).max(0) as u64;
+            Ok(TierStats {
+                entries: g("entries"),
+                bytes: g("bytes"),
+                hits: g("hits"),
+                misses: g("misses"),
+                expirations: g("expirations"),
+                evictions: g("evictions"),
+            })
+        })
+    }
+}

@@ -1,0 +1,73 @@
+//! `memory_list` (Stack): the entries of `MEMORY.md` with a preview of each.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Scope, md};
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.memory_list.result.v1";
+const NAME: &str = "memory_list";
+const PREVIEW: usize = 120;
+
+/// The arguments of `memory_list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// `project` (the workspace's MEMORY.md, default) or `user`.
+    pub scope: Option<Scope>,
+}
+
+fn input_schema() -> Value {
+    let mut v = crate::call::args::schema::<Args>();
+    if let Some(o) = v.as_object_mut() {
+        o.entry("required").or_insert_with(|| json!([]));
+    }
+    v
+}
+
+/// Run `memory_list`.
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let file = super::memory_file(ctx, a.scope.unwrap_or_default())?;
+    let f = file.clone();
+    let ix = crate::blocking(NAME, move || super::index(&f)).await?;
+    let entries: Vec<Value> = ix
+        .entries
+        .iter()
+        .map(|e| {
+            let v = md::value(&ix.text, e);
+            json!({"key": e.key, "title": e.key, "preview": super::preview(v, PREVIEW), "bytes": v.len()})
+        })
+        .collect();
+    let mut content = if entries.is_empty() {
+        format!("No memory entries in {}.", file.shown)
+    } else {
+        format!("{} memory entries in {}:", entries.len(), file.shown)
+    };
+    for e in &entries {
+        content.push_str(&format!(
+            "\n- {}: {}",
+            e["key"].as_str().unwrap_or(""),
+            e["preview"].as_str().unwrap_or("")
+        ));
+    }
+    let count = entries.len();
+    Ok(ToolOutput::new(SCHEMA, content, json!({"path": file.shown, "entries": entries, "count": count})))
+}
+
+/// The `memory_list` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: NAME,
+    js_name: "memoryList",
+    family: "memory",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("memory_list.json"),
+    input: Some(input_schema),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
+};

@@ -1,0 +1,291 @@
+//! `project_scan` (Stack): what a project is made of: its name, file and folder counts (with
+//! the ignore engine: `.gitignore`/`.ignore`, hidden entries and dependency folders left out),
+//! the languages by lines, its manifests (package.json, pyproject, Cargo.toml, go.mod,
+//! Dockerfile, compose, CI configs), `has_git`, and the test, lint and build commands that
+//! `detect_project` finds (called through the registry).
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::context::Ctx;
+use crate::engine::walk::{self, Entry, Root, Stop, Visitor, WalkOptions};
+use crate::error::Result;
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.project_scan.result.v1";
+const NAME: &str = "project_scan";
+/// Files larger than this are counted but their lines are not.
+const MAX_COUNTED_FILE: u64 = 2 << 20;
+/// The walk stops after this many files (the counts say so).
+const MAX_FILES: usize = 200_000;
+
+/// The arguments of `project_scan`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// The project folder, relative to the workspace (default: the workspace root).
+    pub path: Option<String>,
+}
+
+fn input_schema() -> Value {
+    let mut v = crate::call::args::schema::<Args>();
+    if let Some(o) = v.as_object_mut() {
+        o.entry("required").or_insert_with(|| json!([]));
+    }
+    v
+}
+
+/// The language of a file name, by extension or name.
+fn language(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    if lower == "dockerfile" || lower.starts_with("dockerfile.") {
+        return Some("Dockerfile");
+    }
+    if lower == "makefile" {
+        return Some("Makefile");
+    }
+    let ext = lower.rsplit_once('.').map(|(_, e)| e)?;
+    Some(match ext {
+        "rs" => "Rust",
+        "ts" | "tsx" | "mts" | "cts" => "TypeScript",
+        "js" | "jsx" | "mjs" | "cjs" => "JavaScript",
+        "py" | "pyi" => "Python",
+        "go" => "Go",
+        "java" => "Java",
+        "kt" | "kts" => "Kotlin",
+        "c" | "h" => "C",
+        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => "C++",
+        "cs" => "C#",
+        "rb" => "Ruby",
+        "php" => "PHP",
+        "swift" => "Swift",
+        "scala" => "Scala",
+        "dart" => "Dart",
+        "lua" => "Lua",
+        "zig" => "Zig",
+        "ex" | "exs" => "Elixir",
+        "hs" => "Haskell",
+        "sh" | "bash" | "zsh" => "Shell",
+        "sql" => "SQL",
+        "html" | "htm" => "HTML",
+        "css" | "scss" | "sass" | "less" => "CSS",
+        "vue" => "Vue",
+        "svelte" => "Svelte",
+        "md" | "markdown" | "mdx" => "Markdown",
+        "json" => "JSON",
+        "yaml" | "yml" => "YAML",
+        "toml" => "TOML",
+        "xml" => "XML",
+        _ => return None,
+    })
+}
+
+#[derive(Default)]
+struct Tally {
+    files: usize,
+    dirs: usize,
+    langs: HashMap<&'static str, (usize, usize)>,
+}
+
+impl Visitor for Tally {
+    fn visit(&mut self, e: &Entry<'_>, stop: &Stop) -> bool {
+        if e.is_dir {
+            self.dirs += 1;
+            return true;
+        }
+        self.files += 1;
+        if self.files > MAX_FILES {
+            stop.quit();
+            return false;
+        }
+        let name = e.rel.rsplit('/').next().unwrap_or(e.rel);
+        if let Some(lang) = language(name) {
+            let lines = count_lines(e.path);
+            let slot = self.langs.entry(lang).or_default();
+            slot.0 += 1;
+            slot.1 += lines;
+        }
+        true
+    }
+}
+
+fn count_lines(p: &std::path::Path) -> usize {
+    let Ok(f) = std::fs::File::open(p) else { return 0 };
+    if f.metadata().map(|m| m.len() > MAX_COUNTED_FILE).unwrap_or(true) {
+        return 0;
+    }
+    let mut buf = Vec::new();
+    if f.take(MAX_COUNTED_FILE).read_to_end(&mut buf).is_err() {
+        return 0;
+    }
+    if buf.contains(&0) {
+        return 0;
+    }
+    let n = memchr::memchr_iter(b'\n', &buf).count();
+    if buf.last().is_some_and(|b| *b != b'\n') { n + 1 } else { n }
+}
+
+/// Manifests at the project root: (path, kind).
+fn manifests(dir: &std::path::Path) -> Vec<(String, &'static str)> {
+    let mut out = Vec::new();
+    for (name, kind) in [
+        ("package.json", "npm"),
+        ("pyproject.toml", "python"),
+        ("setup.py", "python"),
+        ("requirements.txt", "python"),
+        ("Cargo.toml", "cargo"),
+        ("go.mod", "go"),
+        ("Gemfile", "ruby"),
+        ("pom.xml", "maven"),
+        ("build.gradle", "gradle"),
+        ("build.gradle.kts", "gradle"),
+        ("Makefile", "make"),
+        ("Dockerfile", "docker"),
+        ("docker-compose.yml", "compose"),
+        ("docker-compose.yaml", "compose"),
+        ("compose.yml", "compose"),
+        ("compose.yaml", "compose"),
+        (".gitlab-ci.yml", "ci"),
+        (".circleci/config.yml", "ci"),
+        ("azure-pipelines.yml", "ci"),
+        ("Jenkinsfile", "ci"),
+        (".ci/run", "ci"),
+    ] {
+        let p = dir.join(name);
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
+            out.push((name.to_owned(), kind));
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(dir.join(".github/workflows")) {
+        let mut names: Vec<String> = rd
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
+            .collect();
+        names.sort();
+        out.extend(names.into_iter().map(|n| (format!(".github/workflows/{n}"), "ci")));
+    }
+    out
+}
+
+/// Run `project_scan`.
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let given = a.path.filter(|p| !p.is_empty()).unwrap_or_else(|| ".".into());
+    let r = ctx.workspace.resolve(&given)?;
+    let ws_real = ctx.workspace.resolve(".")?.real;
+    let rel = ctx.workspace.relative(&r.lexical);
+    let dir = r.real.clone();
+    let cancel = ctx.cancel.flag();
+    let (tally, found, truncated) = crate::blocking(NAME, move || {
+        let root = Root { real: dir.clone(), rel: rel.clone() };
+        let opts = WalkOptions {
+            respect_gitignore: true,
+            include_hidden: false,
+            skip_dependency_dirs: true,
+            visit_dirs: true,
+            ..Default::default()
+        };
+        let stop = Stop::new(cancel, None);
+        let (visitors, _) = walk::walk(&ws_real, &root, &opts, &stop, Tally::default)?;
+        let mut t = Tally::default();
+        for v in visitors {
+            t.files += v.files;
+            t.dirs += v.dirs;
+            for (k, (f, l)) in v.langs {
+                let s = t.langs.entry(k).or_default();
+                s.0 += f;
+                s.1 += l;
+            }
+        }
+        let truncated = stop.quitted() && !stop.cancelled();
+        Ok((t, manifests(&dir), truncated))
+    })
+    .await?;
+    ctx.cancel.check()?;
+    let detected = crate::registry::run("detect_project", &json!({"path": given}), ctx)
+        .await
+        .ok()
+        .and_then(|o| o.data_value().ok())
+        .unwrap_or(Value::Null);
+    let mut langs: Vec<(&str, usize, usize)> = tally.langs.iter().map(|(k, (f, l))| (*k, *f, *l)).collect();
+    langs.sort_by(|x, y| y.2.cmp(&x.2).then(y.1.cmp(&x.1)).then(x.0.cmp(y.0)));
+    let total_lines: usize = langs.iter().map(|l| l.2).sum();
+    let languages: Vec<Value> = langs
+        .iter()
+        .map(|(k, f, l)| {
+            let pct =
+                if total_lines == 0 { 0.0 } else { (*l as f64 * 1000.0 / total_lines as f64).round() / 10.0 };
+            json!({"language": k, "files": f, "lines": l, "percent": pct})
+        })
+        .collect();
+    let has = |n: &str| found.iter().any(|(p, _)| p == n);
+    let has_git = r.real.join(".git").exists();
+    let name = detected
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| r.real.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let commands = detected.get("commands").cloned().unwrap_or_else(|| json!({}));
+    let mut content = format!(
+        "{name}: {} files, {} folders{}{}",
+        tally.files,
+        tally.dirs,
+        if has_git { ", git repository" } else { "" },
+        if truncated { " (counting stopped early)" } else { "" }
+    );
+    if !languages.is_empty() {
+        let top: Vec<String> = langs.iter().take(8).map(|(k, _, l)| format!("{k} {l}")).collect();
+        content.push_str(&format!("\nLanguages by lines: {}", top.join(", ")));
+    }
+    if !found.is_empty() {
+        content.push_str(&format!(
+            "\nManifests: {}",
+            found.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if let Some(m) = commands.as_object() {
+        for (k, v) in m {
+            if let Some(c) = v.get("command").and_then(Value::as_str) {
+                content.push_str(&format!("\n  {k:<10} {c}"));
+            }
+        }
+    }
+    Ok(ToolOutput::new(
+        SCHEMA,
+        content,
+        json!({
+            "name": name,
+            "path": if given == "." { ".".to_owned() } else { given.clone() },
+            "files": tally.files,
+            "dirs": tally.dirs,
+            "truncated": truncated,
+            "languages": languages,
+            "manifests": found.iter().map(|(p, k)| json!({"path": p, "kind": k})).collect::<Vec<_>>(),
+            "has_git": has_git,
+            "has_pyproject": has("pyproject.toml"),
+            "has_package_json": has("package.json"),
+            "has_dockerfile": has("Dockerfile"),
+            "types": detected.get("types").cloned().unwrap_or_else(|| json!([])),
+            "commands": commands,
+        }),
+    ))
+}
+
+/// The `project_scan` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: NAME,
+    js_name: "projectScan",
+    family: "memory",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("project_scan.json"),
+    input: Some(input_schema),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
+};
