@@ -23,6 +23,7 @@ pub struct Args {
     /// What the plan achieves.
     pub goal: String,
     /// The ordered steps (1 to 200, each non-empty).
+    #[schemars(length(min = 1, max = 200))]
     pub steps: Vec<String>,
 }
 
