@@ -559,3 +559,15 @@ async fn project_scan_counts_with_the_ignore_engine_and_finds_manifests_and_comm
     assert!(r["commands"]["test"]["command"].as_str().unwrap().contains("test"), "{}", r["commands"]);
     assert_eq!(w.code("project_scan", json!({"path": "../"})).await, "OUTSIDE_WORKSPACE");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cache_keys_refuses_huge_or_too_complex_patterns() {
+    let w = Ws::new();
+    assert_eq!(w.code("cache_keys", json!({"pattern": "x".repeat(1 << 20)})).await, "INVALID_ARGUMENT");
+    let nested = "{a,b}".repeat(800);
+    let code = match w.run("cache_keys", json!({"pattern": nested})).await {
+        Ok(_) => "ok",
+        Err(e) => e.code().as_str(),
+    };
+    assert!(code == "ok" || code == "INVALID_ARGUMENT", "{code}");
+}

@@ -65,6 +65,8 @@ impl Tier {
 pub const MAX_KEY_BYTES: usize = 1024;
 /// Largest value by default, in bytes (`EDDIE_CACHE_MAX_VALUE_BYTES` changes it).
 pub const MAX_VALUE_BYTES: u64 = 1 << 20;
+/// Longest key pattern, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 4096;
 /// Longest TTL: ten years, in ms.
 pub const MAX_TTL_MS: f64 = 10.0 * 365.25 * 24.0 * 3600.0 * 1000.0;
 
@@ -193,29 +195,27 @@ pub fn max_value(ctx: &Ctx) -> u64 {
     env_bytes(ctx, "EDDIE_CACHE_MAX_VALUE_BYTES", MAX_VALUE_BYTES)
 }
 
-/// The longest key pattern.
-const MAX_PATTERN_BYTES: usize = 4096;
-
 /// A compiled key pattern (a glob: `*`, `?`, `[...]`, `{a,b}`; `/` is an ordinary character).
 pub fn pattern(p: Option<&str>) -> Result<Option<globset::GlobMatcher>> {
     let Some(p) = p else { return Ok(None) };
-    // globset panics when the regex it builds is over its size limit: refuse long patterns first.
+    let invalid = |why: String| {
+        ToolError::invalid(format!("pattern is not a valid glob: {why}")).with_prop("argument", "pattern")
+    };
     if p.len() > MAX_PATTERN_BYTES {
-        return Err(ToolError::invalid(format!(
-            "pattern is {} bytes; a key pattern may be at most {MAX_PATTERN_BYTES} bytes",
+        return Err(invalid(format!(
+            "it is {} bytes; patterns are at most {MAX_PATTERN_BYTES} bytes",
             p.len()
-        ))
-        .with_prop("argument", "pattern"));
+        )));
     }
-    globset::GlobBuilder::new(p)
+    let glob = globset::GlobBuilder::new(p)
         .literal_separator(false)
         .backslash_escape(true)
         .build()
-        .map(|g| Some(g.compile_matcher()))
-        .map_err(|e| {
-            ToolError::invalid(format!("pattern is not a valid glob: {}", e.kind()))
-                .with_prop("argument", "pattern")
-        })
+        .map_err(|e| invalid(e.kind().to_string()))?;
+    // globset panics when the regex it builds is over the regex size limit (`{a,b}` nesting).
+    std::panic::catch_unwind(|| glob.compile_matcher())
+        .map(Some)
+        .map_err(|_| invalid("it is too complex".into()))
 }
 
 /// A tier's store in this call.
