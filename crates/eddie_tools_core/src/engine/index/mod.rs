@@ -569,7 +569,7 @@ fn report(st: &State) -> Report {
             used: false,
             state: if ix.postings.is_none() {
                 "over-cap"
-            } else if st.watcher.is_some() {
+            } else if st.watcher.as_ref().is_some_and(|w| !w.failed()) {
                 "watch"
             } else {
                 "sweep"
