@@ -1142,6 +1142,15 @@ export type GrepData = {
     hasMore: boolean
     nextOffset: number | null
   }
+  /** How the in-memory index of this root took part: used (it answered; else the files were scanned), state (off, cold, building, watch: a file watcher keeps it fresh, sweep: files are re-checked by (mtime, ctime, size, inode), over-cap, failed, unsupported), files, bytes held, textBytes indexed, buildMs. Results are the same either way. */
+  index: {
+    used: boolean
+    state: string
+    files: number
+    bytes: number
+    textBytes: number
+    buildMs: number | null
+  }
 }
 /** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
 export declare function grep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult<GrepData>>
@@ -1197,6 +1206,15 @@ export type GlobData = {
     total: number
     hasMore: boolean
     nextOffset: number | null
+  }
+  /** How the in-memory name index of this root took part (as in grep's data.index). Results are the same either way. */
+  index: {
+    used: boolean
+    state: string
+    files: number
+    bytes: number
+    textBytes: number
+    buildMs: number | null
   }
 }
 /** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */
