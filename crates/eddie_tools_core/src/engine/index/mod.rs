@@ -348,7 +348,7 @@ fn build(key: &Key, watcher: Option<&Watcher>) -> Option<Index> {
                     let mut seen = vec![0u64; 1 << 18];
                     let (mut buf, mut tri) = (Vec::new(), Vec::new());
                     let mut meta = Vec::with_capacity(b - a);
-                    let mut part = Partial::new();
+                    let mut part = Partial::default();
                     let mut text = 0u64;
                     for id in a..b {
                         let m = read_file(&key.path_of(&walked.files[id].0), &mut buf);
@@ -569,7 +569,7 @@ fn report(st: &State) -> Report {
             used: false,
             state: if ix.postings.is_none() {
                 "over-cap"
-            } else if st.watcher.is_some() {
+            } else if st.watcher.as_ref().is_some_and(|w| !w.failed()) {
                 "watch"
             } else {
                 "sweep"
