@@ -106,6 +106,10 @@ const DIFFERENCES = {
   'floyd:assess_patch_risk': { codes: ['INVALID_PATCH'], why: 'the example diff is a placeholder ("...")' },
   'tunacode:bash': { codes: ['COMMAND_FAILED', 'ok'], why: "TunaCode's `bash` name is eddie's bash, whose contract has no env (use run with shell: true); long-running-command does not exist" },
   'tunacode:grep': { codes: ['INVALID_ARGUMENT', 'ok'], why: "TunaCode's grep options (use_regex, include_files, case_sensitive) are not mapped yet (issue 16)" },
+  'floyd:browser_navigate': { codes: ['DNS', 'NETWORK', 'TIMEOUT'], why: 'needs the internet; browser.test.mjs navigates local pages' },
+  'floyd:browser_click': { codes: ['ELEMENT_NOT_FOUND'], why: 'the example clicks #submit-button, which the blank tab does not have; browser.test.mjs clicks one on a served form' },
+  'floyd:browser_type': { codes: ['ELEMENT_NOT_FOUND'], why: 'nothing has focus in the blank tab (the refusal says to give ref or selector); browser.test.mjs types into focused fields' },
+  'stack:screenshot': { codes: ['DNS', 'NETWORK', 'TIMEOUT'], why: 'needs the internet; browser.test.mjs screenshots local pages' },
   'alfredo:execute_command': { codes: ['NOT_FOUND', 'ok', 'declined'], why: 'pytest is not installed here; pip install is declined by the test (it would reach PyPI)' },
 }
 

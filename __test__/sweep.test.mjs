@@ -201,6 +201,10 @@ const TWEAKS = {
   process_wait: { id: 'done', timeout: 1 }, process_kill: { id: 'done' }, process_write: { timeout: 5 },
   // Return once the command has run, so that whatever it did is there to be checked.
   process_start: { waitFor: { exit: true, timeout: 10 } },
+  // The browser's blank tab has no element to wait for: a point (clicked at once) and the root
+  // element (focusable through its body) reach the confirm without waiting.
+  browser_click: { x: 1, y: 1 },
+  browser_type: { selector: 'html' },
 }
 
 const PATH_WORD = /^(path|paths|file|filename|filepath|dir|directory|cwd|root|target|destination|dest|source|src|from|to|include|pattern|glob)$/

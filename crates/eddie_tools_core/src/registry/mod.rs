@@ -138,6 +138,8 @@ pub const FAMILIES: &[&Family] = &[
     &crate::web::FAMILY,
     #[cfg(feature = "git")]
     &crate::git::FAMILY,
+    #[cfg(feature = "browser")]
+    &crate::browser::FAMILY,
 ];
 
 /// Every tool of every family, `builtinTools` first.
