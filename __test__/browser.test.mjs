@@ -364,3 +364,41 @@ test('idle close: a launched browser goes after EDDIE_BROWSER_IDLE_MS without ca
   assert.match(out, /running false/)
   assert.equal(alive(shim), false)
 })
+
+test('attach: ctx.browser.endpoint drives a browser started elsewhere, and only disconnects from it', async () => {
+  const w = workspace()
+  const binary = (await tools.browserStatus({}, { cwd: w })).data.binary ?? assert.fail('no Chromium')
+  const profile = workspace()
+  const args = ['--headless', '--remote-debugging-port=0', `--user-data-dir=${profile}`, '--no-first-run', ...(process.getuid() === 0 ? ['--no-sandbox'] : []), 'about:blank']
+  const chrome = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true })
+  try {
+    const endpoint = await new Promise((resolve, reject) => {
+      let err = ''
+      chrome.stderr.on('data', (d) => { err += d; const m = /ws:\/\/\S+/.exec(err); if (m) resolve(m[0]) })
+      chrome.on('exit', () => reject(new Error(`chromium exited: ${err}`)))
+    })
+    const script = `
+      const t = require(${JSON.stringify(join(root, 'index.js'))})
+      const ctx = { cwd: ${JSON.stringify(w)}, network: { allowHosts: ['127.0.0.1'] }, browser: { endpoint: ${JSON.stringify(endpoint)} } }
+      ;(async () => {
+        const nav = await t.browserNavigate({ url: ${JSON.stringify(`${main.base}/form`)} }, ctx)
+        const s = await t.browserStatus({}, ctx)
+        console.log(JSON.stringify({ title: nav.data.title, mode: s.data.mode, endpoint: s.data.endpoint, version: s.data.version, tabs: s.data.tabCount }))
+        process.exit(0)
+      })().catch((e) => { console.log(JSON.stringify({ error: e.code, message: e.message })); process.exit(1) })`
+    const out = await new Promise((resolve) => {
+      let text = ''
+      const c = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+      c.stdout.on('data', (d) => { text += d })
+      c.on('exit', () => resolve(JSON.parse(text.trim().split('\n').at(-1))))
+    })
+    assert.deepEqual([out.title, out.mode, out.endpoint, out.tabs], ['Sign up', 'attached', endpoint, 1], JSON.stringify(out))
+    assert.match(out.version, /Chrome/)
+    // Attached, not owned: the browser is still running after its user exited.
+    assert.equal(chrome.exitCode, null)
+    assert.ok(alive(chrome.pid))
+  } finally {
+    process.kill(-chrome.pid, 'SIGKILL')
+  }
+  await rejectsWith(assert, tools.browserStatus({}, { cwd: w, browser: { endpoint: 5 } }), 'INVALID_ARGUMENT')
+})
