@@ -316,19 +316,24 @@ pub async fn actionable(b: &Browser, tab: &Tab, el: &Element, deadline: Instant)
 /// A left click at a viewport point.
 pub async fn click_at(b: &Browser, tab: &Tab, x: f64, y: f64) -> Result<()> {
     let s = Some(tab.session.as_str());
-    b.conn.call(s, "Input.dispatchMouseEvent", json!({"type": "mouseMoved", "x": x, "y": y})).await?;
+    let limit = super::INPUT_TIMEOUT;
     b.conn
-        .call(
+        .call_within(s, "Input.dispatchMouseEvent", json!({"type": "mouseMoved", "x": x, "y": y}), limit)
+        .await?;
+    b.conn
+        .call_within(
             s,
             "Input.dispatchMouseEvent",
             json!({"type": "mousePressed", "x": x, "y": y, "button": "left", "buttons": 1, "clickCount": 1}),
+            limit,
         )
         .await?;
     b.conn
-        .call(
+        .call_within(
             s,
             "Input.dispatchMouseEvent",
             json!({"type": "mouseReleased", "x": x, "y": y, "button": "left", "buttons": 0, "clickCount": 1}),
+            limit,
         )
         .await?;
     Ok(())

@@ -133,6 +133,10 @@ pub async fn start(binary: &Path, window: (u32, u32)) -> Result<Launched> {
         "--disable-breakpad",
         "--disable-crash-reporter",
         "--disable-dev-shm-usage",
+        // Tabs in the background keep rendering and answering input (as puppeteer's defaults).
+        "--disable-renderer-backgrounding",
+        "--disable-background-timer-throttling",
+        "--disable-backgrounding-occluded-windows",
         "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication",
         "--metrics-recording-only",
         "--password-store=basic",

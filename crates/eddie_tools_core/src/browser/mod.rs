@@ -93,6 +93,7 @@ pub async fn open(ctx: &Ctx, tab: Option<u32>) -> Result<(Arc<Browser>, Arc<Tab>
     let b = session::get(ctx).await?;
     let t = b.tab(tab).await?;
     session::arm(&t, ctx)?;
+    b.front(&t).await?;
     Ok((b, t))
 }
 
@@ -102,6 +103,9 @@ pub async fn wait_signals(tab: &Tab, deadline: Instant, done: impl Fn(&Signals) 
     let left = deadline.saturating_duration_since(Instant::now());
     matches!(tokio::time::timeout(left, rx.wait_for(|s| done(s))).await, Ok(Ok(_)))
 }
+
+/// How long one input event may take (a renderer that does not answer: `TIMEOUT`).
+pub const INPUT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `Runtime.evaluate` by value; a thrown exception is `INVALID_ARGUMENT` with its text.
 pub async fn eval(b: &Browser, tab: &Tab, expr: &str) -> Result<Value> {

@@ -228,6 +228,7 @@ pub struct Browser {
     profile: Option<PathBuf>,
     tabs: Mutex<BTreeMap<u32, Arc<Tab>>>,
     current: Mutex<Option<u32>>,
+    fronted: Mutex<Option<u32>>,
     next_tab: AtomicU32,
     last_used: Mutex<Instant>,
     idle: Duration,
@@ -336,6 +337,7 @@ async fn start(binary: PathBuf, idle: Duration) -> Result<Arc<Browser>> {
         profile: Some(l.profile),
         tabs: Mutex::new(BTreeMap::new()),
         current: Mutex::new(None),
+        fronted: Mutex::new(None),
         next_tab: AtomicU32::new(1),
         last_used: Mutex::new(Instant::now()),
         idle,
@@ -359,6 +361,7 @@ async fn attach(endpoint: String, idle: Duration) -> Result<Arc<Browser>> {
         profile: None,
         tabs: Mutex::new(BTreeMap::new()),
         current: Mutex::new(None),
+        fronted: Mutex::new(None),
         next_tab: AtomicU32::new(1),
         last_used: Mutex::new(Instant::now()),
         idle,
@@ -764,6 +767,21 @@ impl Browser {
         }
     }
 
+    /// Bring `tab` to the front unless it is there (input and screenshots of a background
+    /// tab can wait for a frame that never comes).
+    pub async fn front(&self, tab: &Tab) -> Result<()> {
+        if self.fronted.lock().is_ok_and(|f| *f == Some(tab.id)) {
+            return Ok(());
+        }
+        self.conn
+            .call_within(Some(&tab.session), "Page.bringToFront", json!({}), Duration::from_secs(10))
+            .await?;
+        if let Ok(mut f) = self.fronted.lock() {
+            *f = Some(tab.id);
+        }
+        Ok(())
+    }
+
     fn tab_by_session(&self, session: &str) -> Option<Arc<Tab>> {
         self.tabs.lock().ok()?.values().find(|t| t.session == session).cloned()
     }
@@ -774,6 +792,12 @@ impl Browser {
             tabs.remove(&id);
             Some(id)
         });
+        if removed.is_some()
+            && let Ok(mut f) = self.fronted.lock()
+            && *f == removed
+        {
+            *f = None;
+        }
         if removed.is_some() && self.current_id() == removed {
             let last = self.tabs.lock().ok().and_then(|t| t.keys().next_back().copied());
             self.set_current(last);
@@ -828,7 +852,12 @@ impl Browser {
     pub async fn new_tab(&self) -> Result<Arc<Tab>> {
         let t = self.conn.call(None, "Target.createTarget", json!({"url": "about:blank"})).await?;
         let target = t["targetId"].as_str().unwrap_or("").to_owned();
-        self.adopt(target).await
+        let tab = self.adopt(target).await?;
+        // A new tab opens in the front.
+        if let Ok(mut f) = self.fronted.lock() {
+            *f = Some(tab.id);
+        }
+        Ok(tab)
     }
 
     /// Tab `id`, or the current tab (a new one when there is none). `TAB_NOT_FOUND` for an

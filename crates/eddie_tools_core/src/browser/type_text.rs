@@ -137,16 +137,15 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     }
     let s = Some(t.session.as_str());
     if !a.text.is_empty() {
-        b.conn.call(s, "Input.insertText", json!({"text": a.text})).await?;
+        b.conn.call_within(s, "Input.insertText", json!({"text": a.text}), super::INPUT_TIMEOUT).await?;
     }
     let before = super::before(&t);
     let mut navigated = false;
     if submit {
         let key = json!({"type": "keyDown", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "nativeVirtualKeyCode": 13, "text": "\r", "unmodifiedText": "\r"});
-        b.conn.call(s, "Input.dispatchKeyEvent", key).await?;
-        b.conn
-            .call(s, "Input.dispatchKeyEvent", json!({"type": "keyUp", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "nativeVirtualKeyCode": 13}))
-            .await?;
+        b.conn.call_within(s, "Input.dispatchKeyEvent", key, super::INPUT_TIMEOUT).await?;
+        let up = json!({"type": "keyUp", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "nativeVirtualKeyCode": 13});
+        b.conn.call_within(s, "Input.dispatchKeyEvent", up, super::INPUT_TIMEOUT).await?;
         navigated = settle_navigation(&t, before, deadline).await;
     }
     let value = if navigated {
