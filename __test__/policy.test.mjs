@@ -86,6 +86,21 @@ const MINIMAL = {
   cache_stats: {},
   context_load: {},
   project_scan: {},
+  // The browser family: what needs the network is refused by the default policy (nothing sent);
+  // the rest acts on the launched browser's about:blank tab (a declined confirm clicks nothing).
+  browser_status: {},
+  browser_navigate: { url: 'http://127.0.0.1:9/' },
+  browser_read_page: {},
+  browser_screenshot: { path: 'shot.png' },
+  browser_click: { selector: 'body' },
+  browser_type: { text: 'x' },
+  browser_find: { query: 'x' },
+  browser_get_tabs: {},
+  browser_new_tab: { url: 'http://127.0.0.1:9/' },
+  browser_close_tab: { tabId: 999 },
+  browser_console: {},
+  browser_network: {},
+  screenshot: { url: 'http://127.0.0.1:9/' },
 }
 
 const fresh = () => workspace({ 'a.txt': 'one\ntwo\n', 'm.py': 'def f():\n    return 1\n' })

@@ -107,6 +107,10 @@ const DIFFERENCES = {
   'stack:update_task': { codes: ['TASK_NOT_FOUND'], why: 'the example names a task id (a1b2c3d4) that the fresh workspace does not have; memory.test.mjs runs it on a created task' },
   'stack:delete_task': { codes: ['TASK_NOT_FOUND'], why: 'the example names a task id (a1b2c3d4) that the fresh workspace does not have; memory.test.mjs runs it on a created task' },
   'stack:execute_plan': { codes: ['NOT_FOUND'], why: 'the example names a plan id (p123abc) that the fresh workspace does not have; memory.test.mjs runs it on a created plan' },
+  'floyd:browser_navigate': { codes: ['DNS', 'NETWORK', 'TIMEOUT'], why: 'needs the internet; browser.test.mjs navigates local pages' },
+  'floyd:browser_click': { codes: ['ELEMENT_NOT_FOUND'], why: 'the example clicks #submit-button, which the blank tab does not have; browser.test.mjs clicks one on a served form' },
+  'floyd:browser_type': { codes: ['ELEMENT_NOT_FOUND'], why: 'nothing has focus in the blank tab (the refusal says to give ref or selector); browser.test.mjs types into focused fields' },
+  'stack:screenshot': { codes: ['DNS', 'NETWORK', 'TIMEOUT'], why: 'needs the internet; browser.test.mjs screenshots local pages' },
   'alfredo:execute_command': { codes: ['NOT_FOUND', 'ok', 'declined'], why: 'pytest is not installed here; pip install is declined by the test (it would reach PyPI)' },
 }
 

@@ -204,6 +204,10 @@ const TWEAKS = {
   process_start: { waitFor: { exit: true, timeout: 10 } },
   // Stack's task tools act on the template's list `l` (its task `t`); a plan is a task list.
   update_task: { taskListName: 'l', status: 'complete' }, delete_task: { taskListName: 'l' }, execute_plan: { planId: 'l' },
+  // The browser's blank tab has no element to wait for: a point (clicked at once) and the root
+  // element (focusable through its body) reach the confirm without waiting.
+  browser_click: { x: 1, y: 1 },
+  browser_type: { selector: 'html' },
 }
 
 const PATH_WORD = /^(path|paths|file|filename|filepath|dir|directory|cwd|root|target|destination|dest|source|src|from|to|include|pattern|glob)$/

@@ -150,6 +150,9 @@ function createServer(options = {}) {
     try {
       const result = await tools.runTool(spec.name, request.params.arguments ?? {}, ctx)
       const out = { content: [{ type: 'text', text: result.content }] }
+      // The browser's screenshots carry MCP image content ({type: 'image', mimeType, data}).
+      const image = result.data?.image
+      if (image?.type === 'image' && typeof image.data === 'string') out.content.push({ type: 'image', mimeType: image.mimeType, data: image.data })
       if (result.data && typeof result.data === 'object' && !Array.isArray(result.data)) out.structuredContent = result.data
       return out
     } catch (e) {

@@ -145,6 +145,11 @@ export interface ToolContext {
    * Default: from the environment (\`EDDIE_NET_ALLOW_PRIVATE=1\`, \`EDDIE_NET_ALLOW_HOSTS=a,b\`, \`EDDIE_NET_DENY_HOSTS=c\`).
    */
   network?: NetworkPolicy | null
+  /**
+   * The browser tools (\`browser_*\`, \`screenshot\`): attach to a running Chrome's DevTools websocket
+   * (\`ws://host:port/devtools/browser/<id>\`) instead of launching headless Chromium. Default: \`EDDIE_BROWSER_WS\`.
+   */
+  browser?: { endpoint?: string | null } | null
 }
 
 /** \`ctx.network\`: entries are host names, \`*.suffix\`, IP addresses or CIDR ranges. */

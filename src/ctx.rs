@@ -238,6 +238,9 @@ pub fn convert(
     if let Some(policy) = network(&obj)? {
         core = core.with_network(policy);
     }
+    if let Some(ep) = browser_endpoint(&obj)? {
+        core = core.with_browser_endpoint(ep);
+    }
 
     let signal: Option<Unknown> = obj.get("signal").map_err(|e| invalid(&e.reason))?;
     let mut already_aborted = false;
@@ -255,6 +258,26 @@ pub fn convert(
         }
     }
     Ok((Converted { ctx: core, already_aborted }, hook))
+}
+
+/// `ctx.browser = {endpoint}`: a running browser's DevTools websocket for the browser tools.
+fn browser_endpoint(obj: &Object<'_>) -> std::result::Result<Option<String>, ToolError> {
+    let value: Option<Unknown> = obj.get("browser").map_err(|e| invalid(&e.reason))?;
+    let Some(v) = value else { return Ok(None) };
+    match v.get_type() {
+        Ok(ValueType::Undefined | ValueType::Null) => return Ok(None),
+        Ok(ValueType::Object) => {}
+        _ => return Err(invalid("ctx.browser must be an object {endpoint}")),
+    }
+    let o = Object::from_unknown(v).map_err(|e| invalid(&e.reason))?;
+    let ep: Option<Unknown> = o.get("endpoint").map_err(|e| invalid(&e.reason))?;
+    match ep.map(|e| (e.get_type(), e)) {
+        None | Some((Ok(ValueType::Undefined | ValueType::Null), _)) => Ok(None),
+        Some((Ok(ValueType::String), e)) => {
+            Ok(Some(String::from_unknown(e).map_err(|e| invalid(&e.reason))?))
+        }
+        _ => Err(invalid("ctx.browser.endpoint must be a string (a ws:// DevTools URL)")),
+    }
 }
 
 /// `ctx.network = {allowPrivate, allowHosts, denyHosts}`: who the network tools may reach.

@@ -116,6 +116,9 @@ pub struct Ctx {
     /// `ctx.network`: the network policy; `None` = from the environment (`EDDIE_NET_*`), else
     /// nothing private reachable.
     pub network: Option<NetworkPolicy>,
+    /// `ctx.browser.endpoint`: a running browser's DevTools websocket for the browser tools to
+    /// attach to; `None` = `EDDIE_BROWSER_WS`, else launch one.
+    pub browser_endpoint: Option<String>,
 }
 
 impl Ctx {
@@ -130,6 +133,7 @@ impl Ctx {
             ask: None,
             session: None,
             network: None,
+            browser_endpoint: None,
         })
     }
 
@@ -160,6 +164,12 @@ impl Ctx {
     /// Builder: set the permission session.
     pub fn with_session(mut self, session: impl Into<String>) -> Self {
         self.session = Some(session.into());
+        self
+    }
+
+    /// Builder: set the browser endpoint to attach to.
+    pub fn with_browser_endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.browser_endpoint = Some(endpoint.into());
         self
     }
 

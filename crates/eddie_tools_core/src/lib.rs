@@ -7,6 +7,8 @@
 //! [`atomic::write_atomic`], and every failure is a [`error::ToolError`] with a stable code.
 #![deny(missing_docs)]
 
+#[cfg(feature = "browser")]
+pub mod browser;
 pub mod call;
 pub mod code;
 pub mod context;

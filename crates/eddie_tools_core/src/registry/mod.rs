@@ -154,6 +154,8 @@ pub const FAMILIES: &[&Family] = &[
     &crate::git::FAMILY,
     #[cfg(feature = "memory")]
     &crate::memory::FAMILY,
+    #[cfg(feature = "browser")]
+    &crate::browser::FAMILY,
 ];
 
 /// Every tool of every family, `builtinTools` first.

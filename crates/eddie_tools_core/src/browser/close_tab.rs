@@ -1,0 +1,61 @@
+//! `browser_close_tab`: close a tab (the current one by default). Its id is not reused.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{session, tab_id};
+use crate::call::args::lenient::JsInt;
+use crate::context::Ctx;
+use crate::error::{ErrorCode, Result, ToolError};
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.browser_close_tab.result.v1";
+const NAME: &str = "browser_close_tab";
+
+/// The arguments of `browser_close_tab`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// The tab to close (browser_get_tabs lists them); default: the current tab.
+    pub tab_id: Option<JsInt>,
+}
+
+/// Run `browser_close_tab`.
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let tab = tab_id(a.tab_id)?;
+    let Some(b) =
+        session::current().await.filter(|b| session::endpoint_of(ctx).is_none() || !b.is_launched())
+    else {
+        return Err(ToolError::new(
+            ErrorCode::TabNotFound,
+            "no browser is running, so there is no tab to close",
+        ));
+    };
+    let id = match tab.or_else(|| b.current_id()) {
+        Some(i) => i,
+        None => return Err(ToolError::new(ErrorCode::TabNotFound, "no tab is open")),
+    };
+    b.close_tab(id).await?;
+    let left: Vec<u32> = b.tabs().iter().map(|t| t.id).collect();
+    let content = format!(
+        "Closed tab {id}; {} tab(s) left{}",
+        left.len(),
+        b.current_id().map_or(String::new(), |c| format!(", current tab {c}"))
+    );
+    Ok(ToolOutput::new(SCHEMA, content, json!({"closed": id, "tabs": left, "currentTab": b.current_id()})))
+}
+
+/// The `browser_close_tab` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: NAME,
+    js_name: "browserCloseTab",
+    family: "browser",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: include_str!("close_tab.json"),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
+};

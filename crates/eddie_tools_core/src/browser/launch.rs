@@ -1,0 +1,229 @@
+//! Finding and starting Chromium: `CHROME_PATH`, else `chromium`, `chromium-browser`,
+//! `google-chrome`, `google-chrome-stable` on `PATH`, else the usual install locations. The
+//! browser is started headless under the process supervisor (so it cannot outlive this
+//! process, even when Node is killed), with a private temporary profile, and its DevTools
+//! websocket address is read from its stderr.
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+use crate::context::Ctx;
+use crate::engine::net::env_lookup;
+use crate::engine::process::supervisor::{Spec, Tree};
+use crate::error::{ErrorCode, Result, ToolError};
+
+/// Names looked up on `PATH`, in order.
+pub const PATH_NAMES: &[&str] = &["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
+
+/// Install locations tried after `PATH`.
+pub const LOCATIONS: &[&str] = &[
+    "/usr/lib/chromium/chromium",
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/snap/bin/chromium",
+    "/usr/bin/google-chrome",
+    "/usr/bin/google-chrome-stable",
+    "/opt/google/chrome/chrome",
+    "/opt/google/chrome/google-chrome",
+];
+
+/// How long Chromium may take to open its DevTools port.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn executable(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The browser binary for `ctx`, or `BROWSER_NOT_FOUND` naming what was searched.
+pub fn find(ctx: &Ctx) -> Result<PathBuf> {
+    if let Some(p) = env_lookup(ctx, "CHROME_PATH") {
+        let path = PathBuf::from(&p);
+        if executable(&path) {
+            return Ok(path);
+        }
+        return Err(ToolError::new(
+            ErrorCode::BrowserNotFound,
+            format!(
+                "CHROME_PATH is {p}, which is not an executable file; point it at a Chrome or Chromium binary"
+            ),
+        )
+        .with_prop("searched", serde_json::json!([p])));
+    }
+    let path_var = env_lookup(ctx, "PATH").unwrap_or_default();
+    let mut searched = Vec::new();
+    for name in PATH_NAMES {
+        for dir in path_var.split(':').filter(|d| !d.is_empty()) {
+            let cand = Path::new(dir).join(name);
+            if executable(&cand) {
+                return Ok(cand);
+            }
+        }
+        searched.push(format!("{name} on PATH"));
+    }
+    for loc in LOCATIONS {
+        if executable(Path::new(loc)) {
+            return Ok(PathBuf::from(loc));
+        }
+        searched.push((*loc).to_owned());
+    }
+    Err(ToolError::new(
+        ErrorCode::BrowserNotFound,
+        format!(
+            "no Chrome or Chromium found (searched: {}); install one (Debian: apt-get install chromium) or set CHROME_PATH to its binary, or give ctx.browser.endpoint / EDDIE_BROWSER_WS to attach to a running browser",
+            searched.join(", ")
+        ),
+    )
+    .with_prop("searched", serde_json::json!(searched)))
+}
+
+/// A started browser: its process tree, its profile, its DevTools address.
+#[derive(Debug)]
+pub struct Launched {
+    /// The supervised process tree.
+    pub tree: Tree,
+    /// The private profile directory (removed when the browser is closed).
+    pub profile: PathBuf,
+    /// `ws://127.0.0.1:<port>/devtools/browser/<id>`.
+    pub ws_url: String,
+}
+
+/// Profile directories of browsers whose owner process is gone (a killed Node cannot remove
+/// its own): removed before a new one is made.
+fn sweep_stale_profiles(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix("eddie-browser-") else { continue };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else { continue };
+        // SAFETY: kill(2) with signal 0 sends nothing and takes no pointers; it only asks
+        // whether `pid` exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !alive {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Start `binary` headless with a new private profile; wait for its DevTools address.
+pub async fn start(binary: &Path, window: (u32, u32)) -> Result<Launched> {
+    let base = std::env::temp_dir();
+    sweep_stale_profiles(&base);
+    // SAFETY: getpid(2) takes no arguments and always succeeds.
+    let pid = unsafe { libc::getpid() };
+    let profile = tempfile::Builder::new()
+        .prefix(&format!("eddie-browser-{pid}-"))
+        .tempdir_in(&base)
+        .map_err(|e| ToolError::fs(&e, "mkdtemp", Some(&base)))?
+        .keep();
+    let mut args: Vec<OsString> = [
+        "--headless",
+        "--remote-debugging-port=0",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--disable-sync",
+        "--disable-breakpad",
+        "--disable-crash-reporter",
+        "--disable-dev-shm-usage",
+        // Tabs in the background keep rendering and answering input (as puppeteer's defaults).
+        "--disable-renderer-backgrounding",
+        "--disable-background-timer-throttling",
+        "--disable-backgrounding-occluded-windows",
+        "--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication",
+        "--metrics-recording-only",
+        "--password-store=basic",
+        "--use-mock-keychain",
+        "--hide-scrollbars",
+        "--mute-audio",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    args.push(format!("--window-size={},{}", window.0, window.1).into());
+    let mut dir_arg = OsString::from("--user-data-dir=");
+    dir_arg.push(&profile);
+    args.push(dir_arg);
+    // SAFETY: geteuid(2) takes no arguments and always succeeds.
+    if unsafe { libc::geteuid() } == 0 {
+        // Chromium refuses to run as root with its sandbox.
+        args.push("--no-sandbox".into());
+    }
+    args.push("about:blank".into());
+    let spec = Spec {
+        program: binary.as_os_str(),
+        args: &args,
+        cwd: &profile,
+        env: None,
+        stdin: false,
+        grace: Duration::from_millis(1500),
+    };
+    let mut tree = Tree::spawn(&spec).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&profile);
+        ToolError::new(ErrorCode::BrowserNotFound, format!("cannot start {}: {e}", binary.display()))
+    })?;
+    let stderr = tree.take_stderr();
+    let stdout = tree.take_stdout();
+    if let Some(mut out) = stdout {
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 8192];
+            while matches!(out.read(&mut buf).await, Ok(n) if n > 0) {}
+        });
+    }
+    let Some(stderr) = stderr else {
+        return Err(ToolError::internal("the browser has no stderr pipe"));
+    };
+    let mut lines = BufReader::new(stderr);
+    let mut seen: Vec<String> = Vec::new();
+    let found = tokio::time::timeout(START_TIMEOUT, async {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match lines.read_line(&mut line).await {
+                Ok(0) | Err(_) => return None,
+                Ok(_) => {}
+            }
+            if let Some(at) = line.find("ws://") {
+                return Some(line[at..].trim().to_owned());
+            }
+            if seen.len() >= 20 {
+                seen.remove(0);
+            }
+            seen.push(line.trim_end().to_owned());
+        }
+    })
+    .await;
+    match found {
+        Ok(Some(ws_url)) => {
+            // Keep draining stderr, or a chatty browser blocks on a full pipe.
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let mut r = lines.into_inner();
+                while matches!(r.read(&mut buf).await, Ok(n) if n > 0) {}
+            });
+            Ok(Launched { tree, profile, ws_url })
+        }
+        other => {
+            let _ = tree.shutdown(Duration::from_millis(500)).await;
+            let _ = std::fs::remove_dir_all(&profile);
+            let why = if other.is_err() { "did not open its DevTools port in time" } else { "exited" };
+            let tail: Vec<&String> =
+                seen.iter().filter(|l| !l.contains("dbus") && !l.trim().is_empty()).rev().take(5).collect();
+            Err(ToolError::new(
+                ErrorCode::BrowserNotFound,
+                format!(
+                    "{} {why}; its last messages: {}",
+                    binary.display(),
+                    tail.into_iter().rev().cloned().collect::<Vec<_>>().join(" | ")
+                ),
+            ))
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! The `browser` family: Chrome or Chromium driven over the DevTools Protocol ([`cdp`]), launched
+//! headless under the process supervisor ([`launch`]) or attached to, one per process
+//! ([`session`]). Tools act on a tab (`tabId`, else the current one). Every request a page
+//! makes is vetted by the network guard of the web family; downloads are off. See the README.
+
+pub mod cdp;
+pub mod click;
+pub mod close_tab;
+pub mod console;
+pub mod element;
+pub mod find;
+pub mod get_tabs;
+pub mod launch;
+pub mod navigate;
+pub mod network;
+pub mod new_tab;
+pub mod read_page;
+pub mod screenshot;
+pub mod session;
+pub mod stack_screenshot;
+pub mod status;
+pub mod tree;
+pub mod type_text;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::call::args::lenient::JsInt;
+use crate::context::Ctx;
+use crate::error::{ErrorCode, Result, ToolError};
+use crate::registry::Family;
+use session::{Browser, Signals, Tab};
+
+/// The family.
+pub const FAMILY: Family = Family {
+    name: "browser",
+    tools: &[
+        status::TOOL,
+        navigate::TOOL,
+        read_page::TOOL,
+        screenshot::TOOL,
+        click::TOOL,
+        type_text::TOOL,
+        find::TOOL,
+        get_tabs::TOOL,
+        new_tab::TOOL,
+        close_tab::TOOL,
+        console::TOOL,
+        network::TOOL,
+        stack_screenshot::TOOL,
+    ],
+    contract: None,
+    aliases: &[
+        ("tab_id", "tabId"),
+        ("tab", "tabId"),
+        ("full_page", "fullPage"),
+        ("wait_until", "waitUntil"),
+        ("max_chars", "maxChars"),
+        ("max_pixels", "maxPixels"),
+        ("destination", "path"),
+        ("element", "ref"),
+    ],
+    partial_on_cancel: false,
+};
+
+/// `tabId` as a tab number.
+pub fn tab_id(t: Option<JsInt>) -> Result<Option<u32>> {
+    match t.map(|t| t.0) {
+        None => Ok(None),
+        Some(n) if !(1..=i64::from(u32::MAX)).contains(&n) => Err(ToolError::new(
+            ErrorCode::TabNotFound,
+            format!("no tab {n}; tab ids start at 1 (browser_get_tabs lists them)"),
+        )),
+        Some(n) => Ok(Some(n as u32)),
+    }
+}
+
+/// A time limit in seconds (fractions allowed) within `(0, max]`, else `default`.
+pub fn seconds(t: Option<f64>, default_s: f64, max_s: f64) -> Result<Duration> {
+    match t {
+        None => Ok(Duration::from_secs_f64(default_s)),
+        Some(s) if !s.is_finite() || s <= 0.0 => {
+            Err(ToolError::invalid("timeout must be a positive number of seconds"))
+        }
+        Some(s) => Ok(Duration::from_secs_f64(s.min(max_s))),
+    }
+}
+
+/// The browser and the tab a call acts on, with the call's guard armed on the tab.
+pub async fn open(ctx: &Ctx, tab: Option<u32>) -> Result<(Arc<Browser>, Arc<Tab>)> {
+    let b = session::get(ctx).await?;
+    let t = b.tab(tab).await?;
+    session::arm(&t, ctx)?;
+    b.front(&t).await?;
+    Ok((b, t))
+}
+
+/// Wait until `done` holds for the tab's signals, at most until `deadline`; whether it did.
+pub async fn wait_signals(tab: &Tab, deadline: Instant, done: impl Fn(&Signals) -> bool) -> bool {
+    let mut rx = tab.signals.subscribe();
+    let left = deadline.saturating_duration_since(Instant::now());
+    matches!(tokio::time::timeout(left, rx.wait_for(|s| done(s))).await, Ok(Ok(_)))
+}
+
+/// How long one input event may take (a renderer that does not answer: `TIMEOUT`).
+pub const INPUT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `Runtime.evaluate` by value; a thrown exception is `INVALID_ARGUMENT` with its text.
+pub async fn eval(b: &Browser, tab: &Tab, expr: &str) -> Result<Value> {
+    let r = b
+        .conn
+        .call(
+            Some(&tab.session),
+            "Runtime.evaluate",
+            json!({"expression": expr, "returnByValue": true, "awaitPromise": true}),
+        )
+        .await?;
+    if let Some(d) = r.get("exceptionDetails") {
+        let text =
+            d["exception"]["description"].as_str().or_else(|| d["text"].as_str()).unwrap_or("exception");
+        return Err(ToolError::invalid(format!("the page threw: {text}")));
+    }
+    Ok(r["result"]["value"].clone())
+}
+
+/// The page's URL and title.
+pub async fn page_info(b: &Browser, tab: &Tab) -> (String, String) {
+    match eval(b, tab, "[location.href, document.title]").await {
+        Ok(Value::Array(a)) => (
+            a.first().and_then(Value::as_str).unwrap_or("").to_owned(),
+            a.get(1).and_then(Value::as_str).unwrap_or("").to_owned(),
+        ),
+        _ => (tab.with(|s| s.url.clone()).unwrap_or_default(), String::new()),
+    }
+}
+
+/// What the tab looked like before an action: its signals and the loaders it has seen.
+pub struct Before {
+    signals: Signals,
+    loaders: std::collections::HashSet<String>,
+}
+
+/// Note the tab's state before an action that may navigate.
+pub fn before(tab: &Tab) -> Before {
+    let loaders = tab.with(|s| s.lifecycle.iter().map(|(l, _)| l.clone()).collect()).unwrap_or_default();
+    Before { signals: *tab.signals.borrow(), loaders }
+}
+
+/// After an action (click, Enter): if it started a navigation of the main frame within a
+/// moment, wait until the new document has loaded (at most until `deadline`). Whether one
+/// happened.
+pub async fn settle_navigation(tab: &Tab, before: Before, deadline: Instant) -> bool {
+    let soon =
+        Instant::now() + Duration::from_millis(150).min(deadline.saturating_duration_since(Instant::now()));
+    let b = before.signals;
+    let started = wait_signals(tab, soon, |s| s.started > b.started || s.navs > b.navs).await;
+    if !started {
+        return false;
+    }
+    let loaded = |_: &Signals| {
+        tab.with(|s| s.lifecycle.iter().any(|(l, n)| n == "load" && !before.loaders.contains(l)))
+            .unwrap_or(false)
+    };
+    wait_signals(tab, deadline, loaded).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_ids_match_and_levels_follow_floyd() {
+        for t in FAMILY.tools {
+            let def = crate::registry::definition(t.name).cloned().unwrap_or_default();
+            assert!(def["outputSchema"]["$id"].as_str().is_some_and(|id| id.contains(t.name)), "{}", t.name);
+            // Screenshots write a PNG into the workspace without asking; click and type confirm.
+            assert_eq!(t.mutating(), t.confirms() || t.name.contains("screenshot"), "{}", t.name);
+        }
+        let level = |n: &str| crate::registry::find(n).map(|s| s.permission);
+        use crate::registry::Permission;
+        assert_eq!(level("browser_click"), Some(Permission::Dangerous));
+        assert_eq!(level("browser_type"), Some(Permission::Dangerous));
+        assert_eq!(level("browser_navigate"), Some(Permission::Moderate));
+        assert_eq!(level("browser_read_page"), Some(Permission::Moderate));
+        assert_eq!(level("browser_screenshot"), Some(Permission::Moderate));
+        assert_eq!(level("browser_find"), Some(Permission::Moderate));
+        assert_eq!(level("browser_status"), Some(Permission::None));
+    }
+
+    #[test]
+    fn tab_ids_and_seconds_are_checked() {
+        assert_eq!(tab_id(Some(JsInt(2))).ok(), Some(Some(2)));
+        assert!(tab_id(Some(JsInt(0))).is_err());
+        assert!(seconds(Some(0.0), 1.0, 2.0).is_err());
+        assert_eq!(seconds(Some(9.0), 1.0, 2.0).ok(), Some(Duration::from_secs(2)));
+    }
+}

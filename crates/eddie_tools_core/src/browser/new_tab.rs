@@ -1,0 +1,63 @@
+//! `browser_new_tab`: open a tab (it becomes the current one), optionally navigating it.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::navigate::{self, WaitUntil};
+use super::{seconds, session};
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.browser_new_tab.result.v1";
+const NAME: &str = "browser_new_tab";
+
+/// The arguments of `browser_new_tab`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// A URL to open in it (default about:blank); checked like browser_navigate's.
+    pub url: Option<String>,
+    /// Time limit in seconds for loading the URL (default 30, at most 300).
+    pub timeout: Option<f64>,
+}
+
+/// Run `browser_new_tab`.
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let limit = seconds(a.timeout, 30.0, 300.0)?;
+    let url = match a.url.as_deref().filter(|u| !u.trim().is_empty()) {
+        Some(u) => Some(navigate::check_url(ctx, u).await?),
+        None => None,
+    };
+    let b = session::get(ctx).await?;
+    let t = b.new_tab().await?;
+    session::arm(&t, ctx)?;
+    let (final_url, title, status) = match &url {
+        Some(u) => {
+            let l = navigate::go(&b, &t, u, WaitUntil::Load, limit).await?;
+            (l.url, l.title, l.status)
+        }
+        None => ("about:blank".to_owned(), String::new(), None),
+    };
+    let content = format!("Opened tab {} ({final_url}); it is now the current tab.", t.id);
+    Ok(ToolOutput::new(
+        SCHEMA,
+        content,
+        json!({"tabId": t.id, "url": final_url, "title": title, "status": status.map_or(Value::Null, Value::from)}),
+    ))
+}
+
+/// The `browser_new_tab` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: NAME,
+    js_name: "browserNewTab",
+    family: "browser",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: include_str!("new_tab.json"),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
+};

@@ -1,0 +1,80 @@
+//! `browser_read_page`: the page's accessibility tree as compact indented text. Every
+//! interactive node carries a short ref (`e12`) that stays the same across reads for as long
+//! as its DOM node lives; the refs are what `browser_click` and `browser_type` take. A
+//! character budget applies, and the nodes left out are counted.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{open, page_info, tab_id, tree};
+use crate::call::args::lenient::JsInt;
+use crate::context::Ctx;
+use crate::error::{Result, ToolError};
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.browser_read_page.result.v1";
+const NAME: &str = "browser_read_page";
+/// Default character budget.
+pub const DEFAULT_MAX_CHARS: usize = 20_000;
+
+/// The arguments of `browser_read_page`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// The tab (browser_get_tabs lists them); default: the current tab.
+    pub tab_id: Option<JsInt>,
+    /// Character budget of the text (default 20000, at most 500000); nodes past it are counted, not shown.
+    pub max_chars: Option<JsInt>,
+}
+
+/// Run `browser_read_page`.
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let tab = tab_id(a.tab_id)?;
+    let max = match a.max_chars.map(|m| m.0) {
+        None => DEFAULT_MAX_CHARS,
+        Some(n) if n < 1 => return Err(ToolError::invalid("maxChars must be at least 1")),
+        Some(n) => n.min(500_000) as usize,
+    };
+    let (b, t) = open(ctx, tab).await?;
+    let (nodes, (url, title)) = tokio::join!(tree::fetch(&b, &t), page_info(&b, &t));
+    let nodes = nodes?;
+    let r = t.with(|s| tree::render(&nodes, s, max))?;
+    let mut content =
+        format!("Tab {}: {} — {}\n", t.id, if title.is_empty() { "(no title)" } else { &title }, url);
+    content.push_str(&r.text);
+    if r.omitted > 0 {
+        content.push_str(&format!(
+            "… {} more node(s) omitted (maxChars {max}; raise it to see them)\n",
+            r.omitted
+        ));
+    }
+    if r.total == 0 {
+        content.push_str("(the page has no accessible content)\n");
+    }
+    let data = json!({
+        "tabId": t.id,
+        "url": url,
+        "title": title,
+        "nodes": r.nodes,
+        "shown": r.total - r.omitted,
+        "omitted": r.omitted,
+        "totalNodes": r.total,
+        "truncated": r.omitted > 0,
+    });
+    Ok(ToolOutput::new(SCHEMA, content, data))
+}
+
+/// The `browser_read_page` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: NAME,
+    js_name: "browserReadPage",
+    family: "browser",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::Moderate,
+    aliases: &[],
+    definition: include_str!("read_page.json"),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
+};

@@ -1,0 +1,625 @@
+//! The accessibility tree: fetched with `Accessibility.getFullAXTree`, rendered as compact
+//! indented text where every interactive node carries a short ref (`e12`) that stays the same
+//! across reads (it is keyed by the DOM node), and ranked for `browser_find` without a model.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::session::{Browser, Tab, TabState};
+use crate::error::Result;
+
+/// One node of the tree.
+#[derive(Debug, Clone, Default)]
+pub struct Node {
+    /// The role (`button`, `textbox`, `StaticText`, ...).
+    pub role: String,
+    /// The accessible name.
+    pub name: String,
+    /// The value (text fields, sliders).
+    pub value: Option<String>,
+    /// The description.
+    pub description: Option<String>,
+    /// The DOM node behind it.
+    pub backend: Option<i64>,
+    /// Ignored by assistive technology.
+    pub ignored: bool,
+    /// States and properties (`focused`, `disabled`, `checked`, `level`, ...).
+    pub props: Vec<(String, Value)>,
+    /// Children, as indexes.
+    pub children: Vec<usize>,
+    /// Parent, as an index.
+    pub parent: Option<usize>,
+}
+
+/// Roles whose nodes get a ref (plus anything focusable).
+const INTERACTIVE: &[&str] = &[
+    "button",
+    "link",
+    "textbox",
+    "searchbox",
+    "checkbox",
+    "radio",
+    "combobox",
+    "listbox",
+    "option",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "tab",
+    "switch",
+    "slider",
+    "spinbutton",
+    "treeitem",
+    "textField",
+    "ListBoxOption",
+    "MenuListPopup",
+    "MenuListOption",
+    "PopUpButton",
+    "ToggleButton",
+    "DisclosureTriangle",
+];
+
+/// Roles shown only through their children when they have no name.
+const TRANSPARENT: &[&str] = &[
+    "generic",
+    "none",
+    "presentation",
+    "group",
+    "GenericContainer",
+    "Section",
+    "LayoutTable",
+    "LayoutTableRow",
+    "LayoutTableCell",
+    "Div",
+    "Pre",
+    "Unknown",
+];
+
+/// States shown in the text, in this order.
+const SHOWN: &[&str] = &[
+    "focused",
+    "disabled",
+    "checked",
+    "pressed",
+    "selected",
+    "expanded",
+    "required",
+    "invalid",
+    "readonly",
+    "level",
+    "multiline",
+    "modal",
+];
+
+impl Node {
+    /// Whether it gets a ref.
+    pub fn interactive(&self) -> bool {
+        INTERACTIVE.contains(&self.role.as_str())
+            || self.props.iter().any(|(k, v)| k == "focusable" && v.as_bool() == Some(true))
+                && !matches!(self.role.as_str(), "RootWebArea" | "WebArea" | "generic" | "Iframe")
+    }
+
+    /// A property's value.
+    pub fn prop(&self, key: &str) -> Option<&Value> {
+        self.props.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The states worth showing, as `key` or `key=value`.
+    pub fn states(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for key in SHOWN {
+            match self.prop(key) {
+                Some(Value::Bool(true)) => out.push((*key).to_owned()),
+                Some(Value::Bool(false)) if matches!(*key, "checked" | "expanded" | "pressed") => {
+                    out.push(format!("{key}=false"));
+                }
+                Some(Value::String(s)) if s == "true" => out.push((*key).to_owned()),
+                Some(Value::String(s)) if s == "false" => {
+                    if matches!(*key, "checked" | "expanded" | "pressed") {
+                        out.push(format!("{key}=false"));
+                    }
+                }
+                Some(Value::String(s)) if !s.is_empty() => out.push(format!("{key}={s}")),
+                Some(Value::Number(n)) => out.push(format!("{key}={n}")),
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+fn ax_value(v: &Value) -> Option<String> {
+    match &v["value"] {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+/// Parse `Accessibility.getFullAXTree`'s nodes.
+pub fn parse(result: &Value) -> Vec<Node> {
+    let raw = result["nodes"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let index: HashMap<&str, usize> =
+        raw.iter().enumerate().filter_map(|(i, n)| n["nodeId"].as_str().map(|id| (id, i))).collect();
+    let mut nodes: Vec<Node> = raw
+        .iter()
+        .map(|n| Node {
+            role: n["role"]["value"].as_str().unwrap_or("").to_owned(),
+            name: ax_value(&n["name"]).unwrap_or_default(),
+            value: ax_value(&n["value"]).filter(|v| !v.is_empty()),
+            description: ax_value(&n["description"]).filter(|v| !v.is_empty()),
+            backend: n["backendDOMNodeId"].as_i64(),
+            ignored: n["ignored"].as_bool().unwrap_or(false),
+            props: n["properties"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .filter_map(|p| Some((p["name"].as_str()?.to_owned(), p["value"]["value"].clone())))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            children: n["childIds"]
+                .as_array()
+                .map(|c| {
+                    c.iter().filter_map(|id| id.as_str().and_then(|id| index.get(id).copied())).collect()
+                })
+                .unwrap_or_default(),
+            parent: None,
+        })
+        .collect();
+    for i in 0..nodes.len() {
+        let kids = nodes[i].children.clone();
+        for k in kids {
+            if k < nodes.len() {
+                nodes[k].parent = Some(i);
+            }
+        }
+    }
+    nodes
+}
+
+/// The tree of `tab`, fresh.
+pub async fn fetch(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
+    let r = b.conn.call(Some(&tab.session), "Accessibility.getFullAXTree", json!({})).await?;
+    Ok(parse(&r))
+}
+
+/// The page's root (the node without a parent).
+pub fn root(nodes: &[Node]) -> Option<usize> {
+    nodes.iter().position(|n| n.parent.is_none())
+}
+
+fn clip(s: &str, max: usize) -> String {
+    let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.chars().count() <= max {
+        return s;
+    }
+    let mut out: String = s.chars().take(max).collect();
+    out.push('…');
+    out
+}
+
+/// A rendered tree.
+#[derive(Debug)]
+pub struct Rendered {
+    /// The text.
+    pub text: String,
+    /// The nodes shown, as JSON.
+    pub nodes: Vec<Value>,
+    /// Nodes left out for the budget.
+    pub omitted: usize,
+    /// Nodes shown plus omitted.
+    pub total: usize,
+    /// Refs handed out.
+    pub refs: usize,
+}
+
+/// Render the tree as indented text within `max_chars`, assigning refs in `state`.
+pub fn render(nodes: &[Node], state: &mut TabState, max_chars: usize) -> Rendered {
+    let mut out = Rendered { text: String::new(), nodes: Vec::new(), omitted: 0, total: 0, refs: 0 };
+    let Some(r) = root(nodes) else { return out };
+    // Iterative depth-first walk: (node, depth, the name of the nearest shown ancestor).
+    let mut stack: Vec<(usize, usize, usize)> = nodes[r].children.iter().rev().map(|&c| (c, 0, r)).collect();
+    while let Some((i, depth, shown_parent)) = stack.pop() {
+        let n = &nodes[i];
+        let role = n.role.as_str();
+        if matches!(role, "InlineTextBox" | "LineBreak") {
+            continue;
+        }
+        let named = !n.name.trim().is_empty();
+        let hidden = n.ignored
+            || (TRANSPARENT.contains(&role) && !named && n.value.is_none())
+            || role.is_empty()
+            || (role == "StaticText"
+                && (!named || nodes[shown_parent].name.split_whitespace().eq(n.name.split_whitespace())))
+            || (matches!(role, "paragraph" | "LabelText" | "listitem" | "list")
+                && !named
+                && n.children.is_empty());
+        let (child_depth, parent_for_kids) = if hidden { (depth, shown_parent) } else { (depth + 1, i) };
+        if !hidden {
+            out.total += 1;
+            let line = line_of(n, state, &mut out);
+            if out.text.len() + line.len() + depth * 2 < max_chars {
+                for _ in 0..depth {
+                    out.text.push_str("  ");
+                }
+                out.text.push_str(&line);
+                out.text.push('\n');
+                let mut j = Map::new();
+                if n.interactive()
+                    && let Some(be) = n.backend
+                {
+                    j.insert("ref".into(), Value::String(state.ref_of(be)));
+                }
+                j.insert("role".into(), Value::String(display_role(role).to_owned()));
+                j.insert("name".into(), Value::String(n.name.clone()));
+                if let Some(v) = &n.value {
+                    j.insert("value".into(), Value::String(v.clone()));
+                }
+                let st = n.states();
+                if !st.is_empty() {
+                    j.insert("states".into(), json!(st));
+                }
+                j.insert("depth".into(), json!(depth));
+                out.nodes.push(Value::Object(j));
+            } else {
+                out.omitted += 1;
+            }
+        }
+        for &c in n.children.iter().rev() {
+            stack.push((c, child_depth, parent_for_kids));
+        }
+    }
+    out
+}
+
+fn display_role(role: &str) -> &str {
+    match role {
+        "StaticText" => "text",
+        "RootWebArea" => "document",
+        "LabelText" => "label",
+        "image" => "img",
+        other => other,
+    }
+}
+
+fn line_of(n: &Node, state: &mut TabState, out: &mut Rendered) -> String {
+    let role = display_role(&n.role);
+    let mut line = format!("- {role}");
+    if !n.name.trim().is_empty() {
+        line.push_str(&format!(" \"{}\"", clip(&n.name, 120).replace('"', "\\\"")));
+    }
+    if n.interactive()
+        && let Some(be) = n.backend
+    {
+        let had = state.refs.contains_key(&be);
+        line.push_str(&format!(" [{}]", state.ref_of(be)));
+        if !had {
+            out.refs += 1;
+        }
+    }
+    if let Some(v) = &n.value {
+        line.push_str(&format!(" value=\"{}\"", clip(v, 80).replace('"', "\\\"")));
+    }
+    let st = n.states();
+    if !st.is_empty() {
+        line.push_str(&format!(" ({})", st.join(", ")));
+    }
+    if role == "link"
+        && let Some(Value::String(u)) = n.prop("url")
+    {
+        line.push_str(&format!(" → {}", clip(u, 100)));
+    }
+    line
+}
+
+/// DOM attributes by backend node id (for `browser_find`: placeholder, id, name, labels, ...).
+pub async fn attributes(b: &Browser, tab: &Tab) -> Result<HashMap<i64, Vec<(String, String)>>> {
+    let doc =
+        b.conn.call(Some(&tab.session), "DOM.getDocument", json!({"depth": -1, "pierce": true})).await?;
+    let mut out = HashMap::new();
+    let mut stack: Vec<&Value> = vec![&doc["root"]];
+    while let Some(n) = stack.pop() {
+        if let (Some(be), Some(attrs)) = (n["backendNodeId"].as_i64(), n["attributes"].as_array()) {
+            let pairs: Vec<(String, String)> = attrs
+                .chunks(2)
+                .filter_map(|kv| Some((kv.first()?.as_str()?.to_owned(), kv.get(1)?.as_str()?.to_owned())))
+                .collect();
+            if !pairs.is_empty() {
+                out.insert(be, pairs);
+            }
+        }
+        for key in ["children", "shadowRoots"] {
+            if let Some(c) = n[key].as_array() {
+                stack.extend(c.iter());
+            }
+        }
+        if !n["contentDocument"].is_null() {
+            stack.push(&n["contentDocument"]);
+        }
+    }
+    Ok(out)
+}
+
+/// One ranked match.
+#[derive(Debug, Clone)]
+pub struct Match {
+    /// The node index.
+    pub index: usize,
+    /// Its score (higher is better).
+    pub score: f64,
+    /// Why it matched.
+    pub why: Vec<String>,
+}
+
+/// Words of `s`, lowercased (camelCase and `kebab-case` split).
+pub fn words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in s.chars() {
+        if c.is_alphanumeric() {
+            if c.is_uppercase() && prev_lower && !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = c.is_lowercase() || c.is_numeric();
+            cur.extend(c.to_lowercase());
+        } else {
+            prev_lower = false;
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+const STOP: &[&str] = &[
+    "the", "a", "an", "to", "of", "on", "in", "for", "with", "and", "or", "that", "this", "me", "my",
+    "please", "find", "click", "element",
+];
+
+/// Query words that name roles.
+fn role_words(role: &str) -> &'static [&'static str] {
+    match role {
+        "button" | "PopUpButton" | "ToggleButton" => &["button", "btn", "submit"],
+        "link" => &["link", "anchor", "href"],
+        "textbox" | "searchbox" | "textField" => {
+            &["input", "field", "textbox", "box", "text", "entry", "search"]
+        }
+        "combobox" | "listbox" | "MenuListPopup" => {
+            &["select", "dropdown", "combobox", "list", "menu", "input", "field"]
+        }
+        "checkbox" => &["checkbox", "check", "tick", "toggle"],
+        "switch" => &["switch", "toggle"],
+        "radio" => &["radio", "option", "choice"],
+        "heading" => &["heading", "title", "header", "headline"],
+        "img" | "image" => &["image", "img", "picture", "photo", "icon", "logo"],
+        "tab" => &["tab"],
+        "menuitem" => &["menu", "item"],
+        "navigation" => &["nav", "navigation", "menu"],
+        "form" => &["form"],
+        "dialog" => &["dialog", "modal", "popup"],
+        _ => &[],
+    }
+}
+
+/// How well query word `q` matches a field's words: 1 exact, 0.8 prefix, 0.6 inside, 0.5 close.
+fn word_score(q: &str, field: &[String]) -> (f64, Option<String>) {
+    let mut best = (0.0, None);
+    for w in field {
+        let s = if w == q {
+            1.0
+        } else if w.starts_with(q) && q.len() >= 2 {
+            0.8
+        } else if q.len() >= 3 && w.contains(q) {
+            0.6
+        } else if q.len() >= 4 && strsim::jaro_winkler(q, w) >= 0.88 {
+            0.5
+        } else {
+            0.0
+        };
+        if s > best.0 {
+            best = (s, Some(w.clone()));
+        }
+    }
+    best
+}
+
+/// Rank the nodes for `query`: each query word is matched against the accessible name (weight
+/// 3), labels, placeholder, title, alt and aria attributes (2.5), id, name and test ids (2),
+/// the value and description (1.5), and the role (1.5, with synonyms: "input" for a textbox).
+pub fn rank(
+    nodes: &[Node],
+    attrs: &HashMap<i64, Vec<(String, String)>>,
+    query: &str,
+    limit: usize,
+) -> Vec<Match> {
+    let q: Vec<String> = words(query).into_iter().filter(|w| !STOP.contains(&w.as_str())).collect();
+    let q = if q.is_empty() { words(query) } else { q };
+    if q.is_empty() {
+        return Vec::new();
+    }
+    let phrase = q.join(" ");
+    let mut out: Vec<Match> = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        if n.ignored
+            || n.backend.is_none()
+            || matches!(n.role.as_str(), "InlineTextBox" | "RootWebArea" | "LineBreak" | "")
+        {
+            continue;
+        }
+        if n.role == "StaticText"
+            && let Some(p) = n.parent
+            && nodes[p].name.split_whitespace().eq(n.name.split_whitespace())
+        {
+            continue; // its parent carries the same text
+        }
+        let a = n.backend.and_then(|b| attrs.get(&b));
+        let attr = |keys: &[&str]| -> String {
+            a.map(|a| {
+                a.iter()
+                    .filter(|(k, _)| keys.contains(&k.as_str()))
+                    .map(|(_, v)| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default()
+        };
+        let fields: [(&str, f64, String); 5] = [
+            ("name", 3.0, n.name.clone()),
+            (
+                "placeholder/label",
+                2.5,
+                attr(&["placeholder", "aria-label", "title", "alt", "aria-placeholder", "label"]),
+            ),
+            (
+                "id/name",
+                2.0,
+                attr(&["id", "name", "data-testid", "data-test", "data-test-id", "for", "type", "href"]),
+            ),
+            (
+                "value",
+                1.5,
+                format!(
+                    "{} {}",
+                    n.value.clone().unwrap_or_default(),
+                    n.description.clone().unwrap_or_default()
+                ),
+            ),
+            ("class", 0.5, attr(&["class"])),
+        ];
+        let field_words: Vec<Vec<String>> = fields.iter().map(|(_, _, t)| words(t)).collect();
+        let roles = role_words(display_role(&n.role));
+        let mut score = 0.0;
+        let mut why = Vec::new();
+        for qw in &q {
+            let mut best = (0.0, String::new());
+            for (k, (label, weight, _)) in fields.iter().enumerate() {
+                let (s, hit) = word_score(qw, &field_words[k]);
+                if s * weight > best.0 {
+                    let hit = hit.unwrap_or_default();
+                    best = (
+                        s * weight,
+                        if hit == *qw {
+                            format!("{label} has \"{qw}\"")
+                        } else {
+                            format!("{label} has \"{hit}\" ~ \"{qw}\"")
+                        },
+                    );
+                }
+            }
+            if roles.contains(&qw.as_str()) && 1.5 > best.0 {
+                best = (1.5, format!("role {} ~ \"{qw}\"", display_role(&n.role)));
+            }
+            if best.0 > 0.0 {
+                score += best.0;
+                why.push(best.1);
+            }
+        }
+        if score == 0.0 {
+            continue;
+        }
+        // The whole query inside the name: a bonus.
+        let name_l = n.name.to_lowercase();
+        if q.len() > 1 && name_l.contains(&phrase) {
+            score += 1.0;
+            why.push("name contains the whole query".into());
+        }
+        if n.interactive() {
+            score += 0.3;
+        }
+        let score = score / (q.len() as f64 * 3.0 + 1.3);
+        out.push(Match { index: i, score: (score * 1000.0).round() / 1000.0, why });
+    }
+    out.sort_by(|a, b| {
+        b.score.partial_cmp(&a.score).unwrap_or(std::cmp::Ordering::Equal).then(a.index.cmp(&b.index))
+    });
+    out.truncate(limit);
+    out
+}
+
+/// Matches as JSON, with refs assigned.
+pub fn matches_json(nodes: &[Node], matches: &[Match], state: &mut TabState) -> Vec<Value> {
+    matches
+        .iter()
+        .map(|m| {
+            let n = &nodes[m.index];
+            let r = n.backend.map(|b| state.ref_of(b));
+            json!({
+                "ref": r,
+                "role": display_role(&n.role),
+                "name": clip(&n.name, 120),
+                "value": n.value,
+                "states": n.states(),
+                "score": m.score,
+                "why": m.why,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_camel_kebab_and_punctuation() {
+        assert_eq!(words("#submit-button"), ["submit", "button"]);
+        assert_eq!(words("emailAddress"), ["email", "address"]);
+        assert_eq!(words("Sign up!"), ["sign", "up"]);
+    }
+
+    fn tree() -> Vec<Node> {
+        let r = json!({"nodes": [
+            {"nodeId": "1", "role": {"value": "RootWebArea"}, "name": {"value": "Form"}, "childIds": ["2", "3", "4", "6"], "backendDOMNodeId": 1},
+            {"nodeId": "2", "role": {"value": "heading"}, "name": {"value": "Sign up"}, "properties": [{"name": "level", "value": {"value": 1}}], "backendDOMNodeId": 2},
+            {"nodeId": "3", "role": {"value": "textbox"}, "name": {"value": "Email"}, "backendDOMNodeId": 3, "properties": [{"name": "focusable", "value": {"value": true}}]},
+            {"nodeId": "4", "role": {"value": "button"}, "name": {"value": "Create account"}, "childIds": ["5"], "backendDOMNodeId": 4},
+            {"nodeId": "5", "role": {"value": "StaticText"}, "name": {"value": "Create account"}, "backendDOMNodeId": 5},
+            {"nodeId": "6", "role": {"value": "link"}, "name": {"value": "Terms"}, "backendDOMNodeId": 6}
+        ]});
+        parse(&r)
+    }
+
+    #[test]
+    fn render_gives_stable_refs_to_interactive_nodes() {
+        let nodes = tree();
+        let mut st = TabState::default();
+        let a = render(&nodes, &mut st, 10_000);
+        assert_eq!(
+            a.text,
+            "- heading \"Sign up\" (level=1)\n- textbox \"Email\" [e1]\n- button \"Create account\" [e2]\n- link \"Terms\" [e3]\n"
+        );
+        let b = render(&nodes, &mut st, 10_000);
+        assert_eq!(a.text, b.text);
+        assert_eq!(a.total, 4);
+        let small = render(&nodes, &mut st, 40);
+        assert_eq!(small.omitted, 3, "{}", small.text);
+    }
+
+    #[test]
+    fn rank_uses_names_roles_and_attributes() {
+        let nodes = tree();
+        let mut attrs = HashMap::new();
+        attrs.insert(
+            3,
+            vec![
+                ("placeholder".to_owned(), "you@example.com".to_owned()),
+                ("id".to_owned(), "email".to_owned()),
+            ],
+        );
+        let m = rank(&nodes, &attrs, "email input", 3);
+        assert_eq!(nodes[m[0].index].role, "textbox");
+        assert!(m[0].why.iter().any(|w| w.contains("role textbox")), "{:?}", m[0].why);
+        let m = rank(&nodes, &attrs, "create account button", 3);
+        assert_eq!(nodes[m[0].index].name, "Create account");
+        let m = rank(&nodes, &attrs, "submit button", 3);
+        assert_eq!(nodes[m[0].index].role, "button");
+        assert!(rank(&nodes, &attrs, "zzz", 3).is_empty());
+    }
+}
