@@ -263,6 +263,62 @@ function webSearch(args, ctx) {
 function gitStatus(args, ctx) {
   return binding.callTool(58, args, ctx)
 }
+/** Changes in the git repository containing path, read without running git: the working tree against the index (default), staged changes (staged/cached: the index against HEAD), one revision against another (from + to, or from: 'a..b' / 'a...b'), or a revision against the working tree (from alone); optionally only some files. Per file: path, oldPath for renames, status letter (A, M, D, R, T), additions and deletions as git diff --numstat counts them; binary files are reported (binary: true), never dumped. The patch text is kept whole per file within maxBytes (default 50000); files left out are listed in omittedFiles with omittedBytes. (`git_diff`) */
+function gitDiff(args, ctx) {
+  return binding.callTool(59, args, ctx)
+}
+/** Commit history of the git repository containing path, read without running git, newest first: at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
+function gitLog(args, ctx) {
+  return binding.callTool(60, args, ctx)
+}
+/** A commit of the git repository containing path, read without running git: id, author, committer, subject, body, parents, and its diff against the first parent (per-file numbers and patch text within maxBytes, default 50000; files left out are listed in omittedFiles). With file: that file's content at the revision instead (binary files are reported, not dumped). (`git_show`) */
+function gitShow(args, ctx) {
+  return binding.callTool(61, args, ctx)
+}
+/** Who last changed each line of a file in the git repository containing path, read without running git, grouped in hunks (startLine, lines, commit, author, email, date, summary, origPath, origStartLine). By default the working tree's content on top of HEAD (lines not committed yet have the zero commit id and committed: false); with revision, the file as of that commit. startLine/endLine limit the range. (`git_blame`) */
+function gitBlame(args, ctx) {
+  return binding.callTool(62, args, ctx)
+}
+/** Stage files in the git repository containing path (like git add -A <files>: new, modified and deleted files; ignored files are left out), without running git. files: paths, folders or pathspecs relative to path (default: everything). Asks for confirmation naming the paths; LOCKED when another git process holds index.lock (nothing changed). (`git_stage`) */
+function gitStage(args, ctx) {
+  return binding.callTool(63, args, ctx)
+}
+/** Unstage files in the git repository containing path (like git restore --staged <files>: their index entries go back to HEAD; in a repository with no commits yet they leave the index), without running git. The working tree is not touched. files: paths, folders or pathspecs relative to path (default: everything staged). Asks for confirmation naming the paths; LOCKED when another git process holds index.lock. (`git_unstage`) */
+function gitUnstage(args, ctx) {
+  return binding.callTool(64, args, ctx)
+}
+/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too) with stageAll, else what is staged, else all tracked changes. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run; a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation, and again when the branch is protected. (`git_commit`) */
+function gitCommit(args, ctx) {
+  return binding.callTool(65, args, ctx)
+}
+/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten), delete (an unmerged branch needs force: true; a protected branch asks again). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`) */
+function gitBranch(args, ctx) {
+  return binding.callTool(66, args, ctx)
+}
+/** Whether a branch of the git repository containing path is protected (default: the current branch): it matches a pattern of git config eddie.protectedBranch (multi-valued; globs like release/*), or, when none is configured, main, master or release/*. git_commit, git_push and branch deletion ask a second time on a protected branch, and a force push to one is refused. (`is_protected_branch`) */
+function isProtectedBranch(args, ctx) {
+  return binding.callTool(67, args, ctx)
+}
+/** Take a checkpoint of the working tree of the git repository containing path: every tracked and untracked file (not ignored ones), byte for byte, recorded as a commit under refs/eddie/checkpoints/ without running git. The index, HEAD and the branches are not touched, so it is safe at any time; git_restore_checkpoint puts the files back (undo), git_list_checkpoints lists them. (`git_checkpoint`) */
+function gitCheckpoint(args, ctx) {
+  return binding.callTool(68, args, ctx)
+}
+/** Put the working tree of the git repository containing path back as it was at a checkpoint (its id from git_list_checkpoints, or latest): changed and missing files are written, files the checkpoint did not have are removed (ignored files are left alone). A checkpoint of the current state is taken first (its id is in before), so the restore can be undone. The index, HEAD and the branches are not touched. Asks for confirmation naming the files. (`git_restore_checkpoint`) */
+function gitRestoreCheckpoint(args, ctx) {
+  return binding.callTool(69, args, ctx)
+}
+/** The checkpoints of the git repository containing path (refs/eddie/checkpoints/), newest first: id, ref, commit, message, date, and the HEAD commit at the time. (`git_list_checkpoints`) */
+function gitListCheckpoints(args, ctx) {
+  return binding.callTool(70, args, ctx)
+}
+/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL; network remotes are refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`) */
+function gitPush(args, ctx) {
+  return binding.callTool(71, args, ctx)
+}
+/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`) */
+function gitPull(args, ctx) {
+  return binding.callTool(72, args, ctx)
+}
 
 const bashTool = define("bash", bash)
 const fileReadTool = define("file_read", fileRead)
@@ -323,11 +379,25 @@ const downloadTool = define("download", download)
 const checkUrlTool = define("check_url", checkUrl)
 const webSearchTool = define("web_search", webSearch)
 const gitStatusTool = define("git_status", gitStatus)
+const gitDiffTool = define("git_diff", gitDiff)
+const gitLogTool = define("git_log", gitLog)
+const gitShowTool = define("git_show", gitShow)
+const gitBlameTool = define("git_blame", gitBlame)
+const gitStageTool = define("git_stage", gitStage)
+const gitUnstageTool = define("git_unstage", gitUnstage)
+const gitCommitTool = define("git_commit", gitCommit)
+const gitBranchTool = define("git_branch", gitBranch)
+const isProtectedBranchTool = define("is_protected_branch", isProtectedBranch)
+const gitCheckpointTool = define("git_checkpoint", gitCheckpoint)
+const gitRestoreCheckpointTool = define("git_restore_checkpoint", gitRestoreCheckpoint)
+const gitListCheckpointsTool = define("git_list_checkpoints", gitListCheckpoints)
+const gitPushTool = define("git_push", gitPush)
+const gitPullTool = define("git_pull", gitPull)
 
 /** Every built-in tool of @eddie/tools, in its order. */
 const builtinTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
 /** Every tool of every family: builtinTools, then the tools from the other reference agents. */
-const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool, webFetchTool, fetchTool, downloadTool, checkUrlTool, webSearchTool, gitStatusTool]
+const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool, webFetchTool, fetchTool, downloadTool, checkUrlTool, webSearchTool, gitStatusTool, gitDiffTool, gitLogTool, gitShowTool, gitBlameTool, gitStageTool, gitUnstageTool, gitCommitTool, gitBranchTool, isProtectedBranchTool, gitCheckpointTool, gitRestoreCheckpointTool, gitListCheckpointsTool, gitPushTool, gitPullTool]
 
 const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').outputSchema
 const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema
@@ -391,6 +461,20 @@ exports.download = download
 exports.checkUrl = checkUrl
 exports.webSearch = webSearch
 exports.gitStatus = gitStatus
+exports.gitDiff = gitDiff
+exports.gitLog = gitLog
+exports.gitShow = gitShow
+exports.gitBlame = gitBlame
+exports.gitStage = gitStage
+exports.gitUnstage = gitUnstage
+exports.gitCommit = gitCommit
+exports.gitBranch = gitBranch
+exports.isProtectedBranch = isProtectedBranch
+exports.gitCheckpoint = gitCheckpoint
+exports.gitRestoreCheckpoint = gitRestoreCheckpoint
+exports.gitListCheckpoints = gitListCheckpoints
+exports.gitPush = gitPush
+exports.gitPull = gitPull
 exports.bashTool = bashTool
 exports.fileReadTool = fileReadTool
 exports.fileWriteTool = fileWriteTool
@@ -450,6 +534,20 @@ exports.downloadTool = downloadTool
 exports.checkUrlTool = checkUrlTool
 exports.webSearchTool = webSearchTool
 exports.gitStatusTool = gitStatusTool
+exports.gitDiffTool = gitDiffTool
+exports.gitLogTool = gitLogTool
+exports.gitShowTool = gitShowTool
+exports.gitBlameTool = gitBlameTool
+exports.gitStageTool = gitStageTool
+exports.gitUnstageTool = gitUnstageTool
+exports.gitCommitTool = gitCommitTool
+exports.gitBranchTool = gitBranchTool
+exports.isProtectedBranchTool = isProtectedBranchTool
+exports.gitCheckpointTool = gitCheckpointTool
+exports.gitRestoreCheckpointTool = gitRestoreCheckpointTool
+exports.gitListCheckpointsTool = gitListCheckpointsTool
+exports.gitPushTool = gitPushTool
+exports.gitPullTool = gitPullTool
 exports.builtinTools = builtinTools
 exports.allTools = allTools
 exports.TASK_LIST_RESULT_SCHEMA = TASK_LIST_RESULT_SCHEMA
