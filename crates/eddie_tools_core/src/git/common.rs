@@ -351,6 +351,18 @@ pub fn diff_options(context: u32, pathspecs: &[String]) -> git2::DiffOptions {
 
 /// Rename detection as git's default (`diff.renames`: renames, 50% similarity).
 pub fn find_renames(diff: &mut git2::Diff<'_>) -> Result<()> {
+    // A rename pairs a deletion with an addition: without both there is nothing to find.
+    let (mut added, mut deleted) = (false, false);
+    for d in diff.deltas() {
+        match d.status() {
+            git2::Delta::Added | git2::Delta::Untracked => added = true,
+            git2::Delta::Deleted => deleted = true,
+            _ => {}
+        }
+    }
+    if !(added && deleted) {
+        return Ok(());
+    }
     let mut f = git2::DiffFindOptions::new();
     f.renames(true);
     diff.find_similar(Some(&mut f)).map_err(|e| super::err(&e, ErrorCode::Internal, "rename detection"))

@@ -57,6 +57,10 @@ pub(crate) fn locate(ctx: &Ctx, path: Option<&str>) -> Result<std::path::PathBuf
 
 /// Open the repository that contains `dir` (searching upwards, as git does).
 pub(crate) fn open(dir: &Path) -> Result<git2::Repository> {
+    // libgit2 re-hashes every object it reads by default (with the slower collision-detecting
+    // SHA-1); git does not, and reads dominate log and blame. Objects written are still hashed.
+    static SETUP: std::sync::Once = std::sync::Once::new();
+    SETUP.call_once(|| git2::opts::strict_hash_verification(false));
     git2::Repository::discover(dir).map_err(|e| {
         ToolError::new(
             ErrorCode::NotARepository,
