@@ -29,6 +29,11 @@ export interface ToolContext {
    * Default: from the environment (`EDDIE_NET_ALLOW_PRIVATE=1`, `EDDIE_NET_ALLOW_HOSTS=a,b`, `EDDIE_NET_DENY_HOSTS=c`).
    */
   network?: NetworkPolicy | null
+  /**
+   * The browser tools (`browser_*`, `screenshot`): attach to a running Chrome's DevTools websocket
+   * (`ws://host:port/devtools/browser/<id>`) instead of launching headless Chromium. Default: `EDDIE_BROWSER_WS`.
+   */
+  browser?: { endpoint?: string | null } | null
 }
 
 /** `ctx.network`: entries are host names, `*.suffix`, IP addresses or CIDR ranges. */
@@ -3267,6 +3272,377 @@ export type ProjectScanData = {
 /** Scan a project folder (default: the workspace root): its name, file and folder counts (ignored, hidden and dependency folders left out, as the search tools do), languages by lines, manifests (package.json, pyproject.toml, Cargo.toml, go.mod, Dockerfile, compose files, CI configs), has_git, and the test, lint, format, typecheck, build and install commands detect_project finds. (`project_scan`) */
 export declare function projectScan(args: ProjectScanArgs, ctx: ToolContext): Promise<ToolResult<ProjectScanData>>
 export declare const projectScanTool: ToolDefinition<ProjectScanArgs, ProjectScanData>
+
+/** Arguments of `browser_status`. */
+export type BrowserStatusArgs = Record<string, unknown>
+/** `data` of a `browser_status` result. */
+export type BrowserStatusData = {
+  running: boolean
+  mode: "launched" | "attached" | "launch" | "attach" | "none"
+  binary: string | null
+  endpoint: string | null
+  version: string | null
+  pid: number | null
+  tabCount: number
+  currentTab: number | null
+  tabs: Array<{
+    tabId: number
+    url: string
+    title: string
+    current: boolean
+    [key: string]: unknown
+  }>
+  idleTimeoutMs: number | null
+  [key: string]: unknown
+}
+/** Is a browser running for the browser tools: launched here (headless Chromium with a private profile) or attached to (ctx.browser.endpoint / EDDIE_BROWSER_WS), its version, its tabs and the current one. Starts nothing: when none is running it says which binary the next browser call would launch, or that none is found and what was searched (set CHROME_PATH). (`browser_status`) */
+export declare function browserStatus(args: BrowserStatusArgs, ctx: ToolContext): Promise<ToolResult<BrowserStatusData>>
+export declare const browserStatusTool: ToolDefinition<BrowserStatusArgs, BrowserStatusData>
+
+/** Arguments of `browser_navigate`. */
+export type BrowserNavigateArgs = {
+  /** The URL to open (http, https, or a file:// URL inside the workspace). */
+  url: string
+  /** The tab (browser_get_tabs lists them); default: the current tab. */
+  tabId?: number
+  /** When the navigation is done: load (default), domcontentloaded or networkidle. */
+  waitUntil?: "load" | "domcontentloaded" | "networkidle"
+  /** Time limit in seconds (default 30, at most 300); fractions allowed. */
+  timeout?: number
+}
+/** `data` of a `browser_navigate` result. */
+export type BrowserNavigateData = {
+  tabId: number
+  url: string
+  finalUrl: string
+  status: number | null
+  title: string
+  waitUntil: "load" | "domcontentloaded" | "networkidle"
+  loadMs: number
+  [key: string]: unknown
+}
+/** Open a URL in a browser tab (tabId, else the current tab; the first browser call launches headless Chromium) and wait until it has loaded: waitUntil load (default), domcontentloaded or networkidle. Returns the final URL, HTTP status, title and load time. The network guard applies: private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS) unless ctx.network allows them, every redirect and subresource is checked too, file:// URLs open only inside the workspace, and downloads are off. TIMEOUT when the page does not load in time. (`browser_navigate`) */
+export declare function browserNavigate(args: BrowserNavigateArgs, ctx: ToolContext): Promise<ToolResult<BrowserNavigateData>>
+export declare const browserNavigateTool: ToolDefinition<BrowserNavigateArgs, BrowserNavigateData>
+
+/** Arguments of `browser_read_page`. */
+export type BrowserReadPageArgs = {
+  /** The tab (browser_get_tabs lists them); default: the current tab. */
+  tabId?: number
+  /** Character budget of the text (default 20000, at most 500000); nodes past it are counted, not shown. */
+  maxChars?: number
+}
+/** `data` of a `browser_read_page` result. */
+export type BrowserReadPageData = {
+  tabId: number
+  url: string
+  title: string
+  nodes: Array<{
+    ref?: string
+    role: string
+    name: string
+    value?: string
+    states?: Array<string>
+    depth: number
+    [key: string]: unknown
+  }>
+  shown: number
+  omitted: number
+  totalNodes: number
+  truncated: boolean
+  [key: string]: unknown
+}
+/** Read the page in a browser tab (tabId, else the current tab) as its accessibility tree: one line per node, indented by depth, with role, name, value and states (focused, disabled, checked, ...). Every interactive node has a short ref such as [e12] that stays the same across reads; pass it as `ref` to browser_click or browser_type. maxChars (default 20000) caps the text; the nodes left out are counted. data.nodes holds the same as JSON. (`browser_read_page`) */
+export declare function browserReadPage(args: BrowserReadPageArgs, ctx: ToolContext): Promise<ToolResult<BrowserReadPageData>>
+export declare const browserReadPageTool: ToolDefinition<BrowserReadPageArgs, BrowserReadPageData>
+
+/** Arguments of `browser_screenshot`. */
+export type BrowserScreenshotArgs = {
+  /** Capture the whole scrollable page instead of the viewport. */
+  fullPage?: boolean
+  /** Capture only the first element matching this CSS selector. */
+  selector?: string
+  /** Capture only this element (a ref from browser_read_page or browser_find, e.g. e12). */
+  ref?: string
+  /** Where to write the PNG, inside the workspace (default .eddie/screenshots/<time>-tab<N>.png). */
+  path?: string
+  /** Pixel budget (default 1200000): a larger capture is scaled down to fit. */
+  maxPixels?: number
+  /** The tab (browser_get_tabs lists them); default: the current tab. */
+  tabId?: number
+}
+/** `data` of a `browser_screenshot` result. */
+export type BrowserScreenshotData = {
+  tabId: number
+  url: string
+  title: string
+  path: string
+  mode: "viewport" | "fullPage" | "element"
+  width: number
+  height: number
+  scale: number
+  bytes: number
+  image: {
+    type: "image"
+    mimeType: "image/png"
+    data: string
+    [key: string]: unknown
+  }
+  [key: string]: unknown
+}
+/** Capture a browser tab (tabId, else the current tab) as a PNG: the viewport (default), the fullPage, or one element (selector, or a ref from browser_read_page). The PNG is written into the workspace (path, default .eddie/screenshots/<time>-tab<N>.png) and returned as image content in data.image ({type: "image", mimeType: "image/png", data: base64}) for a vision model. Captures larger than maxPixels (default 1200000) are scaled down to fit. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there. (`browser_screenshot`, mutating) */
+export declare function browserScreenshot(args: BrowserScreenshotArgs, ctx: ToolContext): Promise<ToolResult<BrowserScreenshotData>>
+export declare const browserScreenshotTool: ToolDefinition<BrowserScreenshotArgs, BrowserScreenshotData>
+
+/** Arguments of `browser_click`. */
+export type BrowserClickArgs = {
+  /** The element's ref from browser_read_page or browser_find (e.g. e12). */
+  ref?: string
+  /** A CSS selector (the first match is clicked). */
+  selector?: string
+  /** Viewport x coordinate in CSS pixels (with y). */
+  x?: number
+  /** Viewport y coordinate in CSS pixels (with x). */
+  y?: number
+  /** The tab (browser_get_tabs lists them); default: the current tab. */
+  tabId?: number
+  /** Time limit in seconds for the element to become clickable and for a navigation it starts (default 10, at most 120). */
+  timeout?: number
+}
+/** `data` of a `browser_click` result. */
+export type BrowserClickData = {
+  tabId: number
+  clicked: boolean
+  cancelled: boolean
+  element: string
+  target: {
+    [key: string]: unknown
+  }
+  x: number | null
+  y: number | null
+  navigated: boolean
+  url: string
+  title: string | null
+  [key: string]: unknown
+}
+/** Click an element in a browser tab (tabId, else the current tab): by ref (from browser_read_page or browser_find, e.g. e12), by CSS selector, or at viewport coordinates x/y. Asks ctx.confirm first, naming the element. Scrolls it into view and waits (timeout, default 10 s) until it is visible, enabled and not covered, then clicks its centre; a navigation the click starts is waited for and reported. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there; TIMEOUT when it never becomes clickable. (`browser_click`, mutating, asks ctx.confirm) */
+export declare function browserClick(args: BrowserClickArgs, ctx: ToolContext): Promise<ToolResult<BrowserClickData>>
+export declare const browserClickTool: ToolDefinition<BrowserClickArgs, BrowserClickData>
+
+/** Arguments of `browser_type`. */
+export type BrowserTypeArgs = {
+  /** The text to type. */
+  text: string
+  /** The element's ref from browser_read_page or browser_find (e.g. e12); default: the focused element. */
+  ref?: string
+  /** A CSS selector for the element; default: the focused element. */
+  selector?: string
+  /** Empty the field first. */
+  clear?: boolean
+  /** Press Enter afterwards (submits a form). */
+  submit?: boolean
+  /** The tab (browser_get_tabs lists them); default: the current tab. */
+  tabId?: number
+  /** Time limit in seconds for a navigation that Enter starts (default 10, at most 120). */
+  timeout?: number
+}
+/** `data` of a `browser_type` result. */
+export type BrowserTypeData = {
+  tabId: number
+  typed: boolean
+  cancelled: boolean
+  element: string
+  chars: number
+  submitted: boolean
+  navigated: boolean
+  url: string
+  value: string | null
+  [key: string]: unknown
+}
+/** Type text in a browser tab (tabId, else the current tab): into the focused element, or into the element given by ref (from browser_read_page or browser_find) or CSS selector, which is focused first. clear empties the field first; submit presses Enter afterwards (a navigation it starts is waited for and reported). Asks ctx.confirm first, naming the element and the text. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there or nothing has focus. (`browser_type`, mutating, asks ctx.confirm) */
+export declare function browserType(args: BrowserTypeArgs, ctx: ToolContext): Promise<ToolResult<BrowserTypeData>>
+export declare const browserTypeTool: ToolDefinition<BrowserTypeArgs, BrowserTypeData>
+
+/** Arguments of `browser_find`. */
+export type BrowserFindArgs = {
+  /** What to look for, in words ("submit button", "email field", "link to pricing"). */
+  query: string
+  /** How many matches (default 5, at most 50). */
+  limit?: number
+  /** The tab (browser_get_tabs lists them); default: the current tab. */
+  tabId?: number
+}
+/** `data` of a `browser_find` result. */
+export type BrowserFindData = {
+  tabId: number
+  url: string
+  query: string
+  matches: Array<{
+    ref: string | null
+    role: string
+    name: string
+    value?: string | null
+    states?: Array<string>
+    score: number
+    why: Array<string>
+    [key: string]: unknown
+  }>
+  [key: string]: unknown
+}
+/** Find elements in a browser tab (tabId, else the current tab) by a natural-language query such as "submit button" or "email field", without a model: each word is matched against accessible names, labels, placeholders, titles, ids and names, values and roles (with synonyms: "input" finds text boxes). Returns the best matches (limit, default 5) with their refs (for browser_click and browser_type), a score and why each matched. (`browser_find`) */
+export declare function browserFind(args: BrowserFindArgs, ctx: ToolContext): Promise<ToolResult<BrowserFindData>>
+export declare const browserFindTool: ToolDefinition<BrowserFindArgs, BrowserFindData>
+
+/** Arguments of `browser_get_tabs`. */
+export type BrowserGetTabsArgs = Record<string, unknown>
+/** `data` of a `browser_get_tabs` result. */
+export type BrowserGetTabsData = {
+  tabs: Array<{
+    tabId: number
+    url: string
+    title: string
+    current: boolean
+    [key: string]: unknown
+  }>
+  currentTab: number | null
+  [key: string]: unknown
+}
+/** List the browser's open tabs: each tab's id (the tabId other browser tools take), URL and title, and which one is current (the one tools act on without a tabId). Launches the browser if none is running. (`browser_get_tabs`) */
+export declare function browserGetTabs(args: BrowserGetTabsArgs, ctx: ToolContext): Promise<ToolResult<BrowserGetTabsData>>
+export declare const browserGetTabsTool: ToolDefinition<BrowserGetTabsArgs, BrowserGetTabsData>
+
+/** Arguments of `browser_new_tab`. */
+export type BrowserNewTabArgs = {
+  /** A URL to open in it (default about:blank); checked like browser_navigate's. */
+  url?: string
+  /** Time limit in seconds for loading the URL (default 30, at most 300). */
+  timeout?: number
+}
+/** `data` of a `browser_new_tab` result. */
+export type BrowserNewTabData = {
+  tabId: number
+  url: string
+  title: string
+  status: number | null
+  [key: string]: unknown
+}
+/** Open a new browser tab, optionally loading url (checked by the network guard like browser_navigate). The new tab becomes the current one; its tabId is returned. (`browser_new_tab`) */
+export declare function browserNewTab(args: BrowserNewTabArgs, ctx: ToolContext): Promise<ToolResult<BrowserNewTabData>>
+export declare const browserNewTabTool: ToolDefinition<BrowserNewTabArgs, BrowserNewTabData>
+
+/** Arguments of `browser_close_tab`. */
+export type BrowserCloseTabArgs = {
+  /** The tab to close (browser_get_tabs lists them); default: the current tab. */
+  tabId?: number
+}
+/** `data` of a `browser_close_tab` result. */
+export type BrowserCloseTabData = {
+  closed: number
+  tabs: Array<number>
+  currentTab: number | null
+  [key: string]: unknown
+}
+/** Close a browser tab (tabId, else the current tab). TAB_NOT_FOUND when there is no such tab. The ids of the other tabs stay as they were. (`browser_close_tab`) */
+export declare function browserCloseTab(args: BrowserCloseTabArgs, ctx: ToolContext): Promise<ToolResult<BrowserCloseTabData>>
+export declare const browserCloseTabTool: ToolDefinition<BrowserCloseTabArgs, BrowserCloseTabData>
+
+/** Arguments of `browser_console`. */
+export type BrowserConsoleArgs = {
+  /** Only messages after this cursor (the nextCursor of a previous call; default 0: all kept). */
+  since?: number
+  /** Only errors and warnings. */
+  errorsOnly?: boolean
+  /** At most this many messages, the latest (default 100, at most 2000). */
+  limit?: number
+  /** The tab (browser_get_tabs lists them); default: the current tab. */
+  tabId?: number
+}
+/** `data` of a `browser_console` result. */
+export type BrowserConsoleData = {
+  tabId: number
+  messages: Array<{
+    seq: number
+    level: string
+    source: "console" | "exception" | "log" | "dialog"
+    text: string
+    url: string | null
+    line: number | null
+    [key: string]: unknown
+  }>
+  nextCursor: number
+  [key: string]: unknown
+}
+/** The console of a browser tab (tabId, else the current tab): console.log/warn/error messages, uncaught exceptions, browser messages (failed loads) and dismissed dialogs, with level, text and source location. since takes the nextCursor of a previous call to get only newer messages; errorsOnly keeps errors and warnings. (`browser_console`) */
+export declare function browserConsole(args: BrowserConsoleArgs, ctx: ToolContext): Promise<ToolResult<BrowserConsoleData>>
+export declare const browserConsoleTool: ToolDefinition<BrowserConsoleArgs, BrowserConsoleData>
+
+/** Arguments of `browser_network`. */
+export type BrowserNetworkArgs = {
+  /** Only requests after this cursor (the nextCursor of a previous call; default 0). */
+  since?: number
+  /** Every request, not only the failed ones. */
+  all?: boolean
+  /** At most this many, the latest (default 100, at most 2000). */
+  limit?: number
+  /** The tab (browser_get_tabs lists them); default: the current tab. */
+  tabId?: number
+}
+/** `data` of a `browser_network` result. */
+export type BrowserNetworkData = {
+  tabId: number
+  requests: Array<{
+    seq: number
+    url: string
+    method: string
+    type: string
+    status: number | null
+    error: string | null
+    blocked: string | null
+    done: boolean
+    [key: string]: unknown
+  }>
+  nextCursor: number
+  [key: string]: unknown
+}
+/** The requests of a browser tab (tabId, else the current tab) that failed: a network error, a refusal by the network guard (with why), or an HTTP status of 400 or more; all lists every request. since takes the nextCursor of a previous call to get only newer ones. (`browser_network`) */
+export declare function browserNetwork(args: BrowserNetworkArgs, ctx: ToolContext): Promise<ToolResult<BrowserNetworkData>>
+export declare const browserNetworkTool: ToolDefinition<BrowserNetworkArgs, BrowserNetworkData>
+
+/** Arguments of `screenshot`. */
+export type ScreenshotArgs = {
+  /** The page's URL (http, https, or a file:// URL inside the workspace). */
+  url: string
+  /** Where to write the PNG, inside the workspace (default screenshot.png; also: path). */
+  destination?: string
+  /** Capture the whole page instead of the viewport. */
+  fullPage?: boolean
+  /** Pixel budget (default 1200000): a larger capture is scaled down to fit. */
+  maxPixels?: number
+  /** Time limit in seconds for loading the page (default 30, at most 300). */
+  timeout?: number
+}
+/** `data` of a `screenshot` result. */
+export type ScreenshotData = {
+  success: boolean
+  url: string
+  finalUrl: string
+  destination: string
+  title: string
+  status: number | null
+  width: number
+  height: number
+  bytes: number
+  image: {
+    type: "image"
+    mimeType: "image/png"
+    data: string
+    [key: string]: unknown
+  }
+  [key: string]: unknown
+}
+/** Take a screenshot of a web page in one call (Stack's screenshot): a new headless browser tab loads url (the network guard applies: private and loopback addresses are refused unless ctx.network allows them), the viewport (or fullPage) is written as a PNG to destination inside the workspace (default screenshot.png), and the tab is closed. The image is also returned in data.image ({type: "image", mimeType: "image/png", data: base64}). (`screenshot`, mutating) */
+export declare function screenshot(args: ScreenshotArgs, ctx: ToolContext): Promise<ToolResult<ScreenshotData>>
+export declare const screenshotTool: ToolDefinition<ScreenshotArgs, ScreenshotData>
 
 /** Every built-in tool of @eddie/tools, in its order. */
 export declare const builtinTools: ToolDefinition<any, any>[]

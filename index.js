@@ -335,6 +335,58 @@ function contextLoad(args, ctx) {
 function projectScan(args, ctx) {
   return binding.callTool(76, args, ctx)
 }
+/** Is a browser running for the browser tools: launched here (headless Chromium with a private profile) or attached to (ctx.browser.endpoint / EDDIE_BROWSER_WS), its version, its tabs and the current one. Starts nothing: when none is running it says which binary the next browser call would launch, or that none is found and what was searched (set CHROME_PATH). (`browser_status`) */
+function browserStatus(args, ctx) {
+  return binding.callTool(77, args, ctx)
+}
+/** Open a URL in a browser tab (tabId, else the current tab; the first browser call launches headless Chromium) and wait until it has loaded: waitUntil load (default), domcontentloaded or networkidle. Returns the final URL, HTTP status, title and load time. The network guard applies: private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS) unless ctx.network allows them, every redirect and subresource is checked too, file:// URLs open only inside the workspace, and downloads are off. TIMEOUT when the page does not load in time. (`browser_navigate`) */
+function browserNavigate(args, ctx) {
+  return binding.callTool(78, args, ctx)
+}
+/** Read the page in a browser tab (tabId, else the current tab) as its accessibility tree: one line per node, indented by depth, with role, name, value and states (focused, disabled, checked, ...). Every interactive node has a short ref such as [e12] that stays the same across reads; pass it as `ref` to browser_click or browser_type. maxChars (default 20000) caps the text; the nodes left out are counted. data.nodes holds the same as JSON. (`browser_read_page`) */
+function browserReadPage(args, ctx) {
+  return binding.callTool(79, args, ctx)
+}
+/** Capture a browser tab (tabId, else the current tab) as a PNG: the viewport (default), the fullPage, or one element (selector, or a ref from browser_read_page). The PNG is written into the workspace (path, default .eddie/screenshots/<time>-tab<N>.png) and returned as image content in data.image ({type: "image", mimeType: "image/png", data: base64}) for a vision model. Captures larger than maxPixels (default 1200000) are scaled down to fit. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there. (`browser_screenshot`) */
+function browserScreenshot(args, ctx) {
+  return binding.callTool(80, args, ctx)
+}
+/** Click an element in a browser tab (tabId, else the current tab): by ref (from browser_read_page or browser_find, e.g. e12), by CSS selector, or at viewport coordinates x/y. Asks ctx.confirm first, naming the element. Scrolls it into view and waits (timeout, default 10 s) until it is visible, enabled and not covered, then clicks its centre; a navigation the click starts is waited for and reported. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there; TIMEOUT when it never becomes clickable. (`browser_click`) */
+function browserClick(args, ctx) {
+  return binding.callTool(81, args, ctx)
+}
+/** Type text in a browser tab (tabId, else the current tab): into the focused element, or into the element given by ref (from browser_read_page or browser_find) or CSS selector, which is focused first. clear empties the field first; submit presses Enter afterwards (a navigation it starts is waited for and reported). Asks ctx.confirm first, naming the element and the text. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there or nothing has focus. (`browser_type`) */
+function browserType(args, ctx) {
+  return binding.callTool(82, args, ctx)
+}
+/** Find elements in a browser tab (tabId, else the current tab) by a natural-language query such as "submit button" or "email field", without a model: each word is matched against accessible names, labels, placeholders, titles, ids and names, values and roles (with synonyms: "input" finds text boxes). Returns the best matches (limit, default 5) with their refs (for browser_click and browser_type), a score and why each matched. (`browser_find`) */
+function browserFind(args, ctx) {
+  return binding.callTool(83, args, ctx)
+}
+/** List the browser's open tabs: each tab's id (the tabId other browser tools take), URL and title, and which one is current (the one tools act on without a tabId). Launches the browser if none is running. (`browser_get_tabs`) */
+function browserGetTabs(args, ctx) {
+  return binding.callTool(84, args, ctx)
+}
+/** Open a new browser tab, optionally loading url (checked by the network guard like browser_navigate). The new tab becomes the current one; its tabId is returned. (`browser_new_tab`) */
+function browserNewTab(args, ctx) {
+  return binding.callTool(85, args, ctx)
+}
+/** Close a browser tab (tabId, else the current tab). TAB_NOT_FOUND when there is no such tab. The ids of the other tabs stay as they were. (`browser_close_tab`) */
+function browserCloseTab(args, ctx) {
+  return binding.callTool(86, args, ctx)
+}
+/** The console of a browser tab (tabId, else the current tab): console.log/warn/error messages, uncaught exceptions, browser messages (failed loads) and dismissed dialogs, with level, text and source location. since takes the nextCursor of a previous call to get only newer messages; errorsOnly keeps errors and warnings. (`browser_console`) */
+function browserConsole(args, ctx) {
+  return binding.callTool(87, args, ctx)
+}
+/** The requests of a browser tab (tabId, else the current tab) that failed: a network error, a refusal by the network guard (with why), or an HTTP status of 400 or more; all lists every request. since takes the nextCursor of a previous call to get only newer ones. (`browser_network`) */
+function browserNetwork(args, ctx) {
+  return binding.callTool(88, args, ctx)
+}
+/** Take a screenshot of a web page in one call (Stack's screenshot): a new headless browser tab loads url (the network guard applies: private and loopback addresses are refused unless ctx.network allows them), the viewport (or fullPage) is written as a PNG to destination inside the workspace (default screenshot.png), and the tab is closed. The image is also returned in data.image ({type: "image", mimeType: "image/png", data: base64}). (`screenshot`) */
+function screenshot(args, ctx) {
+  return binding.callTool(89, args, ctx)
+}
 
 const bashTool = define("bash", bash)
 const fileReadTool = define("file_read", fileRead)
@@ -413,11 +465,24 @@ const cacheKeysTool = define("cache_keys", cacheKeys)
 const cacheStatsTool = define("cache_stats", cacheStats)
 const contextLoadTool = define("context_load", contextLoad)
 const projectScanTool = define("project_scan", projectScan)
+const browserStatusTool = define("browser_status", browserStatus)
+const browserNavigateTool = define("browser_navigate", browserNavigate)
+const browserReadPageTool = define("browser_read_page", browserReadPage)
+const browserScreenshotTool = define("browser_screenshot", browserScreenshot)
+const browserClickTool = define("browser_click", browserClick)
+const browserTypeTool = define("browser_type", browserType)
+const browserFindTool = define("browser_find", browserFind)
+const browserGetTabsTool = define("browser_get_tabs", browserGetTabs)
+const browserNewTabTool = define("browser_new_tab", browserNewTab)
+const browserCloseTabTool = define("browser_close_tab", browserCloseTab)
+const browserConsoleTool = define("browser_console", browserConsole)
+const browserNetworkTool = define("browser_network", browserNetwork)
+const screenshotTool = define("screenshot", screenshot)
 
 /** Every built-in tool of @eddie/tools, in its order. */
 const builtinTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
 /** Every tool of every family: builtinTools, then the tools from the other reference agents. */
-const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool, webFetchTool, fetchTool, downloadTool, checkUrlTool, webSearchTool, gitStatusTool, memorySaveTool, memoryDeleteTool, memoryListTool, memoryRecallTool, createTaskTool, listTasksTool, updateTaskTool, deleteTaskTool, createPlanTool, executePlanTool, cacheStoreTool, cacheRetrieveTool, cacheDeleteTool, cacheClearTool, cacheKeysTool, cacheStatsTool, contextLoadTool, projectScanTool]
+const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool, webFetchTool, fetchTool, downloadTool, checkUrlTool, webSearchTool, gitStatusTool, memorySaveTool, memoryDeleteTool, memoryListTool, memoryRecallTool, createTaskTool, listTasksTool, updateTaskTool, deleteTaskTool, createPlanTool, executePlanTool, cacheStoreTool, cacheRetrieveTool, cacheDeleteTool, cacheClearTool, cacheKeysTool, cacheStatsTool, contextLoadTool, projectScanTool, browserStatusTool, browserNavigateTool, browserReadPageTool, browserScreenshotTool, browserClickTool, browserTypeTool, browserFindTool, browserGetTabsTool, browserNewTabTool, browserCloseTabTool, browserConsoleTool, browserNetworkTool, screenshotTool]
 
 const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').outputSchema
 const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema
@@ -499,6 +564,19 @@ exports.cacheKeys = cacheKeys
 exports.cacheStats = cacheStats
 exports.contextLoad = contextLoad
 exports.projectScan = projectScan
+exports.browserStatus = browserStatus
+exports.browserNavigate = browserNavigate
+exports.browserReadPage = browserReadPage
+exports.browserScreenshot = browserScreenshot
+exports.browserClick = browserClick
+exports.browserType = browserType
+exports.browserFind = browserFind
+exports.browserGetTabs = browserGetTabs
+exports.browserNewTab = browserNewTab
+exports.browserCloseTab = browserCloseTab
+exports.browserConsole = browserConsole
+exports.browserNetwork = browserNetwork
+exports.screenshot = screenshot
 exports.bashTool = bashTool
 exports.fileReadTool = fileReadTool
 exports.fileWriteTool = fileWriteTool
@@ -576,6 +654,19 @@ exports.cacheKeysTool = cacheKeysTool
 exports.cacheStatsTool = cacheStatsTool
 exports.contextLoadTool = contextLoadTool
 exports.projectScanTool = projectScanTool
+exports.browserStatusTool = browserStatusTool
+exports.browserNavigateTool = browserNavigateTool
+exports.browserReadPageTool = browserReadPageTool
+exports.browserScreenshotTool = browserScreenshotTool
+exports.browserClickTool = browserClickTool
+exports.browserTypeTool = browserTypeTool
+exports.browserFindTool = browserFindTool
+exports.browserGetTabsTool = browserGetTabsTool
+exports.browserNewTabTool = browserNewTabTool
+exports.browserCloseTabTool = browserCloseTabTool
+exports.browserConsoleTool = browserConsoleTool
+exports.browserNetworkTool = browserNetworkTool
+exports.screenshotTool = screenshotTool
 exports.builtinTools = builtinTools
 exports.allTools = allTools
 exports.TASK_LIST_RESULT_SCHEMA = TASK_LIST_RESULT_SCHEMA

@@ -51,3 +51,49 @@ test('gitStatus: codes for a workspace without a repository, an escape, bad inpu
   await rejectsWith(assert, tools.gitStatus({ path: 42 }, ctx), 'INVALID_ARGUMENT')
   await rejectsWith(assert, tools.gitStatus({ nope: 1 }, ctx), 'INVALID_ARGUMENT')
 })
+
+test('the git family: every tool exported, its data valid against its outputSchema, declines change nothing', async () => {
+  const { writeFileSync, readFileSync } = await import('node:fs')
+  const dir = repo()
+  git(dir, 'config', 'user.name', 'Ada')
+  git(dir, 'config', 'user.email', 'ada@example.com')
+  writeFileSync(`${dir}/a.txt`, 'one\ntwo\n')
+  writeFileSync(`${dir}/b.txt`, 'bee\n')
+  const yes = { cwd: dir, confirm: async () => true }
+  const no = { cwd: dir, confirm: async () => false }
+  const check = (name, r) => assertMatchesSchema(definition(name).outputSchema, r.data)
+  check('git_diff', await tools.gitDiff({ repoPath: '.' }, yes))
+  check('git_log', await tools.gitLog({ limit: 5, files: true }, yes))
+  check('git_show', await tools.gitShow({}, yes))
+  check('git_show', await tools.gitShow({ file: 'a.txt' }, yes))
+  check('git_blame', await tools.gitBlame({ file: 'a.txt' }, yes))
+  check('is_protected_branch', await tools.isProtectedBranch({ branch: 'main' }, yes))
+  check('git_branch', await tools.gitBranch({ action: 'list' }, yes))
+  check('git_list_checkpoints', await tools.gitListCheckpoints({}, yes))
+  const before = readFileSync(`${dir}/.git/index`)
+  for (const [fn, args] of [['gitStage', {}], ['gitCommit', { message: 'm', stageAll: true }], ['gitBranch', { create: 'x' }]]) {
+    const r = await tools[fn](args, no)
+    assert.equal(r.data.status, 'declined', fn)
+  }
+  assert.deepEqual(readFileSync(`${dir}/.git/index`), before)
+  check('git_stage', await tools.gitStage({ files: ['b.txt'] }, yes))
+  check('git_unstage', await tools.gitUnstage({ files: 'b.txt' }, yes))
+  const cp = await tools.gitCheckpoint({ message: 'safe' }, yes)
+  check('git_checkpoint', cp)
+  const c = await tools.gitCommit({ message: 'second', stageAll: true }, { ...yes, confirm: async () => true })
+  check('git_commit', c)
+  assert.equal(git(dir, 'log', '-1', '--format=%s').trim(), 'second')
+  writeFileSync(`${dir}/a.txt`, 'ruined\n')
+  const r = await tools.gitRestoreCheckpoint({ checkpoint: cp.data.id }, yes)
+  check('git_restore_checkpoint', r)
+  assert.equal(readFileSync(`${dir}/a.txt`, 'utf8'), 'one\ntwo\n')
+  await rejectsWith(assert, tools.gitPush({}, yes), 'REF_NOT_FOUND')
+  await rejectsWith(assert, tools.gitPull({}, yes), 'REF_NOT_FOUND')
+  await rejectsWith(assert, tools.gitDiff({ from: '--upload-pack=x' }, yes), 'REF_NOT_FOUND')
+  await rejectsWith(assert, tools.gitBlame({ file: '../../etc/passwd' }, yes), 'OUTSIDE_WORKSPACE')
+  const spec = (n) => tools.toolSpecs().find((s) => s.name === n)
+  assert.deepEqual(
+    ['git_status', 'git_diff', 'git_log', 'git_show', 'git_blame', 'is_protected_branch', 'git_stage', 'git_unstage', 'git_branch', 'git_commit', 'git_push', 'git_pull'].map((n) => spec(n).permission),
+    ['none', 'none', 'none', 'none', 'none', 'none', 'moderate', 'moderate', 'moderate', 'dangerous', 'dangerous', 'dangerous'],
+  )
+})

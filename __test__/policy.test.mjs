@@ -101,6 +101,20 @@ const MINIMAL = {
   browser_console: {},
   browser_network: {},
   screenshot: { url: 'http://127.0.0.1:9/' },
+  git_diff: {},
+  git_log: {},
+  git_show: {},
+  git_blame: { file: 'a.txt' },
+  git_stage: {},
+  git_unstage: {},
+  git_commit: { message: 'm' },
+  git_branch: {},
+  is_protected_branch: {},
+  git_checkpoint: {},
+  git_list_checkpoints: {},
+  git_restore_checkpoint: { checkpoint: 'x' },
+  git_push: {},
+  git_pull: {},
 }
 
 const fresh = () => workspace({ 'a.txt': 'one\ntwo\n', 'm.py': 'def f():\n    return 1\n' })

@@ -111,6 +111,13 @@ const DIFFERENCES = {
   'floyd:browser_click': { codes: ['ELEMENT_NOT_FOUND'], why: 'the example clicks #submit-button, which the blank tab does not have; browser.test.mjs clicks one on a served form' },
   'floyd:browser_type': { codes: ['ELEMENT_NOT_FOUND'], why: 'nothing has focus in the blank tab (the refusal says to give ref or selector); browser.test.mjs types into focused fields' },
   'stack:screenshot': { codes: ['DNS', 'NETWORK', 'TIMEOUT'], why: 'needs the internet; browser.test.mjs screenshots local pages' },
+  'stack:git_commit': { codes: ['NOT_FOUND'], why: 'the example stages TOOLS.md and docs/tools.md, which the workspace does not have (git add refuses them too)' },
+  'stack:git_push': { codes: ['REF_NOT_FOUND'], why: 'the example repository has no commits and no origin remote; push and pull are tested against local bare remotes in crates/eddie_tools_core/tests/git.rs' },
+  'stack:git_pull': { codes: ['REF_NOT_FOUND'], why: 'the example repository has no origin remote' },
+  'stack:git_branch': { codes: ['ok', 'REF_NOT_FOUND'], why: 'creating feature/new-docs needs a commit to start from and old-branch does not exist in the freshly initialised example repository; listing works' },
+  'floyd:git_commit': { codes: ['NOTHING_TO_COMMIT'], why: 'the example repository /path/to/repo is empty: stageAll finds nothing to commit' },
+  'floyd:git_stage': { codes: ['NOT_FOUND'], why: 'src/file.ts does not exist in the example repository /path/to/repo (git add refuses it too)' },
+  'floyd:git_unstage': { codes: ['NOT_FOUND'], why: 'src/file.ts is in neither the index nor HEAD of the empty example repository (git restore --staged refuses it too)' },
   'alfredo:execute_command': { codes: ['NOT_FOUND', 'ok', 'declined'], why: 'pytest is not installed here; pip install is declined by the test (it would reach PyPI)' },
 }
 
@@ -153,7 +160,7 @@ test('every seed example call of an existing tool runs as written, or differs fo
     const key = `${c.seed}:${c.tool}`
     // Stack's copy example creates config.yaml, which its edit example needs to exist.
     const ws = workspace(key === 'stack:copy' ? Object.fromEntries(Object.entries(FILES).filter(([p]) => p !== 'config.yaml')) : FILES)
-    if (c.tool.startsWith('git_')) {
+    if (c.tool.startsWith('git_') || c.tool === 'is_protected_branch') {
       // The git examples act on a repository: the workspace, and Floyd's /path/to/repo.
       mkdirSync(join(ws, 'path/to/repo'), { recursive: true })
       for (const dir of [ws, join(ws, 'path/to/repo')]) execFileSync('git', ['init', '-q', dir], { env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' } })

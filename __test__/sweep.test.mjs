@@ -20,6 +20,8 @@ import { createHash } from 'node:crypto'
 import {
   existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync,
 } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import * as tools from '../index.js'
@@ -128,6 +130,50 @@ function reset(a) {
   symlinkSync(join(a.out, 'secret.txt'), join(a.ws, 'flink'))
 }
 
+/**
+ * The git family acts on a repository: the arena becomes one. TEMPLATE is committed with a.txt and
+ * d/c.txt different, then d/c.txt is staged (so there is something to stage, unstage and commit), a
+ * checkpoint is taken, and two bare remotes live inside .git (in the snapshot, outside the working tree):
+ * `behind` (the base commit: a push has something to send) and `ahead` (one more commit: a pull has
+ * something to bring).
+ */
+async function gitArena(ws) {
+  // Asynchronous: the confirm sweep runs lanes side by side, and a synchronous setup would stall
+  // the other lanes' abort timers.
+  const env = {
+    ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1',
+    GIT_AUTHOR_NAME: 'S', GIT_AUTHOR_EMAIL: 's@example.com', GIT_COMMITTER_NAME: 'S', GIT_COMMITTER_EMAIL: 's@example.com',
+  }
+  const run = promisify(execFile)
+  const g = (...args) => run('git', args, { cwd: ws, env })
+  const other = join(ws, '.git', 'other')
+  const o = (...args) => run('git', args, { cwd: other, env })
+  await g('init', '-q', '-b', 'work')
+  await g('config', 'user.name', 'S')
+  await g('config', 'user.email', 's@example.com')
+  writeFileSync(join(ws, 'a.txt'), 'hello\n')
+  writeFileSync(join(ws, 'd/c.txt'), 'y\n')
+  await g('add', '-A')
+  await g('commit', '-q', '-m', 'base')
+  for (const name of ['behind', 'ahead']) {
+    await g('init', '-q', '--bare', '-b', 'work', `.git/${name}.git`)
+    await g('remote', 'add', name, `.git/${name}.git`)
+    await g('push', '-q', name, 'work')
+  }
+  await g('clone', '-q', '-b', 'work', join(ws, '.git/ahead.git'), other)
+  writeFileSync(join(other, 'x.txt'), 'x\n')
+  await o('add', 'x.txt')
+  await o('commit', '-q', '-m', 'ahead')
+  await o('push', '-q', 'origin', 'work')
+  rmSync(other, { recursive: true, force: true })
+  writeFileSync(join(ws, 'a.txt'), TEMPLATE['a.txt'])
+  await g('commit', '-q', '-am', 'local')
+  writeFileSync(join(ws, 'a.txt'), 'changed\n')
+  writeFileSync(join(ws, 'd/c.txt'), TEMPLATE['d/c.txt'])
+  await g('add', 'd/c.txt')
+  await g('update-ref', 'refs/eddie/checkpoints/x', 'HEAD')
+}
+
 function makeArena() {
   const parent = realpathSync(mkdtempSync(join(TMP, 'eddie-sweep-')))
   const a = { parent, ws: join(parent, 'ws'), out: join(parent, 'out'), ids: {} }
@@ -199,6 +245,10 @@ const NAMED = {
 const OPTIONALS = new Set(['timeout', 'timeoutMs', 'oldString', 'newString', 'command', 'force', 'stdin'])
 /** process_wait / process_kill use a process that has already exited (so a wait is never long). */
 const TWEAKS = {
+  // The git family: a branch to create (listing asks nothing); push to the remote that is behind, pull from the one ahead.
+  git_branch: { action: 'create', name: 'sweep-branch' },
+  git_push: { remote: 'behind' },
+  git_pull: { remote: 'ahead' },
   process_wait: { id: 'done', timeout: 1 }, process_kill: { id: 'done' }, process_write: { timeout: 5 },
   // Return once the command has run, so that whatever it did is there to be checked.
   process_start: { waitFor: { exit: true, timeout: 10 } },
@@ -505,6 +555,7 @@ test('confirms: declined, missing, throwing or pending-then-aborted, for every t
     const args = baseline(spec, { ids: a.ids, command: `touch ${MARKER}` })
     for (const c of confirmCases) {
       reset(a)
+      if (spec.family === 'git') await gitArena(a.ws)
       const before = snapshot(a.ws)
       const prompts = []
       const extra = c.ctx()

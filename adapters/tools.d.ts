@@ -2,9 +2,9 @@
 import type * as T from '../index.js'
 
 /** Every tool, by its model name. */
-export type ToolName = "bash" | "file_read" | "file_write" | "file_search" | "get_folder_tree_structure" | "get_plan" | "complete_task" | "update_plan" | "agent__new_task_list" | "agent__new_task" | "agent__get_task_list" | "agent__set_task_status" | "agent__delete_task" | "read_file" | "write_file" | "edit_file" | "multi_edit" | "apply_unified_diff" | "apply_patch" | "assess_patch_risk" | "edit_range" | "insert_at" | "delete_range" | "copy_file" | "move_file" | "delete_file" | "list_directory" | "get_file_info" | "grep" | "glob" | "list_symbols" | "find_symbol" | "find_references" | "search_codebase" | "project_map" | "run" | "process_start" | "process_read" | "process_write" | "process_wait" | "process_kill" | "process_list" | "detect_project" | "run_tests" | "lint" | "format" | "typecheck" | "build" | "install" | "check_permission" | "ask_user" | "ask_followup_question" | "attempt_completion" | "web_fetch" | "fetch" | "download" | "check_url" | "web_search" | "git_status" | "memory_save" | "memory_delete" | "memory_list" | "memory_recall" | "create_task" | "list_tasks" | "update_task" | "delete_task" | "create_plan" | "execute_plan" | "cache_store" | "cache_retrieve" | "cache_delete" | "cache_clear" | "cache_keys" | "cache_stats" | "context_load" | "project_scan"
+export type ToolName = "bash" | "file_read" | "file_write" | "file_search" | "get_folder_tree_structure" | "get_plan" | "complete_task" | "update_plan" | "agent__new_task_list" | "agent__new_task" | "agent__get_task_list" | "agent__set_task_status" | "agent__delete_task" | "read_file" | "write_file" | "edit_file" | "multi_edit" | "apply_unified_diff" | "apply_patch" | "assess_patch_risk" | "edit_range" | "insert_at" | "delete_range" | "copy_file" | "move_file" | "delete_file" | "list_directory" | "get_file_info" | "grep" | "glob" | "list_symbols" | "find_symbol" | "find_references" | "search_codebase" | "project_map" | "run" | "process_start" | "process_read" | "process_write" | "process_wait" | "process_kill" | "process_list" | "detect_project" | "run_tests" | "lint" | "format" | "typecheck" | "build" | "install" | "check_permission" | "ask_user" | "ask_followup_question" | "attempt_completion" | "web_fetch" | "fetch" | "download" | "check_url" | "web_search" | "git_status" | "memory_save" | "memory_delete" | "memory_list" | "memory_recall" | "create_task" | "list_tasks" | "update_task" | "delete_task" | "create_plan" | "execute_plan" | "cache_store" | "cache_retrieve" | "cache_delete" | "cache_clear" | "cache_keys" | "cache_stats" | "context_load" | "project_scan" | "browser_status" | "browser_navigate" | "browser_read_page" | "browser_screenshot" | "browser_click" | "browser_type" | "browser_find" | "browser_get_tabs" | "browser_new_tab" | "browser_close_tab" | "browser_console" | "browser_network" | "screenshot"
 /** Every family. */
-export type ToolFamily = "eddie" | "files" | "code" | "exec" | "web" | "git" | "memory"
+export type ToolFamily = "eddie" | "files" | "code" | "exec" | "web" | "git" | "memory" | "browser"
 /** The arguments of each tool, by model name. */
 export interface ToolArgsMap {
   bash: Parameters<typeof T.bash>[0]
@@ -84,6 +84,19 @@ export interface ToolArgsMap {
   cache_stats: Parameters<typeof T.cacheStats>[0]
   context_load: Parameters<typeof T.contextLoad>[0]
   project_scan: Parameters<typeof T.projectScan>[0]
+  browser_status: Parameters<typeof T.browserStatus>[0]
+  browser_navigate: Parameters<typeof T.browserNavigate>[0]
+  browser_read_page: Parameters<typeof T.browserReadPage>[0]
+  browser_screenshot: Parameters<typeof T.browserScreenshot>[0]
+  browser_click: Parameters<typeof T.browserClick>[0]
+  browser_type: Parameters<typeof T.browserType>[0]
+  browser_find: Parameters<typeof T.browserFind>[0]
+  browser_get_tabs: Parameters<typeof T.browserGetTabs>[0]
+  browser_new_tab: Parameters<typeof T.browserNewTab>[0]
+  browser_close_tab: Parameters<typeof T.browserCloseTab>[0]
+  browser_console: Parameters<typeof T.browserConsole>[0]
+  browser_network: Parameters<typeof T.browserNetwork>[0]
+  screenshot: Parameters<typeof T.screenshot>[0]
 }
 /** `result.data` of each tool, by model name. */
 export interface ToolDataMap {
@@ -164,4 +177,17 @@ export interface ToolDataMap {
   cache_stats: Awaited<ReturnType<typeof T.cacheStats>>['data']
   context_load: Awaited<ReturnType<typeof T.contextLoad>>['data']
   project_scan: Awaited<ReturnType<typeof T.projectScan>>['data']
+  browser_status: Awaited<ReturnType<typeof T.browserStatus>>['data']
+  browser_navigate: Awaited<ReturnType<typeof T.browserNavigate>>['data']
+  browser_read_page: Awaited<ReturnType<typeof T.browserReadPage>>['data']
+  browser_screenshot: Awaited<ReturnType<typeof T.browserScreenshot>>['data']
+  browser_click: Awaited<ReturnType<typeof T.browserClick>>['data']
+  browser_type: Awaited<ReturnType<typeof T.browserType>>['data']
+  browser_find: Awaited<ReturnType<typeof T.browserFind>>['data']
+  browser_get_tabs: Awaited<ReturnType<typeof T.browserGetTabs>>['data']
+  browser_new_tab: Awaited<ReturnType<typeof T.browserNewTab>>['data']
+  browser_close_tab: Awaited<ReturnType<typeof T.browserCloseTab>>['data']
+  browser_console: Awaited<ReturnType<typeof T.browserConsole>>['data']
+  browser_network: Awaited<ReturnType<typeof T.browserNetwork>>['data']
+  screenshot: Awaited<ReturnType<typeof T.screenshot>>['data']
 }

@@ -173,3 +173,1068 @@ async fn status_errors_have_codes() {
     let e = call(d, "git_status", json!({"path": 5})).await.expect_err("bad type");
     assert_eq!(e.0, "INVALID_ARGUMENT");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Shared by the tests below.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use eddie_tools_core::context::constant_confirm;
+
+fn env_isolated() -> HashMap<String, String> {
+    let mut env = HashMap::new();
+    env.insert("PATH".into(), std::env::var("PATH").unwrap_or_default());
+    env.insert("HOME".into(), std::env::var("HOME").unwrap_or_default());
+    env.insert("GIT_CONFIG_GLOBAL".into(), "/dev/null".into());
+    env.insert("GIT_CONFIG_NOSYSTEM".into(), "1".into());
+    env
+}
+
+/// A ctx whose confirm answers `answers` in turn (then `true`), recording the prompts.
+fn ctx_with(dir: &Path, answers: Vec<bool>) -> (Ctx, Arc<Mutex<Vec<String>>>) {
+    let prompts = Arc::new(Mutex::new(Vec::new()));
+    let p = Arc::clone(&prompts);
+    let answers = Arc::new(Mutex::new(answers.into_iter()));
+    let confirm: eddie_tools_core::context::ConfirmFn = Arc::new(move |m: String| {
+        p.lock().unwrap().push(m);
+        let a = answers.lock().unwrap().next().unwrap_or(true);
+        Box::pin(async move { Ok(a) })
+    });
+    let ctx = Ctx::new(dir.to_str().unwrap()).unwrap().with_confirm(confirm).with_env(env_isolated());
+    (ctx, prompts)
+}
+
+async fn call_ctx(ctx: &Ctx, tool: &str, args: Value) -> Result<Value, (String, String)> {
+    registry::run(tool, &args, ctx)
+        .await
+        .map(|o| o.data_value().expect("data"))
+        .map_err(|e| (e.code().as_str().to_owned(), e.message().to_owned()))
+}
+
+async fn call_yes(dir: &Path, tool: &str, args: Value) -> Result<Value, (String, String)> {
+    let ctx = Ctx::new(dir.to_str().unwrap())
+        .unwrap()
+        .with_confirm(constant_confirm(true))
+        .with_env(env_isolated());
+    call_ctx(&ctx, tool, args).await
+}
+
+/// `git ... --numstat -z` as (path, oldPath, added, deleted).
+fn numstat(out: &str) -> Vec<(String, Option<String>, String, String)> {
+    let mut v = Vec::new();
+    let mut it = out.split('\0');
+    while let Some(rec) = it.next() {
+        let rec = rec.trim_start_matches('\n');
+        if rec.is_empty() {
+            continue;
+        }
+        let parts: Vec<&str> = rec.splitn(3, '\t').collect();
+        if parts.len() < 3 {
+            continue;
+        }
+        if parts[2].is_empty() {
+            let old = it.next().unwrap().to_owned();
+            let new = it.next().unwrap().to_owned();
+            v.push((new, Some(old), parts[0].to_owned(), parts[1].to_owned()));
+        } else {
+            v.push((parts[2].to_owned(), None, parts[0].to_owned(), parts[1].to_owned()));
+        }
+    }
+    v.sort();
+    v
+}
+
+fn ours(files: &Value) -> Vec<(String, Option<String>, String, String)> {
+    let n = |v: &Value| v.as_u64().map_or("-".to_owned(), |n| n.to_string());
+    let mut v: Vec<_> = files
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_owned(),
+                f["oldPath"].as_str().map(str::to_owned),
+                n(&f["additions"]),
+                n(&f["deletions"]),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Patch text without `index` lines (abbreviation lengths differ between implementations).
+fn strip_index(p: &str) -> String {
+    p.lines().filter(|l| !l.starts_with("index ")).collect::<Vec<_>>().join("\n")
+}
+
+/// Every file under `dir` (with `.git`), as path → (size, hash), for byte-identity checks.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, (usize, u64)> {
+    snapshot_with(dir, true)
+}
+
+/// Like [`snapshot`], without `.git/objects` (refs, index, working tree, config).
+fn snapshot_no_objects(dir: &Path) -> std::collections::BTreeMap<String, (usize, u64)> {
+    snapshot_with(dir, false)
+}
+
+fn snapshot_with(dir: &Path, objects: bool) -> std::collections::BTreeMap<String, (usize, u64)> {
+    use std::hash::{Hash, Hasher};
+    let h = |b: &[u8]| {
+        let mut s = std::collections::hash_map::DefaultHasher::new();
+        b.hash(&mut s);
+        (b.len(), s.finish())
+    };
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let ft = e.file_type().unwrap();
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            if ft.is_dir() {
+                if objects || rel != ".git/objects" {
+                    stack.push(p);
+                }
+            } else if ft.is_symlink() {
+                out.insert(rel, h(std::fs::read_link(&p).unwrap().to_string_lossy().as_bytes()));
+            } else {
+                out.insert(rel, h(&std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// The fixture plus a binary file (committed, then changed) and a second commit.
+fn diff_fixture() -> tempfile::TempDir {
+    let t = tempfile::tempdir().expect("tempdir");
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    write(d, "a.txt", "one\ntwo\nthree\n");
+    write(
+        d,
+        "old name.txt",
+        "rename me, I am long enough to be detected as a rename\nline two\nline three\n",
+    );
+    write(d, "gone.txt", "bye\n");
+    write(d, "dir/ü.txt", "unicode\n");
+    std::fs::write(d.join("bin.dat"), [0u8, 1, 2, 3, 0, 255]).unwrap();
+    write(d, "crlf.txt", "a\r\nb\r\n");
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "first"]);
+    write(d, "a.txt", "one\nTWO\nthree\nfour\n");
+    git(d, &["commit", "-q", "-am", "second"]);
+    write(d, "a.txt", "one\n2\nthree\n");
+    git(d, &["add", "a.txt"]);
+    write(d, "a.txt", "zero\none\n2\nthree\nfour\n");
+    git(d, &["mv", "old name.txt", "new name.txt"]);
+    std::fs::remove_file(d.join("gone.txt")).unwrap();
+    std::fs::write(d.join("bin.dat"), [0u8, 9, 9, 9, 0, 1]).unwrap();
+    write(d, "dir/ü.txt", "unicode changed\n");
+    write(d, "crlf.txt", "a\r\nB\r\nc\r\n");
+    write(d, "untracked.txt", "not in git diff\n");
+    t
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_matches_numstat_and_patch_in_every_scope() {
+    let t = diff_fixture();
+    let d = t.path();
+    let q = ["-c", "core.quotepath=off"];
+    let scopes: Vec<(Value, Vec<&str>)> = vec![
+        (json!({}), vec!["diff"]),
+        (json!({"staged": true}), vec!["diff", "--cached"]),
+        (json!({"cached": true}), vec!["diff", "--cached"]),
+        (json!({"from": "HEAD~1", "to": "HEAD"}), vec!["diff", "HEAD~1", "HEAD"]),
+        (json!({"from": "HEAD~1..HEAD"}), vec!["diff", "HEAD~1..HEAD"]),
+        (json!({"from": "HEAD~1"}), vec!["diff", "HEAD~1"]),
+        (json!({"files": ["a.txt"]}), vec!["diff", "--", "a.txt"]),
+        (json!({"file": "dir", "staged": false}), vec!["diff", "--", "dir"]),
+        (json!({"context": 0}), vec!["diff", "-U0"]),
+    ];
+    for (args, cli) in scopes {
+        let data = call(d, "git_diff", args.clone()).await.expect("diff");
+        let mut ns: Vec<&str> = q.to_vec();
+        ns.extend(&cli[..1]);
+        ns.extend(["--numstat", "-z"]);
+        ns.extend(&cli[1..]);
+        let want = numstat(&git(d, &ns));
+        assert_eq!(ours(&data["files"]), want, "{args}");
+        // The patch text quotes non-ASCII names as git does by default (core.quotepath).
+        let patch = git(d, &cli);
+        assert_eq!(strip_index(data["patch"].as_str().unwrap()), strip_index(&patch), "{args}");
+        assert_eq!(data["hasChanges"], !want.is_empty());
+    }
+    // The staged rename is detected, the binary file reported, not dumped.
+    let staged = call(d, "git_diff", json!({"staged": true})).await.unwrap();
+    assert!(
+        staged["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["oldPath"] == "old name.txt" && f["status"] == "R")
+    );
+    let wt = call(d, "git_diff", json!({})).await.unwrap();
+    let bin = wt["files"].as_array().unwrap().iter().find(|f| f["path"] == "bin.dat").unwrap().clone();
+    assert_eq!(bin["binary"], true);
+    assert!(wt["patch"].as_str().unwrap().contains("Binary files a/bin.dat and b/bin.dat differ"));
+    // Without rename detection: a deletion and an addition.
+    let plain = call(d, "git_diff", json!({"staged": true, "renames": false})).await.unwrap();
+    let want = numstat(&git(d, &["diff", "--cached", "--no-renames", "--numstat", "-z"]));
+    assert_eq!(ours(&plain["files"]), want);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn diff_budget_counts_what_it_leaves_out() {
+    let t = diff_fixture();
+    let d = t.path();
+    let full = call(d, "git_diff", json!({})).await.unwrap();
+    let total = full["patch"].as_str().unwrap().len();
+    assert_eq!(full["truncated"], false);
+    let cut = call(d, "git_diff", json!({"maxBytes": 200})).await.unwrap();
+    assert_eq!(cut["truncated"], true);
+    let kept = cut["patch"].as_str().unwrap().len();
+    assert!(kept <= 200);
+    assert_eq!(kept + cut["omittedBytes"].as_u64().unwrap() as usize, total);
+    assert_eq!(cut["files"], full["files"], "every file keeps its numbers");
+    let stat = call(d, "git_diff", json!({"stat": true})).await.unwrap();
+    assert_eq!(stat["patch"], Value::Null);
+    // Errors.
+    assert_eq!(call(d, "git_diff", json!({"from": "nope"})).await.unwrap_err().0, "REF_NOT_FOUND");
+    assert_eq!(call(d, "git_diff", json!({"to": "HEAD"})).await.unwrap_err().0, "INVALID_ARGUMENT");
+    assert_eq!(call(d, "git_diff", json!({"files": ["../../x"]})).await.unwrap_err().0, "OUTSIDE_WORKSPACE");
+    assert_eq!(call(d, "git_diff", json!({"context": -1})).await.unwrap_err().0, "INVALID_ARGUMENT");
+    let e = tempfile::tempdir().unwrap();
+    assert_eq!(call(e.path(), "git_diff", json!({})).await.unwrap_err().0, "NOT_A_REPOSITORY");
+}
+
+/// A history of `n` commits by two authors a minute apart, made with git fast-import: files
+/// edited in turn, one renamed half-way, a binary file, and messages with bodies.
+fn history(n: usize) -> tempfile::TempDir {
+    use std::fmt::Write as _;
+    let t = tempfile::tempdir().expect("tempdir");
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let mut s = String::new();
+    let base = 1_700_000_000u64;
+    for i in 1..=n {
+        let (who, mail) =
+            if i % 3 == 0 { ("Bob Builder", "bob@example.com") } else { ("Ada", "ada@example.com") };
+        let when = base + i as u64 * 60;
+        let msg = if i % 7 == 0 {
+            format!("fix: thing {i}\n\nBody of {i}.\nSecond line.\n")
+        } else {
+            format!("commit {i}\n")
+        };
+        writeln!(s, "commit refs/heads/main\nmark :{i}").unwrap();
+        writeln!(s, "author {who} <{mail}> {when} +0100\ncommitter {who} <{mail}> {when} +0100").unwrap();
+        write!(s, "data {}\n{msg}", msg.len()).unwrap();
+        if i > 1 {
+            writeln!(s, "from :{}", i - 1).unwrap();
+        }
+        let f = if i > n / 2 && i % 20 == 3 {
+            "moved/three.txt".to_owned()
+        } else {
+            format!("file_{}.txt", i % 20)
+        };
+        if i == n / 2 + 1 {
+            writeln!(s, "R file_3.txt moved/three.txt").unwrap();
+        }
+        let body = format!("line {i}\n").repeat(i % 5 + 1) + "tail\n";
+        write!(s, "M 100644 inline {f}\ndata {}\n{body}\n", body.len()).unwrap();
+        if i % 50 == 0 {
+            let bin = format!("\0bin{i}\0");
+            write!(s, "M 100644 inline blob.bin\ndata {}\n{bin}\n", bin.len()).unwrap();
+        }
+    }
+    let mut child = Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(d)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    }
+    assert!(child.wait().unwrap().success());
+    git(d, &["reset", "-q", "--hard", "main"]);
+    t
+}
+
+fn log_oracle(d: &Path, args: &[&str]) -> Vec<Vec<String>> {
+    let mut a = vec!["log", "--format=%H%x1f%h%x1f%an%x1f%ae%x1f%aI%x1f%P%x1f%s%x1f%b%x1e"];
+    a.extend(args);
+    git(d, &a)
+        .split('\x1e')
+        .map(|r| r.trim_start_matches('\n'))
+        .filter(|r| !r.is_empty())
+        .map(|r| r.split('\x1f').map(str::to_owned).collect())
+        .collect()
+}
+
+fn log_ours(v: &Value) -> Vec<Vec<String>> {
+    v["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            vec![
+                c["id"].as_str().unwrap().to_owned(),
+                c["shortId"].as_str().unwrap().to_owned(),
+                c["author"]["name"].as_str().unwrap().to_owned(),
+                c["author"]["email"].as_str().unwrap().to_owned(),
+                c["author"]["date"].as_str().unwrap().to_owned(),
+                c["parents"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p.as_str().unwrap())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                c["subject"].as_str().unwrap().to_owned(),
+                c["body"].as_str().unwrap().to_owned(),
+            ]
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_matches_git_log_on_a_2000_commit_history() {
+    let t = history(2000);
+    let d = t.path();
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (json!({}), vec!["-n", "10"]),
+        (json!({"limit": 20}), vec!["-n", "20"]),
+        (json!({"maxCount": 30, "skip": 1500}), vec!["-n", "30", "--skip", "1500"]),
+        (json!({"maxCount": 50, "author": "Bob"}), vec!["-n", "50", "--author=Bob"]),
+        (json!({"maxCount": 50, "grep": "fix: thing 1"}), vec!["-n", "50", "--grep=fix: thing 1"]),
+        (
+            json!({"maxCount": 100, "since": "2023-11-15T00:00:00Z", "until": "2023-11-15T06:00:00Z"}),
+            vec!["-n", "100", "--since=2023-11-15T00:00:00Z", "--until=2023-11-15T06:00:00Z"],
+        ),
+        (json!({"maxCount": 500, "file": "file_5.txt"}), vec!["-n", "500", "--", "file_5.txt"]),
+        (
+            json!({"maxCount": 500, "file": "moved/three.txt", "follow": true}),
+            vec!["-n", "500", "--follow", "--", "moved/three.txt"],
+        ),
+        (json!({"maxCount": 5, "revision": "HEAD~100"}), vec!["-n", "5", "HEAD~100"]),
+        (json!({"maxCount": 50, "revision": "HEAD~10..HEAD"}), vec!["-n", "50", "HEAD~10..HEAD"]),
+    ];
+    for (args, cli) in cases {
+        let data = call(d, "git_log", args.clone()).await.expect("log");
+        let want = log_oracle(d, &cli);
+        assert!(!want.is_empty(), "{args}: the oracle finds commits");
+        assert_eq!(log_ours(&data), want, "{args}");
+    }
+    // Files with counts, commit by commit, as git log --numstat gives them.
+    let data =
+        call(d, "git_log", json!({"maxCount": 60, "files": true, "revision": "HEAD~970"})).await.unwrap();
+    for c in data["commits"].as_array().unwrap() {
+        let id = c["id"].as_str().unwrap();
+        let want = numstat(&git(d, &["log", "-1", "--format=", "--numstat", "-z", id]));
+        assert_eq!(ours(&c["files"]), want, "{id}");
+    }
+    assert!(
+        data["commits"].as_array().unwrap().iter().any(|c| c["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["binary"] == true)),
+        "a binary file is among them"
+    );
+    assert!(
+        data["commits"].as_array().unwrap().iter().any(|c| c["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["oldPath"].is_string())),
+        "the rename is among them"
+    );
+    assert_eq!(
+        call(d, "git_log", json!({"revision": "--upload-pack=x"})).await.unwrap_err().0,
+        "REF_NOT_FOUND"
+    );
+    assert_eq!(call(d, "git_log", json!({"author": "("})).await.unwrap_err().0, "INVALID_REGEX");
+    assert_eq!(
+        call(d, "git_log", json!({"since": "the day after never"})).await.unwrap_err().0,
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(call(d, "git_log", json!({"follow": true})).await.unwrap_err().0, "INVALID_ARGUMENT");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_of_an_unborn_branch_is_empty() {
+    let t = tempfile::tempdir().unwrap();
+    git(t.path(), &["init", "-q", "-b", "main"]);
+    let data = call(t.path(), "git_log", json!({})).await.unwrap();
+    assert_eq!(data["count"], 0);
+    assert_eq!(data["unborn"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_matches_git_show() {
+    let t = diff_fixture();
+    let d = t.path();
+    let data = call(d, "git_show", json!({})).await.unwrap();
+    let head = git(d, &["rev-parse", "HEAD"]).trim().to_owned();
+    assert_eq!(data["id"], head);
+    assert_eq!(data["subject"], "second");
+    let want = numstat(&git(d, &["show", "--format=", "--numstat", "-z", "HEAD"]));
+    assert_eq!(ours(&data["files"]), want);
+    let patch = git(d, &["show", "--format=", "HEAD"]);
+    assert_eq!(strip_index(data["patch"].as_str().unwrap()), strip_index(patch.trim_start_matches('\n')));
+    let root = call(d, "git_show", json!({"revision": "HEAD~1"})).await.unwrap();
+    let want =
+        numstat(&git(d, &["-c", "core.quotepath=off", "show", "--format=", "--numstat", "-z", "HEAD~1"]));
+    assert_eq!(ours(&root["files"]), want);
+    let f = call(d, "git_show", json!({"revision": "HEAD~1", "file": "a.txt"})).await.unwrap();
+    assert_eq!(f["content"], git(d, &["show", "HEAD~1:a.txt"]));
+    let b = call(d, "git_show", json!({"file": "bin.dat"})).await.unwrap();
+    assert_eq!(b["binary"], true);
+    assert_eq!(b["content"], Value::Null);
+    assert_eq!(call(d, "git_show", json!({"file": "nope.txt"})).await.unwrap_err().0, "NOT_FOUND");
+    assert_eq!(call(d, "git_show", json!({"revision": "nope"})).await.unwrap_err().0, "REF_NOT_FOUND");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blame_matches_git_blame_porcelain() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    write(d, "f.txt", "a\nb\nc\nd\n");
+    git(d, &["add", "f.txt"]);
+    git(d, &["commit", "-q", "-m", "one"]);
+    write(d, "f.txt", "a\nB\nc\nd\ne\n");
+    git(d, &["commit", "-q", "-am", "two"]);
+    git(d, &["mv", "f.txt", "g.txt"]);
+    git(d, &["commit", "-q", "-m", "move"]);
+    write(d, "g.txt", "a\nB\nc\nD!\ne\n");
+    git(d, &["commit", "-q", "-am", "three"]);
+    write(d, "g.txt", "a\nB\nlocal\nD!\ne\n");
+    /// (final line → (commit, orig line)) from `git blame --porcelain`.
+    fn oracle(out: &str) -> Vec<(String, u64)> {
+        let mut v = Vec::new();
+        for l in out.lines() {
+            let parts: Vec<&str> = l.split(' ').collect();
+            if parts.len() >= 3 && parts[0].len() == 40 && parts[0].chars().all(|c| c.is_ascii_hexdigit()) {
+                v.push((parts[0].to_owned(), parts[1].parse().unwrap()));
+            }
+        }
+        v
+    }
+    fn mine(data: &Value) -> Vec<(String, u64)> {
+        let mut v = Vec::new();
+        for h in data["hunks"].as_array().unwrap() {
+            for k in 0..h["lines"].as_u64().unwrap() {
+                v.push((h["commit"].as_str().unwrap().to_owned(), h["origStartLine"].as_u64().unwrap() + k));
+            }
+        }
+        v
+    }
+    let at_head = call(d, "git_blame", json!({"file": "g.txt", "revision": "HEAD"})).await.unwrap();
+    let want = oracle(&git(d, &["blame", "--porcelain", "HEAD", "--", "g.txt"]));
+    let got = mine(&at_head);
+    assert_eq!(got.iter().map(|x| &x.0).collect::<Vec<_>>(), want.iter().map(|x| &x.0).collect::<Vec<_>>());
+    assert_eq!(got, want);
+    let wt = call(d, "git_blame", json!({"file": "g.txt"})).await.unwrap();
+    let want = oracle(&git(d, &["blame", "--porcelain", "--", "g.txt"]));
+    assert_eq!(
+        mine(&wt).iter().map(|x| &x.0).collect::<Vec<_>>(),
+        want.iter().map(|x| &x.0).collect::<Vec<_>>()
+    );
+    let range =
+        call(d, "git_blame", json!({"file": "g.txt", "revision": "HEAD", "startLine": 2, "endLine": 4}))
+            .await
+            .unwrap();
+    let want = oracle(&git(d, &["blame", "--porcelain", "-L", "2,4", "HEAD", "--", "g.txt"]));
+    assert_eq!(mine(&range), want);
+    assert_eq!(call(d, "git_blame", json!({"file": "nope.txt"})).await.unwrap_err().0, "NOT_FOUND");
+    assert_eq!(
+        call(d, "git_blame", json!({"file": "g.txt", "startLine": 99})).await.unwrap_err().0,
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        call(d, "git_blame", json!({"file": "../../etc/passwd"})).await.unwrap_err().0,
+        "OUTSIDE_WORKSPACE"
+    );
+}
+
+fn porcelain(d: &Path) -> String {
+    git(d, &["status", "--porcelain=v2", "--untracked-files=all"])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stage_and_unstage_match_git_add_and_restore() {
+    let t = fixture();
+    let d = t.path();
+    // The same repository twice: one staged by the tools, the other by the git CLI.
+    let twin = tempfile::tempdir().unwrap();
+    let st = Command::new("cp")
+        .args(["-a", &format!("{}/.", d.display()), twin.path().to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_eq!(porcelain(d), porcelain(twin.path()), "the twins start equal");
+    let r = call_yes(d, "git_stage", json!({"files": ["b.txt", "sub", "gone.txt"]})).await.unwrap();
+    assert_eq!(r["status"], "done");
+    git(twin.path(), &["add", "-A", "--", "b.txt", "sub", "gone.txt"]);
+    assert_eq!(porcelain(d), porcelain(twin.path()));
+    let r = call_yes(d, "git_unstage", json!({"files": ["a.txt", "new name.txt", "old name.txt"]}))
+        .await
+        .unwrap();
+    assert_eq!(r["status"], "done");
+    git(twin.path(), &["restore", "--staged", "--", "a.txt", "new name.txt", "old name.txt"]);
+    assert_eq!(porcelain(d), porcelain(twin.path()));
+    call_yes(d, "git_stage", json!({})).await.unwrap();
+    git(twin.path(), &["add", "-A"]);
+    assert_eq!(porcelain(d), porcelain(twin.path()));
+    call_yes(d, "git_unstage", json!({})).await.unwrap();
+    git(twin.path(), &["restore", "--staged", "."]);
+    assert_eq!(porcelain(d), porcelain(twin.path()));
+    let e = call_yes(d, "git_stage", json!({"files": ["no-such-file"]})).await.unwrap_err();
+    assert_eq!(e.0, "NOT_FOUND");
+    let e = call_yes(d, "git_stage", json!({"files": ["../../x"]})).await.unwrap_err();
+    assert_eq!(e.0, "OUTSIDE_WORKSPACE");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unstage_works_in_an_unborn_repository() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    write(d, "a.txt", "a\n");
+    write(d, "b.txt", "b\n");
+    call_yes(d, "git_stage", json!({"files": "a.txt"})).await.unwrap();
+    git(d, &["add", "b.txt"]);
+    assert_eq!(git(d, &["status", "--porcelain"]), "A  a.txt\nA  b.txt\n");
+    let r = call_yes(d, "git_unstage", json!({"files": ["b.txt"]})).await.unwrap();
+    assert_eq!(r["unstaged"], json!(["b.txt"]));
+    assert_eq!(git(d, &["status", "--porcelain"]), "A  a.txt\n?? b.txt\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declined_and_locked_stage_unstage_and_commit_change_nothing() {
+    let t = fixture();
+    let d = t.path();
+    git(d, &["config", "user.name", "Ada"]);
+    git(d, &["config", "user.email", "ada@example.com"]);
+    let before = snapshot(d);
+    for (tool, args) in [
+        ("git_stage", json!({})),
+        ("git_unstage", json!({})),
+        ("git_commit", json!({"message": "m", "stageAll": true})),
+    ] {
+        let (ctx, prompts) = ctx_with(d, vec![false]);
+        let r = call_ctx(&ctx, tool, args.clone()).await.unwrap();
+        assert_eq!(r["status"], "declined", "{tool}");
+        assert_eq!(prompts.lock().unwrap().len(), 1, "{tool} asked once");
+        assert_eq!(snapshot(d), before, "{tool}: declined, byte-identical");
+    }
+    // A held index.lock: LOCKED, nothing changed, the lock left where it is.
+    std::fs::write(d.join(".git/index.lock"), b"held").unwrap();
+    let before = snapshot(d);
+    for (tool, args) in [
+        ("git_stage", json!({})),
+        ("git_unstage", json!({})),
+        ("git_commit", json!({"message": "m", "stageAll": true})),
+    ] {
+        let (ctx, prompts) = ctx_with(d, vec![]);
+        let e = call_ctx(&ctx, tool, args).await.unwrap_err();
+        assert_eq!(e.0, "LOCKED", "{tool}: {}", e.1);
+        assert!(prompts.lock().unwrap().is_empty(), "{tool} did not ask");
+        assert_eq!(snapshot(d), before, "{tool}: locked, byte-identical");
+    }
+    assert_eq!(std::fs::read(d.join(".git/index.lock")).unwrap(), b"held");
+}
+
+fn commit_repo() -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "work"]);
+    git(d, &["config", "user.name", "Grace Hopper"]);
+    git(d, &["config", "user.email", "grace@example.com"]);
+    write(d, "a.txt", "a\n");
+    git(d, &["add", "a.txt"]);
+    git(d, &["commit", "-q", "-m", "base"]);
+    t
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_records_what_git_would() {
+    let t = commit_repo();
+    let d = t.path();
+    // Nothing to commit.
+    let e = call_yes(d, "git_commit", json!({"message": "nothing"})).await.unwrap_err();
+    assert_eq!(e.0, "NOTHING_TO_COMMIT");
+    // Tracked changes are committed when nothing is staged (git commit -a); untracked stay.
+    write(d, "a.txt", "a\nb\n");
+    write(d, "u.txt", "untracked\n");
+    let (ctx, prompts) = ctx_with(d, vec![]);
+    let r = call_ctx(&ctx, "git_commit", json!({"message": "change a  \n\n\nbody  \n", "repoPath": "."}))
+        .await
+        .unwrap();
+    assert_eq!(prompts.lock().unwrap().as_slice(), ["Commit 1 file to work: change a"]);
+    assert_eq!(r["committed"], true);
+    assert_eq!(r["id"], git(d, &["rev-parse", "HEAD"]).trim());
+    assert_eq!(
+        git(d, &["log", "-1", "--format=%an|%ae|%s|%b|%P"]).trim(),
+        format!("Grace Hopper|grace@example.com|change a|body\n|{}", git(d, &["rev-parse", "HEAD~1"]).trim())
+    );
+    assert_eq!(git(d, &["status", "--porcelain"]), "?? u.txt\n");
+    // files: staged then committed (Stack).
+    let r = call_yes(d, "git_commit", json!({"message": "add u", "files": ["u.txt"]})).await.unwrap();
+    assert_eq!(r["files"], json!(["u.txt"]));
+    assert_eq!(git(d, &["show", "--format=", "--name-only", "HEAD"]), "u.txt\n");
+    // allowEmpty, then amend (keeps the author, replaces the message).
+    call_yes(d, "git_commit", json!({"message": "empty", "allowEmpty": true})).await.unwrap();
+    assert_eq!(git(d, &["log", "-1", "--format=%s"]).trim(), "empty");
+    let parent = git(d, &["rev-parse", "HEAD~1"]);
+    call_yes(d, "git_commit", json!({"message": "amended", "amend": true})).await.unwrap();
+    assert_eq!(git(d, &["log", "-1", "--format=%s"]).trim(), "amended");
+    assert_eq!(git(d, &["rev-parse", "HEAD~1"]), parent);
+    // stageAll (Floyd) includes untracked files.
+    write(d, "v.txt", "v\n");
+    call_yes(d, "git_commit", json!({"message": "all", "stageAll": true})).await.unwrap();
+    assert_eq!(git(d, &["status", "--porcelain"]), "");
+    assert_eq!(git(d, &["show", "--format=", "--name-only", "HEAD"]), "v.txt\n");
+    assert_eq!(
+        call_yes(d, "git_commit", json!({"message": "  \n"})).await.unwrap_err().0,
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        call_yes(d, "git_commit", json!({"message": "x", "files": ["nope"]})).await.unwrap_err().0,
+        "NOT_FOUND"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_without_an_identity_is_a_clear_error() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "work"]);
+    write(d, "a.txt", "a\n");
+    git(d, &["add", "a.txt"]);
+    let before = snapshot(d);
+    let e = call_yes(d, "git_commit", json!({"message": "first"})).await.unwrap_err();
+    assert_eq!(e.0, "INVALID_ARGUMENT");
+    assert!(e.1.contains("user.name"), "{}", e.1);
+    assert_eq!(snapshot(d), before);
+    // A first commit on an unborn branch.
+    git(d, &["config", "user.name", "Ada"]);
+    git(d, &["config", "user.email", "ada@example.com"]);
+    call_yes(d, "git_commit", json!({"message": "first"})).await.unwrap();
+    assert_eq!(git(d, &["log", "--format=%s"]), "first\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_hooks_run_and_a_failing_hook_means_no_commit() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = commit_repo();
+    let d = t.path();
+    let hook = |name: &str, body: &str| {
+        let p = d.join(".git/hooks").join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, body).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    hook("pre-commit", "#!/bin/sh\necho 'lint failed: a.txt' >&2\nexit 1\n");
+    write(d, "a.txt", "changed\n");
+    write(d, "n.txt", "new\n");
+    let before = snapshot_no_objects(d);
+    let head = git(d, &["rev-parse", "HEAD"]);
+    let e = call_yes(d, "git_commit", json!({"message": "m", "stageAll": true})).await.unwrap_err();
+    assert_eq!(e.0, "HOOK_FAILED");
+    assert!(e.1.contains("lint failed: a.txt"), "{}", e.1);
+    assert_eq!(git(d, &["rev-parse", "HEAD"]), head);
+    assert_eq!(snapshot_no_objects(d), before, "refs, index and working tree are put back byte for byte");
+    // A passing pre-commit and a commit-msg hook that edits the message.
+    hook("pre-commit", "#!/bin/sh\ntest -n \"$GIT_INDEX_FILE\"\n");
+    hook("commit-msg", "#!/bin/sh\necho 'Signed-off-by: Hook' >> \"$1\"\n");
+    let r = call_yes(d, "git_commit", json!({"message": "m", "stageAll": true})).await.unwrap();
+    assert_eq!(r["committed"], true);
+    assert_eq!(git(d, &["log", "-1", "--format=%B"]).trim(), "m\nSigned-off-by: Hook");
+    // commit-msg failing.
+    hook("commit-msg", "#!/bin/sh\necho 'bad message' >&2\nexit 3\n");
+    write(d, "a.txt", "again\n");
+    let head = git(d, &["rev-parse", "HEAD"]);
+    let e = call_yes(d, "git_commit", json!({"message": "m2"})).await.unwrap_err();
+    assert_eq!(e.0, "HOOK_FAILED");
+    assert!(e.1.contains("bad message"), "{}", e.1);
+    assert_eq!(git(d, &["rev-parse", "HEAD"]), head);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_to_a_protected_branch_asks_again() {
+    let t = commit_repo();
+    let d = t.path();
+    git(d, &["config", "--add", "eddie.protectedBranch", "work"]);
+    write(d, "a.txt", "changed\n");
+    let before = snapshot(d);
+    let (ctx, prompts) = ctx_with(d, vec![true, false]);
+    let r = call_ctx(&ctx, "git_commit", json!({"message": "m"})).await.unwrap();
+    assert_eq!(r["status"], "declined");
+    let p = prompts.lock().unwrap().clone();
+    assert_eq!(p.len(), 2);
+    assert!(
+        p[1].contains("work is a protected branch") && p[1].contains("eddie.protectedBranch"),
+        "{}",
+        p[1]
+    );
+    assert_eq!(snapshot(d), before);
+    let (ctx, prompts) = ctx_with(d, vec![true, true]);
+    call_ctx(&ctx, "git_commit", json!({"message": "m"})).await.unwrap();
+    assert_eq!(prompts.lock().unwrap().len(), 2);
+    assert_eq!(git(d, &["log", "-1", "--format=%s"]).trim(), "m");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn branch_list_create_switch_delete_with_git_refusals() {
+    let t = commit_repo();
+    let d = t.path();
+    // Stack's create: creates and switches.
+    let r = call_yes(d, "git_branch", json!({"create": "feature/x"})).await.unwrap();
+    assert_eq!(r["switched"], true);
+    assert_eq!(git(d, &["branch", "--show-current"]).trim(), "feature/x");
+    write(d, "a.txt", "on feature\n");
+    git(d, &["commit", "-q", "-am", "feature work"]);
+    // Floyd's list and current.
+    let l = call_yes(d, "git_branch", json!({"action": "list"})).await.unwrap();
+    let names: Vec<&str> =
+        l["branches"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
+    let want = git(d, &["branch", "--format=%(refname:short)"]);
+    assert_eq!(names, want.lines().collect::<Vec<_>>());
+    assert_eq!(
+        call_yes(d, "git_branch", json!({"action": "current"})).await.unwrap()["current"],
+        "feature/x"
+    );
+    // A switch that would overwrite a local change is refused, naming the file; nothing changes.
+    write(d, "a.txt", "local edit\n");
+    let before = snapshot(d);
+    let e = call_yes(d, "git_branch", json!({"action": "switch", "name": "work"})).await.unwrap_err();
+    assert_eq!(e.0, "DIRTY_WORKTREE");
+    assert!(e.1.contains("a.txt"), "{}", e.1);
+    assert_eq!(snapshot(d), before);
+    let out = git_raw(d, &["switch", "work"]);
+    assert!(!out.status.success(), "git refuses it too");
+    // A local change that does not conflict is carried over, as git does.
+    write(d, "a.txt", "on feature\n");
+    write(d, "new.txt", "untracked\n");
+    call_yes(d, "git_branch", json!({"action": "switch", "name": "work"})).await.unwrap();
+    assert_eq!(git(d, &["branch", "--show-current"]).trim(), "work");
+    assert_eq!(git(d, &["status", "--porcelain"]), "?? new.txt\n");
+    // Delete: the unmerged branch needs force; a declined delete changes nothing.
+    let e = call_yes(d, "git_branch", json!({"delete": "feature/x"})).await.unwrap_err();
+    assert_eq!(e.0, "INVALID_ARGUMENT");
+    assert!(e.1.contains("not fully merged"), "{}", e.1);
+    let before = snapshot(d);
+    let (ctx, _) = ctx_with(d, vec![false]);
+    let r = call_ctx(&ctx, "git_branch", json!({"action": "delete", "name": "feature/x", "force": true}))
+        .await
+        .unwrap();
+    assert_eq!(r["status"], "declined");
+    assert_eq!(snapshot(d), before);
+    call_yes(d, "git_branch", json!({"action": "delete", "name": "feature/x", "force": true})).await.unwrap();
+    assert!(git(d, &["branch", "--list", "feature/x"]).is_empty());
+    // Refusals: the current branch, a missing one, a bad name, an existing one.
+    assert_eq!(call_yes(d, "git_branch", json!({"delete": "work"})).await.unwrap_err().0, "INVALID_ARGUMENT");
+    assert_eq!(
+        call_yes(d, "git_branch", json!({"action": "switch", "name": "nope"})).await.unwrap_err().0,
+        "REF_NOT_FOUND"
+    );
+    assert_eq!(
+        call_yes(d, "git_branch", json!({"action": "create", "name": "--upload-pack=x"}))
+            .await
+            .unwrap_err()
+            .0,
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        call_yes(d, "git_branch", json!({"action": "create", "name": "work"})).await.unwrap_err().0,
+        "ALREADY_EXISTS"
+    );
+    assert_eq!(
+        call_yes(d, "git_branch", json!({"action": "create", "name": "x", "startPoint": "nope"}))
+            .await
+            .unwrap_err()
+            .0,
+        "REF_NOT_FOUND"
+    );
+    // A protected branch asks twice before deletion.
+    git(d, &["branch", "main"]);
+    let (ctx, prompts) = ctx_with(d, vec![true, false]);
+    let r = call_ctx(&ctx, "git_branch", json!({"delete": "main"})).await.unwrap();
+    assert_eq!(r["status"], "declined");
+    assert!(prompts.lock().unwrap()[1].contains("main is a protected branch"));
+    assert!(!git(d, &["branch", "--list", "main"]).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protected_branches_from_config_or_defaults() {
+    let t = commit_repo();
+    let d = t.path();
+    for (b, want) in
+        [("main", true), ("master", true), ("release/1.0", true), ("release/1/x", false), ("work", false)]
+    {
+        let r = call(d, "is_protected_branch", json!({"branch": b, "repoPath": "."})).await.unwrap();
+        assert_eq!(r["protected"], want, "{b}");
+    }
+    assert_eq!(call(d, "is_protected_branch", json!({})).await.unwrap()["branch"], "work");
+    git(d, &["config", "--add", "eddie.protectedBranch", "work"]);
+    git(d, &["config", "--add", "eddie.protectedBranch", "prod/*"]);
+    for (b, want) in [("main", false), ("work", true), ("prod/eu", true)] {
+        let r = call(d, "is_protected_branch", json!({"branch": b})).await.unwrap();
+        assert_eq!(r["protected"], want, "{b}");
+        assert!(r["source"].as_str().unwrap().contains("eddie.protectedBranch"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoints_snapshot_and_restore_without_touching_index_head_or_branches() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = fixture();
+    let d = t.path();
+    std::fs::write(d.join(".gitignore"), "ignored/\n").unwrap();
+    write(d, "ignored/keep.txt", "ignored stays\n");
+    std::fs::set_permissions(d.join("b.txt"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("a.txt", d.join("link")).unwrap();
+    let state = |d: &Path| {
+        (
+            git(d, &["rev-parse", "HEAD"]),
+            std::fs::read(d.join(".git/index")).unwrap(),
+            git(d, &["for-each-ref", "refs/heads"]),
+        )
+    };
+    let before_state = state(d);
+    let tree_before =
+        snapshot_with(d, false).into_iter().filter(|(k, _)| !k.starts_with(".git")).collect::<Vec<_>>();
+    let cp = call_yes(d, "git_checkpoint", json!({"message": "before the mess"})).await.unwrap();
+    let id = cp["id"].as_str().unwrap().to_owned();
+    assert!(cp["ref"].as_str().unwrap().starts_with("refs/eddie/checkpoints/"));
+    assert_eq!(state(d), before_state, "index, HEAD and branches untouched");
+    // The checkpoint holds the working tree (untracked included, ignored not), as git sees it.
+    let files = git(d, &["ls-tree", "-r", "--name-only", cp["commit"].as_str().unwrap()]);
+    for f in ["a.txt", "new.txt", "sub/deep/x.txt", "link", "b.txt"] {
+        assert!(files.lines().any(|l| l == f), "{f} in {files}");
+    }
+    assert!(!files.contains("ignored/") && !files.contains("gone.txt"));
+    // Mess up the tree, then restore.
+    write(d, "a.txt", "garbage\n");
+    std::fs::remove_file(d.join("new.txt")).unwrap();
+    write(d, "junk/created.txt", "junk\n");
+    std::fs::remove_file(d.join("link")).unwrap();
+    std::fs::set_permissions(d.join("b.txt"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (ctx, prompts) = ctx_with(d, vec![false]);
+    let declined = snapshot(d);
+    let r = call_ctx(&ctx, "git_restore_checkpoint", json!({"checkpoint": id})).await.unwrap();
+    assert_eq!(r["status"], "declined");
+    assert!(prompts.lock().unwrap()[0].contains("junk/created.txt"));
+    assert_eq!(snapshot(d), declined, "declined: byte-identical");
+    let r = call_yes(d, "git_restore_checkpoint", json!({"checkpoint": id})).await.unwrap();
+    assert_eq!(r["status"], "restored");
+    let tree_after =
+        snapshot_with(d, false).into_iter().filter(|(k, _)| !k.starts_with(".git")).collect::<Vec<_>>();
+    assert_eq!(tree_after, tree_before, "the working tree is back, byte for byte (ignored files untouched)");
+    assert_eq!(std::fs::metadata(d.join("b.txt")).unwrap().permissions().mode() & 0o111, 0o111);
+    assert_eq!(std::fs::read_link(d.join("link")).unwrap(), Path::new("a.txt"));
+    assert_eq!(state(d), before_state);
+    // The state before the restore was checkpointed: restoring it brings the mess back.
+    let before = r["before"].as_str().unwrap().to_owned();
+    let list = call(d, "git_list_checkpoints", json!({})).await.unwrap();
+    assert_eq!(list["count"], 2);
+    assert_eq!(list["checkpoints"][0]["id"], before.as_str());
+    call_yes(d, "git_restore_checkpoint", json!({"checkpoint": "latest"})).await.unwrap();
+    assert_eq!(std::fs::read_to_string(d.join("junk/created.txt")).unwrap(), "junk\n");
+    assert!(!d.join("new.txt").exists());
+    assert_eq!(
+        call_yes(d, "git_restore_checkpoint", json!({"checkpoint": "nope"})).await.unwrap_err().0,
+        "REF_NOT_FOUND"
+    );
+    assert_eq!(
+        call_yes(d, "git_restore_checkpoint", json!({"checkpoint": "../../heads/main"})).await.unwrap_err().0,
+        "REF_NOT_FOUND"
+    );
+}
+
+/// A bare remote (by path or file://) with one commit, and a clone of it with an identity.
+fn remote_pair(file_url: bool) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let bare = t.path().join("origin.git");
+    let work = t.path().join("work");
+    let seed = t.path().join("seed");
+    git(t.path(), &["init", "-q", "--bare", "-b", "main", bare.to_str().unwrap()]);
+    git(t.path(), &["init", "-q", "-b", "main", seed.to_str().unwrap()]);
+    write(&seed, "f.txt", "one\ntwo\nthree\n");
+    git(&seed, &["add", "-A"]);
+    git(&seed, &["commit", "-q", "-m", "base"]);
+    git(&seed, &["push", "-q", bare.to_str().unwrap(), "main"]);
+    let url = if file_url { format!("file://{}", bare.display()) } else { bare.display().to_string() };
+    git(t.path(), &["clone", "-q", &url, work.to_str().unwrap()]);
+    git(&work, &["config", "user.name", "Ada"]);
+    git(&work, &["config", "user.email", "ada@example.com"]);
+    git(&seed, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    git(&seed, &["fetch", "-q", "origin"]);
+    git(&seed, &["branch", "-q", "-u", "origin/main"]);
+    (t, work, seed)
+}
+
+fn refs(d: &Path) -> String {
+    git(d, &["for-each-ref", "--format=%(refname) %(objectname)"])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn push_fast_forward_refuses_non_fast_forward_and_protects_force() {
+    for file_url in [false, true] {
+        let (t, work, seed) = remote_pair(file_url);
+        let bare = t.path().join("origin.git");
+        let ws = t.path();
+        let w = |rel: &str| work.join(rel);
+        write(&work, "f.txt", "one\ntwo\nthree\nfour\n");
+        git(&work, &["commit", "-q", "-am", "four"]);
+        write(&work, "g.txt", "g\n");
+        git(&work, &["add", "g.txt"]);
+        git(&work, &["commit", "-q", "-m", "g"]);
+        let _ = w;
+        let ctx = |answers| ctx_with(ws, answers);
+        // Declined: nothing sent.
+        let remote_before = refs(&bare);
+        let (c, prompts) = ctx(vec![false]);
+        let r = call_ctx(&c, "git_push", json!({"path": "work", "branch": "feature"})).await;
+        assert_eq!(r.unwrap_err().0, "REF_NOT_FOUND");
+        let r = call_ctx(&c, "git_push", json!({"repoPath": "work"})).await.unwrap();
+        assert_eq!(r["status"], "declined");
+        assert_eq!(prompts.lock().unwrap()[0], "Push main → origin/main (2 commits)");
+        assert_eq!(refs(&bare), remote_before);
+        // main is protected by default: the second question.
+        let (c, prompts) = ctx(vec![true, true]);
+        let r = call_ctx(&c, "git_push", json!({"repoPath": "work"})).await.unwrap();
+        assert_eq!(r["status"], "pushed");
+        assert!(prompts.lock().unwrap()[1].contains("main is a protected branch"));
+        assert_eq!(git(&bare, &["rev-parse", "main"]), git(&work, &["rev-parse", "main"]));
+        assert_eq!(git(&work, &["rev-parse", "origin/main"]), git(&work, &["rev-parse", "main"]));
+        let r = call_yes(ws, "git_push", json!({"path": "work"})).await.unwrap();
+        assert_eq!(r["status"], "up-to-date");
+        // Someone else pushes: ours is no longer a fast-forward.
+        git(&seed, &["pull", "-q", "--ff-only"]);
+        write(&seed, "s.txt", "s\n");
+        git(&seed, &["add", "s.txt"]);
+        git(&seed, &["commit", "-q", "-m", "theirs"]);
+        git(&seed, &["push", "-q", "origin", "main"]);
+        write(&work, "h.txt", "h\n");
+        git(&work, &["add", "h.txt"]);
+        git(&work, &["commit", "-q", "-m", "mine"]);
+        let remote_before = refs(&bare);
+        let e = call_yes(ws, "git_push", json!({"path": "work"})).await.unwrap_err();
+        assert_eq!(e.0, "NON_FAST_FORWARD");
+        let e = call_yes(ws, "git_push", json!({"path": "work", "force": true})).await.unwrap_err();
+        assert_eq!(e.0, "PROTECTED_BRANCH");
+        assert_eq!(refs(&bare), remote_before);
+        // A force push to an unprotected branch is allowed.
+        git(&work, &["config", "--add", "eddie.protectedBranch", "release/*"]);
+        let r = call_yes(ws, "git_push", json!({"path": "work", "force": true})).await.unwrap();
+        assert_eq!(r["force"], true);
+        assert_eq!(git(&bare, &["rev-parse", "main"]), git(&work, &["rev-parse", "main"]));
+        // A new branch.
+        git(&work, &["checkout", "-q", "-b", "topic"]);
+        let r = call_yes(ws, "git_push", json!({"path": "work"})).await.unwrap();
+        assert_eq!(r["status"], "pushed");
+        assert_eq!(git(&bare, &["rev-parse", "topic"]), git(&work, &["rev-parse", "topic"]));
+        // Network remotes are refused, as is a missing remote.
+        git(&work, &["remote", "add", "net", "https://example.com/r.git"]);
+        assert_eq!(
+            call_yes(ws, "git_push", json!({"path": "work", "remote": "net"})).await.unwrap_err().0,
+            "UNSUPPORTED_SCHEME"
+        );
+        assert_eq!(
+            call_yes(ws, "git_push", json!({"path": "work", "remote": "nope"})).await.unwrap_err().0,
+            "REF_NOT_FOUND"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pull_fast_forwards_merges_cleanly_or_changes_nothing() {
+    let (t, work, seed) = remote_pair(false);
+    let ws = t.path();
+    let advance = |file: &str, text: &str, msg: &str| {
+        write(&seed, file, text);
+        git(&seed, &["add", "-A"]);
+        git(&seed, &["commit", "-q", "-m", msg]);
+        git(&seed, &["push", "-q", "origin", "main"]);
+    };
+    // Fast-forward.
+    advance("n.txt", "new\n", "theirs 1");
+    let (c, prompts) = ctx_with(ws, vec![false]);
+    let before = snapshot(&work);
+    let r = call_ctx(&c, "git_pull", json!({"path": "work"})).await.unwrap();
+    assert_eq!(r["status"], "declined");
+    assert_eq!(prompts.lock().unwrap()[0], "Pull origin/main into main: fast-forward (1 new commit)");
+    assert_eq!(snapshot(&work), before, "declined: nothing fetched, nothing changed");
+    let r = call_yes(ws, "git_pull", json!({"path": "work"})).await.unwrap();
+    assert_eq!(r["kind"], "fast-forward");
+    assert_eq!(git(&work, &["rev-parse", "HEAD"]), git(&seed, &["rev-parse", "HEAD"]));
+    assert_eq!(git(&work, &["status", "--porcelain"]), "");
+    assert_eq!(call_yes(ws, "git_pull", json!({"path": "work"})).await.unwrap()["status"], "up-to-date");
+    // Diverged without conflict: a clean merge commit.
+    advance("f.txt", "ONE\ntwo\nthree\n", "theirs 2");
+    write(&work, "f.txt", "one\ntwo\nTHREE\n");
+    git(&work, &["commit", "-q", "-am", "mine"]);
+    let r = call_yes(ws, "git_pull", json!({"path": "work"})).await.unwrap();
+    assert_eq!(r["kind"], "merge");
+    assert_eq!(std::fs::read_to_string(work.join("f.txt")).unwrap(), "ONE\ntwo\nTHREE\n");
+    assert_eq!(git(&work, &["rev-list", "--parents", "-1", "HEAD"]).split_whitespace().count(), 3);
+    assert_eq!(git(&work, &["status", "--porcelain"]), "");
+    // A conflicting merge: MERGE_CONFLICT, nothing changed (not even fetched).
+    advance("f.txt", "ONE\ntwo\nthree!\n", "theirs 3");
+    write(&work, "f.txt", "ONE\ntwo\nthree?\n");
+    git(&work, &["commit", "-q", "-am", "mine 2"]);
+    let before = snapshot(&work);
+    let e = call_yes(ws, "git_pull", json!({"path": "work"})).await.unwrap_err();
+    assert_eq!(e.0, "MERGE_CONFLICT");
+    assert!(e.1.contains("f.txt"), "{}", e.1);
+    assert_eq!(snapshot(&work), before);
+    // Local changes in the way: DIRTY_WORKTREE.
+    git(&work, &["reset", "-q", "--hard", "origin/main"]);
+    advance("n.txt", "newer\n", "theirs 4");
+    write(&work, "n.txt", "local edit\n");
+    let before = snapshot(&work);
+    let e = call_yes(ws, "git_pull", json!({"path": "work"})).await.unwrap_err();
+    assert_eq!(e.0, "DIRTY_WORKTREE");
+    assert!(e.1.contains("n.txt"));
+    assert_eq!(snapshot(&work), before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ref_named_like_a_flag_never_starts_a_process() {
+    use std::os::unix::fs::PermissionsExt;
+    let (t, work, _seed) = remote_pair(false);
+    let ws = t.path();
+    let marker = ws.join("pwned");
+    let evil = ws.join("evil.sh");
+    std::fs::write(&evil, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(&evil, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let name = format!("--upload-pack={}", evil.display());
+    // A branch really named like the flag (git's own porcelain refuses to create one).
+    let head = git(&work, &["rev-parse", "HEAD"]);
+    std::fs::create_dir_all(work.join(".git/refs/heads")).unwrap();
+    let refname = "--upload-pack=evil".to_owned();
+    std::fs::write(work.join(".git/refs/heads").join(&refname), &head).unwrap();
+    let before = eddie_tools_core::engine::process::supervisor::live_count();
+    let _ = call_yes(ws, "git_log", json!({"path": "work", "revision": refname})).await.unwrap();
+    let _ = call_yes(ws, "git_diff", json!({"path": "work", "from": refname})).await.unwrap();
+    let _ = call_yes(ws, "git_show", json!({"path": "work", "revision": refname})).await.unwrap();
+    let _ = call_yes(ws, "git_push", json!({"path": "work", "branch": refname})).await;
+    let _ = call_yes(ws, "git_push", json!({"path": "work", "branch": name.clone()})).await;
+    let _ = call_yes(ws, "git_pull", json!({"path": "work", "branch": name.clone()})).await;
+    let _ = call_yes(ws, "git_pull", json!({"path": "work", "remote": name.clone()})).await;
+    let _ =
+        call_yes(ws, "git_branch", json!({"path": "work", "action": "switch", "name": name.clone()})).await;
+    let _ = call_yes(ws, "git_log", json!({"path": "work", "revision": name})).await;
+    assert!(!marker.exists(), "no process ran");
+    assert_eq!(eddie_tools_core::engine::process::supervisor::live_count(), before);
+}

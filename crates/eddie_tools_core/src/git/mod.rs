@@ -3,7 +3,18 @@
 //! oracle. Every path goes through the workspace resolver; repository work runs on the
 //! blocking pool.
 
+pub mod common;
+pub mod git_blame;
+pub mod git_branch;
+pub mod git_checkpoint;
+pub mod git_commit;
+pub mod git_diff;
+pub mod git_log;
+pub mod git_remote;
+pub mod git_show;
+pub mod git_stage;
 pub mod git_status;
+pub mod is_protected_branch;
 
 use std::path::Path;
 
@@ -14,7 +25,23 @@ use crate::registry::Family;
 /// The family.
 pub const FAMILY: Family = Family {
     name: "git",
-    tools: &[git_status::TOOL],
+    tools: &[
+        git_status::TOOL,
+        git_diff::TOOL,
+        git_log::TOOL,
+        git_show::TOOL,
+        git_blame::TOOL,
+        git_stage::TOOL,
+        git_stage::UNSTAGE,
+        git_commit::TOOL,
+        git_branch::TOOL,
+        is_protected_branch::TOOL,
+        git_checkpoint::TOOL,
+        git_checkpoint::RESTORE,
+        git_checkpoint::LIST,
+        git_remote::PUSH,
+        git_remote::PULL,
+    ],
     contract: None,
     aliases: &[("repo_path", "path"), ("repoPath", "path"), ("repo", "path"), ("cwd", "path")],
     partial_on_cancel: false,
@@ -30,6 +57,10 @@ pub(crate) fn locate(ctx: &Ctx, path: Option<&str>) -> Result<std::path::PathBuf
 
 /// Open the repository that contains `dir` (searching upwards, as git does).
 pub(crate) fn open(dir: &Path) -> Result<git2::Repository> {
+    // libgit2 re-hashes every object it reads by default (with the slower collision-detecting
+    // SHA-1); git does not, and reads dominate log and blame. Objects written are still hashed.
+    static SETUP: std::sync::Once = std::sync::Once::new();
+    SETUP.call_once(|| git2::opts::strict_hash_verification(false));
     git2::Repository::discover(dir).map_err(|e| {
         ToolError::new(
             ErrorCode::NotARepository,

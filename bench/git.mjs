@@ -1,0 +1,157 @@
+#!/usr/bin/env node
+// bench/git.mjs [--runs N] [--corpus DIR]
+//
+// The git family side by side, in one run, against the git CLI (a process per call, as an agent
+// that shells out does) and simple-git (the npm library a TypeScript agent would use; it spawns
+// git for every call): status, diff, log and blame on a small repository, and git_log of 100
+// commits with file counts against `git log --numstat`. Every row checks that the results agree
+// (entry counts, commit ids, numstat totals, blamed line counts) before timing.
+// With --corpus DIR (../shared/bench/make-corpus.sh output), also status of that tree committed
+// (src/ and node_modules/) into a repository, warm, against `git status --porcelain`.
+// Peer: npm install --prefix bench/git   (never a root dependency). Run by hand; never in tests.
+import { execFileSync, execFile } from 'node:child_process'
+import { mkdtempSync, writeFileSync, mkdirSync, cpSync, existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { performance } from 'node:perf_hooks'
+import { promisify } from 'node:util'
+import * as tools from '../index.js'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const argv = process.argv.slice(2)
+const opt = (name, dflt) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : dflt }
+const runs = Number(opt('--runs', 15))
+const corpus = opt('--corpus', null)
+const { simpleGit } = createRequire(join(here, 'git', 'package.json'))('simple-git')
+const run = promisify(execFile)
+
+const ENV = {
+  ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1',
+  GIT_AUTHOR_NAME: 'Ada', GIT_AUTHOR_EMAIL: 'ada@example.com', GIT_COMMITTER_NAME: 'Ada', GIT_COMMITTER_EMAIL: 'ada@example.com',
+}
+const git = (cwd, ...args) => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8', maxBuffer: 1 << 30 })
+const cli = async (cwd, ...args) => (await run('git', args, { cwd, env: ENV, maxBuffer: 1 << 30 })).stdout
+
+/** A small repository: 40 files, 120 commits (each edits 3 files), then a few uncommitted edits. */
+function smallRepo() {
+  const dir = mkdtempSync(join(tmpdir(), 'eddie-bench-git-'))
+  git(dir, 'init', '-q', '-b', 'main')
+  let s = ''
+  for (let i = 1; i <= 120; i++) {
+    const when = 1_700_000_000 + i * 60
+    s += `commit refs/heads/main\nmark :${i}\nauthor Ada <ada@example.com> ${when} +0000\ncommitter Ada <ada@example.com> ${when} +0000\n`
+    const msg = `commit ${i}\n`
+    s += `data ${Buffer.byteLength(msg)}\n${msg}`
+    if (i > 1) s += `from :${i - 1}\n`
+    for (const k of [i % 40, (i * 7) % 40, (i * 13) % 40]) {
+      const body = Array.from({ length: 50 }, (_, l) => `file ${k} line ${l} ${l % 10 === i % 10 ? `v${i}` : ''}`).join('\n') + '\n'
+      s += `M 100644 inline src/f${k}.txt\ndata ${Buffer.byteLength(body)}\n${body}\n`
+    }
+  }
+  execFileSync('git', ['fast-import', '--quiet'], { cwd: dir, env: ENV, input: s })
+  git(dir, 'reset', '-q', '--hard', 'main')
+  for (const k of [1, 2, 3]) writeFileSync(join(dir, `src/f${k}.txt`), `edited ${k}\n`.repeat(20))
+  writeFileSync(join(dir, 'new.txt'), 'untracked\n')
+  return dir
+}
+
+async function median(fn) {
+  await fn()
+  const times = []
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now()
+    await fn()
+    times.push(performance.now() - t0)
+  }
+  times.sort((a, b) => a - b)
+  return times[Math.floor(times.length / 2)]
+}
+
+const rows = []
+async function row(name, check, sides) {
+  const results = {}
+  for (const [side, fn] of Object.entries(sides)) results[side] = await fn()
+  const ok = check(results)
+  const ms = {}
+  for (const [side, fn] of Object.entries(sides)) ms[side] = await median(fn)
+  const r = { name, equal: ok, native: ms.native, cli: ms.cli, simpleGit: ms.simpleGit }
+  r.vsCli = ms.native / ms.cli
+  if (ms.simpleGit !== undefined) r.simpleGitSpeedup = ms.simpleGit / ms.native
+  rows.push(r)
+  const f = (x) => (x === undefined ? '-' : `${x.toFixed(2)} ms`)
+  console.log(`${name.padEnd(34)} equal=${ok}  native ${f(ms.native)}  git ${f(ms.cli)}  simple-git ${f(ms.simpleGit)}  native/git ${r.vsCli.toFixed(2)}x${r.simpleGitSpeedup ? `  simple-git/native ${r.simpleGitSpeedup.toFixed(1)}x` : ''}`)
+}
+
+const dir = smallRepo()
+const ctx = { cwd: dir }
+const sg = simpleGit(dir).env(ENV)
+console.log(`small repository: ${dir} (40 files, 120 commits); runs=${runs}, median after a warm-up`)
+
+await row('status', (r) => r.native.data.entries.length === r.cli.split('\n').filter(Boolean).length && r.simpleGit.files.length === r.native.data.entries.length, {
+  native: () => tools.gitStatus({}, ctx),
+  cli: () => cli(dir, 'status', '--porcelain=v2', '--untracked-files=all'),
+  simpleGit: () => sg.status(),
+})
+
+const numstatTotals = (text) => text.split('\n').filter(Boolean).reduce((a, l) => { const [x, y] = l.split('\t'); return [a[0] + Number(x), a[1] + Number(y)] }, [0, 0])
+await row('diff (patch + numbers)', (r) => {
+  const [a, d] = numstatTotals(git(dir, 'diff', '--numstat'))
+  return r.native.data.totals.additions === a && r.native.data.totals.deletions === d && r.cli.length === r.native.data.patch.length + (r.cli.length - r.native.data.patch.length) && r.simpleGit === r.cli
+}, {
+  native: () => tools.gitDiff({}, ctx),
+  cli: () => cli(dir, 'diff'),
+  simpleGit: () => sg.diff(),
+})
+
+await row('log -n 10', (r) => {
+  const ids = r.cli.split('\n').filter(Boolean)
+  return JSON.stringify(r.native.data.commits.map((c) => c.id)) === JSON.stringify(ids) && JSON.stringify(r.simpleGit.all.map((c) => c.hash)) === JSON.stringify(ids)
+}, {
+  native: () => tools.gitLog({ maxCount: 10 }, ctx),
+  cli: () => cli(dir, 'log', '-n', '10', '--format=%H'),
+  simpleGit: () => sg.log({ maxCount: 10 }),
+})
+
+await row('blame src/f5.txt (50 lines)', (r) => {
+  const lines = (t) => t.split('\n').filter((l) => l.startsWith('\t')).length
+  const ours = r.native.data.hunks.reduce((a, h) => a + h.lines, 0)
+  return ours === lines(r.cli) && lines(r.simpleGit) === ours
+}, {
+  native: () => tools.gitBlame({ file: 'src/f5.txt', revision: 'HEAD' }, ctx),
+  cli: () => cli(dir, 'blame', '--porcelain', 'HEAD', '--', 'src/f5.txt'),
+  simpleGit: () => sg.raw(['blame', '--porcelain', 'HEAD', '--', 'src/f5.txt']),
+})
+
+await row('log -n 100 with file counts', (r) => {
+  const [a, d] = numstatTotals(r.cli.split('\n').filter((l) => /^\d+\t\d+\t/.test(l)).join('\n'))
+  const ours = r.native.data.commits.flatMap((c) => c.files)
+  const oa = ours.reduce((x, f) => x + (f.additions ?? 0), 0)
+  const od = ours.reduce((x, f) => x + (f.deletions ?? 0), 0)
+  return r.native.data.commits.length === 100 && oa === a && od === d && r.simpleGit.all.length === 100
+}, {
+  native: () => tools.gitLog({ maxCount: 100, files: true }, ctx),
+  cli: () => cli(dir, 'log', '-n', '100', '--numstat', '--format=%H'),
+  simpleGit: () => sg.log({ maxCount: 100, '--numstat': null }),
+})
+
+if (corpus) {
+  const big = mkdtempSync(join(tmpdir(), 'eddie-bench-git-corpus-'))
+  // src/ and node_modules/ (about 50,000 files; the 200 MB data file left out), all committed.
+  for (const part of ['src', 'node_modules']) cpSync(join(corpus, part), join(big, part), { recursive: true })
+  git(big, 'init', '-q', '-b', 'main')
+  git(big, 'add', '-A')
+  git(big, 'commit', '-q', '-m', 'corpus')
+  const bctx = { cwd: big }
+  await row(`status of the corpus (${git(big, 'ls-files').split('\n').length - 1} files)`, (r) => r.native.data.clean === true && r.cli === '', {
+    native: () => tools.gitStatus({}, bctx),
+    cli: () => cli(big, 'status', '--porcelain'),
+  })
+}
+
+console.log(JSON.stringify(rows, null, 1))
+if (rows.some((r) => !r.equal)) {
+  console.error('results differ')
+  process.exitCode = 1
+}

@@ -1,0 +1,366 @@
+//! `git_log`: commit history read with libgit2 (a revision walk in git's default order:
+//! newest commit date first). Filters: `maxCount`/`limit`, `skip`, `since`/`until` (commit
+//! date), `author` (a regex on `Name <email>`), `grep` (a regex on the message), and a path
+//! (`file`), optionally followed across renames. Each commit: full and short id, author,
+//! committer, date, subject, body, parents; with `files`, the changed files with
+//! `git log --numstat` counts (merges list none, as git log shows none by default).
+
+use std::collections::HashMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::common;
+use crate::call::args::lenient::{Flag, JsInt};
+use crate::context::Ctx;
+use crate::error::{ErrorCode, Result, ToolError};
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id`.
+pub const SCHEMA: &str = "eddie.tool.git_log.result.v1";
+const NAME: &str = "git_log";
+const DEFAULT_COUNT: i64 = 10;
+const MAX_COUNT: i64 = 100_000;
+
+/// The arguments of `git_log`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// A folder inside the repository (default: the workspace root; also: repo_path, repoPath).
+    pub path: Option<String>,
+    /// The revision to start from (default HEAD), or a range `a..b`.
+    pub revision: Option<String>,
+    /// At most this many commits (default 10; also: limit, max_count, n).
+    pub max_count: Option<JsInt>,
+    /// Skip this many matching commits first.
+    pub skip: Option<JsInt>,
+    /// Only commits with a commit date at or after this (ISO 8601, `2 weeks ago`, `yesterday`).
+    pub since: Option<String>,
+    /// Only commits with a commit date at or before this.
+    pub until: Option<String>,
+    /// Only commits whose author (`Name <email>`) matches this regex.
+    pub author: Option<String>,
+    /// Only commits whose message matches this regex.
+    pub grep: Option<String>,
+    /// Only commits that change this file or folder (relative to path).
+    pub file: Option<String>,
+    /// Follow the file across renames (needs file).
+    pub follow: Option<Flag>,
+    /// Include the changed files of each commit with added/deleted line counts.
+    pub files: Option<Flag>,
+}
+
+struct Plan {
+    revision: Option<String>,
+    max: usize,
+    skip: usize,
+    since: Option<i64>,
+    until: Option<i64>,
+    author: Option<regex::Regex>,
+    grep: Option<regex::Regex>,
+    file: Option<String>,
+    follow: bool,
+    files: bool,
+}
+
+fn regex_arg(name: &str, v: Option<String>) -> Result<Option<regex::Regex>> {
+    v.filter(|s| !s.is_empty())
+        .map(|s| {
+            regex::Regex::new(&s).map_err(|e| {
+                ToolError::new(ErrorCode::InvalidRegex, format!("{name}: invalid regular expression: {e}"))
+            })
+        })
+        .transpose()
+}
+
+fn date_arg(name: &str, v: Option<String>) -> Result<Option<i64>> {
+    v.filter(|s| !s.trim().is_empty())
+        .map(|s| {
+            common::parse_time(&s).map(|t| t.seconds()).ok_or_else(|| {
+                ToolError::invalid(format!(
+                    "{name}: cannot read the date {s:?}; use ISO 8601 (2026-01-31 or 2026-01-31T12:00:00Z) or '2 weeks ago'"
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// Files changed by `commit` against its first parent (the root against the empty tree), with
+/// renames detected; `None` for a merge.
+fn changed_files(
+    repo: &git2::Repository,
+    commit: &git2::Commit<'_>,
+    specs: &[String],
+) -> Result<Option<Vec<Value>>> {
+    if commit.parent_count() > 1 {
+        return Ok(None);
+    }
+    let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "log");
+    let tree = commit.tree().map_err(fail)?;
+    let parent = match commit.parent_count() {
+        0 => None,
+        _ => Some(commit.parent(0).and_then(|p| p.tree()).map_err(fail)?),
+    };
+    let mut opts = common::diff_options(0, specs);
+    let mut d = repo.diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut opts)).map_err(fail)?;
+    common::find_renames(&mut d)?;
+    Ok(Some(common::render(&d, false, 0)?.files))
+}
+
+/// Whether `commit` changes `spec` against its parents: a non-merge when the diff restricted to
+/// the path is not empty; a merge when it differs from every parent (git drops a merge that is
+/// the same as one of its parents for the path).
+fn touches(commit: &git2::Commit<'_>, spec: &str) -> Result<bool> {
+    let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "log");
+    let tree = commit.tree().map_err(fail)?;
+    let entry = |t: &git2::Tree<'_>| t.get_path(std::path::Path::new(spec)).ok().map(|e| e.id());
+    let mine = entry(&tree);
+    if commit.parent_count() == 0 {
+        return Ok(mine.is_some());
+    }
+    for p in commit.parents() {
+        let pt = p.tree().map_err(fail)?;
+        if entry(&pt) == mine {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The rename source of `spec` in `commit` (when the commit renamed something to it).
+fn renamed_from(repo: &git2::Repository, commit: &git2::Commit<'_>, spec: &str) -> Result<Option<String>> {
+    if commit.parent_count() != 1 {
+        return Ok(None);
+    }
+    let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "log");
+    let tree = commit.tree().map_err(fail)?;
+    let parent = commit.parent(0).and_then(|p| p.tree()).map_err(fail)?;
+    let mut opts = git2::DiffOptions::new();
+    let mut d = repo.diff_tree_to_tree(Some(&parent), Some(&tree), Some(&mut opts)).map_err(fail)?;
+    common::find_renames(&mut d)?;
+    for delta in d.deltas() {
+        if delta.status() == git2::Delta::Renamed
+            && delta.new_file().path().is_some_and(|p| p == std::path::Path::new(spec))
+        {
+            return Ok(delta.old_file().path().map(|p| p.to_string_lossy().into_owned()));
+        }
+    }
+    Ok(None)
+}
+
+fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
+    let repo = common::checkout(dir)?;
+    let root = common::workdir(&repo)?;
+    let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "log");
+    let mut file = match &p.file {
+        Some(f) => common::pathspecs(ctx, dir, &root, std::slice::from_ref(f))?.into_iter().next(),
+        None => None,
+    };
+    if file.as_deref() == Some(".") {
+        file = None;
+    }
+    let mut walk = repo.revwalk().map_err(fail)?;
+    walk.set_sorting(git2::Sort::TIME).map_err(fail)?;
+    match p.revision.as_deref() {
+        Some(r) if r.contains("..") => {
+            let (a, b) = r.split_once("..").unwrap_or((r, ""));
+            let b = b.trim_start_matches('.');
+            let to = common::commit_at(&repo, if b.is_empty() { "HEAD" } else { b })?;
+            let from = common::commit_at(&repo, if a.is_empty() { "HEAD" } else { a })?;
+            walk.push(to.id()).map_err(fail)?;
+            walk.hide(from.id()).map_err(fail)?;
+        }
+        Some(r) => walk.push(common::commit_at(&repo, r)?.id()).map_err(fail)?,
+        None => match common::head_commit(&repo)? {
+            Some(c) => walk.push(c.id()).map_err(fail)?,
+            None => {
+                return Ok(json!({"commits": [], "count": 0, "unborn": true, "truncated": false}));
+            }
+        },
+    }
+    let mut commits = Vec::new();
+    let mut skipped = 0usize;
+    let mut more = false;
+    let mut short_ids: HashMap<git2::Oid, String> = HashMap::new();
+    for oid in walk {
+        let oid = oid.map_err(fail)?;
+        let c = repo.find_commit(oid).map_err(fail)?;
+        let when = c.committer().when().seconds();
+        if p.until.is_some_and(|u| when > u) {
+            continue;
+        }
+        if p.since.is_some_and(|s| when < s) {
+            // Walking newest first: git stops at the first older commit too.
+            break;
+        }
+        if let Some(re) = &p.author {
+            let a = c.author();
+            let who = format!(
+                "{} <{}>",
+                String::from_utf8_lossy(a.name_bytes()),
+                String::from_utf8_lossy(a.email_bytes())
+            );
+            if !re.is_match(&who) {
+                continue;
+            }
+        }
+        if let Some(re) = &p.grep
+            && !re.is_match(&String::from_utf8_lossy(c.message_bytes()))
+        {
+            continue;
+        }
+        if let Some(f) = file.clone() {
+            if !touches(&c, &f)? {
+                continue;
+            }
+            if p.follow
+                && let Some(old) = renamed_from(&repo, &c, &f)?
+            {
+                file = Some(old);
+            }
+        }
+        if skipped < p.skip {
+            skipped += 1;
+            continue;
+        }
+        if commits.len() >= p.max {
+            more = true;
+            break;
+        }
+        let message = String::from_utf8_lossy(c.message_bytes()).into_owned();
+        let (subject, body) = split_message(&message);
+        let short = match short_ids.get(&oid) {
+            Some(s) => s.clone(),
+            None => {
+                let s = c
+                    .as_object()
+                    .short_id()
+                    .ok()
+                    .and_then(|b| b.as_str().ok().map(str::to_owned))
+                    .unwrap_or_else(|| oid.to_string()[..7].to_owned());
+                short_ids.insert(oid, s.clone());
+                s
+            }
+        };
+        let mut entry = json!({
+            "id": oid.to_string(),
+            "shortId": short,
+            "author": common::person(&c.author()),
+            "committer": common::person(&c.committer()),
+            "date": common::iso(c.author().when()),
+            "subject": subject,
+            "body": body,
+            "parents": c.parent_ids().map(|p| p.to_string()).collect::<Vec<_>>(),
+        });
+        if p.files {
+            let specs: Vec<String> = Vec::new();
+            entry["files"] = changed_files(&repo, &c, &specs)?.map_or(json!([]), Value::from);
+        }
+        commits.push(entry);
+    }
+    Ok(json!({"commits": commits, "count": commits.len(), "unborn": false, "truncated": more}))
+}
+
+/// A message's subject (its first paragraph, joined on one line, as git's `%s`) and body
+/// (the rest, as `%b`).
+pub fn split_message(m: &str) -> (String, String) {
+    let m = m.trim_start_matches('\n');
+    let (head, body) = match m.find("\n\n") {
+        Some(i) => (&m[..i], m[i + 2..].trim_start_matches('\n')),
+        None => (m.trim_end_matches('\n'), ""),
+    };
+    let subject = head.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    (subject, body.to_owned())
+}
+
+fn render(d: &Value) -> String {
+    let mut out = String::new();
+    let commits = d["commits"].as_array().cloned().unwrap_or_default();
+    if commits.is_empty() {
+        return if d["unborn"] == true { "No commits yet.\n".into() } else { "No commits match.\n".into() };
+    }
+    for c in &commits {
+        out.push_str(&format!(
+            "{} {} {} <{}> {}\n",
+            c["shortId"].as_str().unwrap_or_default(),
+            c["date"].as_str().unwrap_or_default(),
+            c["author"]["name"].as_str().unwrap_or_default(),
+            c["author"]["email"].as_str().unwrap_or_default(),
+            c["subject"].as_str().unwrap_or_default(),
+        ));
+        for f in c["files"].as_array().into_iter().flatten() {
+            let a = f["additions"].as_u64().map_or("-".to_owned(), |n| n.to_string());
+            let dl = f["deletions"].as_u64().map_or("-".to_owned(), |n| n.to_string());
+            let path = f["path"].as_str().unwrap_or_default();
+            match f["oldPath"].as_str() {
+                Some(o) => out.push_str(&format!("    {a}\t{dl}\t{o} => {path}\n")),
+                None => out.push_str(&format!("    {a}\t{dl}\t{path}\n")),
+            }
+        }
+    }
+    if d["truncated"] == true {
+        out.push_str(&format!("[{} commits shown; more match: raise maxCount or use skip]\n", commits.len()));
+    }
+    out
+}
+
+fn count(name: &str, v: Option<JsInt>, default: i64, max: i64) -> Result<usize> {
+    match v {
+        None => Ok(usize::try_from(default).unwrap_or(0)),
+        Some(JsInt(n)) if (0..=max).contains(&n) => Ok(usize::try_from(n).unwrap_or(0)),
+        Some(_) => Err(ToolError::invalid(format!("{name} must be an integer from 0 to {max}"))),
+    }
+}
+
+/// Run `git_log`.
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let dir = super::locate(ctx, a.path.as_deref())?;
+    let follow = a.follow.is_some_and(|f| f.0);
+    let file = a.file.filter(|f| !f.is_empty());
+    if follow && file.is_none() {
+        return Err(ToolError::invalid("follow needs file: the path to follow across renames"));
+    }
+    let plan = Plan {
+        revision: a.revision.filter(|r| !r.is_empty()),
+        max: count("maxCount", a.max_count, DEFAULT_COUNT, MAX_COUNT)?,
+        skip: count("skip", a.skip, 0, i64::from(u32::MAX))?,
+        since: date_arg("since", a.since)?,
+        until: date_arg("until", a.until)?,
+        author: regex_arg("author", a.author)?,
+        grep: regex_arg("grep", a.grep)?,
+        file,
+        follow,
+        files: a.files.is_some_and(|f| f.0),
+    };
+    let c = ctx.clone();
+    let data = crate::blocking(NAME, move || log(&dir, &c, plan)).await?;
+    Ok(ToolOutput::new(SCHEMA, render(&data), data))
+}
+
+/// The `git_log` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: NAME,
+    js_name: "gitLog",
+    family: "git",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[
+        ("limit", "maxCount"),
+        ("max_count", "maxCount"),
+        ("n", "maxCount"),
+        ("count", "maxCount"),
+        ("ref", "revision"),
+        ("rev", "revision"),
+        ("branch", "revision"),
+        ("filePath", "file"),
+        ("file_path", "file"),
+        ("include_files", "files"),
+        ("includeFiles", "files"),
+        ("stat", "files"),
+        ("numstat", "files"),
+    ],
+    definition: include_str!("git_log.json"),
+    input: Some(common::schema_no_required::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
+};

@@ -1,0 +1,232 @@
+//! `git_stage` / `git_unstage`: add paths to the index (new, modified and deleted files, like
+//! `git add -A <paths>`), or put their index entries back to HEAD (`git restore --staged`;
+//! in an unborn repository, removing them from the index). What will change is computed
+//! first, then `ctx.confirm` is asked, then the index is written once (`LOCKED` when another
+//! process holds `index.lock`, which is never removed).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::common;
+use crate::call::args::lenient::StringOrList;
+use crate::context::Ctx;
+use crate::error::{ErrorCode, Result, ToolError};
+use crate::output::ToolOutput;
+
+/// The outputSchema `$id` of `git_stage`.
+pub const SCHEMA: &str = "eddie.tool.git_stage.result.v1";
+/// The outputSchema `$id` of `git_unstage`.
+pub const UNSTAGE_SCHEMA: &str = "eddie.tool.git_unstage.result.v1";
+
+/// The arguments of `git_stage` and `git_unstage`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Args {
+    /// A folder inside the repository (default: the workspace root; also: repo_path, repoPath).
+    pub path: Option<String>,
+    /// Files, folders or pathspecs relative to path (default: everything; also: file, paths).
+    pub files: Option<StringOrList>,
+}
+
+/// What a call will do: the repository-relative paths it changes.
+pub(crate) struct Plan {
+    pub dir: std::path::PathBuf,
+    pub specs: Vec<String>,
+    pub paths: Vec<String>,
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// libgit2 pathspecs for `specs` (`.` is everything).
+pub(crate) fn lib_specs(specs: &[String]) -> Vec<String> {
+    if specs.is_empty() || specs.iter().any(|s| s == ".") { vec!["*".to_owned()] } else { specs.to_vec() }
+}
+
+/// Paths with working tree changes under `specs` (what `git add -A` would stage); `NOT_FOUND`
+/// for a given path that matches nothing in the working tree or the index.
+pub(crate) fn stage_plan(repo: &git2::Repository, specs: &[String]) -> Result<Vec<String>> {
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .renames_head_to_index(false);
+    for s in lib_specs(specs) {
+        opts.pathspec(s);
+    }
+    let st = repo.statuses(Some(&mut opts)).map_err(|e| super::err(&e, ErrorCode::Internal, "status"))?;
+    use git2::Status as S;
+    let wt = S::WT_NEW | S::WT_MODIFIED | S::WT_DELETED | S::WT_TYPECHANGE | S::WT_RENAMED | S::CONFLICTED;
+    let paths: Vec<String> =
+        st.iter().filter(|e| e.status().intersects(wt)).map(|e| lossy(e.path_bytes())).collect();
+    check_specs_exist(repo, specs)?;
+    Ok(paths)
+}
+
+fn check_specs_exist(repo: &git2::Repository, specs: &[String]) -> Result<()> {
+    let root = common::workdir(repo)?;
+    let index = repo.index().map_err(|e| super::err(&e, ErrorCode::Internal, "index"))?;
+    for s in specs.iter().filter(|s| *s != ".") {
+        if s.contains(['*', '?', '[']) || std::fs::symlink_metadata(root.join(s)).is_ok() {
+            continue;
+        }
+        let prefix = format!("{s}/");
+        let known = index.iter().any(|e| {
+            let p = String::from_utf8_lossy(&e.path);
+            p == s.as_str() || p.starts_with(&prefix)
+        });
+        let in_head = || {
+            common::head_commit(repo)
+                .ok()
+                .flatten()
+                .and_then(|c| c.tree().ok())
+                .is_some_and(|t| t.get_path(std::path::Path::new(s)).is_ok())
+        };
+        if !known && !in_head() {
+            return Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!("pathspec {s:?} did not match any file (not in the working tree, the index or HEAD)"),
+            )
+            .with_prop("path", s.as_str()));
+        }
+    }
+    Ok(())
+}
+
+/// Stage `specs` in `index` (in memory): additions and modifications, then deletions.
+pub(crate) fn stage_into(index: &mut git2::Index, specs: &[String]) -> Result<()> {
+    let specs = lib_specs(specs);
+    let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "staging");
+    index.add_all(specs.iter(), git2::IndexAddOption::DEFAULT, None).map_err(fail)?;
+    index.update_all(specs.iter(), None).map_err(fail)?;
+    Ok(())
+}
+
+/// Paths staged (index differs from HEAD) under `specs`, rename sources included.
+pub(crate) fn staged_paths(repo: &git2::Repository, specs: &[String]) -> Result<Vec<String>> {
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(false).renames_head_to_index(false);
+    for s in lib_specs(specs) {
+        opts.pathspec(s);
+    }
+    let st = repo.statuses(Some(&mut opts)).map_err(|e| super::err(&e, ErrorCode::Internal, "status"))?;
+    use git2::Status as S;
+    let idx = S::INDEX_NEW | S::INDEX_MODIFIED | S::INDEX_DELETED | S::INDEX_RENAMED | S::INDEX_TYPECHANGE;
+    let mut out: Vec<String> =
+        st.iter().filter(|e| e.status().intersects(idx)).map(|e| lossy(e.path_bytes())).collect();
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn plan(ctx: &Ctx, dir: &std::path::Path, files: &[String], unstage: bool) -> Result<Plan> {
+    let repo = common::checkout(dir)?;
+    common::check_index_lock(&repo)?;
+    let root = common::workdir(&repo)?;
+    let specs = common::pathspecs(ctx, dir, &root, files)?;
+    let paths = if unstage {
+        check_specs_exist(&repo, &specs)?;
+        staged_paths(&repo, &specs)?
+    } else {
+        stage_plan(&repo, &specs)?
+    };
+    Ok(Plan { dir: dir.to_path_buf(), specs, paths })
+}
+
+fn apply(p: &Plan, unstage: bool) -> Result<()> {
+    let repo = common::checkout(&p.dir)?;
+    common::check_index_lock(&repo)?;
+    if unstage {
+        let head = common::head_commit(&repo)?;
+        let target = head.as_ref().map(git2::Commit::as_object);
+        repo.reset_default(target, p.paths.iter())
+            .map_err(|e| super::err(&e, ErrorCode::Internal, "unstaging"))?;
+        return Ok(());
+    }
+    let mut index = repo.index().map_err(|e| super::err(&e, ErrorCode::Internal, "index"))?;
+    stage_into(&mut index, &p.specs)?;
+    index.write().map_err(|e| super::err(&e, ErrorCode::Internal, "writing the index"))
+}
+
+fn summary(paths: &[String]) -> String {
+    let shown: Vec<&str> = paths.iter().take(10).map(String::as_str).collect();
+    let more = if paths.len() > 10 { format!(" and {} more", paths.len() - 10) } else { String::new() };
+    format!("{}{more}", shown.join(", "))
+}
+
+async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> {
+    let (name, schema, verb) =
+        if unstage { ("git_unstage", UNSTAGE_SCHEMA, "Unstage") } else { ("git_stage", SCHEMA, "Stage") };
+    let dir = super::locate(ctx, a.path.as_deref())?;
+    let files = common::list(a.files);
+    let c = ctx.clone();
+    let p = crate::blocking(name, move || plan(&c, &dir, &files, unstage)).await?;
+    let key = if unstage { "unstaged" } else { "staged" };
+    if p.paths.is_empty() {
+        let what = if unstage { "Nothing staged to unstage." } else { "Nothing to stage: no changes." };
+        return Ok(ToolOutput::new(
+            schema,
+            format!("{what}\n"),
+            json!({key: [], "count": 0, "status": "nothing"}),
+        ));
+    }
+    let n = p.paths.len();
+    let message = format!("{verb} {n} path{}: {}", if n == 1 { "" } else { "s" }, summary(&p.paths));
+    if !ctx.confirm(message.clone()).await? {
+        return Ok(ToolOutput::new(
+            schema,
+            format!("{verb} declined by the user; the index is unchanged.\n"),
+            json!({key: [], "count": 0, "status": "declined"}),
+        ));
+    }
+    let paths = p.paths.clone();
+    crate::blocking(name, move || apply(&p, unstage)).await?;
+    let past = if unstage { "Unstaged" } else { "Staged" };
+    Ok(ToolOutput::new(
+        schema,
+        format!("{past} {n} path{}: {}\n", if n == 1 { "" } else { "s" }, summary(&paths)),
+        json!({key: paths, "count": n, "status": "done"}),
+    ))
+}
+
+/// Run `git_stage`.
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    go(a, ctx, false).await
+}
+
+/// Run `git_unstage`.
+pub async fn run_unstage(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    go(a, ctx, true).await
+}
+
+const ALIASES: &[(&str, &str)] = &[("file", "files"), ("paths", "files"), ("pathspec", "files")];
+
+/// The `git_stage` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "git_stage",
+    js_name: "gitStage",
+    family: "git",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: ALIASES,
+    definition: include_str!("git_stage.json"),
+    input: Some(common::schema_no_required::<Args>),
+    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse("git_stage", args)?, ctx).await }),
+};
+
+/// The `git_unstage` tool.
+pub const UNSTAGE: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "git_unstage",
+    js_name: "gitUnstage",
+    family: "git",
+    effects: crate::registry::Effects::Confirms,
+    permission: crate::registry::Permission::Moderate,
+    aliases: ALIASES,
+    definition: include_str!("git_unstage.json"),
+    input: Some(common::schema_no_required::<Args>),
+    run: |args, ctx| {
+        Box::pin(async move { run_unstage(crate::call::args::parse("git_unstage", args)?, ctx).await })
+    },
+};
