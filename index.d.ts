@@ -2798,6 +2798,450 @@ export type GitStatusData = {
 export declare function gitStatus(args: GitStatusArgs, ctx: ToolContext): Promise<ToolResult<GitStatusData>>
 export declare const gitStatusTool: ToolDefinition<GitStatusArgs, GitStatusData>
 
+/** Arguments of `git_diff`. */
+export type GitDiffArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** Only these files or pathspecs, relative to path (also: file). */
+  files?: string | Array<string>
+  /** Staged changes: the index against HEAD (also: cached). */
+  staged?: boolean
+  /** A revision to compare from: alone, against the working tree; with `to`, against `to`.
+`a..b` and `a...b` (from the merge base) are accepted too. */
+  from?: string
+  /** A revision to compare to (needs `from`). */
+  to?: string
+  /** Detect renames (default true, as git does). */
+  renames?: boolean
+  /** Lines of context around each change (default 3). */
+  context?: number
+  /** Byte budget of patch text (default 50000); files whose patch does not fit are listed
+with their numbers and counted in omittedBytes. */
+  maxBytes?: number
+  /** Numbers only, no patch text (like --numstat). */
+  stat?: boolean
+}
+/** `data` of a `git_diff` result. */
+export type GitDiffData = {
+  scope: "worktree" | "staged" | "refs" | "ref-worktree" | "ref-index"
+  from?: string | null
+  to?: string | null
+  files: Array<{
+    path: string | null
+    oldPath?: string | null
+    status: string
+    binary: boolean
+    additions?: number | null
+    deletions?: number | null
+    [key: string]: unknown
+  }>
+  totals: {
+    [key: string]: unknown
+  }
+  hasChanges: boolean
+  patch?: string | null
+  truncated: boolean
+  omittedBytes: number
+  omittedFiles?: Array<string>
+  [key: string]: unknown
+}
+/** Changes in the git repository containing path, read without running git: the working tree against the index (default), staged changes (staged/cached: the index against HEAD), one revision against another (from + to, or from: 'a..b' / 'a...b'), or a revision against the working tree (from alone); optionally only some files. Per file: path, oldPath for renames, status letter (A, M, D, R, T), additions and deletions as git diff --numstat counts them; binary files are reported (binary: true), never dumped. The patch text is kept whole per file within maxBytes (default 50000); files left out are listed in omittedFiles with omittedBytes. (`git_diff`) */
+export declare function gitDiff(args: GitDiffArgs, ctx: ToolContext): Promise<ToolResult<GitDiffData>>
+export declare const gitDiffTool: ToolDefinition<GitDiffArgs, GitDiffData>
+
+/** Arguments of `git_log`. */
+export type GitLogArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** The revision to start from (default HEAD), or a range `a..b`. */
+  revision?: string
+  /** At most this many commits (default 10; also: limit, max_count, n). */
+  maxCount?: number
+  /** Skip this many matching commits first. */
+  skip?: number
+  /** Only commits with a commit date at or after this (ISO 8601, `2 weeks ago`, `yesterday`). */
+  since?: string
+  /** Only commits with a commit date at or before this. */
+  until?: string
+  /** Only commits whose author (`Name <email>`) matches this regex. */
+  author?: string
+  /** Only commits whose message matches this regex. */
+  grep?: string
+  /** Only commits that change this file or folder (relative to path). */
+  file?: string
+  /** Follow the file across renames (needs file). */
+  follow?: boolean
+  /** Include the changed files of each commit with added/deleted line counts. */
+  files?: boolean
+}
+/** `data` of a `git_log` result. */
+export type GitLogData = {
+  commits: Array<{
+    id: string
+    shortId: string
+    author: {
+      [key: string]: unknown
+    }
+    committer?: {
+      [key: string]: unknown
+    }
+    date: string
+    subject: string
+    body: string
+    parents: Array<string>
+    files?: Array<unknown>
+    [key: string]: unknown
+  }>
+  count: number
+  unborn?: boolean
+  truncated: boolean
+  [key: string]: unknown
+}
+/** Commit history of the git repository containing path, read without running git, newest first: at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
+export declare function gitLog(args: GitLogArgs, ctx: ToolContext): Promise<ToolResult<GitLogData>>
+export declare const gitLogTool: ToolDefinition<GitLogArgs, GitLogData>
+
+/** Arguments of `git_show`. */
+export type GitShowArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** The commit, branch or tag (default HEAD; also: ref, commit, rev). */
+  revision?: string
+  /** Show this file's content at the revision instead of the commit (relative to path). */
+  file?: string
+  /** Limit the commit's diff to these files. */
+  files?: string | Array<string>
+  /** Byte budget of the patch text or file content (default 50000). */
+  maxBytes?: number
+}
+/** `data` of a `git_show` result. */
+export type GitShowData = {
+  kind: "commit" | "file"
+  revision: string
+  id?: string
+  shortId?: string | null
+  author?: {
+    [key: string]: unknown
+  }
+  committer?: {
+    [key: string]: unknown
+  }
+  subject?: string
+  body?: string
+  message?: string
+  parents?: Array<string>
+  files?: Array<unknown>
+  totals?: {
+    [key: string]: unknown
+  }
+  patch?: string
+  file?: string
+  blob?: string
+  size?: number
+  binary?: boolean
+  content?: string | null
+  truncated: boolean
+  omittedBytes?: number
+  omittedFiles?: Array<string>
+  [key: string]: unknown
+}
+/** A commit of the git repository containing path, read without running git: id, author, committer, subject, body, parents, and its diff against the first parent (per-file numbers and patch text within maxBytes, default 50000; files left out are listed in omittedFiles). With file: that file's content at the revision instead (binary files are reported, not dumped). (`git_show`) */
+export declare function gitShow(args: GitShowArgs, ctx: ToolContext): Promise<ToolResult<GitShowData>>
+export declare const gitShowTool: ToolDefinition<GitShowArgs, GitShowData>
+
+/** Arguments of `git_blame`. */
+export type GitBlameArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** The file to blame (relative to path). */
+  file: string
+  /** Blame the file as of this revision (default: the working tree on top of HEAD). */
+  revision?: string
+  /** First line (1-based). */
+  startLine?: number
+  /** Last line (inclusive). */
+  endLine?: number
+}
+/** `data` of a `git_blame` result. */
+export type GitBlameData = {
+  file: string
+  revision?: string
+  startLine?: number
+  endLine?: number
+  totalLines: number
+  hunks: Array<{
+    startLine: number
+    lines: number
+    commit: string
+    shortId?: string
+    committed: boolean
+    author?: string
+    email?: string
+    date?: string
+    summary?: string
+    origPath?: string | null
+    origStartLine?: number
+    [key: string]: unknown
+  }>
+  lines?: Array<string>
+  [key: string]: unknown
+}
+/** Who last changed each line of a file in the git repository containing path, read without running git, grouped in hunks (startLine, lines, commit, author, email, date, summary, origPath, origStartLine). By default the working tree's content on top of HEAD (lines not committed yet have the zero commit id and committed: false); with revision, the file as of that commit. startLine/endLine limit the range. (`git_blame`) */
+export declare function gitBlame(args: GitBlameArgs, ctx: ToolContext): Promise<ToolResult<GitBlameData>>
+export declare const gitBlameTool: ToolDefinition<GitBlameArgs, GitBlameData>
+
+/** Arguments of `git_stage`. */
+export type GitStageArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** Files, folders or pathspecs relative to path (default: everything; also: file, paths). */
+  files?: string | Array<string>
+}
+/** `data` of a `git_stage` result. */
+export type GitStageData = {
+  staged: Array<string>
+  count: number
+  status: "done" | "nothing" | "declined"
+  [key: string]: unknown
+}
+/** Stage files in the git repository containing path (like git add -A <files>: new, modified and deleted files; ignored files are left out), without running git. files: paths, folders or pathspecs relative to path (default: everything). Asks for confirmation naming the paths; LOCKED when another git process holds index.lock (nothing changed). (`git_stage`, mutating, asks ctx.confirm) */
+export declare function gitStage(args: GitStageArgs, ctx: ToolContext): Promise<ToolResult<GitStageData>>
+export declare const gitStageTool: ToolDefinition<GitStageArgs, GitStageData>
+
+/** Arguments of `git_unstage`. */
+export type GitUnstageArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** Files, folders or pathspecs relative to path (default: everything; also: file, paths). */
+  files?: string | Array<string>
+}
+/** `data` of a `git_unstage` result. */
+export type GitUnstageData = {
+  unstaged: Array<string>
+  count: number
+  status: "done" | "nothing" | "declined"
+  [key: string]: unknown
+}
+/** Unstage files in the git repository containing path (like git restore --staged <files>: their index entries go back to HEAD; in a repository with no commits yet they leave the index), without running git. The working tree is not touched. files: paths, folders or pathspecs relative to path (default: everything staged). Asks for confirmation naming the paths; LOCKED when another git process holds index.lock. (`git_unstage`, mutating, asks ctx.confirm) */
+export declare function gitUnstage(args: GitUnstageArgs, ctx: ToolContext): Promise<ToolResult<GitUnstageData>>
+export declare const gitUnstageTool: ToolDefinition<GitUnstageArgs, GitUnstageData>
+
+/** Arguments of `git_commit`. */
+export type GitCommitArgs = {
+  /** The commit message (first line: the subject). */
+  message: string
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** Stage these files first, relative to path (also: stageFiles, file). */
+  files?: string | Array<string>
+  /** Stage every change first, untracked files included (like git add -A). */
+  stageAll?: boolean
+  /** Allow a commit that changes nothing. */
+  allowEmpty?: boolean
+  /** Replace the last commit (keeping its author) instead of adding one. */
+  amend?: boolean
+}
+/** `data` of a `git_commit` result. */
+export type GitCommitData = {
+  committed: boolean
+  status: "committed" | "declined"
+  id: string | null
+  shortId?: string
+  branch: string | null
+  subject?: string
+  message?: string
+  amend?: boolean
+  files?: Array<string>
+  filesChanged?: number
+  [key: string]: unknown
+}
+/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too) with stageAll, else what is staged, else all tracked changes. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run; a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation, and again when the branch is protected. (`git_commit`, mutating, asks ctx.confirm) */
+export declare function gitCommit(args: GitCommitArgs, ctx: ToolContext): Promise<ToolResult<GitCommitData>>
+export declare const gitCommitTool: ToolDefinition<GitCommitArgs, GitCommitData>
+
+/** Arguments of `git_branch`. */
+export type GitBranchArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** list (default), current, create, switch or delete. */
+  action?: "list" | "current" | "create" | "switch" | "delete"
+  /** The branch to create, switch to or delete. */
+  name?: string
+  /** Stack: create this branch and switch to it. */
+  create?: string
+  /** Stack: delete this branch. */
+  delete?: string
+  /** Where a new branch starts (default HEAD). */
+  startPoint?: string
+  /** After create, switch to the new branch (default: false for action create, true for Stack's create). */
+  checkout?: boolean
+  /** List remote-tracking branches too. */
+  remote?: boolean
+  /** Delete a branch that is not merged. */
+  force?: boolean
+}
+/** `data` of a `git_branch` result. */
+export type GitBranchData = {
+  action: "list" | "current" | "create" | "switch" | "delete"
+  status?: "done" | "declined"
+  current?: string | null
+  detached?: boolean
+  head?: string | null
+  name?: string
+  switched?: boolean
+  deleted?: boolean
+  unmerged?: boolean
+  branches?: Array<{
+    name: string
+    current: boolean
+    remote: boolean
+    head?: string | null
+    upstream?: string | null
+    ahead?: number | null
+    behind?: number | null
+    [key: string]: unknown
+  }>
+  count?: number
+  [key: string]: unknown
+}
+/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten), delete (an unmerged branch needs force: true; a protected branch asks again). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`, mutating, asks ctx.confirm) */
+export declare function gitBranch(args: GitBranchArgs, ctx: ToolContext): Promise<ToolResult<GitBranchData>>
+export declare const gitBranchTool: ToolDefinition<GitBranchArgs, GitBranchData>
+
+/** Arguments of `is_protected_branch`. */
+export type IsProtectedBranchArgs = {
+  /** The branch (default: the current branch). */
+  branch?: string
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+}
+/** `data` of a `is_protected_branch` result. */
+export type IsProtectedBranchData = {
+  branch: string
+  protected: boolean
+  pattern: string | null
+  source: string
+  [key: string]: unknown
+}
+/** Whether a branch of the git repository containing path is protected (default: the current branch): it matches a pattern of git config eddie.protectedBranch (multi-valued; globs like release/*), or, when none is configured, main, master or release/*. git_commit, git_push and branch deletion ask a second time on a protected branch, and a force push to one is refused. (`is_protected_branch`) */
+export declare function isProtectedBranch(args: IsProtectedBranchArgs, ctx: ToolContext): Promise<ToolResult<IsProtectedBranchData>>
+export declare const isProtectedBranchTool: ToolDefinition<IsProtectedBranchArgs, IsProtectedBranchData>
+
+/** Arguments of `git_checkpoint`. */
+export type GitCheckpointArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** A note kept with the checkpoint. */
+  message?: string
+}
+/** `data` of a `git_checkpoint` result. */
+export type GitCheckpointData = {
+  id: string
+  ref: string
+  commit: string
+  files: number
+  [key: string]: unknown
+}
+/** Take a checkpoint of the working tree of the git repository containing path: every tracked and untracked file (not ignored ones), byte for byte, recorded as a commit under refs/eddie/checkpoints/ without running git. The index, HEAD and the branches are not touched, so it is safe at any time; git_restore_checkpoint puts the files back (undo), git_list_checkpoints lists them. (`git_checkpoint`, mutating) */
+export declare function gitCheckpoint(args: GitCheckpointArgs, ctx: ToolContext): Promise<ToolResult<GitCheckpointData>>
+export declare const gitCheckpointTool: ToolDefinition<GitCheckpointArgs, GitCheckpointData>
+
+/** Arguments of `git_restore_checkpoint`. */
+export type GitRestoreCheckpointArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** The checkpoint: its id (from git_list_checkpoints), its full ref, or `latest`. */
+  checkpoint: string
+}
+/** `data` of a `git_restore_checkpoint` result. */
+export type GitRestoreCheckpointData = {
+  checkpoint: string
+  commit?: string
+  written: Array<string>
+  deleted: Array<string>
+  before?: string | null
+  status: "restored" | "unchanged" | "declined"
+  [key: string]: unknown
+}
+/** Put the working tree of the git repository containing path back as it was at a checkpoint (its id from git_list_checkpoints, or latest): changed and missing files are written, files the checkpoint did not have are removed (ignored files are left alone). A checkpoint of the current state is taken first (its id is in before), so the restore can be undone. The index, HEAD and the branches are not touched. Asks for confirmation naming the files. (`git_restore_checkpoint`, mutating, asks ctx.confirm) */
+export declare function gitRestoreCheckpoint(args: GitRestoreCheckpointArgs, ctx: ToolContext): Promise<ToolResult<GitRestoreCheckpointData>>
+export declare const gitRestoreCheckpointTool: ToolDefinition<GitRestoreCheckpointArgs, GitRestoreCheckpointData>
+
+/** Arguments of `git_list_checkpoints`. */
+export type GitListCheckpointsArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+}
+/** `data` of a `git_list_checkpoints` result. */
+export type GitListCheckpointsData = {
+  checkpoints: Array<{
+    id: string
+    ref: string
+    commit: string
+    message?: string
+    date?: string
+    head?: string | null
+    [key: string]: unknown
+  }>
+  count: number
+  [key: string]: unknown
+}
+/** The checkpoints of the git repository containing path (refs/eddie/checkpoints/), newest first: id, ref, commit, message, date, and the HEAD commit at the time. (`git_list_checkpoints`) */
+export declare function gitListCheckpoints(args: GitListCheckpointsArgs, ctx: ToolContext): Promise<ToolResult<GitListCheckpointsData>>
+export declare const gitListCheckpointsTool: ToolDefinition<GitListCheckpointsArgs, GitListCheckpointsData>
+
+/** Arguments of `git_push`. */
+export type GitPushArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** The remote (default: the branch's upstream remote, else origin). */
+  remote?: string
+  /** The local branch to push (default: the current branch). */
+  branch?: string
+  /** Replace the remote branch even when the push is not a fast-forward (never to a protected branch). */
+  force?: boolean
+}
+/** `data` of a `git_push` result. */
+export type GitPushData = {
+  pushed: boolean
+  status: "pushed" | "up-to-date" | "declined"
+  remote?: string
+  branch?: string
+  remoteBranch?: string
+  commits: number
+  force?: boolean
+  [key: string]: unknown
+}
+/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL; network remotes are refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`, mutating, asks ctx.confirm) */
+export declare function gitPush(args: GitPushArgs, ctx: ToolContext): Promise<ToolResult<GitPushData>>
+export declare const gitPushTool: ToolDefinition<GitPushArgs, GitPushData>
+
+/** Arguments of `git_pull`. */
+export type GitPullArgs = {
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  path?: string
+  /** The remote (default: the current branch's upstream remote, else origin). */
+  remote?: string
+  /** The remote branch to pull (default: the upstream branch, else the current branch's name). */
+  branch?: string
+}
+/** `data` of a `git_pull` result. */
+export type GitPullData = {
+  pulled: boolean
+  status: "pulled" | "up-to-date" | "declined"
+  kind?: "fast-forward" | "merge"
+  head?: string
+  remote?: string
+  branch?: string
+  remoteBranch?: string
+  commits: number
+  files?: Array<unknown>
+  [key: string]: unknown
+}
+/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`, mutating, asks ctx.confirm) */
+export declare function gitPull(args: GitPullArgs, ctx: ToolContext): Promise<ToolResult<GitPullData>>
+export declare const gitPullTool: ToolDefinition<GitPullArgs, GitPullData>
+
 /** Arguments of `memory_save`. */
 export type MemorySaveArgs = {
   /** The entry's title: its `## ` heading (one line, at most 200 characters; also: title). */

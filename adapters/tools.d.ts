@@ -2,7 +2,7 @@
 import type * as T from '../index.js'
 
 /** Every tool, by its model name. */
-export type ToolName = "bash" | "file_read" | "file_write" | "file_search" | "get_folder_tree_structure" | "get_plan" | "complete_task" | "update_plan" | "agent__new_task_list" | "agent__new_task" | "agent__get_task_list" | "agent__set_task_status" | "agent__delete_task" | "read_file" | "write_file" | "edit_file" | "multi_edit" | "apply_unified_diff" | "apply_patch" | "assess_patch_risk" | "edit_range" | "insert_at" | "delete_range" | "copy_file" | "move_file" | "delete_file" | "list_directory" | "get_file_info" | "grep" | "glob" | "list_symbols" | "find_symbol" | "find_references" | "search_codebase" | "project_map" | "run" | "process_start" | "process_read" | "process_write" | "process_wait" | "process_kill" | "process_list" | "detect_project" | "run_tests" | "lint" | "format" | "typecheck" | "build" | "install" | "check_permission" | "ask_user" | "ask_followup_question" | "attempt_completion" | "web_fetch" | "fetch" | "download" | "check_url" | "web_search" | "git_status" | "memory_save" | "memory_delete" | "memory_list" | "memory_recall" | "create_task" | "list_tasks" | "update_task" | "delete_task" | "create_plan" | "execute_plan" | "cache_store" | "cache_retrieve" | "cache_delete" | "cache_clear" | "cache_keys" | "cache_stats" | "context_load" | "project_scan" | "browser_status" | "browser_navigate" | "browser_read_page" | "browser_screenshot" | "browser_click" | "browser_type" | "browser_find" | "browser_get_tabs" | "browser_new_tab" | "browser_close_tab" | "browser_console" | "browser_network" | "screenshot"
+export type ToolName = "bash" | "file_read" | "file_write" | "file_search" | "get_folder_tree_structure" | "get_plan" | "complete_task" | "update_plan" | "agent__new_task_list" | "agent__new_task" | "agent__get_task_list" | "agent__set_task_status" | "agent__delete_task" | "read_file" | "write_file" | "edit_file" | "multi_edit" | "apply_unified_diff" | "apply_patch" | "assess_patch_risk" | "edit_range" | "insert_at" | "delete_range" | "copy_file" | "move_file" | "delete_file" | "list_directory" | "get_file_info" | "grep" | "glob" | "list_symbols" | "find_symbol" | "find_references" | "search_codebase" | "project_map" | "run" | "process_start" | "process_read" | "process_write" | "process_wait" | "process_kill" | "process_list" | "detect_project" | "run_tests" | "lint" | "format" | "typecheck" | "build" | "install" | "check_permission" | "ask_user" | "ask_followup_question" | "attempt_completion" | "web_fetch" | "fetch" | "download" | "check_url" | "web_search" | "git_status" | "git_diff" | "git_log" | "git_show" | "git_blame" | "git_stage" | "git_unstage" | "git_commit" | "git_branch" | "is_protected_branch" | "git_checkpoint" | "git_restore_checkpoint" | "git_list_checkpoints" | "git_push" | "git_pull" | "memory_save" | "memory_delete" | "memory_list" | "memory_recall" | "create_task" | "list_tasks" | "update_task" | "delete_task" | "create_plan" | "execute_plan" | "cache_store" | "cache_retrieve" | "cache_delete" | "cache_clear" | "cache_keys" | "cache_stats" | "context_load" | "project_scan" | "browser_status" | "browser_navigate" | "browser_read_page" | "browser_screenshot" | "browser_click" | "browser_type" | "browser_find" | "browser_get_tabs" | "browser_new_tab" | "browser_close_tab" | "browser_console" | "browser_network" | "screenshot"
 /** Every family. */
 export type ToolFamily = "eddie" | "files" | "code" | "exec" | "web" | "git" | "memory" | "browser"
 /** The arguments of each tool, by model name. */
@@ -66,6 +66,20 @@ export interface ToolArgsMap {
   check_url: Parameters<typeof T.checkUrl>[0]
   web_search: Parameters<typeof T.webSearch>[0]
   git_status: Parameters<typeof T.gitStatus>[0]
+  git_diff: Parameters<typeof T.gitDiff>[0]
+  git_log: Parameters<typeof T.gitLog>[0]
+  git_show: Parameters<typeof T.gitShow>[0]
+  git_blame: Parameters<typeof T.gitBlame>[0]
+  git_stage: Parameters<typeof T.gitStage>[0]
+  git_unstage: Parameters<typeof T.gitUnstage>[0]
+  git_commit: Parameters<typeof T.gitCommit>[0]
+  git_branch: Parameters<typeof T.gitBranch>[0]
+  is_protected_branch: Parameters<typeof T.isProtectedBranch>[0]
+  git_checkpoint: Parameters<typeof T.gitCheckpoint>[0]
+  git_restore_checkpoint: Parameters<typeof T.gitRestoreCheckpoint>[0]
+  git_list_checkpoints: Parameters<typeof T.gitListCheckpoints>[0]
+  git_push: Parameters<typeof T.gitPush>[0]
+  git_pull: Parameters<typeof T.gitPull>[0]
   memory_save: Parameters<typeof T.memorySave>[0]
   memory_delete: Parameters<typeof T.memoryDelete>[0]
   memory_list: Parameters<typeof T.memoryList>[0]
@@ -159,6 +173,20 @@ export interface ToolDataMap {
   check_url: Awaited<ReturnType<typeof T.checkUrl>>['data']
   web_search: Awaited<ReturnType<typeof T.webSearch>>['data']
   git_status: Awaited<ReturnType<typeof T.gitStatus>>['data']
+  git_diff: Awaited<ReturnType<typeof T.gitDiff>>['data']
+  git_log: Awaited<ReturnType<typeof T.gitLog>>['data']
+  git_show: Awaited<ReturnType<typeof T.gitShow>>['data']
+  git_blame: Awaited<ReturnType<typeof T.gitBlame>>['data']
+  git_stage: Awaited<ReturnType<typeof T.gitStage>>['data']
+  git_unstage: Awaited<ReturnType<typeof T.gitUnstage>>['data']
+  git_commit: Awaited<ReturnType<typeof T.gitCommit>>['data']
+  git_branch: Awaited<ReturnType<typeof T.gitBranch>>['data']
+  is_protected_branch: Awaited<ReturnType<typeof T.isProtectedBranch>>['data']
+  git_checkpoint: Awaited<ReturnType<typeof T.gitCheckpoint>>['data']
+  git_restore_checkpoint: Awaited<ReturnType<typeof T.gitRestoreCheckpoint>>['data']
+  git_list_checkpoints: Awaited<ReturnType<typeof T.gitListCheckpoints>>['data']
+  git_push: Awaited<ReturnType<typeof T.gitPush>>['data']
+  git_pull: Awaited<ReturnType<typeof T.gitPull>>['data']
   memory_save: Awaited<ReturnType<typeof T.memorySave>>['data']
   memory_delete: Awaited<ReturnType<typeof T.memoryDelete>>['data']
   memory_list: Awaited<ReturnType<typeof T.memoryList>>['data']
