@@ -582,6 +582,10 @@ pub async fn run_pull(a: PullArgs, ctx: &Ctx) -> Result<ToolOutput> {
     Ok(ToolOutput::new(PULL_SCHEMA, format!("Done: {what}.\n"), d))
 }
 
+/// The seeds' spellings that push and pull share.
+const REMOTE_ALIASES: &[(&str, &str)] =
+    &[("remote_name", "remote"), ("remoteName", "remote"), ("ref", "branch"), ("branch_name", "branch")];
+
 /// The `git_push` tool.
 pub const PUSH: crate::registry::ToolSpec = crate::registry::ToolSpec {
     name: "git_push",
@@ -589,12 +593,7 @@ pub const PUSH: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "git",
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Dangerous,
-    aliases: &[
-        ("remote_name", "remote"),
-        ("remoteName", "remote"),
-        ("ref", "branch"),
-        ("branch_name", "branch"),
-    ],
+    aliases: REMOTE_ALIASES,
     definition: include_str!("git_push.json"),
     input: Some(common::schema_no_required::<PushArgs>),
     run: |args, ctx| {
@@ -609,12 +608,7 @@ pub const PULL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "git",
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Dangerous,
-    aliases: &[
-        ("remote_name", "remote"),
-        ("remoteName", "remote"),
-        ("ref", "branch"),
-        ("branch_name", "branch"),
-    ],
+    aliases: REMOTE_ALIASES,
     definition: include_str!("git_pull.json"),
     input: Some(common::schema_no_required::<PullArgs>),
     run: |args, ctx| {
