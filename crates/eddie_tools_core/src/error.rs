@@ -120,6 +120,16 @@ pub enum ErrorCode {
     ElementNotFound,
     /// No browser tab has this id.
     TabNotFound,
+    /// The call needs an approval that was not given, and no one could be asked (no
+    /// `ctx.confirm`, or a host that approves before the call did not show this prompt). The
+    /// message lists every prompt that still needs approval; nothing ran.
+    ApprovalRequired,
+    /// The host's policy refuses this call (a permission ceiling, a required sandbox, a
+    /// sandbox mode that forbids it); no one was asked and nothing ran.
+    PolicyDenied,
+    /// The host requires a sandbox for commands and this system cannot provide one (the
+    /// message says what is missing); nothing ran.
+    SandboxUnavailable,
 }
 
 impl ErrorCode {
@@ -180,6 +190,9 @@ impl ErrorCode {
             Self::BrowserNotFound => "BROWSER_NOT_FOUND",
             Self::ElementNotFound => "ELEMENT_NOT_FOUND",
             Self::TabNotFound => "TAB_NOT_FOUND",
+            Self::ApprovalRequired => "APPROVAL_REQUIRED",
+            Self::PolicyDenied => "POLICY_DENIED",
+            Self::SandboxUnavailable => "SANDBOX_UNAVAILABLE",
         }
     }
 
@@ -239,6 +252,9 @@ impl ErrorCode {
         Self::BrowserNotFound,
         Self::ElementNotFound,
         Self::TabNotFound,
+        Self::ApprovalRequired,
+        Self::PolicyDenied,
+        Self::SandboxUnavailable,
     ];
 }
 
