@@ -94,6 +94,62 @@ pub struct NetworkPolicy {
     pub deny_hosts: Vec<String>,
 }
 
+/// What a prompt asks about. An approval given before the call covers exactly the prompts
+/// that were shown; the kinds let a host tell the tool's own question from the extra ones
+/// (a destructive command, hooks that will run, a protected branch) that must never be
+/// approved by a blanket "yes".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PromptKind {
+    /// The tool's own question ("Run command: …", "Write file: …").
+    Action,
+    /// A destructive-command finding (rule and offending part).
+    Destructive,
+    /// Repository hooks will run (and where they live).
+    Hooks,
+    /// The call acts on a protected branch.
+    Protected,
+}
+
+impl PromptKind {
+    /// The stable string (`action`, `destructive`, `hooks`, `protected`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Action => "action",
+            Self::Destructive => "destructive",
+            Self::Hooks => "hooks",
+            Self::Protected => "protected",
+        }
+    }
+}
+
+/// One question a call asks before it acts.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Prompt {
+    /// What it is about.
+    pub kind: PromptKind,
+    /// The text shown to the person approving.
+    pub text: String,
+}
+
+impl Prompt {
+    /// The tool's own question.
+    pub fn action(text: impl Into<String>) -> Self {
+        Self { kind: PromptKind::Action, text: text.into() }
+    }
+    /// A destructive-command finding.
+    pub fn destructive(text: impl Into<String>) -> Self {
+        Self { kind: PromptKind::Destructive, text: text.into() }
+    }
+    /// Hooks that will run.
+    pub fn hooks(text: impl Into<String>) -> Self {
+        Self { kind: PromptKind::Hooks, text: text.into() }
+    }
+    /// A protected branch.
+    pub fn protected(text: impl Into<String>) -> Self {
+        Self { kind: PromptKind::Protected, text: text.into() }
+    }
+}
+
 /// The execution context of one call (`ctx` in `@eddie/tools`).
 #[derive(Clone)]
 pub struct Ctx {
@@ -194,6 +250,19 @@ impl Ctx {
         })?;
         self.cancel.check()?;
         Ok(answer)
+    }
+
+    /// Ask every prompt of this call, in order, before it acts: `true` when all are approved,
+    /// `false` at the first one declined (nothing may change then). A tool computes every prompt
+    /// it could ask first and asks them here in one place, so that a host approving before the
+    /// call can be shown all of them.
+    pub async fn confirm_all(&self, prompts: Vec<Prompt>) -> Result<bool> {
+        for prompt in prompts {
+            if !self.confirm(prompt.text).await? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// `work`'s output, or `Err(CANCELLED)` as soon as the call is cancelled (dropping `work`).
