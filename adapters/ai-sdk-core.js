@@ -1,7 +1,26 @@
 // The AI SDK adapter, independent of how `ai` was loaded (ai 7 is ESM-only: `ai-sdk.mjs` imports
 // it, `ai-sdk.js` requires it).
 'use strict'
-const { resolveTools, createSession, describeConfirmation, specByName, errorInfo, modelSchema, wouldAsk } = require('./index.js')
+const { resolveTools, createSession, planConfirmation, specByName, errorInfo, modelSchema } = require('./index.js')
+
+/**
+ * What the approver was shown for a tool call (by `aiSdkToolApproval`), by session and call id:
+ * the approval that follows covers exactly those prompts. Bounded: an entry is taken by the
+ * call's execute, and the oldest go first past the cap.
+ */
+const shown = new Map()
+const SHOWN_CAP = 1000
+function remember(session, toolCallId, plan) {
+  if (!toolCallId) return
+  shown.set(`${session.sessionId}\u0000${toolCallId}`, plan.prompts)
+  while (shown.size > SHOWN_CAP) shown.delete(shown.keys().next().value)
+}
+function recall(session, toolCallId) {
+  const key = `${session.sessionId}\u0000${toolCallId}`
+  const prompts = shown.get(key)
+  shown.delete(key)
+  return prompts
+}
 
 /**
  * A ToolSet: one `tool({description, inputSchema: jsonSchema(...), execute, toModelOutput})` per
@@ -10,8 +29,12 @@ const { resolveTools, createSession, describeConfirmation, specByName, errorInfo
  * an error is rethrown with its code as `name` and `code`, so the model reads `CODE: message`.
  *
  * `options.approval`: 'confirm' (default) asks `session.confirm` during the call; 'sdk' marks the
- * tools that confirm with `needsApproval` so the SDK asks before the call (pair it with
- * `aiSdkToolApproval(session)` to show our confirmation text) and runs them approved.
+ * calls that would ask with `needsApproval`, so the SDK asks before the call. Pair it with
+ * `aiSdkToolApproval(session)`, which shows every prompt the call would ask (a destructive
+ * command's finding included): the approval then covers exactly what was shown. Without it, an
+ * approval covers only the tool's own question, and anything else (a destructive command, hooks,
+ * a protected branch) still goes to `session.confirm`, or the call fails with
+ * `APPROVAL_REQUIRED` and nothing runs.
  */
 function makeAiSdkTools(ai, tools, session, options = {}) {
   const { approval = 'confirm' } = options
@@ -25,7 +48,8 @@ function makeAiSdkTools(ai, tools, session, options = {}) {
       inputSchema: ai.jsonSchema(modelSchema(spec)),
       execute: async (input, opts) => {
         try {
-          return await s.run(spec.name, input, { signal: opts?.abortSignal, approved: hostApproves })
+          const approved = hostApproves ? (recall(s, opts?.toolCallId) ?? true) : undefined
+          return await s.run(spec.name, input, { signal: opts?.abortSignal, approved })
         } catch (e) {
           // The SDK gives the model `String(error)` (`name: message`): the name is the code.
           const { code, message } = errorInfo(e)
@@ -37,16 +61,18 @@ function makeAiSdkTools(ai, tools, session, options = {}) {
       },
       toModelOutput: ({ output }) => ({ type: 'text', value: typeof output?.content === 'string' ? output.content : JSON.stringify(output) }),
     }
-    // Asked unless the session has already granted the tool (a moderate exec tool approved once).
-    if (hostApproves) def.needsApproval = () => wouldAsk(spec.name, s)
+    // Asked when this call would ask (a moderate tool the session granted does not; a
+    // destructive command always does).
+    if (hostApproves) def.needsApproval = async (input) => (await planConfirmation(spec.name, input, s)) !== null
     set[spec.name] = ai.tool(def)
   }
   return set
 }
 
 /**
- * A `toolApproval` for `generateText`/`streamText`: tools that confirm need the user's approval,
- * with our confirmation text (from `describeConfirmation`) as the reason shown to the approver.
+ * A `toolApproval` for `generateText`/`streamText`: calls that would ask need the user's
+ * approval, with every prompt the call would ask (from `planConfirmation`) as the reason shown to
+ * the approver; the approval then covers exactly those prompts.
  */
 function aiSdkToolApproval(session) {
   const s = createSession(session)
@@ -57,9 +83,11 @@ function aiSdkToolApproval(session) {
     } catch {
       return undefined
     }
-    if (!spec.confirms || !(await wouldAsk(spec.name, s))) return 'not-applicable'
-    const reason = await describeConfirmation(spec.name, toolCall.input, s)
-    return reason ? { type: 'user-approval', reason } : { type: 'user-approval' }
+    if (!spec.confirms) return 'not-applicable'
+    const plan = await planConfirmation(spec.name, toolCall.input, s)
+    if (!plan) return 'not-applicable'
+    remember(s, toolCall.toolCallId, plan)
+    return { type: 'user-approval', reason: plan.message }
   }
 }
 

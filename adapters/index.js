@@ -91,21 +91,28 @@ function selectTools(options = {}) {
 
 /**
  * One permission session shared by every call an adapter makes: a `moderate` tool asks `confirm`
- * once per session, a `dangerous` one on every call. Each call gets its own ctx (its own
- * `signal`) with the same `sessionId`.
+ * once per session, a `dangerous` one on every call (the core's one gate). Each call gets its own
+ * ctx (its own `signal`) with the same `sessionId`. `maxPermission` is the host's ceiling (a tool
+ * above it is refused with `POLICY_DENIED`). `session.end()` forgets what the session allowed.
  */
 function createSession(options = {}) {
   if (options && typeof options.run === 'function' && typeof options.ctx === 'function') return options
-  const { cwd = process.cwd(), confirm, ask, env, onOutput, sessionId = `eddie-session-${randomUUID()}` } = options
+  const { cwd = process.cwd(), confirm, ask, env, onOutput, maxPermission, sessionId = `eddie-session-${randomUUID()}` } = options
   const session = {
     sessionId,
     cwd,
     env,
-    /** The ctx of one call. `approved: true` = the host already asked the user about this call. */
+    /**
+     * The ctx of one call. `approved`: what the host approved before the call (the prompts it
+     * showed, as `planConfirmation` returns them, or `true` for the tool's own question only);
+     * anything else the call asks still goes to `confirm`.
+     */
     ctx(call = {}) {
       const ctx = { cwd: session.cwd, sessionId: session.sessionId }
       if (session.env !== undefined) ctx.env = session.env
-      const c = call.approved ? () => true : call.confirm ?? confirm
+      if (maxPermission !== undefined) ctx.maxPermission = maxPermission
+      if (call.approved !== undefined && call.approved !== null && call.approved !== false) ctx.approved = call.approved
+      const c = call.confirm ?? confirm
       if (c) ctx.confirm = c
       if (ask) ctx.ask = ask
       const out = call.onOutput ?? onOutput
@@ -116,6 +123,10 @@ function createSession(options = {}) {
     /** Run one tool in this session; resolves to the result or rejects with the coded error. */
     run(name, args, call = {}) {
       return native.runTool(specByName(name).name, args ?? {}, session.ctx(call))
+    },
+    /** End the session: the tools it allowed ask again. */
+    end() {
+      return native.endSession(session.sessionId)
     },
   }
   return session
@@ -163,9 +174,10 @@ async function settle(session, name, args, call) {
 }
 
 /**
- * Whether a call of `name` in `session` would ask the user now: false for tools that never confirm
- * and for tools the session has already granted (a `moderate` exec tool approved once), as the
- * read-only `check_permission` tool tells; true otherwise (and when in doubt).
+ * Whether a call of `name` in `session` would ask the user now, by its level: false for tools
+ * that never ask and for `moderate` tools the session has already granted (as the read-only
+ * `check_permission` tool tells); true otherwise (and when in doubt). `planConfirmation` is exact
+ * for a given call (a destructive command asks even when the tool is granted).
  */
 async function wouldAsk(name, session) {
   const spec = specByName(name)
@@ -181,35 +193,33 @@ async function wouldAsk(name, session) {
 }
 
 /**
- * The confirm text a call would show, computed without changing anything, for hosts that approve
- * before the call (AI SDK approvals, VS Code `prepareInvocation`). Only tools whose spec has
- * `confirms: true` are run, with a fresh permission session and a confirm that records the message
- * and answers no (a declined confirm changes nothing, by contract). Returns null for tools that do
- * not confirm (they are never run here), for tools `session` has already granted (the call will
- * not ask), and for calls that fail before asking (bad arguments, a missing file: the real call
- * will report it).
+ * Every prompt a call would ask now, computed without changing anything, for hosts that approve
+ * before the call (AI SDK approvals, VS Code `prepareInvocation`, a CLI's `--yes`): `{prompts:
+ * [{kind, text}], message}` where `message` is every prompt's text, ready to show; `null` when
+ * the call would not ask (a tool that never asks, a `moderate` tool the session has granted) or
+ * fails before asking (the real call will report it). Show `message`, then run the call with
+ * `approved: plan` (or `plan.prompts`): the approval covers exactly these prompts.
  */
-async function describeConfirmation(name, args, session) {
+async function planConfirmation(name, args, session) {
   const spec = specByName(name)
   if (!spec.confirms) return null
-  if (session && !(await wouldAsk(spec.name, session))) return null
   const s = session ? createSession(session) : createSession()
-  let message = null
-  const ctx = {
-    cwd: s.cwd,
-    sessionId: `eddie-describe-${randomUUID()}`,
-    confirm: (m) => {
-      if (message === null) message = m
-      return false
-    },
-  }
-  if (s.env !== undefined) ctx.env = s.env
+  const ctx = s.ctx()
+  delete ctx.confirm
+  let prompts
   try {
-    await native.runTool(spec.name, args ?? {}, ctx)
+    prompts = await native.planCall(spec.name, args ?? {}, ctx)
   } catch {
-    // A call that fails before (or after) asking: what it asked, if anything, is still the answer.
+    return null
   }
-  return message
+  if (!prompts.length) return null
+  return { prompts, message: prompts.map((p) => p.text).join('\n\n') }
+}
+
+/** The text of `planConfirmation` (every prompt the call would ask), or null. */
+async function describeConfirmation(name, args, session) {
+  const plan = await planConfirmation(name, args, session)
+  return plan ? plan.message : null
 }
 
 /** Remove `null` members of plain objects, recursively (the core already treats null as absent). */
@@ -236,6 +246,7 @@ module.exports = {
   toModelText,
   settle,
   describeConfirmation,
+  planConfirmation,
   wouldAsk,
   dropNulls,
   runTool: native.runTool,

@@ -2,12 +2,14 @@
 // and the `contributes.languageModelTools` block of an extension's package.json
 // (`eddie-tools vscode-manifest` prints or writes it).
 //
-// VS Code approves before the call: `prepareInvocation` returns our confirmation text (computed by
-// `describeConfirmation`, which changes nothing) as `confirmationMessages`, VS Code shows it, and
-// `invoke` then runs with that confirm answered yes. A confirm the tool asks that was not shown
-// (different text) goes to `options.confirm` (default: no).
+// VS Code approves before the call: `prepareInvocation` returns every prompt the call would ask
+// (computed by `planConfirmation`, which changes nothing: the tool's own question, and a
+// destructive command's finding, hooks that will run or a protected branch) as
+// `confirmationMessages`, VS Code shows them, and `invoke` then runs with exactly those prompts
+// approved. A prompt the call asks that was not shown (the workspace changed in between) goes to
+// `options.confirm`; without one the call fails with `APPROVAL_REQUIRED` and nothing runs.
 'use strict'
-const { selectTools, resolveTools, createSession, describeConfirmation, settle, modelSchema } = require('./index.js')
+const { selectTools, resolveTools, createSession, planConfirmation, settle, modelSchema } = require('./index.js')
 
 const DEFAULT_PREFIX = 'eddie_'
 
@@ -74,24 +76,24 @@ function registerVsCodeTools(vscode, context, options = {}) {
     const tool = {
       async prepareInvocation(prepare) {
         session.cwd = workspaceOf(vscode, options)
-        const message = spec.confirms ? await describeConfirmation(spec.name, prepare.input, session) : null
+        const plan = spec.confirms ? await planConfirmation(spec.name, prepare.input, session) : null
         const prepared = { invocationMessage: `${spec.name}` }
-        if (message) {
-          shown.set(keyOf(spec.name, prepare.input), message)
-          prepared.confirmationMessages = { title: title(spec.name), message }
+        if (plan) {
+          shown.set(keyOf(spec.name, prepare.input), plan.prompts)
+          // Bounded: a prepared call that is never invoked is dropped with the oldest.
+          while (shown.size > 1000) shown.delete(shown.keys().next().value)
+          prepared.confirmationMessages = { title: title(spec.name), message: plan.message }
         }
         return prepared
       },
       async invoke(invocation, token) {
         session.cwd = workspaceOf(vscode, options)
         const key = keyOf(spec.name, invocation.input)
-        const approvedMessage = shown.get(key)
+        const approved = shown.get(key)
         shown.delete(key)
-        const confirm = async (message) => {
-          if (approvedMessage !== undefined && message === approvedMessage) return true
-          return options.confirm ? options.confirm(message) : false
-        }
-        const settled = await settle(session, spec.name, invocation.input ?? {}, { signal: signalOf(token), confirm })
+        const call = { signal: signalOf(token), approved }
+        if (options.confirm) call.confirm = options.confirm
+        const settled = await settle(session, spec.name, invocation.input ?? {}, call)
         if (!settled.ok) throw new Error(settled.text)
         return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(settled.text)])
       },

@@ -22,13 +22,16 @@ const readline = require('node:readline')
 const tools = require('../index.js')
 
 const EXIT = { ok: 0, failed: 1, usage: 2, declined: 3 }
-const USAGE = `usage: eddie-tools <tool> ['<json args>' | -] [--yes] [--cwd DIR] [--stream] [--json | --text]
+const USAGE = `usage: eddie-tools <tool> ['<json args>' | -] [--yes [--allow-destructive]] [--cwd DIR] [--stream] [--json | --text]
        eddie-tools help [<tool>]
        eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny]
        eddie-tools vscode-manifest [--write package.json] [--families a,b] [--max-permission LEVEL] [--no-dedupe] [--prefix P]
        eddie-tools --version
 
-exit codes: 0 done, 1 the tool failed, 2 usage error, 3 a confirm was declined
+exit codes: 0 done, 1 the tool failed, 2 usage error, 3 declined, or an approval was needed and not given
+
+--yes approves the call's own question, hooks and protected branches (each is printed on stderr);
+never a destructive command's finding, which needs --allow-destructive as well (or a y at the prompt).
 `
 
 function version() {
@@ -185,6 +188,7 @@ async function main() {
   }
   if (argv[0] === 'vscode-manifest') return vscodeManifest(argv.slice(1))
   let yes = false
+  let allowDestructive = false
   let stream = false
   let text = false
   let cwd = process.cwd()
@@ -192,6 +196,7 @@ async function main() {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     if (a === '--yes' || a === '-y') yes = true
+    else if (a === '--allow-destructive') allowDestructive = true
     else if (a === '--cwd') {
       if (i + 1 >= argv.length) fail(EXIT.usage, 'INVALID_ARGUMENT', '--cwd needs a directory')
       cwd = argv[++i]
@@ -216,19 +221,29 @@ async function main() {
   } catch (e) {
     fail(EXIT.usage, 'INVALID_ARGUMENT', `arguments are not valid JSON: ${e.message}`)
   }
+  if (allowDestructive && !yes) fail(EXIT.usage, 'INVALID_ARGUMENT', '--allow-destructive goes with --yes')
   let declined = false
+  // A person at a terminal is asked every prompt the flags do not cover.
   const confirm = async (message) => {
-    let answer = yes
-    if (!yes && process.stdin.isTTY) {
-      const rl = readline.createInterface({ input: process.stdin, output: process.stderr })
-      const reply = await new Promise((resolve) => rl.question(`${message} [y/N] `, resolve))
-      rl.close()
-      answer = /^(y|yes)$/i.test(reply.trim())
-    } else if (!yes) {
-      process.stderr.write(`declined (no TTY; pass --yes to approve): ${message}\n`)
-    }
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr })
+    const reply = await new Promise((resolve) => rl.question(`${message} [y/N] `, resolve))
+    rl.close()
+    const answer = /^(y|yes)$/i.test(reply.trim())
     if (!answer) declined = true
     return answer
+  }
+  // What --yes (and --allow-destructive) approve, printed first: the approver sees every prompt.
+  const kinds = yes ? ['action', 'hooks', 'protected', ...(allowDestructive ? ['destructive'] : [])] : []
+  const name = rest[0] in tools.toolAliases() ? rest[0] : spec.name
+  if (yes) {
+    try {
+      for (const p of await tools.planCall(name, args, { cwd, env: process.env })) {
+        const covered = kinds.includes(p.kind)
+        process.stderr.write(`${covered ? 'approved by --yes' : 'NOT approved by --yes (needs --allow-destructive)'}: [${p.kind}] ${p.text}\n`)
+      }
+    } catch {
+      // The call itself reports what is wrong.
+    }
   }
   const ask = async (question) => {
     const rl = readline.createInterface({ input: process.stdin, output: process.stderr })
@@ -240,17 +255,21 @@ async function main() {
   const controller = new AbortController()
   process.once('SIGINT', () => controller.abort())
   try {
-    const ctx = { cwd, confirm, env: process.env, signal: controller.signal, onOutput }
-    if (process.stdin.isTTY) ctx.ask = ask
+    const ctx = { cwd, env: process.env, signal: controller.signal, onOutput }
+    if (process.stdin.isTTY) {
+      ctx.ask = ask
+      ctx.confirm = confirm
+    }
+    if (yes) ctx.approved = { kinds }
     // An alias goes through as given: one (search_files) names a tool by its arguments.
-    const result = await tools.runTool(rest[0] in tools.toolAliases() ? rest[0] : spec.name, args, ctx)
+    const result = await tools.runTool(name, args, ctx)
     process.stdout.write(text ? `${result.content}\n` : `${JSON.stringify(result, null, 2)}\n`)
     process.exitCode = declined ? EXIT.declined : EXIT.ok
   } catch (e) {
     const error = { code: e.code, message: e.message }
     for (const k of ['exitCode', 'signal', 'timedOut', 'stdout', 'stderr']) if (k in e) error[k] = e[k]
     process.stderr.write(`${JSON.stringify({ error }, null, 2)}\n`)
-    process.exitCode = declined ? EXIT.declined : EXIT.failed
+    process.exitCode = declined || e.code === 'APPROVAL_REQUIRED' || e.code === 'DECLINED' ? EXIT.declined : EXIT.failed
   }
 }
 

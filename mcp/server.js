@@ -8,9 +8,17 @@
 //   argument policy still refuses unknown keys with a message that names the closest one.
 // - tools/call: `content` (the text a model reads) plus `structuredContent` (`data`); a failure is
 //   `isError` with the stable code first ("NOT_FOUND: ...").
-// - confirm: an elicitation when the client supports it, else `--confirm allow|deny` (default deny).
-// - the workspace: `--root DIR`, else the client's first root (followed when the roots change),
-//   else the current directory.
+// - confirm: every prompt a call asks (the core's one permission gate: a destructive command's
+//   finding, hooks that will run, a protected branch each ask on their own) is an elicitation when
+//   the client supports it. Without elicitation no one can be asked: the call fails with
+//   `APPROVAL_REQUIRED` (naming what needs approval) and nothing runs, unless the server was
+//   started with `--confirm allow` (the operator approves every tool's own question, hooks and
+//   protected branches) and, for destructive commands, `--allow-destructive` as well.
+// - policy: `--max-permission` lists only tools up to that level and refuses the others
+//   (`POLICY_DENIED`) even when a client calls them by name.
+// - the workspace: `--root DIR`, else the client's first `file://` root (followed when the roots
+//   change). With neither there is no workspace, and so no tools: the list is empty and a call
+//   fails with a message saying how to give one.
 // - `notifications/cancelled` aborts the call; a call with a progressToken gets progress
 //   notifications for each piece of a running command's output.
 'use strict'
@@ -19,6 +27,7 @@ const { resolve } = require('node:path')
 const tools = require('../index.js')
 const { modelSchema } = require('../adapters/index.js')
 const { version } = require('../package.json')
+const { EddieStdioTransport } = require('./transport.js')
 
 const PERMISSIONS = ['none', 'moderate', 'dangerous']
 /** Families whose tools reach beyond the workspace (processes, the network, a browser). */
@@ -79,7 +88,7 @@ function createServer(options = {}) {
   const { Server, types } = loadSdk()
   const specs = selectSpecs(options)
   const byName = new Map(specs.map((s) => [s.name, s]))
-  const server = new Server({ name: 'eddie-tools', version }, { capabilities: { tools: {} } })
+  const server = new Server({ name: 'eddie-tools', version }, { capabilities: { tools: { listChanged: true } } })
   const fixedRoots = (options.roots ?? []).map((r) => resolve(r))
   let clientRoot = null
   // One permission session for the server's life: a moderate tool asks once, a dangerous one every time.
@@ -94,7 +103,11 @@ function createServer(options = {}) {
     } catch {
       clientRoot = null
     }
+    // The list depends on whether there is a workspace.
+    server.sendToolListChanged().catch(() => {})
   }
+  /** The workspace, or null when there is none (no --root, and no usable client root). */
+  const workspace = () => fixedRoots[0] ?? clientRoot
   // The roots are asked for once the client is initialized and again when they change; a call
   // waits for the latest answer.
   let rootsReady = null
@@ -106,22 +119,27 @@ function createServer(options = {}) {
     await rootsReady
   })
 
-  async function confirm(message) {
-    if (server.getClientCapabilities()?.elicitation) {
-      const answer = await server.elicitInput({
-        message,
-        requestedSchema: {
-          type: 'object',
-          properties: { approve: { type: 'boolean', title: 'Approve', description: message } },
-          required: ['approve'],
-        },
-      })
-      return answer.action === 'accept' && answer.content?.approve === true
-    }
-    return options.confirm === 'allow'
+  async function elicit(message) {
+    const answer = await server.elicitInput({
+      message,
+      requestedSchema: {
+        type: 'object',
+        properties: { approve: { type: 'boolean', title: 'Approve', description: message } },
+        required: ['approve'],
+      },
+    })
+    return answer.action === 'accept' && answer.content?.approve === true
   }
+  /** What the operator approved on the command line (`--confirm allow`, `--allow-destructive`). */
+  const preApproved =
+    options.confirm === 'allow'
+      ? { kinds: ['action', 'hooks', 'protected', ...(options.allowDestructive ? ['destructive'] : [])] }
+      : undefined
 
-  server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools: specs.map(toMcpTool) }))
+  server.setRequestHandler(types.ListToolsRequestSchema, async () => {
+    await rootsReady
+    return { tools: workspace() ? specs.map(toMcpTool) : [] }
+  })
 
   server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) => {
     const spec = byName.get(request.params.name)
@@ -140,13 +158,17 @@ function createServer(options = {}) {
               .catch(() => {})
           }
     await rootsReady
-    const ctx = {
-      cwd: fixedRoots[0] ?? clientRoot ?? process.cwd(),
-      confirm,
-      signal: extra.signal,
-      onOutput,
-      sessionId: session,
+    const cwd = workspace()
+    if (!cwd) {
+      return {
+        isError: true,
+        content: [{ type: 'text', text: 'POLICY_DENIED: this server has no workspace: start it with --root DIR, or use a client that lists a file:// root. Nothing ran.' }],
+      }
     }
+    const ctx = { cwd, signal: extra.signal, onOutput, sessionId: session }
+    if (options.maxPermission) ctx.maxPermission = options.maxPermission
+    if (server.getClientCapabilities()?.elicitation) ctx.confirm = elicit
+    if (preApproved) ctx.approved = preApproved
     try {
       const result = await tools.runTool(spec.name, request.params.arguments ?? {}, ctx)
       const out = { content: [{ type: 'text', text: result.content }] }
@@ -163,7 +185,7 @@ function createServer(options = {}) {
   return server
 }
 
-/** `eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission LEVEL] [--confirm allow|deny]` */
+/** `eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission LEVEL] [--confirm allow|deny] [--allow-destructive]` */
 async function main(argv) {
   const options = { roots: [], confirm: 'deny' }
   for (let i = 0; i < argv.length; i++) {
@@ -175,14 +197,16 @@ async function main(argv) {
     if (a === '--root') options.roots.push(value())
     else if (a === '--families') options.families = value().split(',').map((f) => f.trim()).filter(Boolean)
     else if (a === '--max-permission') options.maxPermission = value()
+    else if (a === '--allow-destructive') options.allowDestructive = true
     else if (a === '--confirm') {
       options.confirm = value()
       if (!['allow', 'deny'].includes(options.confirm)) throw new Error('--confirm must be allow or deny')
-    } else throw new Error(`unknown option ${a} (eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny])`)
+    } else throw new Error(`unknown option ${a} (eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny] [--allow-destructive])`)
   }
+  if (options.allowDestructive && options.confirm !== 'allow') throw new Error('--allow-destructive goes with --confirm allow')
   const server = createServer(options)
-  const { StdioServerTransport } = loadSdk()
-  await server.connect(new StdioServerTransport())
+  const { types } = loadSdk()
+  await server.connect(new EddieStdioTransport({ schema: types.JSONRPCMessageSchema }))
 }
 
 module.exports = { createServer, selectSpecs, toMcpTool, main }

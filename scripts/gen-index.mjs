@@ -105,6 +105,8 @@ const exported = [
   ['toolSpecs', 'binding.toolSpecs'],
   ['errorCodes', 'binding.errorCodes'],
   ['toolAliases', 'binding.toolAliases'],
+  ['planCall', 'binding.planCall'],
+  ['endSession', 'binding.endSession'],
   ['terminateAllProcesses', 'binding.terminateAllProcesses'],
 ]
 for (const [name, value] of exported) js += `exports.${name} = ${value}\n`
@@ -114,7 +116,7 @@ js += `if (require('node:worker_threads').isMainThread) process.once('exit', () 
 
 // ---- index.d.ts
 /** What index.js passes through from binding.js with napi's declarations as they are. */
-const fromBinding = ['runTool', 'terminateAllProcesses', ...helperNames]
+const fromBinding = ['runTool', 'terminateAllProcesses', 'planCall', 'endSession', 'ConfirmationPrompt', ...helperNames]
 let dts = `${HEADER}
 import type { NativeToolSpec as NapiToolSpec, OutputChunk as NapiOutputChunk } from './binding'
 
@@ -124,8 +126,21 @@ export { ${[...fromBinding].sort().join(', ')} } from './binding'
 export interface ToolContext {
   /** The workspace root; every path is confined to it. */
   cwd: string
-  /** Asked before a tool changes anything or runs a command; \`true\` to go ahead. Missing = declined. */
+  /**
+   * Asked before a tool changes anything, runs a command or reaches out (the one permission gate: a \`moderate\`
+   * tool asks once per session, a \`dangerous\` one on every call, and a destructive command, hooks that will run
+   * or a protected branch always ask a prompt of their own); \`true\` to go ahead. Missing: a call that needs an
+   * approval \`approved\` does not cover rejects with \`APPROVAL_REQUIRED\`, and nothing runs.
+   */
   confirm?: (message: string) => boolean | Promise<boolean>
+  /**
+   * What the host approved before the call (hosts that show a dialog first): \`true\` covers the tool's own question
+   * only; the prompts \`planCall\` returned (or their texts) cover exactly those; \`{kinds}\` covers every prompt of
+   * those kinds. Whatever it does not cover goes to \`confirm\`.
+   */
+  approved?: true | string[] | { prompts: { text: string }[] } | { kinds: ('action' | 'destructive' | 'hooks' | 'protected')[] } | null
+  /** The host's ceiling: a tool above this level rejects with \`POLICY_DENIED\` before anyone is asked. */
+  maxPermission?: 'none' | 'moderate' | 'dangerous' | null
   /** The environment for \`bash\` (and \`CONFIG_ROOT\` for the plan tools). Default: this process's. */
   env?: Record<string, string | undefined>
   /** Aborting stops the call: most tools reject with code \`CANCELLED\` (a command's process tree is killed); the \`code\` family's searches return what they found, flagged \`cancelled\`. */

@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use eddie_tools_core::context::{AskFn, Cancel, ConfirmFn, OutputFn};
+use eddie_tools_core::call::gate::Approved;
+use eddie_tools_core::context::{AskFn, Cancel, ConfirmFn, OutputFn, PromptKind};
+use eddie_tools_core::registry::Permission;
 use eddie_tools_core::{Ctx, ErrorCode, ToolError};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue};
@@ -241,6 +243,8 @@ pub fn convert(
     if let Some(ep) = browser_endpoint(&obj)? {
         core = core.with_browser_endpoint(ep);
     }
+    core.approved = approved(&obj)?;
+    core.max_permission = max_permission(&obj)?;
 
     let signal: Option<Unknown> = obj.get("signal").map_err(|e| invalid(&e.reason))?;
     let mut already_aborted = false;
@@ -258,6 +262,87 @@ pub fn convert(
         }
     }
     Ok((Converted { ctx: core, already_aborted }, hook))
+}
+
+/// A string of `obj[key]`, if it is one (`None` when absent or null).
+fn string_of(v: Unknown<'_>) -> Option<String> {
+    (v.get_type().ok() == Some(ValueType::String)).then(|| String::from_unknown(v).ok()).flatten()
+}
+
+/// The strings of a JS array (`None` when it is not an array of strings).
+fn strings_of(v: Unknown<'_>) -> Option<Vec<String>> {
+    if !v.is_array().unwrap_or(false) {
+        return None;
+    }
+    let arr = Array::from_unknown(v).ok()?;
+    (0..arr.len()).map(|i| arr.get::<Unknown>(i).ok().flatten().and_then(string_of)).collect()
+}
+
+/// `ctx.approved`: what the host approved before the call (see the core's `call::gate`):
+/// - `true`: the tool's own question only (never a destructive command, hooks or a protected
+///   branch it did not show);
+/// - an array of prompt texts, or a plan `{prompts: [{text}]}` as `planCall` returns it:
+///   exactly those prompts;
+/// - `{kinds: ['action', 'hooks', ...]}`: every prompt of those kinds (a CLI's `--yes`).
+fn approved(obj: &Object<'_>) -> std::result::Result<Approved, ToolError> {
+    const SHAPE: &str = "ctx.approved must be true, an array of prompt texts, a plan {prompts: [{kind, text}]} \
+                         (as planCall returns it) or {kinds: ['action' | 'destructive' | 'hooks' | 'protected']}";
+    let value: Option<Unknown> = obj.get("approved").map_err(|e| invalid(&e.reason))?;
+    let Some(v) = value else { return Ok(Approved::Nothing) };
+    match v.get_type() {
+        Ok(ValueType::Undefined | ValueType::Null) => return Ok(Approved::Nothing),
+        Ok(ValueType::Boolean) => {
+            let yes = bool::from_unknown(v).map_err(|e| invalid(&e.reason))?;
+            return Ok(if yes { Approved::Kinds(vec![PromptKind::Action]) } else { Approved::Nothing });
+        }
+        Ok(ValueType::Object) => {}
+        _ => return Err(invalid(SHAPE)),
+    }
+    if let Some(texts) = strings_of(v) {
+        return Ok(Approved::Texts(Arc::new(texts.into_iter().collect())));
+    }
+    let o = Object::from_unknown(v).map_err(|e| invalid(&e.reason))?;
+    let kinds: Option<Unknown> = o.get("kinds").map_err(|e| invalid(&e.reason))?;
+    if let Some(kinds) = kinds.filter(|k| k.get_type().ok() != Some(ValueType::Undefined)) {
+        let names = strings_of(kinds).ok_or_else(|| invalid(SHAPE))?;
+        let mut out = Vec::new();
+        for n in names {
+            out.push(match n.as_str() {
+                "action" => PromptKind::Action,
+                "destructive" => PromptKind::Destructive,
+                "hooks" => PromptKind::Hooks,
+                "protected" => PromptKind::Protected,
+                _ => return Err(invalid(&format!("ctx.approved.kinds: unknown kind `{n}`; {SHAPE}"))),
+            });
+        }
+        return Ok(Approved::Kinds(out));
+    }
+    let prompts: Option<Unknown> = o.get("prompts").map_err(|e| invalid(&e.reason))?;
+    let Some(prompts) = prompts.filter(|p| p.is_array().unwrap_or(false)) else { return Err(invalid(SHAPE)) };
+    let arr = Array::from_unknown(prompts).map_err(|e| invalid(&e.reason))?;
+    let mut texts = std::collections::HashSet::new();
+    for i in 0..arr.len() {
+        let item: Option<Object> = arr.get(i).map_err(|_| invalid(SHAPE))?;
+        let text: Option<Unknown> =
+            item.ok_or_else(|| invalid(SHAPE))?.get("text").map_err(|_| invalid(SHAPE))?;
+        texts.insert(text.and_then(string_of).ok_or_else(|| invalid(SHAPE))?);
+    }
+    Ok(Approved::Texts(Arc::new(texts)))
+}
+
+/// `ctx.maxPermission`: `'none' | 'moderate' | 'dangerous'`; a tool above it is refused.
+fn max_permission(obj: &Object<'_>) -> std::result::Result<Option<Permission>, ToolError> {
+    let value: Option<Unknown> = obj.get("maxPermission").map_err(|e| invalid(&e.reason))?;
+    let Some(v) = value else { return Ok(None) };
+    if matches!(v.get_type(), Ok(ValueType::Undefined | ValueType::Null)) {
+        return Ok(None);
+    }
+    match string_of(v).as_deref() {
+        Some("none") => Ok(Some(Permission::None)),
+        Some("moderate") => Ok(Some(Permission::Moderate)),
+        Some("dangerous") => Ok(Some(Permission::Dangerous)),
+        _ => Err(invalid("ctx.maxPermission must be 'none', 'moderate' or 'dangerous'")),
+    }
 }
 
 /// `ctx.browser = {endpoint}`: a running browser's DevTools websocket for the browser tools.

@@ -147,6 +147,72 @@ pub fn run_tool<'env>(
     }
 }
 
+/// One prompt a call would ask (see `planCall`).
+#[napi(object)]
+pub struct ConfirmationPrompt {
+    /// `action` (the tool's own question), `destructive`, `hooks` or `protected`.
+    pub kind: String,
+    /// The text to show the person approving.
+    pub text: String,
+}
+
+/// Every prompt a call would ask now, computed without changing anything (the call runs with a
+/// plan that records each prompt and answers no). For hosts that approve before the call: show
+/// every prompt, then run the call with `ctx.approved = the prompts shown`; a prompt that was not
+/// shown still goes to `ctx.confirm`, and with none the call fails with `APPROVAL_REQUIRED`.
+/// Resolves to `[]` when the call would not ask; rejects with the call's own error (unknown
+/// tool, bad arguments, `POLICY_DENIED`, a missing file...).
+#[napi(
+    catch_unwind,
+    ts_args_type = "name: string, args: Record<string, unknown>, ctx: ToolContext",
+    ts_return_type = "Promise<ConfirmationPrompt[]>"
+)]
+pub fn plan_call<'env>(
+    env: &'env Env,
+    name: String,
+    args: Unknown<'_>,
+    ctx: Option<Object<'_>>,
+) -> Result<PromiseRaw<'env, Array<'env>>> {
+    let prepared = to_json(env, args, 0)
+        .map_err(|e| ToolError::invalid(format!("arguments of {name} must be JSON-compatible: {}", e.reason)))
+        .and_then(|a| a.ok_or_else(|| ToolError::invalid(format!("arguments of {name} must be an object"))))
+        .and_then(|a| convert(env, ctx, false).map(|(c, hook)| ((a, host_ctx(c)), hook)));
+    let (prepared, hook) = match prepared {
+        Ok((p, hook)) => (Ok(p), hook),
+        Err(e) => (Err(e), None),
+    };
+    let work = async move {
+        let (args, ctx) = prepared?;
+        call::plan(&name, args, ctx).await
+    };
+    env.spawn_future_with_callback(
+        async move { Ok(work.await) },
+        move |env, result: std::result::Result<Vec<eddie_tools_core::context::Prompt>, ToolError>| {
+            if let Some(hook) = hook {
+                hook.release(env);
+            }
+            match result {
+                Ok(prompts) => {
+                    let mut arr = env.create_array(u32::try_from(prompts.len()).unwrap_or(u32::MAX))?;
+                    for (i, p) in prompts.into_iter().enumerate() {
+                        let js = ConfirmationPrompt { kind: p.kind.as_str().to_owned(), text: p.text };
+                        arr.set(u32::try_from(i).unwrap_or(u32::MAX), js)?;
+                    }
+                    Ok(arr)
+                }
+                Err(e) => Err(reject(env, &e)),
+            }
+        },
+    )
+}
+
+/// End a permission session (`ctx.sessionId`): the tools it allowed ask again. Returns whether
+/// it had granted anything. Sessions also expire after two hours without a call.
+#[napi(catch_unwind)]
+pub fn end_session(session_id: String) -> bool {
+    eddie_tools_core::call::gate::end_session(&format!("id:{session_id}"))
+}
+
 /// One registry entry: eddie's definition plus our facts.
 #[napi(object)]
 pub struct NativeToolSpec {
@@ -166,7 +232,7 @@ pub struct NativeToolSpec {
     pub output_schema: serde_json::Value,
     /// Whether the tool can change the workspace or run code.
     pub mutating: bool,
-    /// Whether the tool asks `ctx.confirm` first.
+    /// Whether a call may ask `ctx.confirm` (its level is not `none`, or it asks by itself).
     pub confirms: bool,
 }
 
@@ -185,7 +251,7 @@ pub fn tool_specs() -> Vec<NativeToolSpec> {
                 json_schema: def.get("jsonSchema").cloned().unwrap_or_default(),
                 output_schema: def.get("outputSchema").cloned().unwrap_or_default(),
                 mutating: t.mutating(),
-                confirms: t.confirms(),
+                confirms: t.confirms() || t.permission != registry::Permission::None,
             })
         })
         .collect()

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::watch;
 
-use crate::error::{ErrorCode, Result, ToolError};
+use crate::error::{Result, ToolError};
 use crate::workspace::Workspace;
 
 /// A boxed, sendable future.
@@ -175,6 +175,14 @@ pub struct Ctx {
     /// `ctx.browser.endpoint`: a running browser's DevTools websocket for the browser tools to
     /// attach to; `None` = `EDDIE_BROWSER_WS`, else launch one.
     pub browser_endpoint: Option<String>,
+    /// The tool this call is for and its level; the pipeline sets it (see [`crate::call::gate`]).
+    pub gate: Option<crate::call::gate::Gate>,
+    /// `ctx.approved`: what the host approved before the call.
+    pub approved: crate::call::gate::Approved,
+    /// `ctx.maxPermission`: the host's ceiling; a tool above it is `POLICY_DENIED`.
+    pub max_permission: Option<crate::registry::Permission>,
+    /// Set while planning: prompts are recorded and answered no ([`crate::call::plan`]).
+    pub plan: Option<crate::call::gate::PlanRecorder>,
 }
 
 impl Ctx {
@@ -190,6 +198,10 @@ impl Ctx {
             session: None,
             network: None,
             browser_endpoint: None,
+            gate: None,
+            approved: crate::call::gate::Approved::Nothing,
+            max_permission: None,
+            plan: None,
         })
     }
 
@@ -235,21 +247,13 @@ impl Ctx {
         self
     }
 
-    /// Ask the caller. Without a callback the answer is "no" (like eddie's non-interactive mode).
-    /// The wait races the abort signal: a confirm left pending (a dialog nobody answers) does
-    /// not hold a cancelled call, which rejects with `CANCELLED` and does nothing.
+    /// Ask the tool's own question through the permission gate ([`crate::call::gate`]): a
+    /// `moderate` tool asks once per session, a `dangerous` one every time; an approval given
+    /// before the call may cover it; with no one to ask, the call fails with
+    /// `APPROVAL_REQUIRED`. The wait races the abort signal: a confirm left pending (a dialog
+    /// nobody answers) does not hold a cancelled call, which rejects with `CANCELLED`.
     pub async fn confirm(&self, message: String) -> Result<bool> {
-        self.cancel.check()?;
-        let Some(confirm) = &self.confirm else { return Ok(false) };
-        let answer = self.unless_cancelled(confirm(message)).await?.map_err(|e| {
-            if e.code() == ErrorCode::ConfirmFailed {
-                e
-            } else {
-                ToolError::new(ErrorCode::ConfirmFailed, e.message().to_owned())
-            }
-        })?;
-        self.cancel.check()?;
-        Ok(answer)
+        crate::call::gate::approve(self, vec![Prompt::action(message)]).await
     }
 
     /// Ask every prompt of this call, in order, before it acts: `true` when all are approved,
@@ -257,12 +261,7 @@ impl Ctx {
     /// it could ask first and asks them here in one place, so that a host approving before the
     /// call can be shown all of them.
     pub async fn confirm_all(&self, prompts: Vec<Prompt>) -> Result<bool> {
-        for prompt in prompts {
-            if !self.confirm(prompt.text).await? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        crate::call::gate::approve(self, prompts).await
     }
 
     /// `work`'s output, or `Err(CANCELLED)` as soon as the call is cancelled (dropping `work`).
@@ -302,6 +301,7 @@ pub fn constant_confirm(answer: bool) -> ConfirmFn {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     #[tokio::test]
     async fn a_pending_confirm_or_ask_gives_way_to_an_abort() {

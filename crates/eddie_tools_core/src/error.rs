@@ -130,6 +130,9 @@ pub enum ErrorCode {
     /// The host requires a sandbox for commands and this system cannot provide one (the
     /// message says what is missing); nothing ran.
     SandboxUnavailable,
+    /// The person asked declined the call of a tool that has no declined result of its own
+    /// (the pipeline asked before it ran); nothing ran.
+    Declined,
 }
 
 impl ErrorCode {
@@ -193,6 +196,7 @@ impl ErrorCode {
             Self::ApprovalRequired => "APPROVAL_REQUIRED",
             Self::PolicyDenied => "POLICY_DENIED",
             Self::SandboxUnavailable => "SANDBOX_UNAVAILABLE",
+            Self::Declined => "DECLINED",
         }
     }
 
@@ -255,6 +259,7 @@ impl ErrorCode {
         Self::ApprovalRequired,
         Self::PolicyDenied,
         Self::SandboxUnavailable,
+        Self::Declined,
     ];
 }
 

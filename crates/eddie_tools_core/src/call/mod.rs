@@ -7,6 +7,10 @@
 //!   ├─ an abort that came first            → CANCELLED, nothing runs
 //!   ├─ registry::find(name)                → UNKNOWN_TOOL
 //!   ├─ args::normalise (the one policy)    → INVALID_ARGUMENT (nulls dropped, unknown keys)
+//!   ├─ gate: the host's ceiling            → POLICY_DENIED, no one asked
+//!   ├─ gate: a tool above `none` that does
+//!   │  not ask by itself is asked about     → DECLINED / APPROVAL_REQUIRED, nothing runs
+//!   │  (tools that ask do so through `ctx.confirm_all`, which the same gate judges)
 //!   ├─ the tool's `run`, on its own task: a panic becomes INTERNAL
 //!   └─ an abort while it runs: partial families return what they have (flagged
 //!      `cancelled`); the others are dropped (their guards clean up) → CANCELLED
@@ -16,10 +20,11 @@
 //! thread (hosts run it on a blocking pool).
 
 pub mod args;
+pub mod gate;
 
 use serde_json::Value;
 
-use crate::context::Ctx;
+use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 use crate::registry::{self, Family, ToolSpec};
@@ -42,9 +47,34 @@ pub(crate) fn admit(
     Ok((spec, family, args))
 }
 
+/// Admit the call for the gate: the tool's level on the ctx, the host's ceiling checked.
+fn gated(spec: &'static ToolSpec, mut ctx: Ctx) -> Result<Ctx> {
+    ctx.gate = Some(gate::Gate::of(spec));
+    gate::check_ceiling(spec, &ctx)?;
+    Ok(ctx)
+}
+
+/// Everything before a tool runs: admission, the gate's ceiling, and the gate's question about
+/// a tool that does not ask by itself.
+pub(crate) async fn prepare(
+    name: &str,
+    args: Value,
+    ctx: Ctx,
+) -> Result<(&'static ToolSpec, &'static Family, Value, Ctx)> {
+    let (spec, family, args) = admit(name, args, &ctx)?;
+    let ctx = gated(spec, ctx)?;
+    if gate::pipeline_asks(spec) && !gate::approve(&ctx, vec![gate::pipeline_prompt(spec, &args)]).await? {
+        return Err(ToolError::new(
+            ErrorCode::Declined,
+            format!("Declined by the user: {} was not run.", spec.name),
+        ));
+    }
+    Ok((spec, family, args, ctx))
+}
+
 /// Run tool `name` (model or JS name) with `args` for a host.
 pub async fn call(name: &str, args: Value, ctx: Ctx) -> Result<ToolOutput> {
-    let (spec, family, args) = admit(name, args, &ctx)?;
+    let (spec, family, args, ctx) = prepare(name, args, ctx).await?;
     let cancel = ctx.cancel.clone();
     let run = spec.run;
     // A task of its own turns a panic into a rejection with code INTERNAL.
@@ -64,10 +94,38 @@ pub async fn call(name: &str, args: Value, ctx: Ctx) -> Result<ToolOutput> {
     }
 }
 
+/// Every prompt a call of `name` would ask now, computed without changing anything: the call
+/// runs with a plan that records each prompt the gate would put to the person and answers no
+/// (a declined call changes nothing, by contract). Tools of level `none` that do not ask are
+/// not run at all. An empty list means the call would not ask (a `moderate` tool the session
+/// has granted, or a tool that never asks). Errors are the call's own (unknown tool, bad
+/// arguments, the host's ceiling, a missing file...).
+pub async fn plan(name: &str, args: Value, ctx: Ctx) -> Result<Vec<Prompt>> {
+    let (spec, _, args) = admit(name, args, &ctx)?;
+    let mut ctx = gated(spec, ctx)?;
+    let recorder: gate::PlanRecorder = std::sync::Arc::default();
+    ctx.plan = Some(std::sync::Arc::clone(&recorder));
+    ctx.confirm = None;
+    if gate::pipeline_asks(spec) {
+        gate::approve(&ctx, vec![gate::pipeline_prompt(spec, &args)]).await?;
+    } else if spec.confirms() {
+        let run = spec.run;
+        let task = tokio::spawn(async move { run(&args, &ctx).await.map(|_| ()) });
+        task.await.unwrap_or_else(|e| Err(ToolError::internal(panic_text(e))))?;
+    }
+    let prompts = recorder.lock().map(|mut p| std::mem::take(&mut *p)).unwrap_or_default();
+    Ok(prompts)
+}
+
 /// Run tool `name` on the calling thread if it has a blocking form (a handful of syscalls, no
 /// confirm, no child process); `None` if it must go through [`call`]. A panic is `INTERNAL`.
 pub fn call_blocking(name: &str, args: Value, ctx: &Ctx) -> Option<Result<ToolOutput>> {
-    let run = registry::blocking_form(registry::find(name)?.name)?;
+    let spec = registry::find(name)?;
+    // A tool the gate asks about goes through the pipeline.
+    if spec.permission != registry::Permission::None {
+        return None;
+    }
+    let run = registry::blocking_form(spec.name)?;
     let work = || {
         let (_, _, args) = admit(name, args, ctx)?;
         let out = run(&args, ctx)?;

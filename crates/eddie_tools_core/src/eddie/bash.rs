@@ -94,7 +94,21 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         }
         None => ctx.workspace.resolve(".")?.real,
     };
-    if !ctx.confirm(format!("Run command: {}", args.command)).await? {
+    // eddie's prompt first, then the destructive rules' second prompt (judged as `sh -c`).
+    let workspace = crate::workspace::realpath(ctx.workspace.root())?;
+    let argv = ["sh".to_owned(), "-c".to_owned(), args.command.clone()];
+    let findings = crate::engine::process::risk::assess_argv(
+        &argv,
+        crate::engine::process::risk::Scope { workspace: &workspace, cwd: &cwd },
+    );
+    if !crate::engine::process::risk::confirm(
+        ctx,
+        format!("Run command: {}", args.command),
+        &args.command,
+        &findings,
+    )
+    .await?
+    {
         let msg = "Command rejected by user.";
         return Ok(ToolOutput::new(SCHEMA, msg, json!({"stdout": "", "stderr": msg})));
     }
@@ -180,8 +194,8 @@ async fn run_tunacode(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         stdin: None,
     };
     let findings = crate::engine::process::risk::assess_invocation(&inv, ctx);
-    if !ctx.confirm(format!("Run command: {line}")).await?
-        || !crate::engine::process::risk::confirm(ctx, &inv, &findings).await?
+    if !crate::engine::process::risk::confirm(ctx, format!("Run command: {line}"), &inv.display(), &findings)
+        .await?
     {
         let msg = "Command rejected by user.";
         return Ok(ToolOutput::new(SCHEMA, msg, json!({"stdout": "", "stderr": msg})));

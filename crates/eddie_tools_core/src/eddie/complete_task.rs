@@ -59,7 +59,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     js_name: "completeTask",
     family: "eddie",
     effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::Moderate,
+    permission: crate::registry::Permission::None,
     aliases: &[],
     definition: "",
     input: None,

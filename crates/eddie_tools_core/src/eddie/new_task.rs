@@ -61,7 +61,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     js_name: "agentNewTask",
     family: "eddie",
     effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    permission: crate::registry::Permission::Dangerous,
     aliases: &[],
     definition: "",
     input: None,

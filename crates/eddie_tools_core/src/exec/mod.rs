@@ -134,12 +134,23 @@ mod tests {
         registry::run("lint", &json!({}), &bare).await.unwrap();
         registry::run("lint", &json!({}), &bare).await.unwrap();
         assert_eq!(asked.load(Ordering::SeqCst), 5);
-        // No confirm callback: declined, nothing runs.
+        // No confirm callback: no one could be asked, so nothing runs.
         let none = Ctx::new(root).unwrap();
-        assert_eq!(
-            registry::run("lint", &json!({"command": "touch x"}), &none).await.unwrap().data["status"],
-            "declined"
-        );
+        let e = registry::run("lint", &json!({"command": "touch x"}), &none).await.unwrap_err();
+        assert_eq!(e.code().as_str(), "APPROVAL_REQUIRED");
+        assert!(e.message().contains("touch x"), "{}", e.message());
+        assert!(!dir.path().join("x").exists());
+        // Declined: a result that says so, and nothing runs.
+        let (no, _) = counting_confirm(false);
+        let declined = Ctx::new(root).unwrap().with_confirm(no);
+        let out = registry::run("lint", &json!({"command": "touch x"}), &declined).await.unwrap();
+        assert_eq!(out.data["status"], "declined");
+        assert!(!dir.path().join("x").exists());
+        // Above the host's ceiling: refused by policy, no one asked.
+        let mut capped = Ctx::new(root).unwrap().with_confirm(counting_confirm(true).0);
+        capped.max_permission = Some(registry::Permission::Moderate);
+        let e = registry::run("run_tests", &json!({"command": "touch x"}), &capped).await.unwrap_err();
+        assert_eq!(e.code().as_str(), "POLICY_DENIED");
         assert!(!dir.path().join("x").exists());
     }
 }

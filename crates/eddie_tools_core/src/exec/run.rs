@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::args;
 use super::args::{Env, Text, Word};
-use super::{args, permission};
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::process::command::{self, Invocation, execute, split_words};
@@ -106,9 +106,9 @@ pub fn assess(inv: &Invocation, ctx: &Ctx) -> Vec<Finding> {
     risk::assess_invocation(inv, ctx)
 }
 
-/// The second, explicit confirm a destructive command needs ([`risk::confirm`]).
-pub async fn confirm_risk(ctx: &Ctx, inv: &Invocation, findings: &[Finding]) -> Result<bool> {
-    risk::confirm(ctx, inv, findings).await
+/// Ask `action` and, for a destructive command, the second prompt ([`risk::confirm`]).
+pub async fn confirm(ctx: &Ctx, action: String, inv: &Invocation, findings: &[Finding]) -> Result<bool> {
+    risk::confirm(ctx, action, &inv.display(), findings).await
 }
 
 /// The findings as result data.
@@ -153,9 +153,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     command::check_program(&inv)?;
     let findings = assess(&inv, ctx);
     let risk = json!({"risk": risk_json(&findings)});
-    if !permission::allow(ctx, "run", confirm_text("Run command", &inv)).await?
-        || !confirm_risk(ctx, &inv, &findings).await?
-    {
+    if !confirm(ctx, confirm_text("Run command", &inv), &inv, &findings).await? {
         return Ok(declined(SCHEMA, &inv, risk));
     }
     let outcome = execute(&inv, ctx, None).await?;

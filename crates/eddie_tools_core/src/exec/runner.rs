@@ -6,7 +6,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 use super::args::{self, Env, Text, Word};
-use super::{permission, run};
+use super::run;
 use crate::context::Ctx;
 use crate::engine::process::command::{self, Invocation, execute, split_words};
 use crate::engine::process::env;
@@ -252,7 +252,9 @@ pub async fn run(
         "tests": null,
     });
     command::check_program(&inv)?;
-    if !permission::allow(ctx, tool, run::confirm_text(verb(action), &inv)).await? {
+    // An explicit command can be anything: the destructive rules apply to every runner.
+    let findings = run::assess(&inv, ctx);
+    if !run::confirm(ctx, run::confirm_text(verb(action), &inv), &inv, &findings).await? {
         return Ok(run::declined(schema, &inv, extra));
     }
     // format: what is below the target now, to name the files it changed.

@@ -42,7 +42,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     js_name: "applyPatch",
     family: "files",
     effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    permission: crate::registry::Permission::Dangerous,
     aliases: &[("input", "patch"), ("diff", "patch")],
     definition: include_str!("apply_patch.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -64,7 +64,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     js_name: "applyUnifiedDiff",
     family: "files",
     effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    permission: crate::registry::Permission::Dangerous,
     aliases: &[("patch", "diff"), ("root_path", "rootPath"), ("assess_risk", "assessRisk")],
     definition: include_str!("apply_unified_diff.json"),
     input: Some(crate::call::args::schema::<Args>),

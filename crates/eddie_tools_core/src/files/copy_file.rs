@@ -198,7 +198,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     js_name: "copyFile",
     family: "files",
     effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    permission: crate::registry::Permission::Dangerous,
     aliases: ENDPOINT_ALIASES,
     definition: include_str!("copy_file.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -56,7 +56,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     js_name: "deleteRange",
     family: "files",
     effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    permission: crate::registry::Permission::Dangerous,
     aliases: &[("start_line", "startLine"), ("end_line", "endLine")],
     definition: include_str!("delete_range.json"),
     input: Some(crate::call::args::schema::<Args>),

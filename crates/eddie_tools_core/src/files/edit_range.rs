@@ -108,7 +108,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     js_name: "editRange",
     family: "files",
     effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    permission: crate::registry::Permission::Dangerous,
     aliases: &[("start_line", "startLine"), ("end_line", "endLine")],
     definition: include_str!("edit_range.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -85,7 +85,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     js_name: "insertAt",
     family: "files",
     effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    permission: crate::registry::Permission::Dangerous,
     aliases: &[("line_number", "lineNumber"), ("line", "lineNumber")],
     definition: include_str!("insert_at.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -95,7 +95,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     js_name: "moveFile",
     family: "files",
     effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    permission: crate::registry::Permission::Dangerous,
     aliases: crate::files::copy_file::ENDPOINT_ALIASES,
     definition: include_str!("move_file.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -257,7 +257,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     js_name: "writeFile",
     family: "files",
     effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    permission: crate::registry::Permission::Dangerous,
     aliases: &[("create_backup", "createBackup"), ("no_overwrite", "noOverwrite")],
     definition: include_str!("write_file.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -269,12 +269,12 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
     })
 }
 
-/// Run tool `name` (model or JS name) with `args` in the current task: the argument policy
-/// and dispatch of [`crate::call::call`], without its panic and abort handling (for tests
-/// and tools that call tools).
+/// Run tool `name` (model or JS name) with `args` in the current task: the argument policy,
+/// the permission gate and dispatch of [`crate::call::call`], without its panic and abort
+/// handling (for tests and tools that call tools).
 pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
-    let (spec, _, args) = crate::call::admit(name, args.clone(), ctx)?;
-    (spec.run)(&args, ctx).await
+    let (spec, _, args, ctx) = crate::call::prepare(name, args.clone(), ctx.clone()).await?;
+    (spec.run)(&args, &ctx).await
 }
 
 #[cfg(test)]

@@ -185,7 +185,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     js_name: "download",
     family: "web",
     effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    permission: crate::registry::Permission::Dangerous,
     aliases: &[],
     definition: include_str!("download.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -459,18 +459,30 @@ pub fn assess_invocation(inv: &super::command::Invocation, ctx: &crate::context:
     assess_argv(&argv, Scope { workspace: &workspace, cwd: &inv.cwd })
 }
 
-/// The second, explicit confirm a destructive command needs at every permission level (even
-/// when the session already allows the tool): `true` to go ahead. No findings: `true`.
-pub async fn confirm(
-    ctx: &crate::context::Ctx,
-    inv: &super::command::Invocation,
-    findings: &[Finding],
-) -> crate::error::Result<bool> {
+/// The second, explicit prompt a destructive command needs at every permission level (even
+/// when the session already allows the tool, and whatever a host approved without showing it);
+/// `None` without findings.
+pub fn prompt(display: &str, findings: &[Finding]) -> Option<crate::context::Prompt> {
     if findings.is_empty() {
-        return Ok(true);
+        return None;
     }
     let rules: Vec<String> = findings.iter().map(|f| format!("[{}] {}", f.rule, f.reason)).collect();
-    ctx.confirm(format!("Destructive command: {}\nRun `{}` anyway?", rules.join("; "), inv.display())).await
+    Some(crate::context::Prompt::destructive(format!(
+        "Destructive command: {}\nRun `{display}` anyway?",
+        rules.join("; ")
+    )))
+}
+
+/// Ask the tool's own question and, for a destructive command, the second prompt, in one go.
+pub async fn confirm(
+    ctx: &crate::context::Ctx,
+    action: String,
+    display: &str,
+    findings: &[Finding],
+) -> crate::error::Result<bool> {
+    let mut prompts = vec![crate::context::Prompt::action(action)];
+    prompts.extend(prompt(display, findings));
+    ctx.confirm_all(prompts).await
 }
 
 /// The findings as result data.

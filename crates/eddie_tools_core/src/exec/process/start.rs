@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::super::args::{Env, Text, Word};
-use super::super::{permission, run};
+use super::super::run;
 use super::wait::{Condition, WaitFor};
 use crate::context::Ctx;
 use crate::engine::process::command::{self, spawn_error};
@@ -78,9 +78,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     command::check_program(&inv)?;
     super::check_capacity()?;
     let findings = run::assess(&inv, ctx);
-    if !permission::allow(ctx, "process_start", run::confirm_text("Start background process", &inv)).await?
-        || !run::confirm_risk(ctx, &inv, &findings).await?
-    {
+    if !run::confirm(ctx, run::confirm_text("Start background process", &inv), &inv, &findings).await? {
         return Ok(ToolOutput::new(
             SCHEMA,
             format!("Declined by the user: `{}` was not started.", inv.display()),

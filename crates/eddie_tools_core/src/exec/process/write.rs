@@ -7,7 +7,6 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
-use super::super::permission;
 use super::super::run::merge;
 use super::ProcId;
 use crate::call::args::lenient::Truthy;
@@ -63,7 +62,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         if preview.len() < input.len() { "…" } else { "" },
         if close { " and close its stdin" } else { "" }
     );
-    if !permission::allow(ctx, "process_write", message).await? {
+    if !ctx.confirm(message).await? {
         let mut data = proc.describe();
         merge(&mut data, json!({"bytesWritten": 0, "stdinClosed": false, "declined": true}));
         return Ok(ToolOutput::new(

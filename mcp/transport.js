@@ -1,0 +1,131 @@
+// The MCP server's stdio transport: newline-delimited JSON-RPC, like the SDK's, but a message
+// the server cannot take always gets an answer and never ends the server:
+// - a line over the size limit is skipped to its end and answered with an error naming the
+//   limit (the SDK's transport closed the connection, and the server exited with code 0);
+// - a line that is not JSON gets a parse error (-32700);
+// - a request that is not a valid JSON-RPC request (`params: "x"`) gets -32600/-32602 with its
+//   id (the SDK's transport dropped it, and the client waited for ever).
+'use strict'
+
+const MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+
+class EddieStdioTransport {
+  /**
+   * @param {{ stdin?: NodeJS.ReadableStream, stdout?: NodeJS.WritableStream, maxMessageBytes?: number, schema: { safeParse(v: unknown): { success: boolean } } }} options
+   */
+  constructor(options) {
+    this._stdin = options.stdin ?? process.stdin
+    this._stdout = options.stdout ?? process.stdout
+    this._max = options.maxMessageBytes ?? MAX_MESSAGE_BYTES
+    this._schema = options.schema
+    this._chunks = []
+    this._size = 0
+    this._skipping = false
+    this._skippedHead = ''
+    this._started = false
+    this._ondata = (chunk) => this._take(chunk)
+    this._onerror = (error) => this.onerror?.(error)
+    this._onend = () => this.close()
+  }
+
+  async start() {
+    if (this._started) throw new Error('transport already started')
+    this._started = true
+    this._stdin.on('data', this._ondata)
+    this._stdin.on('error', this._onerror)
+    this._stdin.on('end', this._onend)
+  }
+
+  _take(chunk) {
+    let buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)
+    for (;;) {
+      const nl = buf.indexOf(0x0a)
+      const part = nl === -1 ? buf : buf.subarray(0, nl)
+      if (this._skipping) {
+        if (this._skippedHead.length < 256) this._skippedHead += part.subarray(0, 256).toString('utf8')
+      } else if (this._size + part.length > this._max) {
+        // Keep the start, to find the request's id; drop the rest up to the newline.
+        this._skippedHead = Buffer.concat([...this._chunks, part]).subarray(0, 256).toString('utf8')
+        this._chunks = []
+        this._size = 0
+        this._skipping = true
+      } else {
+        this._chunks.push(part)
+        this._size += part.length
+      }
+      if (nl === -1) return
+      if (this._skipping) {
+        this._tooLarge(this._skippedHead)
+        this._skipping = false
+        this._skippedHead = ''
+      } else {
+        const line = Buffer.concat(this._chunks).toString('utf8').replace(/\r$/, '')
+        this._chunks = []
+        this._size = 0
+        if (line.trim()) this._line(line)
+      }
+      buf = buf.subarray(nl + 1)
+    }
+  }
+
+  _tooLarge(head) {
+    const m = /"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)/.exec(head)
+    let id = null
+    try {
+      id = m ? JSON.parse(m[1]) : null
+    } catch {
+      id = null
+    }
+    this._reply(id, -32600, `message too large: the limit is ${this._max} bytes (${Math.round(this._max / 1048576)} MiB); nothing was done`)
+  }
+
+  _line(line) {
+    let value
+    try {
+      value = JSON.parse(line)
+    } catch (e) {
+      this._reply(null, -32700, `parse error: ${e.message}`)
+      return
+    }
+    if (this._schema.safeParse(value).success) {
+      this.onmessage?.(value)
+      return
+    }
+    const isObject = value !== null && typeof value === 'object' && !Array.isArray(value)
+    const id = isObject && (typeof value.id === 'string' || typeof value.id === 'number') ? value.id : null
+    // A notification or a response that does not validate gets no answer (none is allowed).
+    if ((id === null && isObject && 'method' in value) || (isObject && !('method' in value) && ('result' in value || 'error' in value))) {
+      this.onerror?.(new Error('dropped an invalid JSON-RPC notification or response'))
+      return
+    }
+    if (isObject && typeof value.method === 'string' && 'params' in value && (value.params === null || typeof value.params !== 'object')) {
+      this._reply(id, -32602, `invalid params: \`params\` of ${value.method} must be an object`)
+      return
+    }
+    this._reply(id, -32600, 'invalid request: not a JSON-RPC 2.0 message ({jsonrpc: "2.0", id, method, params?})')
+  }
+
+  _reply(id, code, message) {
+    this.send({ jsonrpc: '2.0', id, error: { code, message } }).catch(() => {})
+  }
+
+  send(message) {
+    return new Promise((resolve) => {
+      if (this._stdout.write(`${JSON.stringify(message)}\n`)) resolve()
+      else this._stdout.once('drain', resolve)
+    })
+  }
+
+  async close() {
+    this._stdin.off('data', this._ondata)
+    this._stdin.off('error', this._onerror)
+    this._stdin.off('end', this._onend)
+    if (this._stdin.listenerCount('data') === 0 && typeof this._stdin.pause === 'function') this._stdin.pause()
+    this._chunks = []
+    const onclose = this.onclose
+    this.onclose = undefined
+    onclose?.()
+  }
+}
+
+module.exports = { EddieStdioTransport, MAX_MESSAGE_BYTES }
