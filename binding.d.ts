@@ -19,6 +19,20 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  */
 export declare function callTool(index: number, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>
 
+/** One prompt a call would ask (see `planCall`). */
+export interface ConfirmationPrompt {
+  /** `action` (the tool's own question), `destructive`, `hooks` or `protected`. */
+  kind: string
+  /** The text to show the person approving. */
+  text: string
+}
+
+/**
+ * End a permission session (`ctx.sessionId`): the tools it allowed ask again. Returns whether
+ * it had granted anything. Sessions also expire after two hours without a call.
+ */
+export declare function endSession(sessionId: string): boolean
+
 /** `ensureTaskListDocument({rootDir, listName})`: read, creating the file when missing. */
 export declare function ensureTaskListDocument(options: ReadTaskListDocumentOptions): Promise<TaskListDocument>
 
@@ -52,7 +66,7 @@ export interface NativeToolSpec {
   outputSchema: any
   /** Whether the tool can change the workspace or run code. */
   mutating: boolean
-  /** Whether the tool asks `ctx.confirm` first. */
+  /** Whether a call may ask `ctx.confirm` (its level is not `none`, or it asks by itself). */
   confirms: boolean
 }
 
@@ -63,6 +77,16 @@ export interface OutputChunk {
   /** The text (never a split character). */
   text: string
 }
+
+/**
+ * Every prompt a call would ask now, computed without changing anything (the call runs with a
+ * plan that records each prompt and answers no). For hosts that approve before the call: show
+ * every prompt, then run the call with `ctx.approved = the prompts shown`; a prompt that was not
+ * shown still goes to `ctx.confirm`, and with none the call fails with `APPROVAL_REQUIRED`.
+ * Resolves to `[]` when the call would not ask; rejects with the call's own error (unknown
+ * tool, bad arguments, `POLICY_DENIED`, a missing file...).
+ */
+export declare function planCall(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ConfirmationPrompt[]>
 
 /** `readTaskListDocument({rootDir, listName})`: the list, or an empty one when missing. */
 export declare function readTaskListDocument(options: ReadTaskListDocumentOptions): Promise<TaskListDocument>

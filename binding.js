@@ -836,11 +836,13 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.callTool = nativeBinding.callTool
+module.exports.endSession = nativeBinding.endSession
 module.exports.ensureTaskListDocument = nativeBinding.ensureTaskListDocument
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.formatTaskListResult = nativeBinding.formatTaskListResult
 module.exports.insertTaskPayload = nativeBinding.insertTaskPayload
 module.exports.isTaskListTaskStatus = nativeBinding.isTaskListTaskStatus
+module.exports.planCall = nativeBinding.planCall
 module.exports.readTaskListDocument = nativeBinding.readTaskListDocument
 module.exports.renderTaskListContent = nativeBinding.renderTaskListContent
 module.exports.runTool = nativeBinding.runTool

@@ -782,6 +782,8 @@ exports.runTool = binding.runTool
 exports.toolSpecs = binding.toolSpecs
 exports.errorCodes = binding.errorCodes
 exports.toolAliases = binding.toolAliases
+exports.planCall = binding.planCall
+exports.endSession = binding.endSession
 exports.terminateAllProcesses = binding.terminateAllProcesses
 
 // Background processes and running commands do not outlive this process (their shims also

@@ -99,8 +99,8 @@ test('createSession: one permission session across calls, each with its own sign
   }), (e) => e.code === 'CANCELLED')
   // approved: the host asked already
   const quiet = createSession({ cwd: dir })
-  const declined = await quiet.run('write_file', { path: 'g.txt', content: 'x' })
-  assert.ok(!existsSync(join(dir, 'g.txt')), `no confirm = declined: ${declined.content}`)
+  await assert.rejects(quiet.run('write_file', { path: 'g.txt', content: 'x' }), (e) => e.code === 'APPROVAL_REQUIRED' && /Create file: g\.txt/.test(e.message))
+  assert.ok(!existsSync(join(dir, 'g.txt')), 'no confirm and no approval: nothing written')
   await quiet.run('write_file', { path: 'g.txt', content: 'x' }, { approved: true })
   assert.equal(readFileSync(join(dir, 'g.txt'), 'utf8'), 'x')
 })

@@ -86,10 +86,18 @@ test('VS Code: prepareInvocation shows our confirm text; invoke runs approved; d
   assert.ok(result instanceof vscode.LanguageModelToolResult)
   assert.match(result.content[0].value, /a\.txt/)
   assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'new\n')
-  // a call VS Code did not show a confirmation for is declined
-  const unseen = await write.invoke({ input: { path: 'b.txt', content: 'x' } }, token())
-  assert.match(unseen.content[0].value, /declin|not|nothing/i)
+  // a call VS Code did not show a confirmation for is not run: no one could be asked
+  await assert.rejects(write.invoke({ input: { path: 'b.txt', content: 'x' } }, token()), /APPROVAL_REQUIRED: .*Create file: b\.txt/s)
   assert.ok(!existsSync(join(dir, 'b.txt')))
+  // a destructive command: the finding is part of what VS Code shows, and the approval covers it
+  const outside = workspace({ 'keep.txt': 'k' })
+  const rm = { command: `rm -rf ${outside}`, shell: true }
+  const shownRm = await vscode.registered.get('eddie_run').prepareInvocation({ input: rm }, token())
+  assert.match(shownRm.confirmationMessages.message, /^Run command: [^\n]+\n\nDestructive command: \[rm-recursive\]/)
+  assert.ok(existsSync(join(outside, 'keep.txt')), 'preparing runs nothing')
+  const ranRm = await vscode.registered.get('eddie_run').invoke({ input: rm }, token())
+  assert.doesNotMatch(ranRm.content[0].value, /declined/i, 'the user clicked Allow: the model is not told "declined"')
+  assert.ok(!existsSync(outside), 'what was shown and allowed ran')
   // tools that do not confirm have no confirmation; errors are thrown with their code
   const read = vscode.registered.get('eddie_read_file')
   assert.equal((await read.prepareInvocation({ input: { path: 'a.txt' } }, token())).confirmationMessages, undefined)

@@ -424,7 +424,7 @@ test('ask_user, ask_followup_question and attempt_completion', async () => {
   await rejectsWith(assert, tools.attemptCompletion({ result: 'x', command: 1 }, { cwd: ws }), 'INVALID_ARGUMENT')
 })
 
-test('the CLI runs exec tools: --yes to run, no TTY means declined, ask without a TTY is unavailable', () => {
+test('the CLI runs exec tools: --yes to run, no TTY means APPROVAL_REQUIRED, ask without a TTY is unavailable', () => {
   const ws = workspace()
   mkdirSync(join(ws, 'd'))
   const cli = join(root, 'bin/eddie-tools.js')
@@ -432,7 +432,8 @@ test('the CLI runs exec tools: --yes to run, no TTY means declined, ask without 
   let r = run(['run', '{"command":"echo","args":["hi"]}', '--yes'])
   assert.equal(JSON.parse(r.stdout).data.stdout, 'hi\n')
   r = run(['runCommand', '{"command":"touch ran"}'])
-  assert.equal(JSON.parse(r.stdout).data.status, 'declined')
+  assert.equal(r.status, 3)
+  assert.equal(JSON.parse(r.stderr).error.code, 'APPROVAL_REQUIRED')
   assert.ok(!existsSync(join(ws, 'ran')))
   r = run(['ask_user', '{"question":"?"}'])
   assert.equal(r.status, 1)

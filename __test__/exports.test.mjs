@@ -2,7 +2,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tools from '../index.js'
@@ -61,8 +61,9 @@ test('the CLI runs a tool and reports errors as JSON', () => {
   const ok = JSON.parse(execFileSync(process.execPath, [cli, 'file_search', '{"content":"TODO"}'], { cwd: ws, encoding: 'utf8' }))
   assert.equal(ok.data.results[0].path, 'notes.txt')
   const no = spawnSync(process.execPath, [cli, 'file_write', '{"path":"x","content":"y"}'], { cwd: ws, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
-  assert.equal(no.status, 3, 'a declined confirm exits 3')
-  assert.equal(JSON.parse(no.stdout).content, 'Write cancelled by user.', 'no TTY and no --yes means no')
+  assert.equal(no.status, 3, 'an approval needed and not given exits 3')
+  assert.equal(JSON.parse(no.stderr).error.code, 'APPROVAL_REQUIRED', 'no TTY and no --yes: no one could be asked')
+  assert.ok(!existsSync(join(ws, 'x')))
   const yes = JSON.parse(execFileSync(process.execPath, [cli, 'fileWrite', '{"path":"x","content":"y"}', '--yes'], { cwd: ws, encoding: 'utf8' }))
   assert.equal(yes.content, 'Wrote x')
   const bad = spawnSync(process.execPath, [cli, 'file_read', '{"path":"../x"}'], { cwd: ws, encoding: 'utf8' })

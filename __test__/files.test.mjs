@@ -140,9 +140,8 @@ test('a declined confirm changes nothing, for every mutating files tool', async 
     const exact = { editFile: 'Edit file: a.txt [+1 -1 lines]', applyUnifiedDiff: 'Apply patch to a.txt [+1 -1 lines]', deleteFile: 'Delete file: a.txt' }
     if (exact[fn]) assert.equal(prompts[0], exact[fn])
     assert.deepEqual(snapshot(ws), before, fn)
-    // No confirm callback at all is a "no" too.
-    const r2 = await tools[fn](args, { cwd: ws })
-    assert.equal(r2.data.cancelled, true, fn)
+    // No confirm callback at all: no one could be asked (APPROVAL_REQUIRED), and nothing changes.
+    await assert.rejects(tools[fn](args, { cwd: ws }), (e) => e.code === 'APPROVAL_REQUIRED' && e.message.includes(named), fn)
     assert.deepEqual(snapshot(ws), before, fn)
   }
 })

@@ -134,3 +134,20 @@ export function schemaErrors(schema, value, at = '$', root = schema) {
 export function assertMatchesSchema(schema, value, at = '$') {
   assert.deepEqual(schemaErrors(schema, value, at), [], `${at} does not match its schema`)
 }
+
+/**
+ * The tools with `confirm: () => true` added to every ctx that has none: for suites about what a
+ * tool does once allowed, not about the permission gate (which has its own tests). A `moderate`
+ * or `dangerous` tool called without a confirm fails with APPROVAL_REQUIRED.
+ */
+export function approving(tools) {
+  const yes = () => true
+  const withConfirm = (ctx) => (ctx && typeof ctx === 'object' && !('confirm' in ctx) ? { ...ctx, confirm: yes } : ctx)
+  const out = {}
+  for (const [name, value] of Object.entries(tools)) {
+    if (typeof value !== 'function') out[name] = value
+    else if (name === 'runTool') out[name] = (tool, args, ctx) => value(tool, args, withConfirm(ctx))
+    else out[name] = (args, ctx) => value(args, withConfirm(ctx))
+  }
+  return out
+}

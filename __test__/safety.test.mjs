@@ -57,9 +57,11 @@ test('a declined confirm changes nothing and runs nothing', async () => {
   await tools.agentDeleteTask({ taskListName: 'l', taskId: 't' }, ctx)
   await tools.agentNewTaskList({ taskListName: 'l' }, ctx)
   assert.equal(readFileSync(join(ws, '.tasks/l.json'), 'utf8'), list)
-  // No confirm callback at all means "declined", never "approved".
-  r = await tools.fileWrite({ path: 'keep.txt', content: 'changed' }, { cwd: ws })
-  assert.equal(r.content, 'Write cancelled by user.')
+  // No confirm callback at all means "no one could be asked" (APPROVAL_REQUIRED), never "approved".
+  await rejectsWith(assert, tools.fileWrite({ path: 'keep.txt', content: 'changed' }, { cwd: ws }), 'APPROVAL_REQUIRED', /Write file: keep\.txt/)
+  await rejectsWith(assert, tools.bash({ command: 'touch ran' }, { cwd: ws }), 'APPROVAL_REQUIRED', /Run command: touch ran/)
+  assert.equal(readFileSync(join(ws, 'keep.txt'), 'utf8'), 'original')
+  assert.ok(!existsSync(join(ws, 'ran')))
 })
 
 test('a throwing or rejecting confirm rejects the call and does nothing', async () => {

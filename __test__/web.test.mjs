@@ -11,8 +11,11 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
-import * as tools from '../index.js'
-import { workspace, context, rejectsWith, assertMatchesSchema } from './helpers.mjs'
+import * as native from '../index.js'
+import { workspace, context, rejectsWith, assertMatchesSchema, approving } from './helpers.mjs'
+
+// The web tools are `moderate`: they ask once per session. These tests are about the requests, so they approve.
+const tools = approving(native)
 
 const specs = new Map(tools.toolSpecs().map((s) => [s.name, s]))
 const servers = []
@@ -388,8 +391,10 @@ test('download: a declined confirm sends nothing and writes nothing; an abort mi
   assert.equal(declined.prompts.length, 1)
   assert.equal(s.total(), 0, 'nothing was sent')
   assert.deepEqual(readdirSync(ws), [])
-  await tools.download({ url: `${s.base}/f`, path: 'f.bin' }, { cwd: ws, network: { allowHosts: ['127.0.0.1'] } })
-  assert.deepEqual(readdirSync(ws), [], 'no confirm callback = declined')
+  // No confirm callback: no one could be asked, so APPROVAL_REQUIRED, and nothing is sent or written.
+  await rejectsWith(assert, native.download({ url: `${s.base}/f`, path: 'f.bin' }, { cwd: ws, network: { allowHosts: ['127.0.0.1'] } }), 'APPROVAL_REQUIRED', /Download/)
+  assert.equal(s.total(), 0, 'nothing was sent')
+  assert.deepEqual(readdirSync(ws), [], 'no confirm callback = nothing written')
   // abort after the first progress report
   const c = new AbortController()
   const ctx = { cwd: ws, confirm: () => true, network: { allowHosts: ['127.0.0.1'] }, signal: c.signal, onOutput: () => c.abort() }

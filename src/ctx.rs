@@ -298,8 +298,8 @@ fn approved(obj: &Object<'_>) -> std::result::Result<Approved, ToolError> {
         Ok(ValueType::Object) => {}
         _ => return Err(invalid(SHAPE)),
     }
-    if let Some(texts) = strings_of(v) {
-        return Ok(Approved::Texts(Arc::new(texts.into_iter().collect())));
+    if v.is_array().unwrap_or(false) {
+        return prompt_texts(v).map(|t| Approved::Texts(Arc::new(t))).ok_or_else(|| invalid(SHAPE));
     }
     let o = Object::from_unknown(v).map_err(|e| invalid(&e.reason))?;
     let kinds: Option<Unknown> = o.get("kinds").map_err(|e| invalid(&e.reason))?;
@@ -318,16 +318,26 @@ fn approved(obj: &Object<'_>) -> std::result::Result<Approved, ToolError> {
         return Ok(Approved::Kinds(out));
     }
     let prompts: Option<Unknown> = o.get("prompts").map_err(|e| invalid(&e.reason))?;
-    let Some(prompts) = prompts.filter(|p| p.is_array().unwrap_or(false)) else { return Err(invalid(SHAPE)) };
-    let arr = Array::from_unknown(prompts).map_err(|e| invalid(&e.reason))?;
+    prompts.and_then(prompt_texts).map(|t| Approved::Texts(Arc::new(t))).ok_or_else(|| invalid(SHAPE))
+}
+
+/// The texts of an array of prompts: strings, or `{text}` objects (as `planCall` returns them).
+fn prompt_texts(v: Unknown<'_>) -> Option<std::collections::HashSet<String>> {
+    if !v.is_array().unwrap_or(false) {
+        return None;
+    }
+    let arr = Array::from_unknown(v).ok()?;
     let mut texts = std::collections::HashSet::new();
     for i in 0..arr.len() {
-        let item: Option<Object> = arr.get(i).map_err(|_| invalid(SHAPE))?;
-        let text: Option<Unknown> =
-            item.ok_or_else(|| invalid(SHAPE))?.get("text").map_err(|_| invalid(SHAPE))?;
-        texts.insert(text.and_then(string_of).ok_or_else(|| invalid(SHAPE))?);
+        let item: Unknown = arr.get(i).ok()??;
+        let text = match item.get_type().ok()? {
+            ValueType::String => string_of(item)?,
+            ValueType::Object => string_of(Object::from_unknown(item).ok()?.get::<Unknown>("text").ok()??)?,
+            _ => return None,
+        };
+        texts.insert(text);
     }
-    Ok(Approved::Texts(Arc::new(texts)))
+    Some(texts)
 }
 
 /// `ctx.maxPermission`: `'none' | 'moderate' | 'dangerous'`; a tool above it is refused.

@@ -182,11 +182,7 @@ pub fn pipeline_prompt(spec: &ToolSpec, args: &Value) -> Prompt {
         shown.truncate(cut);
         shown.push('…');
     }
-    let how = match spec.permission {
-        Permission::Moderate => " (asked once per session)",
-        _ => "",
-    };
-    Prompt::action(format!("Allow {} {shown}{how}", spec.name))
+    Prompt::action(format!("Allow {} {shown}", spec.name))
 }
 
 /// Ask `prompts` as the gate says: `true` when every one is approved, `false` at the first one
@@ -199,9 +195,13 @@ pub async fn approve(ctx: &Ctx, prompts: Vec<Prompt>) -> Result<bool> {
     let already = gate.level == Permission::Moderate && session.is_some_and(|s| granted(s, gate.tool));
     let mut pending = Vec::new();
     let mut action_approved = false;
-    for prompt in prompts {
+    for mut prompt in prompts {
         if prompt.kind == PromptKind::Action && already {
             continue;
+        }
+        // The person approving a moderate tool is told that the answer lasts the session.
+        if prompt.kind == PromptKind::Action && gate.level == Permission::Moderate && session.is_some() {
+            prompt.text = format!("{}\n(Allow {} for the rest of this session?)", prompt.text, gate.tool);
         }
         if ctx.approved.covers(&prompt) {
             action_approved |= prompt.kind == PromptKind::Action;
