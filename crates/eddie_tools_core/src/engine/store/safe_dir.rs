@@ -147,7 +147,11 @@ impl SafeDir {
                 }
             };
             let step = if create { cur.child_or_create(name) } else { cur.child(name).map(|d| (d, false)) };
-            let (next, created) = step.map_err(|e| walk_error(&e, &cur.path.join(name), shown))?;
+            let (next, created) = step.map_err(|e| {
+                // Linux says ENOTDIR for a symlink opened with O_DIRECTORY | O_NOFOLLOW; others ELOOP.
+                let link = matches!(cur.stat(name), Ok(Some(Entry { kind: Kind::Symlink, .. })));
+                walk_error(&e, link, &cur.path.join(name), shown)
+            })?;
             if created {
                 made.push(Created { parent: cur, name: name.to_os_string() });
             }
@@ -277,9 +281,9 @@ impl SafeDir {
     }
 }
 
-fn walk_error(e: &io::Error, at: &Path, shown: &Path) -> ToolError {
+fn walk_error(e: &io::Error, link: bool, at: &Path, shown: &Path) -> ToolError {
     match e.raw_os_error() {
-        Some(libc::ELOOP) => ToolError::new(
+        _ if link => ToolError::new(
             ErrorCode::OutsideWorkspace,
             format!(
                 "{} is a symbolic link now (it was a folder when {} was checked); nothing was written there",
@@ -288,7 +292,7 @@ fn walk_error(e: &io::Error, at: &Path, shown: &Path) -> ToolError {
             ),
         )
         .with_prop("path", shown.display().to_string()),
-        Some(libc::ENOTDIR) => ToolError::new(
+        Some(libc::ENOTDIR | libc::ELOOP) => ToolError::new(
             ErrorCode::NotADirectory,
             format!("{} is not a folder, so {} cannot be written", at.display(), shown.display()),
         )
