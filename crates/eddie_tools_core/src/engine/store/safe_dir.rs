@@ -115,9 +115,14 @@ impl SafeDir {
 
     /// [`SafeDir::child`], made first when missing (mode 0777 less the umask); whether it was.
     pub fn child_or_create(&self, name: &OsStr) -> io::Result<(Self, bool)> {
+        self.child_or_create_mode(name, 0o777)
+    }
+
+    /// [`SafeDir::child_or_create`] with the mode a new folder gets (less the umask).
+    pub fn child_or_create_mode(&self, name: &OsStr, mode: u32) -> io::Result<(Self, bool)> {
         match self.child(name) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let created = match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(0o777)) {
+                let created = match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(mode as _)) {
                     Ok(()) => true,
                     Err(rustix::io::Errno::EXIST) => false,
                     Err(e) => return Err(e.into()),
@@ -170,6 +175,11 @@ impl SafeDir {
             Err(rustix::io::Errno::NOENT) => Ok(None),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// An open file's type, owner, mode and identity.
+    pub fn entry_of_file(f: &File) -> io::Result<Entry> {
+        Ok(entry_of(&rustix::fs::fstat(f)?))
     }
 
     /// This folder's own type, owner, mode and identity.
