@@ -30,7 +30,8 @@ fn abort_after(ctx: &Ctx, after: Duration) {
 fn plant_cache_db(ws: &Path, extra: &str) {
     let c = ctx(ws, &[]);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    rt.block_on(registry::run("cache_store", &json!({"key": "k", "value": "v", "tier": "project"}), &c)).unwrap();
+    rt.block_on(registry::run("cache_store", &json!({"key": "k", "value": "v", "tier": "project"}), &c))
+        .unwrap();
     let db = rusqlite::Connection::open(ws.join(".eddie/cache.db")).unwrap();
     db.execute_batch(extra).unwrap();
     // Into the main file, as a shipped file would be.
@@ -97,8 +98,13 @@ fn a_shipped_cache_db_with_a_trigger_that_never_ends_is_moved_aside_and_runs_not
         let copy = tempfile::tempdir().unwrap();
         std::fs::create_dir(copy.path().join(".eddie")).unwrap();
         std::fs::copy(w.path().join(".eddie/cache.db"), copy.path().join(".eddie/cache.db")).unwrap();
-        let e = run_bounded("cache_keys", json!({"tier": "project"}), ctx(copy.path(), &[]), Duration::from_secs(20))
-            .unwrap_err();
+        let e = run_bounded(
+            "cache_keys",
+            json!({"tier": "project"}),
+            ctx(copy.path(), &[]),
+            Duration::from_secs(20),
+        )
+        .unwrap_err();
         assert_eq!(e.code(), ErrorCode::StoreCorrupted, "{extra}: {}", e.message());
     }
 }
@@ -113,8 +119,13 @@ fn a_lock_held_by_another_process_gives_way_to_the_abort() {
     let c = ctx(ws.path(), &[]);
     abort_after(&c, Duration::from_millis(300));
     let started = Instant::now();
-    let e = run_bounded("cache_store", json!({"key": "x", "value": "y", "tier": "project"}), c, Duration::from_secs(20))
-        .unwrap_err();
+    let e = run_bounded(
+        "cache_store",
+        json!({"key": "x", "value": "y", "tier": "project"}),
+        c,
+        Duration::from_secs(20),
+    )
+    .unwrap_err();
     assert_eq!(e.code(), ErrorCode::Cancelled, "{}", e.message());
     assert!(started.elapsed() < Duration::from_secs(2), "settled after {:?}", started.elapsed());
     other.execute_batch("ROLLBACK").unwrap();
@@ -172,7 +183,8 @@ fn a_redis_server_that_never_answers_gives_way_to_the_abort_within_a_second() {
 }
 
 fn save(ws: &Path, key: &str, value: &str) -> Value {
-    run_bounded("memory_save", json!({"key": key, "value": value}), ctx(ws, &[]), Duration::from_secs(20)).unwrap()
+    run_bounded("memory_save", json!({"key": key, "value": value}), ctx(ws, &[]), Duration::from_secs(20))
+        .unwrap()
 }
 
 fn list(ws: &Path) -> Vec<String> {
@@ -208,6 +220,8 @@ fn a_byte_order_mark_does_not_hide_the_first_entry() {
     assert_eq!(d["existed"], true);
     let text = std::fs::read_to_string(ws.path().join("MEMORY.md")).unwrap();
     assert_eq!(text, "\u{feff}## first\n\nuno\n\n## second\n\ntwo\n");
-    let d = run_bounded("memory_recall", json!({"query": "first"}), ctx(ws.path(), &[]), Duration::from_secs(20)).unwrap();
+    let d =
+        run_bounded("memory_recall", json!({"query": "first"}), ctx(ws.path(), &[]), Duration::from_secs(20))
+            .unwrap();
     assert_eq!(d["matches"][0]["key"], "first", "{d}");
 }

@@ -28,7 +28,9 @@ async fn read_request(sock: &mut TcpStream) -> String {
             let head = String::from_utf8_lossy(&got[..end]).to_string();
             let len = head
                 .lines()
-                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_owned()))
+                .find_map(|l| {
+                    l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_owned())
+                })
                 .and_then(|v| v.parse::<usize>().ok())
                 .unwrap_or(0);
             while got.len() < end + 4 + len {
@@ -50,7 +52,10 @@ type Heads = Arc<Mutex<Vec<String>>>;
 
 /// A server on 127.0.0.1 answering each request with `respond(head)` (the full response as
 /// bytes), keeping every request head; at most `limit` connections.
-async fn serve(limit: usize, respond: impl Fn(&str) -> Vec<u8> + Send + Sync + 'static) -> (SocketAddr, Heads) {
+async fn serve(
+    limit: usize,
+    respond: impl Fn(&str) -> Vec<u8> + Send + Sync + 'static,
+) -> (SocketAddr, Heads) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let heads: Heads = Arc::default();
@@ -91,7 +96,8 @@ fn has_header(head: &str, name: &str) -> bool {
     head.lines().any(|l| l.to_ascii_lowercase().starts_with(&format!("{name}:")))
 }
 
-const BRAVE_ANSWER: &str = r#"{"web":{"results":[{"title":"T","url":"https://example.com/","description":"d"}]}}"#;
+const BRAVE_ANSWER: &str =
+    r#"{"web":{"results":[{"title":"T","url":"https://example.com/","description":"d"}]}}"#;
 
 #[tokio::test]
 async fn an_api_key_goes_to_its_own_origin_only_never_to_another_port_on_a_redirect() {
@@ -148,29 +154,44 @@ async fn stacked_content_encodings_are_decoded_to_the_end_and_a_bomb_is_too_larg
         if head.starts_with("GET /one-line") {
             response("200 OK", &[plain[0].clone(), ("content-encoding", "gzip, gzip".into())], &twice)
         } else if head.starts_with("GET /two-lines") {
-            let h = [plain[0].clone(), ("content-encoding", "gzip".into()), ("content-encoding", "gzip".into())];
+            let h =
+                [plain[0].clone(), ("content-encoding", "gzip".into()), ("content-encoding", "gzip".into())];
             response("200 OK", &h, &twice)
         } else if head.starts_with("GET /bomb") {
             response("200 OK", &[plain[0].clone(), ("content-encoding", "gzip, gzip".into())], &bomb)
         } else {
-            response("200 OK", &[plain[0].clone(), ("content-encoding", "gzip,gzip,gzip,gzip,gzip".into())], &five)
+            response(
+                "200 OK",
+                &[plain[0].clone(), ("content-encoding", "gzip,gzip,gzip,gzip,gzip".into())],
+                &five,
+            )
         }
     })
     .await;
     let ctx = ctx_in(dir.path(), &[]);
     for path in ["one-line", "two-lines"] {
         let url = format!("http://127.0.0.1:{}/{path}", srv.port());
-        let out = registry::run("web_fetch", &json!({"url": url, "format": "raw", "noCache": true, "maxChars": 100000}), &ctx)
-            .await
-            .unwrap_or_else(|e| panic!("{path}: {} {}", e.code().as_str(), e.message()));
+        let out = registry::run(
+            "web_fetch",
+            &json!({"url": url, "format": "raw", "noCache": true, "maxChars": 100000}),
+            &ctx,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{path}: {} {}", e.code().as_str(), e.message()));
         let data: Value = out.data_value().unwrap();
         assert_eq!(data["bytes"], json!(text.len()), "{path}: {data}");
-        assert!(out.content.starts_with("plain words, encoded twice over"), "{path}: {}", &out.content[..80.min(out.content.len())]);
+        assert!(
+            out.content.starts_with("plain words, encoded twice over"),
+            "{path}: {}",
+            &out.content[..80.min(out.content.len())]
+        );
     }
     assert!(heads.lock().unwrap().iter().all(|h| h.to_ascii_lowercase().contains("accept-encoding: gzip")));
     let started = Instant::now();
     let url = format!("http://127.0.0.1:{}/bomb", srv.port());
-    let e = registry::run("web_fetch", &json!({"url": url, "noCache": true, "maxBytes": 1 << 20}), &ctx).await.unwrap_err();
+    let e = registry::run("web_fetch", &json!({"url": url, "noCache": true, "maxBytes": 1 << 20}), &ctx)
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), ErrorCode::TooLarge, "{}", e.message());
     assert!(started.elapsed() < Duration::from_secs(60));
     let url = format!("http://127.0.0.1:{}/deep", srv.port());
@@ -219,7 +240,9 @@ impl Swap {
 
 #[tokio::test]
 async fn a_folder_swapped_for_a_symlink_during_the_confirm_gets_nothing_written_through_it() {
-    let (srv, _) = serve(8, |_| response("200 OK", &[("content-type", "application/octet-stream".into())], b"PAYLOAD")).await;
+    let (srv, _) =
+        serve(8, |_| response("200 OK", &[("content-type", "application/octet-stream".into())], b"PAYLOAD"))
+            .await;
     let url = format!("http://127.0.0.1:{}/f.bin", srv.port());
     for (path, aside_in_ws) in [("dl/f.bin", true), ("dl/deeper/f.bin", true), ("dl/f.bin", false)] {
         let s = Swap::new();
@@ -252,7 +275,8 @@ async fn a_folder_swapped_for_a_symlink_while_the_body_streams_gets_nothing_writ
             let Ok((mut sock, _)) = listener.accept().await else { return };
             read_request(&mut sock).await;
             let body = vec![b'x'; 64 << 10];
-            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", body.len() * 2);
+            let head =
+                format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", body.len() * 2);
             let _ = sock.write_all(head.as_bytes()).await;
             let _ = sock.write_all(&body).await;
             let _ = tokio::time::timeout(Duration::from_secs(20), go2.notified()).await;
@@ -261,10 +285,16 @@ async fn a_folder_swapped_for_a_symlink_while_the_body_streams_gets_nothing_writ
         });
         let ctx = ctx_in(s.ws.path(), &[]).with_confirm(constant_confirm(true));
         let url = format!("http://127.0.0.1:{port}/big.bin");
-        let call = tokio::spawn(async move { registry::run("download", &json!({"url": url, "path": "dl/big.bin"}), &ctx).await });
+        let call = tokio::spawn(async move {
+            registry::run("download", &json!({"url": url, "path": "dl/big.bin"}), &ctx).await
+        });
         // Wait for the temp file: the download is streaming into dl/.
         let deadline = Instant::now() + Duration::from_secs(20);
-        while !std::fs::read_dir(s.dl()).unwrap().flatten().any(|e| e.file_name().to_string_lossy().ends_with(".part")) {
+        while !std::fs::read_dir(s.dl())
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".part"))
+        {
             assert!(Instant::now() < deadline, "the download never started");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }

@@ -157,8 +157,11 @@ impl Walk<'_> {
             Err(link) => Err(link),
         };
         let names = |names: Vec<std::ffi::OsString>| {
-            let mut n: Vec<String> =
-                names.into_iter().map(|n| n.to_string_lossy().into_owned()).filter(|n| n.ends_with(".mdc")).collect();
+            let mut n: Vec<String> = names
+                .into_iter()
+                .map(|n| n.to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".mdc"))
+                .collect();
             n.sort();
             n
         };
@@ -324,10 +327,13 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
                 }
             }
         }
-        Ok(all.into_iter().map(|mut f| {
-            let text = f.text.take();
-            (f, text)
-        }).collect::<Vec<_>>())
+        Ok(all
+            .into_iter()
+            .map(|mut f| {
+                let text = f.text.take();
+                (f, text)
+            })
+            .collect::<Vec<_>>())
     })
     .await?;
     let mut used = 0usize;

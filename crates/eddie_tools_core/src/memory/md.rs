@@ -67,7 +67,8 @@ impl Fence {
     /// Whether `line` closes this fence: the same character, at least as many, nothing after
     /// but spaces or tabs.
     fn closed_by(self, line: &str) -> bool {
-        Fence::of(line).is_some_and(|(f, info)| f.ch == self.ch && f.len >= self.len && info.trim().is_empty())
+        Fence::of(line)
+            .is_some_and(|(f, info)| f.ch == self.ch && f.len >= self.len && info.trim().is_empty())
     }
 
     /// The line that closes it.
@@ -314,7 +315,11 @@ mod tests {
             let (t1, existed) = set(&text, "k", "v1");
             assert!(!existed, "{open}");
             assert!(t1.starts_with(&text), "{open}: the person's bytes come first, unchanged");
-            assert_eq!(parse(&t1).iter().map(|e| e.key.as_str()).collect::<Vec<_>>(), ["k"], "{open}: {t1:?}");
+            assert_eq!(
+                parse(&t1).iter().map(|e| e.key.as_str()).collect::<Vec<_>>(),
+                ["k"],
+                "{open}: {t1:?}"
+            );
             let (t2, existed) = set(&t1, "k", "v2");
             assert!(existed, "{open}: the second save finds the first: {t2:?}");
             assert_eq!(parse(&t2).len(), 1);
@@ -354,18 +359,29 @@ mod tests {
         const BOM: char = '\u{feff}';
 
         const LINES: &[&str] = &[
-            "## a", "## b", "## c", "# Title", "```", "~~~", "````", "``` rust", "~~~~ x", "   ```", "    ```",
-            "text", "", "### sub", "##", "## ", "``a`", "\u{feff}## a",
+            "## a",
+            "## b",
+            "## c",
+            "# Title",
+            "```",
+            "~~~",
+            "````",
+            "``` rust",
+            "~~~~ x",
+            "   ```",
+            "    ```",
+            "text",
+            "",
+            "### sub",
+            "##",
+            "## ",
+            "``a`",
+            "\u{feff}## a",
         ];
         const VALUES: &[&str] = &["v", "x\ny", "```\ncode\n## not a key\n```", "", "~~~~\n```\n~~~~"];
 
         fn doc() -> impl Strategy<Value = String> {
-            (
-                any::<bool>(),
-                proptest::collection::vec(0..LINES.len(), 0..14),
-                any::<bool>(),
-                any::<bool>(),
-            )
+            (any::<bool>(), proptest::collection::vec(0..LINES.len(), 0..14), any::<bool>(), any::<bool>())
                 .prop_map(|(bom, idx, crlf, trailing)| {
                     let sep = if crlf { "\r\n" } else { "\n" };
                     let mut t = if bom { "\u{feff}".to_owned() } else { String::new() };

@@ -96,13 +96,22 @@ fn stage(ctx: &Ctx, dir: &Path, shown: &Path) -> Result<Staging> {
 /// Write `buf` to the temp file on the blocking pool.
 async fn write_batch(file: &Arc<std::fs::File>, buf: Vec<u8>, shown: &Path) -> Result<()> {
     let (file, shown) = (Arc::clone(file), shown.to_path_buf());
-    crate::blocking(NAME, move || (&*file).write_all(&buf).map_err(|e| ToolError::fs(&e, "write", Some(&shown))))
-        .await
+    crate::blocking(NAME, move || {
+        (&*file).write_all(&buf).map_err(|e| ToolError::fs(&e, "write", Some(&shown)))
+    })
+    .await
 }
 
 /// Sync the temp file, check the path still leads to the directory it is in, and rename it
 /// into place (then sync the directory). On any failure the temp file is removed (by the drop).
-fn commit(ctx: &Ctx, mut st: Staging, real_dir: &Path, name: &OsStr, overwrite: bool, shown: &str) -> Result<()> {
+fn commit(
+    ctx: &Ctx,
+    mut st: Staging,
+    real_dir: &Path,
+    name: &OsStr,
+    overwrite: bool,
+    shown: &str,
+) -> Result<()> {
     let shown_path = Path::new(shown);
     st.file.sync_all().map_err(|e| ToolError::fs(&e, "fsync", Some(shown_path)))?;
     // Walk the path again: a folder on it swapped (for a symlink, or moved away) since the

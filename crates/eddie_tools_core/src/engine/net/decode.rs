@@ -231,7 +231,12 @@ mod tests {
         h
     }
 
-    fn decode_all(codings: &[Coding], body: &[u8], limit: usize, piece: usize) -> Result<Vec<u8>, DecodeError> {
+    fn decode_all(
+        codings: &[Coding],
+        body: &[u8],
+        limit: usize,
+        piece: usize,
+    ) -> Result<Vec<u8>, DecodeError> {
         let mut d = Decoder::new(codings, limit);
         let mut out = Vec::new();
         for c in body.chunks(piece.max(1)) {

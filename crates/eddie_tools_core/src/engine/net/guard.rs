@@ -848,7 +848,10 @@ mod tests {
             let p = NetworkPolicy { allow_hosts: vec![entry.into()], ..Default::default() };
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             let g = Guard::with_resolver(&p, named.clone());
-            assert!(rt.block_on(g.vet(&parse_url("http://intranet.example:8080/").unwrap())).is_ok(), "{entry}");
+            assert!(
+                rt.block_on(g.vet(&parse_url("http://intranet.example:8080/").unwrap())).is_ok(),
+                "{entry}"
+            );
             let e = rt.block_on(g.vet(&parse_url("http://intranet.example:8081/").unwrap())).unwrap_err();
             assert_eq!(e.code(), ErrorCode::BlockedAddress, "{entry}");
         }
@@ -882,7 +885,11 @@ mod tests {
                 assert_eq!(vet_code(&p, url), Some(ErrorCode::BlockedAddress), "deny {deny}: {url}");
             }
             // localhost. resolves (the system resolver) to loopback: refused too.
-            assert_eq!(vet_code(&p, "http://localhost.:8080/"), Some(ErrorCode::BlockedAddress), "deny {deny}");
+            assert_eq!(
+                vet_code(&p, "http://localhost.:8080/"),
+                Some(ErrorCode::BlockedAddress),
+                "deny {deny}"
+            );
         }
         // A deny with a port leaves the other ports of this host alone; public hosts are not
         // this host.
@@ -896,7 +903,10 @@ mod tests {
         assert_eq!(vet_code(&p, "http://93.184.216.34/"), None);
         // Without any deny entry, the unspecified addresses are refused as private, and an allowed
         // loopback address opens the unspecified one of its family (it connects there).
-        assert_eq!(vet_code(&NetworkPolicy::default(), "http://0.0.0.0:8080/"), Some(ErrorCode::BlockedAddress));
+        assert_eq!(
+            vet_code(&NetworkPolicy::default(), "http://0.0.0.0:8080/"),
+            Some(ErrorCode::BlockedAddress)
+        );
         assert_eq!(vet_code(&NetworkPolicy::default(), "http://[::]:8080/"), Some(ErrorCode::BlockedAddress));
         let p = NetworkPolicy { allow_hosts: vec!["127.0.0.1:8080".into()], ..Default::default() };
         assert_eq!(vet_code(&p, "http://0.0.0.0:8080/"), None);

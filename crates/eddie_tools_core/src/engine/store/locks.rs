@@ -177,7 +177,8 @@ mod tests {
         let planted = tmp.path().join("eddie-locks-x");
         symlink(victim.path(), &planted).unwrap();
         let fallback = tmp.path().join("fallback/eddie-locks");
-        let lock = ProcessLock::acquire_in(&[planted.clone(), fallback.clone()], Path::new("/w/MEMORY.md"), uid());
+        let lock =
+            ProcessLock::acquire_in(&[planted.clone(), fallback.clone()], Path::new("/w/MEMORY.md"), uid());
         assert!(lock.is_ok(), "{lock:?}");
         assert_eq!(std::fs::read_dir(victim.path()).unwrap().count(), 0, "nothing made through the symlink");
         let m = std::fs::symlink_metadata(&fallback).unwrap();
@@ -203,7 +204,8 @@ mod tests {
         } else {
             uid() + 1
         };
-        let e = ProcessLock::acquire_in(&[other.clone()], Path::new("/w/a"), foreign_uid).unwrap_err();
+        let e = ProcessLock::acquire_in(std::slice::from_ref(&other), Path::new("/w/a"), foreign_uid)
+            .unwrap_err();
         assert_eq!(e.code(), ErrorCode::PermissionDenied);
         assert!(e.message().contains("belongs to user"), "{}", e.message());
         assert_eq!(std::fs::read_dir(&other).unwrap().count(), 0, "no lock file made in it");
@@ -237,7 +239,10 @@ mod tests {
         // The lock file is held with O_CLOEXEC: a child process does not inherit it.
         let lock = ProcessLock::acquire_in(std::slice::from_ref(&dir), real, uid()).unwrap();
         let fds = std::process::Command::new("sh").arg("-c").arg("ls -l /proc/self/fd").output().unwrap();
-        assert!(!String::from_utf8_lossy(&fds.stdout).contains(&name[..32]), "the lock fd leaked into a child");
+        assert!(
+            !String::from_utf8_lossy(&fds.stdout).contains(&name[..32]),
+            "the lock fd leaked into a child"
+        );
         drop(lock);
     }
 }

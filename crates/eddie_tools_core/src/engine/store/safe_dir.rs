@@ -210,7 +210,12 @@ impl SafeDir {
         let fd = rustix::fs::openat(
             &self.fd,
             name,
-            OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
+            OFlags::RDWR
+                | OFlags::CREATE
+                | OFlags::NOFOLLOW
+                | OFlags::CLOEXEC
+                | OFlags::NOCTTY
+                | OFlags::NONBLOCK,
             Mode::from_raw_mode(0o600),
         )?;
         Ok(File::from(fd))
@@ -314,9 +319,16 @@ fn walk_error(e: &io::Error, link: bool, at: &Path, shown: &Path) -> ToolError {
 /// Open the folder `real_dir` (a real path inside the workspace, as [`Workspace::resolve`]
 /// gives) by walking down from the workspace's real root with no symlink followed; with
 /// `create`, missing folders are made. `shown` is the path named in errors.
-pub fn open_in(ws: &Workspace, real_dir: &Path, create: bool, shown: &Path) -> Result<(SafeDir, Vec<Created>)> {
+pub fn open_in(
+    ws: &Workspace,
+    real_dir: &Path,
+    create: bool,
+    shown: &Path,
+) -> Result<(SafeDir, Vec<Created>)> {
     let root = realpath(ws.root())?;
-    let rel = real_dir.strip_prefix(&root).map_err(|_| ToolError::outside_workspace(&shown.display().to_string()))?;
+    let rel = real_dir
+        .strip_prefix(&root)
+        .map_err(|_| ToolError::outside_workspace(&shown.display().to_string()))?;
     let top = SafeDir::open_root(&root).map_err(|e| ToolError::fs(&e, "open", Some(ws.root())))?;
     top.walk(rel, create, shown)
 }

@@ -162,7 +162,9 @@ fn worker(url: &str) -> Result<Arc<Worker>> {
                 job(&mut conn);
             }
         })
-        .map_err(|e| ToolError::new(ErrorCode::StoreUnavailable, format!("cannot start the cache client: {e}")))?;
+        .map_err(|e| {
+            ToolError::new(ErrorCode::StoreUnavailable, format!("cannot start the cache client: {e}"))
+        })?;
     let fresh = Arc::new(Worker { jobs: tx });
     w.insert(url.to_owned(), Arc::clone(&fresh));
     Ok(fresh)
@@ -290,15 +292,7 @@ impl RedisTier {
         let ttl = e.expires_ms.map_or(0, |x| x.saturating_sub(e.now_ms).max(1));
         let (p, key, value, now) = (self.prefix.clone(), e.key.to_owned(), e.value.to_owned(), e.now_ms);
         let (replaced, evicted): (i64, i64) = self.with(move |c| {
-            scripts()[0]
-                .arg(&p)
-                .arg(&key)
-                .arg(&value)
-                .arg(now)
-                .arg(ttl)
-                .arg(cap)
-                .arg(now_us())
-                .invoke(c)
+            scripts()[0].arg(&p).arg(&key).arg(&value).arg(now).arg(ttl).arg(cap).arg(now_us()).invoke(c)
         })?;
         Ok(Put { replaced: replaced == 1, evicted: evicted.max(0) as u64 })
     }

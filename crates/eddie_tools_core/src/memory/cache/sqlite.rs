@@ -177,7 +177,8 @@ fn unavailable(path: &Path, e: &rusqlite::Error) -> ToolError {
 }
 
 fn open(path: &Path, l: &Limits) -> std::result::Result<Connection, OpenError> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags =
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)?;
     watch(&conn, l);
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
@@ -185,9 +186,14 @@ fn open(path: &Path, l: &Limits) -> std::result::Result<Connection, OpenError> {
     conn.busy_handler(Some(busy))?;
     // Nothing of the file's runs before its schema is known to be ours: reading the schema
     // table runs no trigger and no view.
-    let own = own_schema().as_ref().map_err(|e| OpenError::Setup(format!("the cache schema cannot be built: {e}")))?;
-    let foreign: Vec<String> =
-        schema_rows(&conn)?.into_iter().filter(|r| !own.contains(r)).map(|(t, n, _, _)| format!("{t} {n}")).collect();
+    let own = own_schema()
+        .as_ref()
+        .map_err(|e| OpenError::Setup(format!("the cache schema cannot be built: {e}")))?;
+    let foreign: Vec<String> = schema_rows(&conn)?
+        .into_iter()
+        .filter(|r| !own.contains(r))
+        .map(|(t, n, _, _)| format!("{t} {n}"))
+        .collect();
     if !foreign.is_empty() {
         return Err(OpenError::Foreign(foreign));
     }
@@ -462,7 +468,8 @@ mod tests {
 
     use super::*;
 
-    const FOREVER: &str = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+    const FOREVER: &str =
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
 
     #[test]
     fn a_statement_that_never_ends_stops_at_the_abort_and_at_the_deadline() {
