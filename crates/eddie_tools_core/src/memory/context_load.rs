@@ -11,6 +11,7 @@
 //!   then `SOUL.md` and `TOOLS.md`. Files are taken in that order while they fit in `maxBytes`;
 //!   the others are listed as omitted. Nothing outside the workspace is read.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -19,6 +20,7 @@ use serde_json::{Value, json};
 
 use crate::call::args::lenient::JsInt;
 use crate::context::Ctx;
+use crate::engine::store::safe_dir::{Kind, SafeDir};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -68,146 +70,224 @@ struct Found {
     real: PathBuf,
     why: String,
     kind: &'static str,
-}
-
-fn rel_of(ws_real: &Path, p: &Path) -> String {
-    p.strip_prefix(ws_real)
-        .map(|r| r.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
-        .unwrap_or_default()
+    text: Option<String>,
 }
 
 fn shown_dir(rel: &str) -> String {
     if rel.is_empty() { "the workspace root".into() } else { format!("{rel}/") }
 }
 
-/// The folders from `top` down to `dir` (both real, `dir` inside `top`).
-fn chain(top: &Path, dir: &Path) -> Vec<PathBuf> {
-    let mut out = vec![dir.to_path_buf()];
-    let mut d = dir;
-    while d != top {
-        match d.parent() {
-            Some(p) if p.starts_with(top) => {
-                out.push(p.to_path_buf());
-                d = p;
-            }
-            _ => break,
-        }
-    }
-    out.reverse();
-    out
+fn join_rel(dir_rel: &str, name: &str) -> String {
+    if dir_rel.is_empty() { name.to_owned() } else { format!("{dir_rel}/{name}") }
 }
 
-fn is_file(ctx: &Ctx, ws_real: &Path, p: &Path) -> Option<PathBuf> {
-    // Through the workspace resolver: a link that leads out is not read.
-    let rel = rel_of(ws_real, p);
-    let r = ctx.workspace.resolve(&rel).ok()?;
-    r.real.is_file().then_some(r.real)
+/// A file found: its real path and text (`None`: unreadable).
+type Hit = (PathBuf, Option<String>);
+
+/// One walk down the workspace, counting its file-system operations: every folder on the way
+/// is opened from its parent (held open, no symlink followed) and every name looked up in the
+/// folder held, so the work is linear in the depth. Only a name that is a symlink goes through
+/// the workspace resolver (it may lead anywhere inside), and counts for the components the
+/// resolver walks.
+struct Walk<'a> {
+    ctx: &'a Ctx,
+    ops: usize,
 }
 
-fn discover(ctx: &Ctx, ws_real: &Path, target: &Path) -> Vec<Found> {
-    // The repository root: the nearest folder at or above the target (within the workspace)
-    // with a .git; the workspace root when there is none.
-    let mut repo = ws_real.to_path_buf();
-    let mut d = Some(target);
-    while let Some(x) = d {
-        if !x.starts_with(ws_real) {
-            break;
-        }
-        if x.join(".git").exists() {
-            repo = x.to_path_buf();
-            break;
-        }
-        d = x.parent();
+impl Walk<'_> {
+    fn read(&mut self, f: std::io::Result<std::fs::File>) -> Option<String> {
+        use std::io::Read;
+        self.ops += 1;
+        let mut bytes = Vec::new();
+        f.ok()?.read_to_end(&mut bytes).ok()?;
+        Some(String::from_utf8_lossy(&bytes).into_owned())
     }
-    let mut dirs = chain(&repo, target);
-    if repo != ws_real {
-        dirs.insert(0, ws_real.to_path_buf());
+
+    /// Through the workspace resolver (a symlink): a link that leads out is not read.
+    fn resolved_file(&mut self, rel: &str) -> Option<Hit> {
+        self.ops += rel.split('/').count();
+        let r = self.ctx.workspace.resolve(rel).ok()?;
+        if !r.real.is_file() {
+            return None;
+        }
+        let text = self.read(std::fs::File::open(&r.real));
+        Some((r.real, text))
     }
-    let nearest_first: Vec<&PathBuf> = dirs.iter().rev().collect();
-    let target_rel = rel_of(ws_real, target);
-    let mut found = Vec::new();
-    for (name, what) in PER_DIR {
-        let mut first = true;
-        for d in &nearest_first {
-            let p = d.join(name);
-            if let Some(real) = is_file(ctx, ws_real, &p) {
-                let drel = rel_of(ws_real, d);
-                let why = if *name == "AGENTS.md" && first {
-                    format!(
-                        "{what} in {}: the nearest to {}, it wins for files below it",
-                        shown_dir(&drel),
-                        shown_dir(&target_rel)
-                    )
-                } else if *name == "AGENTS.md" {
-                    format!(
-                        "{what} in {}: applies below it, where nearer AGENTS.md files do not say otherwise",
-                        shown_dir(&drel)
-                    )
-                } else {
-                    format!("{what} in {}: applies to files below it", shown_dir(&drel))
-                };
-                first = false;
-                found.push(Found { rel: rel_of(ws_real, &p), real, why, kind: name });
+
+    /// The regular file `name` in `dir` (whose workspace-relative path is `dir_rel`).
+    fn file(&mut self, dir: &SafeDir, dir_rel: &str, name: &str) -> Option<Hit> {
+        self.ops += 1;
+        match dir.stat(OsStr::new(name)).ok()??.kind {
+            Kind::File => {
+                self.ops += 1;
+                let text = self.read(dir.open_read(OsStr::new(name)));
+                Some((dir.path().join(name), text))
             }
+            Kind::Symlink => self.resolved_file(&join_rel(dir_rel, name)),
+            _ => None,
         }
     }
-    let mut roots = vec![ws_real.to_path_buf()];
-    if repo != ws_real {
-        roots.push(repo.clone());
+
+    /// The subfolder `name` of `dir`, not through a symlink (`Err(true)`: it is a symlink).
+    fn child(&mut self, dir: &SafeDir, name: &str) -> std::result::Result<SafeDir, bool> {
+        self.ops += 1;
+        dir.child(OsStr::new(name))
+            .map_err(|_| matches!(dir.stat(OsStr::new(name)), Ok(Some(e)) if e.kind == Kind::Symlink))
     }
-    for root in &roots {
-        let rrel = shown_dir(&rel_of(ws_real, root));
-        for (name, what) in AT_ROOT {
-            if let Some(real) = is_file(ctx, ws_real, &root.join(name)) {
-                found.push(Found {
-                    rel: rel_of(ws_real, &root.join(name)),
-                    real,
-                    why: format!("{what} for {rrel}"),
-                    kind: name,
-                });
-            }
+
+    /// The editor rules at a root: `.github/copilot-instructions.md`, `.cursorrules`,
+    /// `.cursor/rules/*.mdc` (sorted).
+    fn root_files(&mut self, dir: &SafeDir, dir_rel: &str) -> Vec<(String, &'static str, Hit)> {
+        let mut out = Vec::new();
+        let (copilot, cursorrules) = (AT_ROOT[0], AT_ROOT[1]);
+        let hit = match self.child(dir, ".github") {
+            Ok(gh) => self.file(&gh, &join_rel(dir_rel, ".github"), "copilot-instructions.md"),
+            Err(true) => self.resolved_file(&join_rel(dir_rel, copilot.0)),
+            Err(false) => None,
+        };
+        if let Some(h) = hit {
+            out.push((join_rel(dir_rel, copilot.0), copilot.0, h));
         }
-        let rules = root.join(".cursor/rules");
-        if let Some(dir) = is_dir(ctx, ws_real, &rules) {
-            let mut names: Vec<String> = std::fs::read_dir(&dir)
-                .map(|r| {
-                    r.flatten()
-                        .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .filter(|n| n.ends_with(".mdc"))
-                        .collect()
-                })
-                .unwrap_or_default();
-            names.sort();
-            for n in names {
-                if let Some(real) = is_file(ctx, ws_real, &rules.join(&n)) {
-                    found.push(Found {
-                        rel: rel_of(ws_real, &rules.join(&n)),
-                        real,
-                        why: format!("Cursor project rule for {rrel}"),
-                        kind: ".cursor/rules/*.mdc",
-                    });
+        if let Some(h) = self.file(dir, dir_rel, cursorrules.0) {
+            out.push((join_rel(dir_rel, cursorrules.0), cursorrules.0, h));
+        }
+        let rules_rel = join_rel(dir_rel, ".cursor/rules");
+        let rules = match self.child(dir, ".cursor") {
+            Ok(c) => self.child(&c, "rules"),
+            Err(link) => Err(link),
+        };
+        let names = |names: Vec<std::ffi::OsString>| {
+            let mut n: Vec<String> = names
+                .into_iter()
+                .map(|n| n.to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".mdc"))
+                .collect();
+            n.sort();
+            n
+        };
+        match rules {
+            Ok(r) => {
+                self.ops += 1;
+                for n in names(r.names().unwrap_or_default()) {
+                    if let Some(h) = self.file(&r, &rules_rel, &n) {
+                        out.push((join_rel(&rules_rel, &n), ".cursor/rules/*.mdc", h));
+                    }
                 }
             }
+            Err(true) => {
+                // A symlinked folder: through the resolver, as a whole.
+                self.ops += rules_rel.split('/').count();
+                let Ok(r) = self.ctx.workspace.resolve(&rules_rel) else { return out };
+                let listed = std::fs::read_dir(&r.real)
+                    .map(|d| d.flatten().map(|e| e.file_name()).collect())
+                    .unwrap_or_default();
+                for n in names(listed) {
+                    if let Some(h) = self.resolved_file(&join_rel(&rules_rel, &n)) {
+                        out.push((join_rel(&rules_rel, &n), ".cursor/rules/*.mdc", h));
+                    }
+                }
+            }
+            Err(false) => {}
+        }
+        out
+    }
+}
+
+/// What one folder of the walk holds.
+struct Level {
+    rel: String,
+    git: bool,
+    /// `PER_DIR` then `STACK` files, by name.
+    files: Vec<(&'static str, Hit)>,
+    /// The editor rules (walked at the workspace root and at every folder with a `.git`).
+    roots: Vec<(String, &'static str, Hit)>,
+}
+
+/// The instruction files for `target` (a real folder inside `ws_real`), in order of
+/// precedence, with their text; and how many file-system operations the walk made.
+fn discover(ctx: &Ctx, ws_real: &Path, target: &Path) -> (Vec<Found>, usize) {
+    let mut walk = Walk { ctx, ops: 1 };
+    let Ok(mut dir) = SafeDir::open_root(ws_real) else { return (Vec::new(), walk.ops) };
+    let below: Vec<String> = target
+        .strip_prefix(ws_real)
+        .map(|r| r.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    let mut levels: Vec<Level> = Vec::with_capacity(below.len() + 1);
+    let mut rel = String::new();
+    let mut next = below.iter();
+    loop {
+        walk.ops += 1;
+        let git = matches!(dir.stat(OsStr::new(".git")), Ok(Some(_)));
+        let mut files = Vec::new();
+        for (name, _) in PER_DIR.iter().chain(STACK) {
+            if let Some(h) = walk.file(&dir, &rel, name) {
+                files.push((*name, h));
+            }
+        }
+        let roots = if levels.is_empty() || git { walk.root_files(&dir, &rel) } else { Vec::new() };
+        levels.push(Level { rel: rel.clone(), git, files, roots });
+        let Some(name) = next.next() else { break };
+        // A folder swapped for a symlink since `target` was resolved ends the walk there.
+        let Ok(child) = walk.child(&dir, name) else { break };
+        dir = child;
+        rel = join_rel(&rel, name);
+    }
+    // The repository root: the nearest folder at or above the target with a .git; the
+    // workspace root when there is none. Folders from it down to the target apply, and the
+    // workspace root.
+    let repo = levels.iter().rposition(|l| l.git).unwrap_or(0);
+    let mut chain: Vec<&Level> = levels[repo..].iter().rev().collect();
+    if repo != 0 {
+        chain.push(&levels[0]);
+    }
+    let target_rel = levels.last().map(|l| l.rel.clone()).unwrap_or_default();
+    let mut found = Vec::new();
+    let mut push = |rel: String, (real, text): Hit, why: String, kind: &'static str| {
+        found.push(Found { rel, real, why, kind, text });
+    };
+    for (name, what) in PER_DIR {
+        let mut first = true;
+        for l in &chain {
+            let Some((_, h)) = l.files.iter().find(|(n, _)| n == name) else { continue };
+            let why = if *name == "AGENTS.md" && first {
+                format!(
+                    "{what} in {}: the nearest to {}, it wins for files below it",
+                    shown_dir(&l.rel),
+                    shown_dir(&target_rel)
+                )
+            } else if *name == "AGENTS.md" {
+                format!(
+                    "{what} in {}: applies below it, where nearer AGENTS.md files do not say otherwise",
+                    shown_dir(&l.rel)
+                )
+            } else {
+                format!("{what} in {}: applies to files below it", shown_dir(&l.rel))
+            };
+            first = false;
+            push(join_rel(&l.rel, name), h.clone(), why, name);
+        }
+    }
+    let mut roots = vec![&levels[0]];
+    if repo != 0 {
+        roots.push(&levels[repo]);
+    }
+    for l in roots {
+        for (rel, kind, h) in &l.roots {
+            let why = match AT_ROOT.iter().find(|(n, _)| n == kind) {
+                Some((_, what)) => format!("{what} for {}", shown_dir(&l.rel)),
+                None => format!("Cursor project rule for {}", shown_dir(&l.rel)),
+            };
+            push(rel.clone(), h.clone(), why, kind);
         }
     }
     for (name, what) in STACK {
-        for d in &nearest_first {
-            if let Some(real) = is_file(ctx, ws_real, &d.join(name)) {
-                found.push(Found {
-                    rel: rel_of(ws_real, &d.join(name)),
-                    real,
-                    why: format!("{what} in {}", shown_dir(&rel_of(ws_real, d))),
-                    kind: name,
-                });
+        for l in &chain {
+            if let Some((_, h)) = l.files.iter().find(|(n, _)| n == name) {
+                push(join_rel(&l.rel, name), h.clone(), format!("{what} in {}", shown_dir(&l.rel)), name);
             }
         }
     }
-    found
-}
-
-fn is_dir(ctx: &Ctx, ws_real: &Path, p: &Path) -> Option<PathBuf> {
-    let r = ctx.workspace.resolve(&rel_of(ws_real, p)).ok()?;
-    r.real.is_dir().then_some(r.real)
+    (found, walk.ops)
 }
 
 /// Run `context_load`.
@@ -239,19 +319,21 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let ctx2 = ctx.clone();
     let found = crate::blocking(NAME, move || {
         let mut all: Vec<Found> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for t in &targets {
-            for f in discover(&ctx2, &ws_real, t) {
-                if !all.iter().any(|g| g.real == f.real) {
+            for f in discover(&ctx2, &ws_real, t).0 {
+                if seen.insert(f.real.clone()) {
                     all.push(f);
                 }
             }
         }
-        let mut out = Vec::new();
-        for f in all {
-            let text = std::fs::read(&f.real).map(|b| String::from_utf8_lossy(&b).into_owned());
-            out.push((f, text.ok()));
-        }
-        Ok(out)
+        Ok(all
+            .into_iter()
+            .map(|mut f| {
+                let text = f.text.take();
+                (f, text)
+            })
+            .collect::<Vec<_>>())
     })
     .await?;
     let mut used = 0usize;
@@ -305,3 +387,50 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     input: Some(input_schema),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `depth` nested folders `d/d/…`, with an AGENTS.md every 50 levels and a `.git` at 100.
+    fn nested(depth: usize) -> (tempfile::TempDir, PathBuf) {
+        let ws = tempfile::tempdir().unwrap();
+        let mut p = ws.path().to_path_buf();
+        std::fs::write(p.join("AGENTS.md"), "root\n").unwrap();
+        for i in 1..=depth {
+            p.push("d");
+            std::fs::create_dir(&p).unwrap();
+            if i % 50 == 0 {
+                std::fs::write(p.join("AGENTS.md"), format!("level {i}\n")).unwrap();
+            }
+            if i == 100 {
+                std::fs::create_dir(p.join(".git")).unwrap();
+            }
+        }
+        (ws, p)
+    }
+
+    fn ops_at(depth: usize) -> (usize, Vec<String>) {
+        let (ws, deepest) = nested(depth);
+        let ctx = Ctx::new(ws.path().to_str().unwrap()).unwrap();
+        let ws_real = ctx.workspace.resolve(".").unwrap().real;
+        let target = ctx.workspace.resolve(&deepest.display().to_string()).unwrap().real;
+        let (found, ops) = discover(&ctx, &ws_real, &target);
+        (ops, found.into_iter().map(|f| f.rel).collect())
+    }
+
+    #[test]
+    fn the_walk_is_linear_in_depth_450_nested_folders() {
+        let (ops_450, found) = ops_at(450);
+        let (ops_225, _) = ops_at(225);
+        println!("context_load walk: {ops_225} operations for 225 folders, {ops_450} for 450");
+        // Nearest AGENTS.md first, from the repository root (level 100) down, plus the root's.
+        assert_eq!(found.len(), 8 + 1, "levels 100, 150, …, 450 and the root");
+        assert!(found[0].ends_with("AGENTS.md") && found[0].matches("d/").count() == 450, "{}", found[0]);
+        assert_eq!(found.last().map(String::as_str), Some("AGENTS.md"));
+        // A fixed number of operations per folder: about twice the work for twice the depth,
+        // never the square.
+        assert!(ops_450 <= 12 * 451, "{ops_450} operations for 450 folders");
+        assert!(ops_450 <= 2 * ops_225 + 40, "{ops_225} for 225 folders, {ops_450} for 450");
+    }
+}

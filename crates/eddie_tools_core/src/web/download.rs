@@ -1,9 +1,19 @@
-//! `download`: save a URL to a workspace path. It asks `ctx.confirm` first, naming the URL and
-//! the path; then it streams the body (as served, not decompressed) into a temporary file in
-//! the target directory, hashing it (sha256), and renames it into place when complete. A
-//! failure, a cap overrun or an abort leaves nothing behind. Progress goes to `ctx.onOutput`.
+//! `download`: save a URL to a workspace path. It asks first (through `ctx.confirm_all`),
+//! naming the URL and the path; then it streams the body (as served, not decompressed) into a
+//! temporary file in the target directory, hashing it (sha256), and renames it into place when
+//! complete. The directory is opened by walking down from the workspace root with no symlink
+//! followed (`engine::store::safe_dir`), after the confirm; the temp file is made in that open
+//! directory and renamed within it, after walking the path once more to check that it still
+//! leads there. So a folder swapped for a symlink during the confirm or while the body streams
+//! gets nothing written through it (`OUTSIDE_WORKSPACE`). A failure, a cap overrun or an abort
+//! leaves nothing behind. File writes run on the blocking pool; the file is synced before the
+//! rename and the directory after it (`engine::store` conventions). Progress goes to
+//! `ctx.onOutput`.
 
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -12,8 +22,9 @@ use sha2::{Digest, Sha256};
 
 use super::{cap_of, chain_json, head, timeout_of};
 use crate::call::args::lenient::{Flag, JsInt};
-use crate::context::{Ctx, OutputChunk};
+use crate::context::{Ctx, OutputChunk, Prompt};
 use crate::engine::net::{self, Guard, Request};
+use crate::engine::store::safe_dir::{self, Created, Kind, SafeDir};
 use crate::error::{ErrorCode, Result, ToolError, exists_error};
 use crate::output::ToolOutput;
 
@@ -24,6 +35,8 @@ const NAME: &str = "download";
 pub const DEFAULT_MAX_BYTES: usize = 100 << 20;
 /// Largest size cap.
 pub const MAX_MAX_BYTES: usize = 4 << 30;
+/// Bytes gathered before one write on the blocking pool.
+const WRITE_BATCH: usize = 256 << 10;
 
 /// The arguments of `download`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -45,6 +58,104 @@ pub struct Args {
 
 fn progress(ctx: &Ctx, text: String) -> Option<crate::context::BoxFuture<()>> {
     ctx.on_output.as_ref().map(|f| f(OutputChunk { stream: "stderr", text }))
+}
+
+/// Where the body goes while it streams: the temp file in the directory held open. Dropped
+/// before it is committed (a failure, an abort that drops the call), it removes the temp file
+/// and the folders this call made (only those, only while empty).
+struct Staging {
+    dir: SafeDir,
+    made: Vec<Created>,
+    file: Arc<std::fs::File>,
+    tmp: OsString,
+    committed: bool,
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = self.dir.unlink(&self.tmp);
+            SafeDir::remove_created(std::mem::take(&mut self.made));
+        }
+    }
+}
+
+/// Open the target's directory safely (making what is missing) and a temp file in it.
+fn stage(ctx: &Ctx, dir: &Path, shown: &Path) -> Result<Staging> {
+    let (dir, made) = safe_dir::open_in(&ctx.workspace, dir, true, shown)?;
+    match dir.create_temp(".eddie-download-", ".part") {
+        Ok((file, tmp)) => Ok(Staging { dir, made, file: Arc::new(file), tmp, committed: false }),
+        Err(e) => {
+            let err = ToolError::fs(&e, "open", Some(dir.path()));
+            SafeDir::remove_created(made);
+            Err(err)
+        }
+    }
+}
+
+/// Write `buf` to the temp file on the blocking pool.
+async fn write_batch(file: &Arc<std::fs::File>, buf: Vec<u8>, shown: &Path) -> Result<()> {
+    let (file, shown) = (Arc::clone(file), shown.to_path_buf());
+    crate::blocking(NAME, move || {
+        (&*file).write_all(&buf).map_err(|e| ToolError::fs(&e, "write", Some(&shown)))
+    })
+    .await
+}
+
+/// Sync the temp file, check the path still leads to the directory it is in, and rename it
+/// into place (then sync the directory). On any failure the temp file is removed (by the drop).
+fn commit(
+    ctx: &Ctx,
+    mut st: Staging,
+    real_dir: &Path,
+    name: &OsStr,
+    overwrite: bool,
+    shown: &str,
+) -> Result<()> {
+    let shown_path = Path::new(shown);
+    st.file.sync_all().map_err(|e| ToolError::fs(&e, "fsync", Some(shown_path)))?;
+    // Walk the path again: a folder on it swapped (for a symlink, or moved away) since the
+    // directory was opened means the file would not land where the path says.
+    let (again, _) = safe_dir::open_in(&ctx.workspace, real_dir, false, shown_path)?;
+    let (held, now) = (
+        st.dir.own().map_err(|e| ToolError::fs(&e, "fstat", Some(shown_path)))?,
+        again.own().map_err(|e| ToolError::fs(&e, "fstat", Some(shown_path)))?,
+    );
+    if held.id != now.id {
+        return Err(ToolError::new(
+            ErrorCode::OutsideWorkspace,
+            format!("the folder of {shown} was replaced while it downloaded; nothing was written"),
+        )
+        .with_prop("path", shown));
+    }
+    // The file keeps the mode of the one it replaces, as every write does.
+    if let Ok(Some(old)) = st.dir.stat(name) {
+        match old.kind {
+            Kind::Dir => {
+                return Err(ToolError::new(
+                    ErrorCode::IsADirectory,
+                    format!("{shown} is a directory; give a file path"),
+                ));
+            }
+            Kind::File => {
+                use std::os::unix::fs::PermissionsExt;
+                st.file
+                    .set_permissions(std::fs::Permissions::from_mode(old.mode))
+                    .map_err(|e| ToolError::fs(&e, "chmod", Some(shown_path)))?;
+            }
+            _ => {}
+        }
+    }
+    st.dir.rename(&st.tmp, name, overwrite).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            exists_error(shown, "pass overwrite: true to replace it")
+        } else {
+            ToolError::fs(&e, "rename", Some(shown_path))
+        }
+    })?;
+    st.committed = true;
+    let _ = st.dir.sync();
+    Ok(())
 }
 
 /// Run `download`.
@@ -72,12 +183,15 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         Ok(_) => true,
         Err(_) => false,
     };
-    if real.file_name().is_none() {
+    let Some(name) = real.file_name().map(OsStr::to_os_string) else {
         return Err(ToolError::invalid(format!("{shown} does not name a file")));
-    }
+    };
+    let dir: PathBuf =
+        real.parent().map(Path::to_path_buf).unwrap_or_else(|| ctx.workspace.root().to_path_buf());
 
     let replaces = if exists { ", replacing the existing file" } else { "" };
-    if !ctx.confirm(format!("Download {url} to {shown} (at most {cap} bytes{replaces})")).await? {
+    let prompt = Prompt::action(format!("Download {url} to {shown} (at most {cap} bytes{replaces})"));
+    if !ctx.confirm_all(vec![prompt]).await? {
         return Ok(ToolOutput::new(
             SCHEMA,
             format!("Download of {url} to {shown} cancelled by user; nothing written."),
@@ -85,11 +199,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         ));
     }
 
-    let dir =
-        real.parent().map(std::path::Path::to_path_buf).unwrap_or_else(|| ctx.workspace.root().to_path_buf());
-    // The directories this call creates, removed again when it fails (only while empty).
-    let missing: Vec<std::path::PathBuf> =
-        dir.ancestors().take_while(|d| !d.exists()).map(std::path::Path::to_path_buf).collect();
+    let mut staging: Option<Staging> = None;
     let done = net::bounded(ctx, timeout, &format!("downloading {url}"), async {
         let mut req = Request::get(url.clone());
         req.decompress = false;
@@ -113,24 +223,29 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         {
             return Err(net::client::too_large(&resp.url, cap, Some(len)));
         }
-        // Inside the workspace (the path was resolved); make its directory after the confirm.
-        std::fs::create_dir_all(&dir).map_err(|e| ToolError::fs(&e, "mkdir", Some(&dir)))?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".eddie-download-")
-            .suffix(".part")
-            .tempfile_in(&dir)
-            .map_err(|e| ToolError::fs(&e, "open", Some(&dir)))?;
+        // The directory, walked from the workspace root with no symlink followed, after the
+        // confirm; made when missing.
+        let (c, d, s) = (ctx.clone(), dir.clone(), PathBuf::from(&shown));
+        let st = crate::blocking(NAME, move || stage(&c, &d, &s)).await?;
+        let file = Arc::clone(&st.file);
+        staging = Some(st);
+        let shown_path = PathBuf::from(&shown);
         let mut hasher = Sha256::new();
         let mut size: u64 = 0;
         let total = resp.header("content-length").and_then(|n| n.trim().parse::<u64>().ok());
         let mut next_report: u64 = 1 << 20;
+        let mut batch: Vec<u8> = Vec::with_capacity(WRITE_BATCH);
         while let Some(chunk) = resp.chunk().await? {
             size += chunk.len() as u64;
             if size > cap as u64 {
                 return Err(net::client::too_large(&resp.url, cap, None));
             }
             hasher.update(&chunk);
-            tmp.write_all(&chunk).map_err(|e| ToolError::fs(&e, "write", Some(tmp.path())))?;
+            batch.extend_from_slice(&chunk);
+            if batch.len() >= WRITE_BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(WRITE_BATCH));
+                write_batch(&file, full, &shown_path).await?;
+            }
             if size >= next_report {
                 next_report = size + (1 << 20);
                 let text = match total {
@@ -142,28 +257,28 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
                 }
             }
         }
-        tmp.as_file().sync_all().map_err(|e| ToolError::fs(&e, "fsync", Some(tmp.path())))?;
-        Ok((tmp, size, format!("{:x}", hasher.finalize()), resp))
+        write_batch(&file, batch, &shown_path).await?;
+        Ok((size, format!("{:x}", hasher.finalize()), resp))
     })
     .await;
-    let (tmp, size, sha, resp) = match done {
+    let (size, sha, resp) = match done {
         Ok(d) => d,
         Err(e) => {
-            for d in &missing {
-                let _ = std::fs::remove_dir(d);
+            if let Some(st) = staging.take() {
+                crate::blocking(NAME, move || {
+                    drop(st);
+                    Ok(())
+                })
+                .await?;
             }
             return Err(e);
         }
     };
-    // Nothing can fail past the rename but the rename itself.
-    let persisted =
-        if overwrite { tmp.persist(&real).map(|_| ()) } else { tmp.persist_noclobber(&real).map(|_| ()) };
-    if let Err(e) = persisted {
-        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-            return Err(exists_error(&shown, "pass overwrite: true to replace it"));
-        }
-        return Err(ToolError::fs(&e.error, "rename", Some(&target.lexical)));
-    }
+    let Some(st) = staging.take() else {
+        return Err(ToolError::internal("download finished without a staged file"));
+    };
+    let (c, s) = (ctx.clone(), shown.clone());
+    crate::blocking(NAME, move || commit(&c, st, &dir, &name, overwrite, &s)).await?;
     if let Some(f) = progress(ctx, format!("saved {shown}: {size} bytes\n")) {
         f.await;
     }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use url::Url;
 
+use super::decode::{self, DecodeError, Decoder, Plan};
 use super::guard::{Guard, env_lookup};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
@@ -29,7 +30,8 @@ pub struct Request {
     pub method: reqwest::Method,
     /// Where.
     pub url: Url,
-    /// Extra headers (dropped when a redirect leaves the host).
+    /// Extra headers (API keys among them): sent only to the origin (scheme, host and port)
+    /// of the first URL, dropped when a redirect leaves it.
     pub headers: Vec<(String, String)>,
     /// A body (for `POST`).
     pub body: Option<Vec<u8>>,
@@ -37,7 +39,8 @@ pub struct Request {
     pub follow: bool,
     /// Follow a redirect to another host (else it is returned as the response).
     pub follow_cross_host: bool,
-    /// Ask for gzip/brotli/deflate and decode them (off for downloads: the bytes as served).
+    /// Ask for gzip/brotli/deflate and decode every layer the response lists, up to
+    /// [`decode::MAX_LAYERS`] (off for downloads: the bytes as served).
     pub decompress: bool,
     /// Connect timeout.
     pub connect_timeout: Duration,
@@ -86,6 +89,14 @@ pub struct Response {
     /// When the request started.
     pub started: Instant,
     inner: reqwest::Response,
+    /// The decoded-size limit set by [`Response::body_capped`].
+    limit: Option<usize>,
+    /// The decoder of the body's codings (`decompress`), `None` for the body as served.
+    decoder: Option<Decoder>,
+    /// The codings were more than [`decode::MAX_LAYERS`].
+    too_deep: Option<usize>,
+    /// The body has ended.
+    ended: bool,
 }
 
 impl Response {
@@ -94,18 +105,72 @@ impl Response {
         self.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
     }
 
-    /// The next piece of the body (decoded when `decompress`).
+    /// The next piece of the body (decoded when `decompress`, every layer; past the decoded
+    /// limit, [`decode::DEFAULT_LIMIT`] unless [`Response::body_capped`] set another, it is
+    /// `TOO_LARGE`).
     pub async fn chunk(&mut self) -> Result<Option<bytes::Bytes>> {
-        self.inner.chunk().await.map_err(|e| map_error(&e, &self.url))
+        if let Some(n) = self.too_deep {
+            return Err(ToolError::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "{} is encoded {n} times over (Content-Encoding); at most {} layers are decoded",
+                    self.url,
+                    decode::MAX_LAYERS
+                ),
+            ));
+        }
+        loop {
+            if self.ended {
+                return Ok(None);
+            }
+            let raw = self.inner.chunk().await.map_err(|e| map_error(&e, &self.url))?;
+            let Some(decoder) = self.decoder.as_mut() else { return Ok(raw) };
+            let out = match raw {
+                Some(piece) => decoder.push(&piece),
+                None => {
+                    self.ended = true;
+                    decoder.finish()
+                }
+            };
+            match out {
+                Ok(out) if out.is_empty() => {}
+                Ok(out) => return Ok(Some(bytes::Bytes::from(out))),
+                Err(DecodeError::TooLarge) => {
+                    return Err(ToolError::new(
+                        ErrorCode::TooLarge,
+                        format!(
+                            "{} decodes to more than the {}-byte cap (Content-Encoding); raise maxBytes if the whole body is needed",
+                            self.url,
+                            self.decoded_limit()
+                        ),
+                    ));
+                }
+                Err(DecodeError::Invalid(why)) => {
+                    return Err(ToolError::new(
+                        ErrorCode::Network,
+                        format!("{}: the body does not match its Content-Encoding ({why})", self.url),
+                    ));
+                }
+            }
+        }
     }
 
-    /// The whole body, at most `cap` bytes (`TOO_LARGE` past it, checked while reading).
+    fn decoded_limit(&self) -> usize {
+        self.limit.unwrap_or(decode::DEFAULT_LIMIT)
+    }
+
+    /// The whole body, at most `cap` bytes (`TOO_LARGE` past it, checked while reading, after
+    /// decoding: the decoders stop at the cap too).
     pub async fn body_capped(&mut self, cap: usize) -> Result<Vec<u8>> {
         if let Some(len) = self.inner.content_length()
             && !self.headers.contains_key(reqwest::header::CONTENT_ENCODING)
             && len > cap as u64
         {
             return Err(too_large(&self.url, cap, Some(len)));
+        }
+        self.limit = Some(cap);
+        if let Some(d) = self.decoder.as_mut() {
+            d.set_limit(cap);
         }
         let mut out = Vec::new();
         while let Some(chunk) = self.chunk().await? {
@@ -183,9 +248,11 @@ fn client_for(ctx: &Ctx, req: &Request, url: &Url, addrs: &[SocketAddr]) -> Resu
         .connect_timeout(req.connect_timeout)
         .tls_backend_preconfigured(tls_config()?)
         .user_agent(USER_AGENT)
-        .gzip(req.decompress)
-        .brotli(req.decompress)
-        .deflate(req.decompress)
+        // Codings are undone here, every layer and within the cap (`decode`), not by reqwest,
+        // which undoes one layer only.
+        .gzip(false)
+        .brotli(false)
+        .deflate(false)
         .pool_max_idle_per_host(0);
     match proxy_for(ctx, url) {
         // The proxy's own name is the host's configuration, resolved normally.
@@ -232,9 +299,16 @@ pub fn map_error(e: &reqwest::Error, url: &Url) -> ToolError {
     ToolError::new(ErrorCode::Network, format!("{url}: {cause}"))
 }
 
-/// Same host (and port) for the redirect rule.
+/// Same host, for `follow_cross_host` (a page moving from http to https, or to another port
+/// of its host, is not a move to another site).
 fn same_host(a: &Url, b: &Url) -> bool {
     a.host_str().map(str::to_ascii_lowercase) == b.host_str().map(str::to_ascii_lowercase)
+}
+
+/// Same origin: scheme, host and port (the default port of the scheme when none is given).
+/// A request's own headers (API keys) go only to the origin they were given for.
+pub fn same_origin(a: &Url, b: &Url) -> bool {
+    a.scheme() == b.scheme() && same_host(a, b) && a.port_or_known_default() == b.port_or_known_default()
 }
 
 /// Send `req`, vetting and pinning every hop. Cancellation and the total timeout are the
@@ -247,8 +321,10 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
         let vetted = guard.vet(&req.url).await?;
         let client = client_for(ctx, &req, &vetted.url, &vetted.addrs)?;
         let mut rb = client.request(req.method.clone(), vetted.url.clone());
-        let same = same_host(&first, &req.url);
-        if same {
+        if req.decompress {
+            rb = rb.header(reqwest::header::ACCEPT_ENCODING, decode::ACCEPT);
+        }
+        if same_origin(&first, &req.url) {
             let mut headers = HeaderMap::new();
             for (k, v) in &req.headers {
                 let (Ok(k), Ok(v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str()))
@@ -285,6 +361,10 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
                     remote,
                     started,
                     inner: resp,
+                    limit: None,
+                    decoder: None,
+                    too_deep: None,
+                    ended: false,
                 });
             }
             chain.push(Hop { url: req.url.to_string(), status });
@@ -302,6 +382,11 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
             continue;
         }
         let remote = resp.remote_addr();
+        let (decoder, too_deep) = match (req.decompress, decode::plan(resp.headers())) {
+            (true, Plan::Decode(codings)) => (Some(Decoder::new(&codings, decode::DEFAULT_LIMIT)), None),
+            (true, Plan::TooDeep(n)) => (None, Some(n)),
+            _ => (None, None),
+        };
         return Ok(Response {
             url: req.url.clone(),
             status,
@@ -311,6 +396,10 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
             remote,
             started,
             inner: resp,
+            limit: None,
+            decoder,
+            too_deep,
+            ended: false,
         });
     }
 }

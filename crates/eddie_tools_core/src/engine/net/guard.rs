@@ -166,20 +166,56 @@ pub fn parse_ipv4_loose(host: &str) -> Option<Ipv4Addr> {
     Some(Ipv4Addr::from(v as u32))
 }
 
-/// One entry of `allowHosts`/`denyHosts`.
+/// One entry of `allowHosts`/`denyHosts`. An entry may carry a port (`127.0.0.1:8080`,
+/// `[::1]:8080`, `example.com:443`, `*.example.com:8443`): then only that port matches.
 #[derive(Debug, Clone)]
 enum Rule {
     /// A name, exactly (lowercase, no trailing dot).
-    Name(String),
+    Name(String, Option<u16>),
     /// `*.example.com` or `.example.com`: the name and every subdomain.
-    Suffix(String),
+    Suffix(String, Option<u16>),
     /// An address range.
-    Net(IpAddr, u32),
+    Net(IpAddr, u32, Option<u16>),
+}
+
+/// Whether `ip` is this host: a loopback address or the unspecified address (`0.0.0.0` and
+/// `::` connect to this host), in any of its IPv4-mapped spellings.
+fn this_host(ip: IpAddr) -> bool {
+    match canonical(ip) {
+        IpAddr::V4(v4) => v4.is_loopback() || in_v4(v4, [0, 0, 0, 0], 8),
+        IpAddr::V6(v6) => v6.is_loopback() || v6.is_unspecified(),
+    }
+}
+
+/// The loopback address an unspecified address connects to (`0.0.0.0` → `127.0.0.1`,
+/// `::` → `::1`); `None` for every other address.
+fn unspecified_as_loopback(ip: IpAddr) -> Option<IpAddr> {
+    match canonical(ip) {
+        IpAddr::V4(v4) if in_v4(v4, [0, 0, 0, 0], 8) => Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        IpAddr::V6(v6) if v6.is_unspecified() => Some(IpAddr::V6(Ipv6Addr::LOCALHOST)),
+        _ => None,
+    }
+}
+
+fn port_matches(rule: Option<u16>, port: u16) -> bool {
+    rule.is_none_or(|p| p == port)
 }
 
 impl Rule {
-    fn parse(entry: &str) -> Option<Rule> {
-        let e = entry.trim().trim_end_matches('.').to_ascii_lowercase();
+    /// A range; an IPv4-mapped one (`::ffff:127.0.0.1`) as the IPv4 range it maps.
+    fn net(ip: IpAddr, bits: u32, port: Option<u16>) -> Rule {
+        match ip {
+            IpAddr::V6(v6) if bits >= 96 && v6.to_ipv4_mapped().is_some() => {
+                Rule::Net(canonical(ip), bits - 96, port)
+            }
+            _ => Rule::Net(ip, bits, port),
+        }
+    }
+
+    /// Parse an entry. A port that is not a number from 0 to 65535 makes the entry invalid
+    /// (`None`), unless `broad` (a deny list: the entry then applies to every port).
+    fn parse(entry: &str, broad: bool) -> Option<Rule> {
+        let e = entry.trim().to_ascii_lowercase();
         if e.is_empty() {
             return None;
         }
@@ -187,49 +223,99 @@ impl Rule {
             && let Ok(ip) = ip.trim_matches(|c| c == '[' || c == ']').parse::<IpAddr>()
         {
             let max = if ip.is_ipv4() { 32 } else { 128 };
-            return bits.parse::<u32>().ok().filter(|b| *b <= max).map(|b| Rule::Net(ip, b));
+            return bits.parse::<u32>().ok().filter(|b| *b <= max).map(|b| Rule::net(ip, b, None));
         }
-        let bare = e.trim_matches(|c| c == '[' || c == ']');
-        if let Ok(ip) = bare.parse::<IpAddr>() {
-            return Some(Rule::Net(ip, if ip.is_ipv4() { 32 } else { 128 }));
+        let full = |ip: IpAddr| if ip.is_ipv4() { 32 } else { 128 };
+        if let Ok(ip) = e.parse::<IpAddr>() {
+            return Some(Rule::net(ip, full(ip), None));
         }
-        if let Ok(sa) = e.parse::<SocketAddr>() {
-            return Some(Rule::Net(sa.ip(), if sa.is_ipv4() { 32 } else { 128 }));
-        }
-        if let Some(ip) = parse_ipv4_loose(&e) {
-            return Some(Rule::Net(IpAddr::V4(ip), 32));
-        }
-        if let Some(s) = e.strip_prefix("*.").or_else(|| e.strip_prefix('.')) {
-            return Some(Rule::Suffix(s.to_owned()));
-        }
-        // `host:port`: the port does not matter.
-        let name = match e.rsplit_once(':') {
-            Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) => h.to_owned(),
-            _ => e,
+        let port_of = |p: &str| -> Option<Option<u16>> {
+            match p.parse::<u16>() {
+                Ok(n) => Some(Some(n)),
+                Err(_) if broad => Some(None),
+                Err(_) => None,
+            }
         };
-        Some(Rule::Name(name))
+        // `[v6]` or `[v6]:port`
+        if let Some(rest) = e.strip_prefix('[') {
+            let (ip, after) = rest.split_once(']')?;
+            let ip = ip.split('%').next().unwrap_or(ip).parse::<IpAddr>().ok()?;
+            let port = match after {
+                "" => None,
+                p => port_of(p.strip_prefix(':')?)?,
+            };
+            return Some(Rule::net(ip, full(ip), port));
+        }
+        // `host:port`
+        let (host, port) = match e.rsplit_once(':') {
+            Some((h, p)) if !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) => (h, port_of(p)?),
+            _ => (e.as_str(), None),
+        };
+        let host = host.trim_end_matches('.');
+        if host.is_empty() {
+            return None;
+        }
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            return Some(Rule::net(ip, full(ip), port));
+        }
+        if let Some(ip) = parse_ipv4_loose(host) {
+            return Some(Rule::Net(IpAddr::V4(ip), 32, port));
+        }
+        if let Some(s) = host.strip_prefix("*.").or_else(|| host.strip_prefix('.')) {
+            return Some(Rule::Suffix(s.to_owned(), port));
+        }
+        Some(Rule::Name(host.to_owned(), port))
     }
 
-    fn matches_name(&self, name: &str) -> bool {
+    fn matches_name(&self, name: &str, port: u16) -> bool {
         match self {
-            Rule::Name(n) => n == name,
-            Rule::Suffix(s) => name == s || name.strip_suffix(s.as_str()).is_some_and(|p| p.ends_with('.')),
+            Rule::Name(n, p) => n == name && port_matches(*p, port),
+            Rule::Suffix(s, p) => {
+                (name == s || name.strip_suffix(s.as_str()).is_some_and(|p| p.ends_with('.')))
+                    && port_matches(*p, port)
+            }
             Rule::Net(..) => false,
         }
     }
 
-    fn matches_ip(&self, ip: IpAddr) -> bool {
+    fn matches_ip(&self, ip: IpAddr, port: u16) -> bool {
         let ip = canonical(ip);
         match *self {
-            Rule::Net(IpAddr::V4(net), bits) => match ip {
-                IpAddr::V4(v4) => in_v4(v4, net.octets(), bits),
-                IpAddr::V6(_) => false,
-            },
-            Rule::Net(IpAddr::V6(net), bits) => match ip {
-                IpAddr::V6(v6) => in_v6(v6, net.segments(), bits),
-                IpAddr::V4(_) => false,
-            },
+            Rule::Net(IpAddr::V4(net), bits, p) => {
+                port_matches(p, port)
+                    && match ip {
+                        IpAddr::V4(v4) => in_v4(v4, net.octets(), bits),
+                        IpAddr::V6(_) => false,
+                    }
+            }
+            Rule::Net(IpAddr::V6(net), bits, p) => {
+                port_matches(p, port)
+                    && match ip {
+                        IpAddr::V6(v6) => in_v6(v6, net.segments(), bits),
+                        IpAddr::V4(_) => false,
+                    }
+            }
             _ => false,
+        }
+    }
+
+    /// Whether the rule names this host in some spelling (a loopback or unspecified address,
+    /// a range holding one, or the name `localhost`), at `port`.
+    fn names_this_host(&self, port: u16) -> bool {
+        match self {
+            Rule::Name(..) | Rule::Suffix(..) => self.matches_name("localhost", port),
+            Rule::Net(ip, bits, p) => {
+                port_matches(*p, port)
+                    && (this_host(*ip)
+                        || [
+                            IpAddr::V4(Ipv4Addr::LOCALHOST),
+                            IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+                            IpAddr::V6(Ipv6Addr::LOCALHOST),
+                            IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+                        ]
+                        .into_iter()
+                        .any(|h| Rule::Net(*ip, *bits, None).matches_ip(h, port)))
+            }
         }
     }
 }
@@ -314,8 +400,8 @@ impl Guard {
     pub fn with_resolver(policy: &NetworkPolicy, resolver: Arc<dyn Resolver>) -> Self {
         Self {
             allow_private: policy.allow_private,
-            allow: policy.allow_hosts.iter().filter_map(|e| Rule::parse(e)).collect(),
-            deny: policy.deny_hosts.iter().filter_map(|e| Rule::parse(e)).collect(),
+            allow: policy.allow_hosts.iter().filter_map(|e| Rule::parse(e, false)).collect(),
+            deny: policy.deny_hosts.iter().filter_map(|e| Rule::parse(e, true)).collect(),
             resolver,
         }
     }
@@ -340,25 +426,40 @@ impl Guard {
         let Some(host) = url.host() else {
             return Err(ToolError::new(ErrorCode::InvalidUrl, format!("{url} has no host")));
         };
+        let port = url.port_or_known_default().unwrap_or(80);
         if let Host::Domain(name) = &host {
             let name = name.trim_end_matches('.').to_ascii_lowercase();
-            if self.deny.iter().any(|r| r.matches_name(&name)) {
+            if self.deny.iter().any(|r| r.matches_name(&name, port)) {
                 return Err(blocked(format!("{name} is refused by the denyHosts policy")));
             }
         }
         match host {
-            Host::Ipv4(v4) => self.check_addr(url.as_str(), false, IpAddr::V4(v4)),
-            Host::Ipv6(v6) => self.check_addr(url.as_str(), false, IpAddr::V6(v6)),
+            Host::Ipv4(v4) => self.check_addr(url.as_str(), false, IpAddr::V4(v4), port),
+            Host::Ipv6(v6) => self.check_addr(url.as_str(), false, IpAddr::V6(v6), port),
             Host::Domain(_) => Ok(()),
         }
     }
 
-    fn check_addr(&self, shown: &str, name_allowed: bool, ip: IpAddr) -> Result<()> {
-        if self.deny.iter().any(|r| r.matches_ip(ip)) {
+    /// Whether `denyHosts` refuses `ip` at `port`. This host is one host: a rule naming it in
+    /// any spelling (`127.0.0.1`, `::1`, `0.0.0.0`, `localhost`, a range holding one of them)
+    /// refuses every loopback and unspecified address.
+    fn denied(&self, ip: IpAddr, port: u16) -> bool {
+        self.deny.iter().any(|r| r.matches_ip(ip, port) || (this_host(ip) && r.names_this_host(port)))
+    }
+
+    /// Whether `allowHosts` names `ip` at `port` (an unspecified address counts as the
+    /// loopback address it connects to).
+    fn allowed(&self, ip: IpAddr, port: u16) -> bool {
+        let alias = unspecified_as_loopback(ip);
+        self.allow.iter().any(|r| r.matches_ip(ip, port) || alias.is_some_and(|a| r.matches_ip(a, port)))
+    }
+
+    fn check_addr(&self, shown: &str, name_allowed: bool, ip: IpAddr, port: u16) -> Result<()> {
+        if self.denied(ip, port) {
             return Err(blocked(format!("{shown}: {ip} is refused by the denyHosts policy")));
         }
         let Some(rule) = classify(ip) else { return Ok(()) };
-        if self.allow_private || name_allowed || self.allow.iter().any(|r| r.matches_ip(ip)) {
+        if self.allow_private || name_allowed || self.allowed(ip, port) {
             return Ok(());
         }
         Err(blocked(format!("{shown} resolves to {ip}: {rule}; {HOW_TO_ALLOW}")))
@@ -385,9 +486,9 @@ impl Guard {
                 if found.is_empty() {
                     return Err(ToolError::new(ErrorCode::Dns, format!("{name} has no address")));
                 }
-                let name_allowed = self.allow.iter().any(|r| r.matches_name(&name));
+                let name_allowed = self.allow.iter().any(|r| r.matches_name(&name, port));
                 for a in &found {
-                    self.check_addr(&name, name_allowed, a.ip())?;
+                    self.check_addr(&name, name_allowed, a.ip(), port)?;
                 }
                 found.into_iter().map(|a| SocketAddr::new(a.ip(), port)).collect()
             }
@@ -712,5 +813,103 @@ mod tests {
         assert_eq!(p.allow_hosts, vec!["a.example", "10.0.0.0/8"]);
         let ctx = ctx.with_network(NetworkPolicy::default());
         assert_eq!(policy_of(&ctx), NetworkPolicy::default());
+    }
+
+    fn vet_code(p: &NetworkPolicy, url: &str) -> Option<ErrorCode> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(guard(p.clone()).vet(&parse_url(url).unwrap())).err().map(|e| e.code())
+    }
+
+    #[test]
+    fn a_port_in_allow_hosts_opens_that_port_only() {
+        for entry in ["127.0.0.1:8080", "[::ffff:127.0.0.1]:8080", "0x7f.1:8080"] {
+            let p = NetworkPolicy { allow_hosts: vec![entry.into()], ..Default::default() };
+            assert_eq!(vet_code(&p, "http://127.0.0.1:8080/"), None, "{entry}");
+            assert_eq!(vet_code(&p, "http://127.0.0.1:8081/"), Some(ErrorCode::BlockedAddress), "{entry}");
+            assert_eq!(vet_code(&p, "http://127.0.0.1/"), Some(ErrorCode::BlockedAddress), "{entry}");
+        }
+        let p = NetworkPolicy { allow_hosts: vec!["[::1]:8080".into()], ..Default::default() };
+        assert_eq!(vet_code(&p, "http://[::1]:8080/"), None);
+        assert_eq!(vet_code(&p, "http://[::1]:9090/"), Some(ErrorCode::BlockedAddress));
+        assert_eq!(vet_code(&p, "http://127.0.0.1:8080/"), Some(ErrorCode::BlockedAddress));
+        // A port that is not one makes an allow entry invalid (it opens nothing) ...
+        let p = NetworkPolicy { allow_hosts: vec!["127.0.0.1:99999".into()], ..Default::default() };
+        assert_eq!(vet_code(&p, "http://127.0.0.1:9999/"), Some(ErrorCode::BlockedAddress));
+        // ... and a deny entry broader (it refuses every port).
+        let p = NetworkPolicy {
+            allow_private: true,
+            deny_hosts: vec!["127.0.0.1:99999".into()],
+            ..Default::default()
+        };
+        assert_eq!(vet_code(&p, "http://127.0.0.1:9999/"), Some(ErrorCode::BlockedAddress));
+        // A name with a port, and a suffix with a port.
+        let named = Arc::new(Fixed(vec![v4("10.0.0.5")]));
+        for entry in ["intranet.example:8080", "*.example:8080"] {
+            let p = NetworkPolicy { allow_hosts: vec![entry.into()], ..Default::default() };
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let g = Guard::with_resolver(&p, named.clone());
+            assert!(
+                rt.block_on(g.vet(&parse_url("http://intranet.example:8080/").unwrap())).is_ok(),
+                "{entry}"
+            );
+            let e = rt.block_on(g.vet(&parse_url("http://intranet.example:8081/").unwrap())).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::BlockedAddress, "{entry}");
+        }
+    }
+
+    #[test]
+    fn deny_hosts_names_this_host_in_every_spelling() {
+        // Whatever spelling the deny list uses for this host, every other spelling is refused
+        // too, even with every private address allowed.
+        let spellings = [
+            "http://127.0.0.1:8080/",
+            "http://0.0.0.0:8080/",
+            "http://0:8080/",
+            "http://[::]:8080/",
+            "http://[::1]:8080/",
+            "http://127.1:8080/",
+            "http://0x7f.1:8080/",
+            "http://2130706433:8080/",
+            "http://0177.0.0.1:8080/",
+            "http://[::ffff:127.0.0.1]:8080/",
+            "http://[::ffff:0.0.0.0]:8080/",
+            "http://127.0.0.2:8080/",
+        ];
+        for deny in ["127.0.0.1", "::1", "[::1]", "0.0.0.0", "127.0.0.0/8", "localhost", "127.0.0.1:8080"] {
+            let p = NetworkPolicy {
+                allow_private: true,
+                allow_hosts: vec!["127.0.0.1".into()],
+                deny_hosts: vec![deny.into()],
+            };
+            for url in spellings {
+                assert_eq!(vet_code(&p, url), Some(ErrorCode::BlockedAddress), "deny {deny}: {url}");
+            }
+            // localhost. resolves (the system resolver) to loopback: refused too.
+            assert_eq!(
+                vet_code(&p, "http://localhost.:8080/"),
+                Some(ErrorCode::BlockedAddress),
+                "deny {deny}"
+            );
+        }
+        // A deny with a port leaves the other ports of this host alone; public hosts are not
+        // this host.
+        let p = NetworkPolicy {
+            allow_private: true,
+            deny_hosts: vec!["127.0.0.1:8080".into()],
+            ..Default::default()
+        };
+        assert_eq!(vet_code(&p, "http://0.0.0.0:8081/"), None);
+        let p = NetworkPolicy { deny_hosts: vec!["127.0.0.1".into()], ..Default::default() };
+        assert_eq!(vet_code(&p, "http://93.184.216.34/"), None);
+        // Without any deny entry, the unspecified addresses are refused as private, and an allowed
+        // loopback address opens the unspecified one of its family (it connects there).
+        assert_eq!(
+            vet_code(&NetworkPolicy::default(), "http://0.0.0.0:8080/"),
+            Some(ErrorCode::BlockedAddress)
+        );
+        assert_eq!(vet_code(&NetworkPolicy::default(), "http://[::]:8080/"), Some(ErrorCode::BlockedAddress));
+        let p = NetworkPolicy { allow_hosts: vec!["127.0.0.1:8080".into()], ..Default::default() };
+        assert_eq!(vet_code(&p, "http://0.0.0.0:8080/"), None);
+        assert_eq!(vet_code(&p, "http://[::]:8080/"), Some(ErrorCode::BlockedAddress));
     }
 }

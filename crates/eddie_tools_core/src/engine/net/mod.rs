@@ -3,6 +3,7 @@
 //! with the connection pinned to the vetted addresses and every redirect vetted again.
 
 pub mod client;
+pub mod decode;
 pub mod guard;
 
 pub use client::{Hop, Request, Response, bounded, send};

@@ -4,3 +4,4 @@
 pub mod atomic;
 pub mod commit;
 pub mod locks;
+pub mod safe_dir;

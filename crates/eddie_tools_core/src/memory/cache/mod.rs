@@ -19,7 +19,9 @@ pub mod redis;
 pub mod sqlite;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
@@ -218,15 +220,135 @@ pub fn pattern(p: Option<&str>) -> Result<Option<globset::GlobMatcher>> {
         .map_err(|_| invalid("it is too complex".into()))
 }
 
+/// How long one call may spend on a persisted tier (waiting for a lock, running statements,
+/// waiting for a server) before it is `TIMEOUT`.
+pub const CALL_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The bounds of one call on a persisted tier: the call's abort and a deadline. SQLite checks
+/// them from its progress and busy handlers, Redis while it waits for its worker, and every
+/// wait for a shared connection checks them too, so an abort settles within a few tens of
+/// milliseconds whatever the store is doing.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    cancel: Arc<AtomicBool>,
+    deadline: Instant,
+}
+
+impl Limits {
+    /// The limits of a call: its abort, and [`CALL_DEADLINE`] from now.
+    pub fn of(ctx: &Ctx) -> Self {
+        Self::new(ctx.cancel.flag(), CALL_DEADLINE)
+    }
+
+    /// Limits from an abort flag and a time budget.
+    pub fn new(cancel: Arc<AtomicBool>, budget: Duration) -> Self {
+        Self { cancel, deadline: Instant::now() + budget }
+    }
+
+    /// Whether the call must stop (aborted, or past its deadline).
+    pub fn stopped(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
+
+    /// How long until the deadline.
+    pub fn remaining(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Why the call stopped: `CANCELLED`, else `TIMEOUT`.
+    pub fn error(&self, what: &str) -> ToolError {
+        if self.cancel.load(Ordering::Relaxed) {
+            ToolError::cancelled()
+        } else {
+            ToolError::new(
+                ErrorCode::Timeout,
+                format!("{what} took more than {} s; the call did nothing", CALL_DEADLINE.as_secs()),
+            )
+        }
+    }
+
+    /// `Err` once stopped.
+    pub fn check(&self, what: &str) -> Result<()> {
+        if self.stopped() { Err(self.error(what)) } else { Ok(()) }
+    }
+}
+
+/// A value shared by the calls of this process, one call at a time, whose wait gives way to
+/// the waiting call's abort and deadline (a `std::sync::Mutex` wait cannot).
+#[derive(Debug, Default)]
+pub struct Gate<T> {
+    busy: Mutex<bool>,
+    freed: Condvar,
+    value: Mutex<T>,
+}
+
+/// The value of a [`Gate`], held until dropped.
+#[derive(Debug)]
+pub struct GateGuard<'a, T> {
+    gate: &'a Gate<T>,
+    value: Option<MutexGuard<'a, T>>,
+}
+
+impl<T> Gate<T> {
+    /// A gate around `value`.
+    pub fn new(value: T) -> Self {
+        Self { busy: Mutex::new(false), freed: Condvar::new(), value: Mutex::new(value) }
+    }
+
+    /// Wait for the value, giving up when `limits` stop the call.
+    pub fn enter(&self, limits: &Limits, what: &str) -> Result<GateGuard<'_, T>> {
+        let mut busy = lock(&self.busy);
+        while *busy {
+            if limits.stopped() {
+                return Err(limits.error(what));
+            }
+            let wait = limits.remaining().min(Duration::from_millis(20));
+            busy = self.freed.wait_timeout(busy, wait).map(|(g, _)| g).unwrap_or_else(|p| p.into_inner().0);
+        }
+        *busy = true;
+        drop(busy);
+        Ok(GateGuard { gate: self, value: Some(lock(&self.value)) })
+    }
+}
+
+impl<T> std::ops::Deref for GateGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        match &self.value {
+            Some(v) => v,
+            None => unreachable!("a gate guard holds its value until dropped"),
+        }
+    }
+}
+
+impl<T> std::ops::DerefMut for GateGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        match &mut self.value {
+            Some(v) => v,
+            None => unreachable!("a gate guard holds its value until dropped"),
+        }
+    }
+}
+
+impl<T> Drop for GateGuard<'_, T> {
+    fn drop(&mut self) {
+        self.value.take();
+        *lock(&self.gate.busy) = false;
+        self.gate.freed.notify_one();
+    }
+}
+
 /// A tier's store in this call.
 pub enum Store {
     /// The reasoning tier's table.
     Mem(Arc<Mutex<mem::Table>>),
-    /// A database.
-    Db(Arc<Mutex<sqlite::Db>>, PathBuf),
+    /// A database, with the call's limits.
+    Db(Arc<Gate<sqlite::Db>>, PathBuf, Limits),
     /// A Redis server (`EDDIE_CACHE_URL`).
     Redis(redis::RedisTier),
 }
+
+const DB_WAIT: &str = "waiting for the cache database";
 
 /// Where the database of a persisted tier is.
 pub fn db_path(ctx: &Ctx, tier: Tier) -> Result<PathBuf> {
@@ -253,21 +375,21 @@ pub fn store(ctx: &Ctx, tier: Tier) -> Result<Store> {
             // The project's name on the shared server: EDDIE_CACHE_PROJECT, else the workspace path.
             let scope =
                 nonblank("EDDIE_CACHE_PROJECT").unwrap_or_else(|| ctx.workspace.root().display().to_string());
-            Ok(Store::Redis(redis::RedisTier::new(&url, tier.as_str(), &scope)))
+            Ok(Store::Redis(redis::RedisTier::new(&url, tier.as_str(), &scope, Limits::of(ctx))))
         }
         Tier::Vault if let Some(url) = redis_url(ctx) => {
             let scope =
                 nonblank("EDDIE_CACHE_USER").or_else(|| nonblank("USER")).unwrap_or_else(|| "user".into());
-            Ok(Store::Redis(redis::RedisTier::new(&url, tier.as_str(), &scope)))
+            Ok(Store::Redis(redis::RedisTier::new(&url, tier.as_str(), &scope, Limits::of(ctx))))
         }
         _ => {
             let p = db_path(ctx, tier)?;
-            Ok(Store::Db(sqlite::db(&p), p))
+            Ok(Store::Db(sqlite::db(&p), p, Limits::of(ctx)))
         }
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -276,7 +398,7 @@ impl Store {
     pub fn exists(&self) -> bool {
         match self {
             Self::Mem(_) => true,
-            Self::Db(d, _) => lock(d).exists(),
+            Self::Db(d, _, l) => d.enter(l, "opening the cache").is_ok_and(|db| db.exists()),
             Self::Redis(_) => true,
         }
     }
@@ -285,7 +407,7 @@ impl Store {
     pub fn put(&self, e: Entry<'_>, cap: u64) -> Result<Put> {
         match self {
             Self::Mem(t) => Ok(lock(t).put(e, cap)),
-            Self::Db(d, _) => lock(d).put(e, cap),
+            Self::Db(d, _, l) => d.enter(l, DB_WAIT)?.put(e, cap, l),
             Self::Redis(r) => r.put(e, cap),
         }
     }
@@ -294,7 +416,7 @@ impl Store {
     pub fn get(&self, key: &str, now: u64, count_miss: bool) -> Result<Option<Hit>> {
         match self {
             Self::Mem(t) => Ok(lock(t).get(key, now, count_miss)),
-            Self::Db(d, _) => lock(d).get(key, now, count_miss),
+            Self::Db(d, _, l) => d.enter(l, DB_WAIT)?.get(key, now, count_miss, l),
             Self::Redis(r) => r.get(key, now, count_miss),
         }
     }
@@ -306,7 +428,7 @@ impl Store {
                 lock(t).miss();
                 Ok(())
             }
-            Self::Db(d, _) => lock(d).miss(),
+            Self::Db(d, _, l) => d.enter(l, DB_WAIT)?.miss(l),
             Self::Redis(r) => r.miss(),
         }
     }
@@ -315,7 +437,7 @@ impl Store {
     pub fn delete(&self, key: &str) -> Result<bool> {
         match self {
             Self::Mem(t) => Ok(lock(t).delete(key)),
-            Self::Db(d, _) => lock(d).delete(key),
+            Self::Db(d, _, l) => d.enter(l, DB_WAIT)?.delete(key, l),
             Self::Redis(r) => r.delete(key),
         }
     }
@@ -324,7 +446,7 @@ impl Store {
     pub fn clear(&self) -> Result<u64> {
         match self {
             Self::Mem(t) => Ok(lock(t).clear()),
-            Self::Db(d, _) => lock(d).clear(),
+            Self::Db(d, _, l) => d.enter(l, DB_WAIT)?.clear(l),
             Self::Redis(r) => r.clear(),
         }
     }
@@ -333,7 +455,7 @@ impl Store {
     pub fn keys(&self, now: u64, keep: &dyn Fn(&str) -> bool) -> Result<Vec<KeyInfo>> {
         match self {
             Self::Mem(t) => Ok(lock(t).keys(now, keep)),
-            Self::Db(d, _) => lock(d).keys(now, keep),
+            Self::Db(d, _, l) => d.enter(l, DB_WAIT)?.keys(now, keep, l),
             Self::Redis(r) => r.keys(now, keep),
         }
     }
@@ -342,7 +464,7 @@ impl Store {
     pub fn stats(&self, now: u64) -> Result<TierStats> {
         match self {
             Self::Mem(t) => Ok(lock(t).stats(now)),
-            Self::Db(d, _) => lock(d).stats(now),
+            Self::Db(d, _, l) => d.enter(l, DB_WAIT)?.stats(now, l),
             Self::Redis(r) => r.stats(now),
         }
     }
@@ -360,7 +482,7 @@ impl Store {
     pub fn location(&self) -> Value {
         match self {
             Self::Mem(_) => Value::Null,
-            Self::Db(_, p) => json!(p.display().to_string()),
+            Self::Db(_, p, _) => json!(p.display().to_string()),
             Self::Redis(r) => json!(r.location()),
         }
     }

@@ -8,13 +8,27 @@
 //! `stats` a hash of counters. Stores, hits and evictions run as Lua scripts, so they are
 //! atomic with respect to other clients. An entry Redis expired is noticed (and counted as an
 //! expiration) the next time its bookkeeping is touched. Keys are listed with `SCAN`.
+//!
+//! The client is the blocking one, and a blocking read cannot be interrupted: so each URL's
+//! connection lives on a worker thread of its own, and a call hands its commands to it and
+//! waits for the answer under its [`Limits`]. A server that accepts and never answers holds
+//! the worker (until the socket's timeouts, 5 s to connect, 10 s per answer), never the call:
+//! an abort settles at once, and the next call gets a new worker and a new connection.
 
 use std::collections::HashMap;
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use super::{Entry, Hit, KeyInfo, Put, TierStats};
+use super::{Entry, Hit, KeyInfo, Limits, Put, TierStats};
 use crate::error::{ErrorCode, Result, ToolError};
+
+/// How long connecting (and the connection's setup) may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one answer (or one write) may take.
+const IO_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often a waiting call looks at its limits.
+const POLL: Duration = Duration::from_millis(20);
 
 const PUT: &str = r"
 local p, key, val = ARGV[1], ARGV[2], ARGV[3]
@@ -116,14 +130,53 @@ fn scripts() -> &'static [redis::Script; 4] {
 pub struct RedisTier {
     url: String,
     prefix: String,
+    limits: Limits,
 }
 
-type Conns = HashMap<String, Arc<Mutex<Option<redis::Connection>>>>;
+/// Work for a URL's worker: it gets the connection slot (empty when there is none yet).
+type Job = Box<dyn FnOnce(&mut Option<redis::Connection>) + Send>;
 
-fn conn_slot(url: &str) -> Arc<Mutex<Option<redis::Connection>>> {
-    static CONNS: OnceLock<Mutex<Conns>> = OnceLock::new();
-    let mut c = CONNS.get_or_init(|| Mutex::new(HashMap::new())).lock().unwrap_or_else(|e| e.into_inner());
-    Arc::clone(c.entry(url.to_owned()).or_default())
+/// A worker thread owning one URL's connection.
+struct Worker {
+    jobs: mpsc::Sender<Job>,
+}
+
+fn workers() -> &'static Mutex<HashMap<String, Arc<Worker>>> {
+    static WORKERS: OnceLock<Mutex<HashMap<String, Arc<Worker>>>> = OnceLock::new();
+    WORKERS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The worker of `url`, started when there is none.
+fn worker(url: &str) -> Result<Arc<Worker>> {
+    let mut w = workers().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(found) = w.get(url) {
+        return Ok(Arc::clone(found));
+    }
+    let (tx, rx) = mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("eddie-redis".into())
+        .spawn(move || {
+            let mut conn: Option<redis::Connection> = None;
+            // Ends when every sender is gone (the worker was retired and its last job done).
+            while let Ok(job) = rx.recv() {
+                job(&mut conn);
+            }
+        })
+        .map_err(|e| {
+            ToolError::new(ErrorCode::StoreUnavailable, format!("cannot start the cache client: {e}"))
+        })?;
+    let fresh = Arc::new(Worker { jobs: tx });
+    w.insert(url.to_owned(), Arc::clone(&fresh));
+    Ok(fresh)
+}
+
+/// Retire `stuck` (a call gave up waiting on it): later calls get a new worker and connection;
+/// the old one ends when its job returns (by its socket timeouts at the latest).
+fn retire(url: &str, stuck: &Arc<Worker>) {
+    let mut w = workers().lock().unwrap_or_else(|e| e.into_inner());
+    if w.get(url).is_some_and(|cur| Arc::ptr_eq(cur, stuck)) {
+        w.remove(url);
+    }
 }
 
 fn shown(url: &str) -> String {
@@ -149,11 +202,44 @@ fn now_us() -> i64 {
         .unwrap_or(0)
 }
 
+/// Run `f` on the connection in `slot` (connecting first when there is none; a dropped
+/// connection is opened again once).
+fn on_connection<T>(
+    url: &str,
+    slot: &mut Option<redis::Connection>,
+    f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T>,
+) -> Result<T> {
+    for attempt in 0..2 {
+        if slot.is_none() {
+            let client = redis::Client::open(url).map_err(|e| unavailable(url, &e))?;
+            let c = client.get_connection_with_timeout(CONNECT_TIMEOUT).map_err(|e| unavailable(url, &e))?;
+            c.set_read_timeout(Some(IO_TIMEOUT)).map_err(|e| unavailable(url, &e))?;
+            c.set_write_timeout(Some(IO_TIMEOUT)).map_err(|e| unavailable(url, &e))?;
+            *slot = Some(c);
+        }
+        let Some(c) = slot.as_mut() else { break };
+        match f(c) {
+            Ok(v) => return Ok(v),
+            // A dropped connection is opened again once.
+            Err(e) if attempt == 0 && (e.is_io_error() || e.is_connection_dropped()) => *slot = None,
+            Err(e) => {
+                if e.is_io_error() || e.is_timeout() {
+                    // An answer may still come on this connection: never read it as another's.
+                    *slot = None;
+                }
+                return Err(unavailable(url, &e));
+            }
+        }
+    }
+    *slot = None;
+    Err(ToolError::new(ErrorCode::StoreUnavailable, format!("cache server {}: connection lost", shown(url))))
+}
+
 impl RedisTier {
-    /// The tier `tier` of scope `scope` on the server at `url`.
-    pub fn new(url: &str, tier: &str, scope: &str) -> Self {
+    /// The tier `tier` of scope `scope` on the server at `url`, for a call bounded by `limits`.
+    pub fn new(url: &str, tier: &str, scope: &str, limits: Limits) -> Self {
         let scope = blake3::hash(scope.as_bytes()).to_hex();
-        Self { url: url.to_owned(), prefix: format!("eddie:cache:v1:{tier}:{}:", &scope[..16]) }
+        Self { url: url.to_owned(), prefix: format!("eddie:cache:v1:{tier}:{}:", &scope[..16]), limits }
     }
 
     /// Where it lives, for results.
@@ -161,60 +247,61 @@ impl RedisTier {
         format!("{} {}", shown(&self.url), self.prefix)
     }
 
-    fn with<T>(&self, f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T>) -> Result<T> {
-        let slot = conn_slot(&self.url);
-        let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
-        for attempt in 0..2 {
-            if guard.is_none() {
-                let client =
-                    redis::Client::open(self.url.as_str()).map_err(|e| unavailable(&self.url, &e))?;
-                let c = client
-                    .get_connection_with_timeout(Duration::from_secs(5))
-                    .map_err(|e| unavailable(&self.url, &e))?;
-                let _ = c.set_read_timeout(Some(Duration::from_secs(10)));
-                let _ = c.set_write_timeout(Some(Duration::from_secs(10)));
-                *guard = Some(c);
-            }
-            let Some(c) = guard.as_mut() else { break };
-            match f(c) {
-                Ok(v) => return Ok(v),
-                // A dropped connection is opened again once.
-                Err(e) if attempt == 0 && (e.is_io_error() || e.is_connection_dropped()) => *guard = None,
-                Err(e) => return Err(unavailable(&self.url, &e)),
+    /// Run `f` on this URL's connection, on its worker; the wait gives way to the call's abort
+    /// and deadline.
+    fn with<T: Send + 'static>(
+        &self,
+        f: impl Fn(&mut redis::Connection) -> redis::RedisResult<T> + Send + 'static,
+    ) -> Result<T> {
+        const WHAT: &str = "the cache server";
+        self.limits.check(WHAT)?;
+        let w = worker(&self.url)?;
+        let (tx, rx) = mpsc::sync_channel::<Result<T>>(1);
+        let url = self.url.clone();
+        let job: Job = Box::new(move |slot| {
+            let _ = tx.send(on_connection(&url, slot, f));
+        });
+        if w.jobs.send(job).is_err() {
+            retire(&self.url, &w);
+            return Err(ToolError::new(
+                ErrorCode::StoreUnavailable,
+                format!("cache server {}: the client stopped", shown(&self.url)),
+            ));
+        }
+        loop {
+            match rx.recv_timeout(POLL.min(self.limits.remaining()).max(Duration::from_millis(1))) {
+                Ok(r) => return r,
+                Err(mpsc::RecvTimeoutError::Timeout) if self.limits.stopped() => {
+                    retire(&self.url, &w);
+                    return Err(self.limits.error(WHAT));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    retire(&self.url, &w);
+                    return Err(ToolError::new(
+                        ErrorCode::StoreUnavailable,
+                        format!("cache server {}: the client stopped", shown(&self.url)),
+                    ));
+                }
             }
         }
-        Err(ToolError::new(
-            ErrorCode::StoreUnavailable,
-            format!("cache server {}: connection lost", shown(&self.url)),
-        ))
     }
 
     /// See [`super::mem::Table::put`].
     pub fn put(&self, e: Entry<'_>, cap: u64) -> Result<Put> {
         let ttl = e.expires_ms.map_or(0, |x| x.saturating_sub(e.now_ms).max(1));
-        let (replaced, evicted): (i64, i64) = self.with(|c| {
-            scripts()[0]
-                .arg(&self.prefix)
-                .arg(e.key)
-                .arg(e.value)
-                .arg(e.now_ms)
-                .arg(ttl)
-                .arg(cap)
-                .arg(now_us())
-                .invoke(c)
+        let (p, key, value, now) = (self.prefix.clone(), e.key.to_owned(), e.value.to_owned(), e.now_ms);
+        let (replaced, evicted): (i64, i64) = self.with(move |c| {
+            scripts()[0].arg(&p).arg(&key).arg(&value).arg(now).arg(ttl).arg(cap).arg(now_us()).invoke(c)
         })?;
         Ok(Put { replaced: replaced == 1, evicted: evicted.max(0) as u64 })
     }
 
     /// See [`super::mem::Table::get`].
     pub fn get(&self, key: &str, now: u64, count_miss: bool) -> Result<Option<Hit>> {
-        let r: Option<(String, u64, i64)> = self.with(|c| {
-            scripts()[1]
-                .arg(&self.prefix)
-                .arg(key)
-                .arg(now_us())
-                .arg(if count_miss { "1" } else { "0" })
-                .invoke(c)
+        let (p, key) = (self.prefix.clone(), key.to_owned());
+        let r: Option<(String, u64, i64)> = self.with(move |c| {
+            scripts()[1].arg(&p).arg(&key).arg(now_us()).arg(if count_miss { "1" } else { "0" }).invoke(c)
         })?;
         Ok(r.map(|(value, created, pttl)| Hit {
             value,
@@ -225,47 +312,31 @@ impl RedisTier {
 
     /// Record a miss.
     pub fn miss(&self) -> Result<()> {
-        self.with(|c| {
-            redis::cmd("HINCRBY").arg(format!("{}stats", self.prefix)).arg("misses").arg(1).query::<i64>(c)
-        })
-        .map(|_| ())
+        let stats = format!("{}stats", self.prefix);
+        self.with(move |c| redis::cmd("HINCRBY").arg(&stats).arg("misses").arg(1).query::<i64>(c)).map(|_| ())
     }
 
     /// Delete a key.
     pub fn delete(&self, key: &str) -> Result<bool> {
-        let n: i64 = self.with(|c| scripts()[2].arg(&self.prefix).arg(key).invoke(c))?;
+        let (p, key) = (self.prefix.clone(), key.to_owned());
+        let n: i64 = self.with(move |c| scripts()[2].arg(&p).arg(&key).invoke(c))?;
         Ok(n > 0)
-    }
-
-    fn scan_keys(&self, c: &mut redis::Connection) -> redis::RedisResult<Vec<String>> {
-        let pattern = format!("{}e:*", glob_escape(&self.prefix));
-        let mut out = Vec::new();
-        let mut cursor: u64 = 0;
-        loop {
-            let (next, batch): (u64, Vec<String>) =
-                redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).query(c)?;
-            out.extend(batch);
-            if next == 0 {
-                break;
-            }
-            cursor = next;
-        }
-        Ok(out)
     }
 
     /// Delete every entry; how many there were.
     pub fn clear(&self) -> Result<u64> {
-        self.with(|c| {
-            let _: i64 = scripts()[3].arg(&self.prefix).invoke(c)?;
-            let keys = self.scan_keys(c)?;
+        let p = self.prefix.clone();
+        self.with(move |c| {
+            let _: i64 = scripts()[3].arg(&p).invoke(c)?;
+            let keys = scan_keys(&p, c)?;
             let n = keys.len() as u64;
             for chunk in keys.chunks(500) {
                 let _: i64 = redis::cmd("DEL").arg(chunk).query(c)?;
             }
             let _: i64 = redis::cmd("DEL")
-                .arg(format!("{}sizes", self.prefix))
-                .arg(format!("{}lru", self.prefix))
-                .arg(format!("{}bytes", self.prefix))
+                .arg(format!("{p}sizes"))
+                .arg(format!("{p}lru"))
+                .arg(format!("{p}bytes"))
                 .query(c)?;
             Ok(n)
         })
@@ -273,20 +344,23 @@ impl RedisTier {
 
     /// The live keys matching `keep`.
     pub fn keys(&self, now: u64, keep: &dyn Fn(&str) -> bool) -> Result<Vec<KeyInfo>> {
-        let strip = format!("{}e:", self.prefix);
-        self.with(|c| {
-            let _: i64 = scripts()[3].arg(&self.prefix).invoke(c)?;
+        let p = self.prefix.clone();
+        let strip = format!("{p}e:");
+        let all = self.with(move |c| {
+            let _: i64 = scripts()[3].arg(&p).invoke(c)?;
+            scan_keys(&p, c)
+        })?;
+        let kept: Vec<String> =
+            all.into_iter().filter(|full| full.strip_prefix(&strip).is_some_and(keep)).collect();
+        let (p, strip2) = (self.prefix.clone(), strip.clone());
+        self.with(move |c| {
             let mut out = Vec::new();
-            for full in self.scan_keys(c)? {
-                let Some(key) = full.strip_prefix(&strip) else { continue };
-                if !keep(key) {
-                    continue;
-                }
+            for full in &kept {
+                let Some(key) = full.strip_prefix(&strip2) else { continue };
                 let (created, pttl): (Option<u64>, i64) =
-                    redis::pipe().hget(&full, "c").cmd("PTTL").arg(&full).query(c)?;
+                    redis::pipe().hget(full, "c").cmd("PTTL").arg(full).query(c)?;
                 let Some(created) = created else { continue };
-                let size: Option<u64> =
-                    redis::cmd("HGET").arg(format!("{}sizes", self.prefix)).arg(key).query(c)?;
+                let size: Option<u64> = redis::cmd("HGET").arg(format!("{p}sizes")).arg(key).query(c)?;
                 out.push(KeyInfo {
                     key: key.to_owned(),
                     bytes: size.unwrap_or(0),
@@ -300,12 +374,12 @@ impl RedisTier {
 
     /// The counters.
     pub fn stats(&self, _now: u64) -> Result<TierStats> {
-        self.with(|c| {
-            let _: i64 = scripts()[3].arg(&self.prefix).invoke(c)?;
-            let m: HashMap<String, i64> =
-                redis::cmd("HGETALL").arg(format!("{}stats", self.prefix)).query(c)?;
-            let entries: i64 = redis::cmd("HLEN").arg(format!("{}sizes", self.prefix)).query(c)?;
-            let bytes: Option<i64> = redis::cmd("GET").arg(format!("{}bytes", self.prefix)).query(c)?;
+        let p = self.prefix.clone();
+        self.with(move |c| {
+            let _: i64 = scripts()[3].arg(&p).invoke(c)?;
+            let m: HashMap<String, i64> = redis::cmd("HGETALL").arg(format!("{p}stats")).query(c)?;
+            let entries: i64 = redis::cmd("HLEN").arg(format!("{p}sizes")).query(c)?;
+            let bytes: Option<i64> = redis::cmd("GET").arg(format!("{p}bytes")).query(c)?;
             let g = |k: &str| m.get(k).copied().unwrap_or(0).max(0) as u64;
             Ok(TierStats {
                 entries: entries.max(0) as u64,
@@ -317,6 +391,22 @@ impl RedisTier {
             })
         })
     }
+}
+
+fn scan_keys(prefix: &str, c: &mut redis::Connection) -> redis::RedisResult<Vec<String>> {
+    let pattern = format!("{}e:*", glob_escape(prefix));
+    let mut out = Vec::new();
+    let mut cursor: u64 = 0;
+    loop {
+        let (next, batch): (u64, Vec<String>) =
+            redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).query(c)?;
+        out.extend(batch);
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    Ok(out)
 }
 
 /// `s` with Redis glob characters escaped.

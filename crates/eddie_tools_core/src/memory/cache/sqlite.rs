@@ -3,16 +3,32 @@
 //! mode so several processes share it. Byte and entry totals are kept by triggers; counters
 //! (hits, misses, expirations, evictions) live in the database too, so every process sees
 //! the same. A damaged file is moved aside (never deleted) and a new one started.
+//!
+//! A database file can come with the workspace (a cloned repository ships `.eddie/cache.db`),
+//! so it is opened defensively: `SQLITE_DBCONFIG_DEFENSIVE`, `trusted_schema = OFF`, and its
+//! schema is compared with the one this module creates before anything runs: a file holding
+//! any other table, index, view or trigger (a trigger that loops forever on the first insert)
+//! is moved aside like a damaged one (`STORE_CORRUPTED`), so no SQL we did not write ever
+//! runs. Every call runs under its [`Limits`]: a progress handler stops a statement, and the
+//! busy handler a wait for another process's lock, as soon as the call is aborted or past its
+//! deadline.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::config::DbConfig;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::{Entry, Hit, KeyInfo, Put, TierStats};
+use super::{Entry, Gate, Hit, KeyInfo, Limits, Put, TierStats};
 use crate::error::{ErrorCode, Result, ToolError};
+
+/// Virtual machine steps between two looks at the call's limits.
+const PROGRESS_STEPS: i32 = 1000;
+/// Most busy-handler rounds (about ten seconds of waiting for another process's lock).
+const BUSY_ROUNDS: i32 = 2010;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS entries(
@@ -46,7 +62,7 @@ pub struct Db {
     conn: Option<Connection>,
 }
 
-type Pool = HashMap<PathBuf, Arc<Mutex<Db>>>;
+type Pool = HashMap<PathBuf, Arc<Gate<Db>>>;
 
 fn pool() -> &'static Mutex<Pool> {
     static POOL: OnceLock<Mutex<Pool>> = OnceLock::new();
@@ -54,12 +70,91 @@ fn pool() -> &'static Mutex<Pool> {
 }
 
 /// The database at `path` (one connection per file per process, opened on first use).
-pub fn db(path: &Path) -> Arc<Mutex<Db>> {
+pub fn db(path: &Path) -> Arc<Gate<Db>> {
     let mut p = pool().lock().unwrap_or_else(|e| e.into_inner());
     Arc::clone(
         p.entry(path.to_path_buf())
-            .or_insert_with(|| Arc::new(Mutex::new(Db { path: path.to_path_buf(), conn: None }))),
+            .or_insert_with(|| Arc::new(Gate::new(Db { path: path.to_path_buf(), conn: None }))),
     )
+}
+
+thread_local! {
+    /// The limits of the call running on this thread (the busy handler is a plain `fn`).
+    static CALL: RefCell<Option<Limits>> = const { RefCell::new(None) };
+}
+
+/// Clears [`CALL`] when the call is done.
+struct CallScope;
+
+impl CallScope {
+    fn enter(l: &Limits) -> Self {
+        CALL.with(|c| *c.borrow_mut() = Some(l.clone()));
+        Self
+    }
+}
+
+impl Drop for CallScope {
+    fn drop(&mut self) {
+        CALL.with(|c| *c.borrow_mut() = None);
+    }
+}
+
+/// Another connection holds the lock: wait a little and try again, unless the call is
+/// aborted, past its deadline, or has waited about ten seconds.
+fn busy(round: i32) -> bool {
+    let stopped = CALL.with(|c| c.borrow().as_ref().is_some_and(Limits::stopped));
+    if stopped || round >= BUSY_ROUNDS {
+        return false;
+    }
+    std::thread::sleep(Duration::from_millis(if round < 10 { 1 } else { 5 }));
+    true
+}
+
+/// The schema objects this module creates (type, name, table, SQL), as SQLite stores them.
+fn own_schema() -> &'static std::result::Result<BTreeSet<SchemaRow>, String> {
+    static OWN: OnceLock<std::result::Result<BTreeSet<SchemaRow>, String>> = OnceLock::new();
+    OWN.get_or_init(|| {
+        let c = Connection::open_in_memory().map_err(|e| e.to_string())?;
+        c.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
+        schema_rows(&c).map_err(|e| e.to_string())
+    })
+}
+
+type SchemaRow = (String, String, String, Option<String>);
+
+fn schema_rows(c: &Connection) -> std::result::Result<BTreeSet<SchemaRow>, rusqlite::Error> {
+    let mut st = c.prepare("SELECT type, name, tbl_name, sql FROM main.sqlite_schema")?;
+    let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    rows.collect()
+}
+
+/// Why a database cannot be used.
+enum OpenError {
+    /// SQLite refused.
+    Sql(rusqlite::Error),
+    /// The file holds schema objects this module did not create (named).
+    Foreign(Vec<String>),
+    /// Something of ours failed.
+    Setup(String),
+}
+
+impl From<rusqlite::Error> for OpenError {
+    fn from(e: rusqlite::Error) -> Self {
+        Self::Sql(e)
+    }
+}
+
+fn interrupted(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::OperationInterrupted | rusqlite::ErrorCode::DatabaseBusy)
+    )
+}
+
+/// Look at the call's limits every few thousand steps of every statement.
+fn watch(c: &Connection, l: &Limits) {
+    let l = l.clone();
+    c.progress_handler(PROGRESS_STEPS, Some(move || l.stopped()));
 }
 
 fn now_us() -> i64 {
@@ -81,9 +176,27 @@ fn unavailable(path: &Path, e: &rusqlite::Error) -> ToolError {
         .with_prop("path", path.display().to_string())
 }
 
-fn open(path: &Path) -> std::result::Result<Connection, rusqlite::Error> {
-    let conn = Connection::open(path)?;
-    conn.busy_timeout(Duration::from_secs(10))?;
+fn open(path: &Path, l: &Limits) -> std::result::Result<Connection, OpenError> {
+    let flags =
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    watch(&conn, l);
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+    conn.busy_handler(Some(busy))?;
+    // Nothing of the file's runs before its schema is known to be ours: reading the schema
+    // table runs no trigger and no view.
+    let own = own_schema()
+        .as_ref()
+        .map_err(|e| OpenError::Setup(format!("the cache schema cannot be built: {e}")))?;
+    let foreign: Vec<String> = schema_rows(&conn)?
+        .into_iter()
+        .filter(|r| !own.contains(r))
+        .map(|(t, n, _, _)| format!("{t} {n}"))
+        .collect();
+    if !foreign.is_empty() {
+        return Err(OpenError::Foreign(foreign));
+    }
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.execute_batch(SCHEMA)?;
@@ -98,7 +211,7 @@ impl Db {
 
     /// Move the damaged file (and its WAL and shared-memory files) aside, never deleting
     /// anything, and start a new one. The error says where it went.
-    fn recover(&mut self, cause: &rusqlite::Error) -> ToolError {
+    fn recover(&mut self, cause: &dyn std::fmt::Display, l: &Limits) -> ToolError {
         self.conn = None;
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
         let aside = PathBuf::from(format!("{}.corrupt-{stamp}", self.path.display()));
@@ -121,7 +234,7 @@ impl Db {
                 ),
             );
         }
-        let started = open(&self.path).map(|c| self.conn = Some(c));
+        let started = open(&self.path, l).map(|c| self.conn = Some(c));
         let mut err = ToolError::new(
             ErrorCode::StoreCorrupted,
             format!(
@@ -134,7 +247,12 @@ impl Db {
         .with_prop("path", self.path.display().to_string())
         .with_prop("movedTo", aside.display().to_string());
         if let Err(e) = started {
-            err = err.with_prop("reopenError", e.to_string());
+            let why = match e {
+                OpenError::Sql(e) => e.to_string(),
+                OpenError::Foreign(_) => "it was replaced by another foreign file".to_owned(),
+                OpenError::Setup(why) => why,
+            };
+            err = err.with_prop("reopenError", why);
         }
         err
     }
@@ -143,32 +261,50 @@ impl Db {
     /// file is recovered and reported as `STORE_CORRUPTED`.
     fn with<T>(
         &mut self,
+        l: &Limits,
         f: impl FnOnce(&mut Connection) -> std::result::Result<T, rusqlite::Error>,
     ) -> Result<T> {
+        const WHAT: &str = "the cache database";
+        l.check(WHAT)?;
+        let _scope = CallScope::enter(l);
         if self.conn.is_none() {
             if let Some(dir) = self.path.parent() {
                 std::fs::create_dir_all(dir).map_err(|e| ToolError::fs(&e, "mkdir", Some(dir)))?;
             }
-            match open(&self.path) {
+            match open(&self.path, l) {
                 Ok(c) => self.conn = Some(c),
-                Err(e) if damaged(&e) => return Err(self.recover(&e)),
-                Err(e) => return Err(unavailable(&self.path, &e)),
+                Err(OpenError::Sql(e)) if damaged(&e) => return Err(self.recover(&e, l)),
+                Err(OpenError::Sql(e)) if interrupted(&e) && l.stopped() => return Err(l.error(WHAT)),
+                Err(OpenError::Sql(e)) => return Err(unavailable(&self.path, &e)),
+                Err(OpenError::Setup(why)) => {
+                    return Err(ToolError::new(ErrorCode::StoreUnavailable, why)
+                        .with_prop("path", self.path.display().to_string()));
+                }
+                Err(OpenError::Foreign(objects)) => {
+                    let why = format!(
+                        "it holds schema objects this cache does not create ({}), which could run code of their own",
+                        objects.join(", ")
+                    );
+                    return Err(self.recover(&why, l));
+                }
             }
         }
         let Some(conn) = self.conn.as_mut() else {
             return Err(ToolError::internal("cache connection missing after open"));
         };
+        watch(conn, l);
         match f(conn) {
             Ok(v) => Ok(v),
-            Err(e) if damaged(&e) => Err(self.recover(&e)),
+            Err(e) if damaged(&e) => Err(self.recover(&e, l)),
+            Err(e) if interrupted(&e) && l.stopped() => Err(l.error(WHAT)),
             Err(e) => Err(unavailable(&self.path, &e)),
         }
     }
 
     /// Store an entry; evict the least recently used others while over `cap`.
-    pub fn put(&mut self, e: Entry<'_>, cap: u64) -> Result<Put> {
+    pub fn put(&mut self, e: Entry<'_>, cap: u64, l: &Limits) -> Result<Put> {
         let size = (e.key.len() + e.value.len()) as i64;
-        self.with(|c| {
+        self.with(l, |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let replaced = tx
                 .prepare_cached("SELECT 1 FROM entries WHERE key = ?1")?
@@ -212,8 +348,8 @@ impl Db {
     }
 
     /// Look an entry up (a hit refreshes it); `count_miss`: record a miss when absent.
-    pub fn get(&mut self, key: &str, now: u64, count_miss: bool) -> Result<Option<Hit>> {
-        self.with(|c| {
+    pub fn get(&mut self, key: &str, now: u64, count_miss: bool, l: &Limits) -> Result<Option<Hit>> {
+        self.with(l, |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let row = tx
                 .prepare_cached("SELECT value, created_ms, expires_ms FROM entries WHERE key = ?1")?
@@ -245,20 +381,20 @@ impl Db {
     }
 
     /// Record a miss.
-    pub fn miss(&mut self) -> Result<()> {
-        self.with(|c| {
+    pub fn miss(&mut self, l: &Limits) -> Result<()> {
+        self.with(l, |c| {
             c.prepare_cached("UPDATE counters SET n = n + 1 WHERE name = 'misses'")?.execute([]).map(|_| ())
         })
     }
 
     /// Delete an entry.
-    pub fn delete(&mut self, key: &str) -> Result<bool> {
-        self.with(|c| Ok(c.prepare_cached("DELETE FROM entries WHERE key = ?1")?.execute([key])? > 0))
+    pub fn delete(&mut self, key: &str, l: &Limits) -> Result<bool> {
+        self.with(l, |c| Ok(c.prepare_cached("DELETE FROM entries WHERE key = ?1")?.execute([key])? > 0))
     }
 
     /// Delete every entry; how many there were.
-    pub fn clear(&mut self) -> Result<u64> {
-        self.with(|c| {
+    pub fn clear(&mut self, l: &Limits) -> Result<u64> {
+        self.with(l, |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let n = tx.execute("DELETE FROM entries", [])?;
             tx.commit()?;
@@ -278,8 +414,8 @@ impl Db {
     }
 
     /// The live keys matching `keep`.
-    pub fn keys(&mut self, now: u64, keep: &dyn Fn(&str) -> bool) -> Result<Vec<KeyInfo>> {
-        self.with(|c| {
+    pub fn keys(&mut self, now: u64, keep: &dyn Fn(&str) -> bool, l: &Limits) -> Result<Vec<KeyInfo>> {
+        self.with(l, |c| {
             Self::purge(c, now)?;
             let mut st =
                 c.prepare_cached("SELECT key, size, created_ms, expires_ms FROM entries ORDER BY key")?;
@@ -303,8 +439,8 @@ impl Db {
     }
 
     /// The counters.
-    pub fn stats(&mut self, now: u64) -> Result<TierStats> {
-        self.with(|c| {
+    pub fn stats(&mut self, now: u64, l: &Limits) -> Result<TierStats> {
+        self.with(l, |c| {
             Self::purge(c, now)?;
             let mut st = c.prepare_cached("SELECT name, n FROM counters")?;
             let mut m: HashMap<String, i64> = HashMap::new();
@@ -322,5 +458,41 @@ impl Db {
                 evictions: g("evictions"),
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
+
+    use super::*;
+
+    const FOREVER: &str =
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+
+    #[test]
+    fn a_statement_that_never_ends_stops_at_the_abort_and_at_the_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = Db { path: dir.path().join("cache.db"), conn: None };
+        let flag = Arc::new(AtomicBool::new(false));
+        let l = Limits::new(Arc::clone(&flag), Duration::from_secs(60));
+        let f2 = Arc::clone(&flag);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            f2.store(true, Ordering::SeqCst);
+        });
+        let started = Instant::now();
+        let e = db.with(&l, |c| c.query_row(FOREVER, [], |r| r.get::<_, i64>(0))).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Cancelled, "{}", e.message());
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        // Past its deadline, a call is TIMEOUT; the connection stays usable.
+        let l = Limits::new(Arc::new(AtomicBool::new(false)), Duration::from_millis(300));
+        let started = Instant::now();
+        let e = db.with(&l, |c| c.query_row(FOREVER, [], |r| r.get::<_, i64>(0))).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Timeout, "{}", e.message());
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        let l = Limits::new(Arc::new(AtomicBool::new(false)), Duration::from_secs(60));
+        assert_eq!(db.with(&l, |c| c.query_row("SELECT 41 + 1", [], |r| r.get::<_, i64>(0))).unwrap(), 42);
     }
 }
