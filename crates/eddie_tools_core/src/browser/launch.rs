@@ -109,8 +109,34 @@ fn sweep_stale_profiles(base: &Path) {
     }
 }
 
-/// Start `binary` headless with a new private profile; wait for its DevTools address.
-pub async fn start(binary: &Path, window: (u32, u32)) -> Result<Launched> {
+/// The flags that leave Chromium no way to the network but `proxy` (the README says why each
+/// is there; `__test__/browser-escapes.test.mjs` attacks each way around them).
+pub fn network_flags(proxy: std::net::SocketAddr) -> Vec<String> {
+    vec![
+        // Every connection, of every frame, worker and popup, through the proxy...
+        format!("--proxy-server=http://{proxy}"),
+        // ...even to loopback, which Chromium otherwise connects to directly.
+        "--proxy-bypass-list=<-loopback>".to_owned(),
+        // Its own resolver answers nothing, except the proxy's address: DNS prefetch and
+        // anything that would connect without the proxy finds no address.
+        format!("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE {}", proxy.ip()),
+        // WebRTC only over the proxy (no UDP: STUN/TURN would go straight to the network);
+        // the profile's preferences say the same (PREFERENCES), which is what Chromium reads.
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".to_owned(),
+        // QUIC (HTTP/3) is UDP, which an HTTP proxy does not carry.
+        "--disable-quic".to_owned(),
+        "--dns-prefetch-disable".to_owned(),
+    ]
+}
+
+/// The new profile's preferences: WebRTC may not send UDP that does not go through a proxy
+/// (an HTTP proxy carries none, so it falls back to TCP through the proxy), and no network
+/// prediction (preconnects and DNS prefetches Chromium makes on its own).
+pub const PREFERENCES: &str = r#"{"webrtc":{"ip_handling_policy":"disable_non_proxied_udp","multiple_routes_enabled":false,"nonproxied_udp_enabled":false},"net":{"network_prediction_options":2}}"#;
+
+/// Start `binary` headless with a new private profile, every connection through `proxy`;
+/// wait for its DevTools address.
+pub async fn start(binary: &Path, window: (u32, u32), proxy: std::net::SocketAddr) -> Result<Launched> {
     let base = std::env::temp_dir();
     sweep_stale_profiles(&base);
     // SAFETY: getpid(2) takes no arguments and always succeeds.
@@ -120,6 +146,17 @@ pub async fn start(binary: &Path, window: (u32, u32)) -> Result<Launched> {
         .tempdir_in(&base)
         .map_err(|e| ToolError::fs(&e, "mkdtemp", Some(&base)))?
         .keep();
+    let default = profile.join("Default");
+    let prefs = std::fs::create_dir_all(&default)
+        .map_err(|e| ToolError::fs(&e, "mkdir", Some(&default)))
+        .and_then(|()| {
+            let file = default.join("Preferences");
+            crate::engine::store::atomic::write_atomic(&file, PREFERENCES.as_bytes(), &file)
+        });
+    if let Err(e) = prefs {
+        let _ = std::fs::remove_dir_all(&profile);
+        return Err(e);
+    }
     let mut args: Vec<OsString> = [
         "--headless",
         "--remote-debugging-port=0",
@@ -148,6 +185,7 @@ pub async fn start(binary: &Path, window: (u32, u32)) -> Result<Launched> {
     .map(OsString::from)
     .collect();
     args.push(format!("--window-size={},{}", window.0, window.1).into());
+    args.extend(network_flags(proxy).into_iter().map(OsString::from));
     let mut dir_arg = OsString::from("--user-data-dir=");
     dir_arg.push(&profile);
     args.push(dir_arg);
