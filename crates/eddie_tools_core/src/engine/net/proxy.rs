@@ -576,3 +576,243 @@ async fn forward(req: Request<Incoming>, shared: &Arc<Shared>, activity: Activit
         Err(e) => Ok(answer(StatusCode::BAD_GATEWAY, "http_protocol_error", &e.to_string())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+    use crate::context::{BoxFuture, NetworkPolicy};
+    use crate::engine::net::Resolver;
+
+    /// A server on `ip` counting accepted sockets; it answers each with a fixed HTTP response
+    /// naming itself, or echoes (after a `CONNECT`, the tunnel carries raw bytes).
+    async fn server(ip: &str, echo: bool) -> (SocketAddr, Arc<AtomicUsize>) {
+        let l = TcpListener::bind((ip, 0)).await.unwrap();
+        let addr = l.local_addr().unwrap();
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&count);
+        tokio::spawn(async move {
+            // Bounded: at most 50 connections, then the server stops.
+            for _ in 0..50 {
+                let Ok((mut s, _)) = l.accept().await else { return };
+                c.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 4096];
+                    let Ok(Ok(n)) = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await
+                    else {
+                        return;
+                    };
+                    if echo {
+                        let _ = s.write_all(&buf[..n]).await;
+                    } else {
+                        let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+                        let body = format!("served by {addr}; {}", head.lines().next().unwrap_or(""));
+                        let _ = s
+                            .write_all(
+                                format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len())
+                                    .as_bytes(),
+                            )
+                            .await;
+                    }
+                });
+            }
+        });
+        (addr, count)
+    }
+
+    async fn proxy(allow: &[&str], resolver: Option<Arc<dyn Resolver>>) -> Proxy {
+        let p = Proxy::start(Limits::default()).await.unwrap();
+        let policy = NetworkPolicy {
+            allow_hosts: allow.iter().map(|s| (*s).to_owned()).collect(),
+            ..Default::default()
+        };
+        p.set_guard(match resolver {
+            Some(r) => Guard::with_resolver(&policy, r),
+            None => Guard::new(&policy),
+        });
+        p
+    }
+
+    /// Send `request` to the proxy; everything it answers until it closes (or 5 s).
+    async fn exchange(p: &Proxy, request: &str) -> String {
+        let mut s = TcpStream::connect(p.addr()).await.unwrap();
+        s.write_all(request.as_bytes()).await.unwrap();
+        let mut out = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut out)).await;
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[tokio::test]
+    async fn plain_http_is_vetted_and_forwarded_in_origin_form_and_a_refusal_is_a_hang_up() {
+        let (ok, ok_count) = server("127.0.0.1", false).await;
+        let (bad, bad_count) = server("127.0.0.2", false).await;
+        let p = proxy(&["127.0.0.1"], None).await;
+        let r = exchange(&p, &format!("GET http://{ok}/a?b=1 HTTP/1.1\r\nHost: {ok}\r\nProxy-Connection: keep-alive\r\nConnection: close\r\n\r\n")).await;
+        assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+        assert!(r.contains(&format!("served by {ok}; GET /a?b=1 HTTP/1.1")), "origin form: {r}");
+        let r = exchange(&p, &format!("GET http://{bad}/ HTTP/1.1\r\nHost: {bad}\r\n\r\n")).await;
+        assert_eq!(r, "", "a refused plain request gets no answer at all");
+        assert_eq!((ok_count.load(Ordering::SeqCst), bad_count.load(Ordering::SeqCst)), (1, 0));
+        let refusal = p.refusal(&bad.to_string(), Duration::from_secs(60)).unwrap();
+        assert_eq!(refusal.error.code(), ErrorCode::BlockedAddress);
+        assert!(refusal.error.message().contains("loopback"), "{}", refusal.error.message());
+    }
+
+    #[tokio::test]
+    async fn connect_tunnels_to_the_vetted_address_and_refuses_with_403_and_proxy_status() {
+        let (ok, ok_count) = server("127.0.0.1", true).await;
+        let (bad, bad_count) = server("127.0.0.2", true).await;
+        let p = proxy(&["127.0.0.1"], None).await;
+        let mut s = TcpStream::connect(p.addr()).await.unwrap();
+        s.write_all(format!("CONNECT {ok} HTTP/1.1\r\nHost: {ok}\r\n\r\n").as_bytes()).await.unwrap();
+        let mut buf = vec![0u8; 1024];
+        let n = s.read(&mut buf).await.unwrap();
+        assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+        s.write_all(b"\x16\x03\x01 raw tunnel bytes").await.unwrap();
+        let n = s.read(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"\x16\x03\x01 raw tunnel bytes");
+        let r = exchange(&p, &format!("CONNECT {bad} HTTP/1.1\r\nHost: {bad}\r\n\r\n")).await;
+        assert!(r.starts_with("HTTP/1.1 403"), "{r}");
+        assert!(
+            r.to_ascii_lowercase().contains("proxy-status: eddie-tools; error=destination_ip_prohibited"),
+            "{r}"
+        );
+        assert_eq!((ok_count.load(Ordering::SeqCst), bad_count.load(Ordering::SeqCst)), (1, 0));
+    }
+
+    #[tokio::test]
+    async fn every_request_of_a_keep_alive_connection_is_vetted_on_its_own() {
+        let (ok, ok_count) = server("127.0.0.1", false).await;
+        let (bad, bad_count) = server("127.0.0.2", false).await;
+        let p = proxy(&["127.0.0.1"], None).await;
+        let r = exchange(
+            &p,
+            &format!("GET http://{ok}/one HTTP/1.1\r\nHost: {ok}\r\n\r\nGET http://{bad}/two HTTP/1.1\r\nHost: {bad}\r\n\r\n"),
+        )
+        .await;
+        assert!(r.contains("GET /one"), "{r}");
+        assert!(!r.contains("/two"), "{r}");
+        assert!(
+            p.refusal(&bad.to_string(), Duration::from_secs(60)).is_some(),
+            "the second request was vetted, and refused"
+        );
+        assert_eq!((ok_count.load(Ordering::SeqCst), bad_count.load(Ordering::SeqCst)), (1, 0));
+    }
+
+    /// Answers `first` for the first lookup and `then` for every later one (a rebinding name).
+    struct Rebinding {
+        first: IpAddr,
+        then: IpAddr,
+        calls: AtomicUsize,
+    }
+
+    impl Resolver for Rebinding {
+        fn lookup(&self, _host: String, port: u16) -> BoxFuture<std::io::Result<Vec<SocketAddr>>> {
+            let ip = if self.calls.fetch_add(1, Ordering::SeqCst) == 0 { self.first } else { self.then };
+            Box::pin(async move { Ok(vec![SocketAddr::new(ip, port)]) })
+        }
+    }
+
+    #[tokio::test]
+    async fn dns_rebinding_cannot_move_a_vetted_connection() {
+        // The name is allowed by address only: its first answer (127.0.0.1) is allowed, every
+        // later one (127.0.0.2) is not. The proxy resolves once per connection and connects to
+        // exactly what it vetted, so the second answer never gets a connection.
+        let (ok, ok_count) = server("127.0.0.1", false).await;
+        let (_bad, bad_count) = server("127.0.0.2", false).await;
+        let port = ok.port();
+        let resolver = Arc::new(Rebinding {
+            first: "127.0.0.1".parse().unwrap(),
+            then: "127.0.0.2".parse().unwrap(),
+            calls: AtomicUsize::new(0),
+        });
+        let p = proxy(&["127.0.0.1"], Some(resolver.clone())).await;
+        let r = exchange(
+            &p,
+            &format!("GET http://rebind.test:{port}/ HTTP/1.1\r\nHost: rebind.test:{port}\r\n\r\n"),
+        )
+        .await;
+        assert!(r.contains(&format!("served by {ok}")), "{r}");
+        let r =
+            exchange(&p, &format!("CONNECT rebind.test:{port} HTTP/1.1\r\nHost: rebind.test:{port}\r\n\r\n"))
+                .await;
+        assert!(r.starts_with("HTTP/1.1 403"), "the second answer is refused: {r}");
+        assert!(r.contains("127.0.0.2"), "{r}");
+        assert_eq!(
+            resolver.calls.load(Ordering::SeqCst),
+            2,
+            "one lookup per connection, none by anyone else"
+        );
+        assert_eq!((ok_count.load(Ordering::SeqCst), bad_count.load(Ordering::SeqCst)), (1, 0));
+    }
+
+    #[tokio::test]
+    async fn nothing_passes_before_a_policy_is_set_nor_to_the_proxy_itself_nor_to_a_never_address() {
+        let (ok, ok_count) = server("127.0.0.1", false).await;
+        let p = Proxy::start(Limits::default()).await.unwrap();
+        let r = exchange(&p, &format!("CONNECT {ok} HTTP/1.1\r\n\r\n")).await;
+        assert!(r.starts_with("HTTP/1.1 403") && r.contains("no browser call"), "{r}");
+        p.set_guard(Guard::new(&NetworkPolicy { allow_private: true, ..Default::default() }));
+        let me = p.addr();
+        let r = exchange(&p, &format!("CONNECT {me} HTTP/1.1\r\n\r\n")).await;
+        assert!(r.starts_with("HTTP/1.1 403") && r.contains("own proxy"), "{r}");
+        let r = exchange(&p, &format!("CONNECT [::ffff:127.0.0.1]:{} HTTP/1.1\r\n\r\n", me.port())).await;
+        assert!(r.starts_with("HTTP/1.1 403"), "the proxy in another spelling: {r}");
+        p.never(ok);
+        let r = exchange(&p, &format!("GET http://{ok}/ HTTP/1.1\r\n\r\n")).await;
+        assert_eq!(r, "");
+        assert_eq!(ok_count.load(Ordering::SeqCst), 0);
+    }
+
+    #[tokio::test]
+    async fn heads_are_bounded_and_so_are_connections_and_stop_closes_everything() {
+        let (ok, _) = server("127.0.0.1", true).await;
+        let limits =
+            Limits { max_conns: 2, max_head: 8192, idle: Duration::from_secs(2), ..Limits::default() };
+        let p = Proxy::start(limits).await.unwrap();
+        p.set_guard(Guard::new(&NetworkPolicy {
+            allow_hosts: vec!["127.0.0.1".into()],
+            ..Default::default()
+        }));
+        // A head larger than the bound: refused (431) or closed, never forwarded.
+        let big = format!("GET http://{ok}/ HTTP/1.1\r\nX-Big: {}\r\n\r\n", "a".repeat(20_000));
+        let r = exchange(&p, &big).await;
+        assert!(r.is_empty() || r.starts_with("HTTP/1.1 431"), "{}", &r[..r.len().min(200)]);
+        // Two open tunnels take both slots; a third connection is closed at once.
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let mut s = TcpStream::connect(p.addr()).await.unwrap();
+            s.write_all(format!("CONNECT {ok} HTTP/1.1\r\n\r\n").as_bytes()).await.unwrap();
+            let mut buf = [0u8; 256];
+            let n = s.read(&mut buf).await.unwrap();
+            assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+            held.push(s);
+        }
+        let r = exchange(&p, &format!("CONNECT {ok} HTTP/1.1\r\n\r\n")).await;
+        assert_eq!(r, "", "over the connection bound");
+        // An idle tunnel is closed after the idle bound.
+        let mut buf = [0u8; 16];
+        let t0 = Instant::now();
+        let n =
+            tokio::time::timeout(Duration::from_secs(10), held[0].read(&mut buf)).await.unwrap().unwrap_or(0);
+        assert_eq!(n, 0, "closed");
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        // Stop: open tunnels are closed, and nothing is accepted any more.
+        let mut s = held.pop().unwrap();
+        p.stop();
+        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await.unwrap().unwrap_or(0);
+        assert_eq!(n, 0);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let refused = match TcpStream::connect(p.addr()).await {
+            Err(_) => true,
+            Ok(mut s) => matches!(
+                tokio::time::timeout(Duration::from_secs(2), s.read(&mut buf)).await,
+                Ok(Ok(0)) | Ok(Err(_))
+            ),
+        };
+        assert!(refused, "a stopped proxy serves nothing");
+    }
+}
