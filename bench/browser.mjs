@@ -7,7 +7,9 @@
 //     (nothing running before), for both drivers;
 //  2. warm browser_read_page on a page of about 2,000 accessibility nodes vs puppeteer's
 //     page.accessibility.snapshot() (both must name every one of the page's 400 buttons);
-//  3. warm viewport screenshot to a PNG file (both must have the same dimensions).
+//  3. warm viewport screenshot to a PNG file (both must have the same dimensions);
+//  4. warm navigate (load) of the screenshot page: the native browser's connections go through
+//     its in-process proxy (engine/net/proxy.rs), puppeteer's straight to the server.
 // Medians of --runs (default 7) after one warm-up. Targets (issue 14): cold ≤ 1.5 s and no slower
 // than puppeteer-core; warm read_page ≤ 50 ms; warm screenshot ≤ 150 ms.
 // Peer: npm install --prefix bench/browser   (never a root dependency). Run by hand; never in tests.
@@ -126,6 +128,16 @@ for (let i = 0; i <= runs; i++) {
   const p = readFileSync(join(ws, 'warm-puppeteer.png'))
   if (p.readUInt32BE(16) !== s.data.width || p.readUInt32BE(20) !== s.data.height) throw new Error('screenshot sizes differ')
 }
+const navNative = []; const navPuppeteer = []
+for (let i = 0; i <= runs; i++) {
+  let t = performance.now()
+  const n = await tools.browserNavigate({ url: `${base}/shot?n=${i}` }, ctx)
+  if (i > 0) navNative.push(performance.now() - t)
+  if (n.data.title !== 'Shot') throw new Error('native navigate went wrong')
+  t = performance.now()
+  await page.goto(`${base}/shot?n=${i}`, { waitUntil: 'load' })
+  if (i > 0) navPuppeteer.push(performance.now() - t)
+}
 await browser.close()
 server.close()
 
@@ -134,6 +146,7 @@ console.table([
   row('cold launch → first screenshot', median(cold.native), median(cold.puppeteer), '≤ 1500 ms, ≤ puppeteer'),
   row(`warm read_page (${nodesNative} nodes shown; puppeteer ${nodesPuppeteer})`, median(readNative), median(readPuppeteer), '≤ 50 ms'),
   row('warm viewport screenshot', median(shotNative), median(shotPuppeteer), '≤ 150 ms'),
+  row('warm navigate (load)', median(navNative), median(navPuppeteer), '–'),
 ])
 console.log(`runs ${runs}; read_page text ${full.content.length} chars; Chromium ${binary}`)
 process.exit(0)

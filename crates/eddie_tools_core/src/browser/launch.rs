@@ -109,8 +109,34 @@ fn sweep_stale_profiles(base: &Path) {
     }
 }
 
-/// Start `binary` headless with a new private profile; wait for its DevTools address.
-pub async fn start(binary: &Path, window: (u32, u32)) -> Result<Launched> {
+/// The flags that leave Chromium no way to the network but `proxy` (the README says why each
+/// is there; `__test__/browser-escapes.test.mjs` attacks each way around them).
+pub fn network_flags(proxy: std::net::SocketAddr) -> Vec<String> {
+    vec![
+        // Every connection, of every frame, worker and popup, through the proxy...
+        format!("--proxy-server=http://{proxy}"),
+        // ...even to loopback, which Chromium otherwise connects to directly.
+        "--proxy-bypass-list=<-loopback>".to_owned(),
+        // Its own resolver answers nothing, except the proxy's address: DNS prefetch and
+        // anything that would connect without the proxy finds no address.
+        format!("--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE {}", proxy.ip()),
+        // WebRTC only over the proxy (no UDP: STUN/TURN would go straight to the network);
+        // the profile's preferences say the same (PREFERENCES), which is what Chromium reads.
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".to_owned(),
+        // QUIC (HTTP/3) is UDP, which an HTTP proxy does not carry.
+        "--disable-quic".to_owned(),
+        "--dns-prefetch-disable".to_owned(),
+    ]
+}
+
+/// The new profile's preferences: WebRTC may not send UDP that does not go through a proxy
+/// (an HTTP proxy carries none, so it falls back to TCP through the proxy), and no network
+/// prediction (preconnects and DNS prefetches Chromium makes on its own).
+pub const PREFERENCES: &str = r#"{"webrtc":{"ip_handling_policy":"disable_non_proxied_udp","multiple_routes_enabled":false,"nonproxied_udp_enabled":false},"net":{"network_prediction_options":2}}"#;
+
+/// Start `binary` headless with a new private profile, every connection through `proxy`;
+/// wait for its DevTools address.
+pub async fn start(binary: &Path, window: (u32, u32), proxy: std::net::SocketAddr) -> Result<Launched> {
     let base = std::env::temp_dir();
     sweep_stale_profiles(&base);
     // SAFETY: getpid(2) takes no arguments and always succeeds.
@@ -120,6 +146,17 @@ pub async fn start(binary: &Path, window: (u32, u32)) -> Result<Launched> {
         .tempdir_in(&base)
         .map_err(|e| ToolError::fs(&e, "mkdtemp", Some(&base)))?
         .keep();
+    let default = profile.join("Default");
+    let prefs = std::fs::create_dir_all(&default)
+        .map_err(|e| ToolError::fs(&e, "mkdir", Some(&default)))
+        .and_then(|()| {
+            let file = default.join("Preferences");
+            crate::engine::store::atomic::write_atomic(&file, PREFERENCES.as_bytes(), &file)
+        });
+    if let Err(e) = prefs {
+        let _ = std::fs::remove_dir_all(&profile);
+        return Err(e);
+    }
     let mut args: Vec<OsString> = [
         "--headless",
         "--remote-debugging-port=0",
@@ -148,6 +185,7 @@ pub async fn start(binary: &Path, window: (u32, u32)) -> Result<Launched> {
     .map(OsString::from)
     .collect();
     args.push(format!("--window-size={},{}", window.0, window.1).into());
+    args.extend(network_flags(proxy).into_iter().map(OsString::from));
     let mut dir_arg = OsString::from("--user-data-dir=");
     dir_arg.push(&profile);
     args.push(dir_arg);
@@ -225,5 +263,122 @@ pub async fn start(binary: &Path, window: (u32, u32)) -> Result<Launched> {
                 ),
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each network flag checked on the installed Chromium rather than trusted: a headless
+    //! `--dump-dom` of a page on 127.0.0.2 with and without the flag, the target counting the
+    //! sockets it accepts. (`__test__/browser-escapes.test.mjs` attacks the whole set.)
+
+    use std::net::SocketAddr;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    /// A listener on `ip` counting accepted sockets; it answers `answer` and closes (bounded:
+    /// 20 connections).
+    async fn counting(ip: &str, answer: &'static str) -> (SocketAddr, Arc<AtomicUsize>) {
+        let l = TcpListener::bind((ip, 0)).await.unwrap();
+        let addr = l.local_addr().unwrap();
+        let n = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&n);
+        tokio::spawn(async move {
+            for _ in 0..20 {
+                let Ok((mut s, _)) = l.accept().await else { return };
+                c.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 2048];
+                    let _ = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf)).await;
+                    let _ = s.write_all(answer.as_bytes()).await;
+                });
+            }
+        });
+        (addr, n)
+    }
+
+    /// Chromium's stderr after `--dump-dom url` with `flags` (and a fresh profile).
+    async fn dump(flags: &[String], url: &str) -> String {
+        let binary = find(&Ctx::new(".").unwrap()).expect("Chromium is installed (CI installs it)");
+        let profile = tempfile::tempdir().unwrap();
+        let mut args: Vec<OsString> =
+            ["--headless", "--disable-background-networking", "--disable-component-update"]
+                .iter()
+                .map(OsString::from)
+                .collect();
+        // SAFETY: geteuid(2) takes no arguments and always succeeds.
+        if unsafe { libc::geteuid() } == 0 {
+            args.push("--no-sandbox".into());
+        }
+        args.push(format!("--user-data-dir={}", profile.path().display()).into());
+        args.extend(flags.iter().map(OsString::from));
+        args.extend(["--dump-dom".into(), url.into()]);
+        let spec = Spec {
+            program: binary.as_os_str(),
+            args: &args,
+            cwd: profile.path(),
+            env: None,
+            stdin: false,
+            grace: Duration::from_millis(500),
+        };
+        let mut tree = Tree::spawn(&spec).unwrap();
+        let mut err = tree.take_stderr().unwrap();
+        let mut out = tree.take_stdout().unwrap();
+        let mut text = String::new();
+        let read = async {
+            let mut sink = Vec::new();
+            let _ = tokio::join!(err.read_to_string(&mut text), out.read_to_end(&mut sink));
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(30), read).await;
+        let _ = tree.shutdown(Duration::from_millis(500)).await;
+        text
+    }
+
+    #[tokio::test]
+    async fn the_proxy_flags_hold_on_the_installed_chromium() {
+        let (target, hits) = counting("127.0.0.2", "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nhi").await;
+        // A stand-in proxy that refuses everything (the real one is tested in engine/net/proxy).
+        let (proxy, proxied) =
+            counting("127.0.0.1", "HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                .await;
+        let url = format!("http://{target}/");
+        let flags = network_flags(proxy);
+        let without =
+            |prefix: &str| flags.iter().filter(|f| !f.starts_with(prefix)).cloned().collect::<Vec<_>>();
+
+        // Control: with only --proxy-server, Chromium goes to loopback directly.
+        let only_proxy: Vec<String> =
+            flags.iter().filter(|f| f.starts_with("--proxy-server")).cloned().collect();
+        dump(&only_proxy, &url).await;
+        assert!(hits.load(Ordering::SeqCst) > 0, "without the bypass list, loopback is reached directly");
+
+        // --proxy-bypass-list=<-loopback>: loopback goes to the proxy too.
+        hits.store(0, Ordering::SeqCst);
+        proxied.store(0, Ordering::SeqCst);
+        dump(&without("--host-resolver-rules"), &url).await;
+        assert_eq!(hits.load(Ordering::SeqCst), 0, "<-loopback> sends loopback through the proxy");
+        assert!(proxied.load(Ordering::SeqCst) > 0, "the proxy got it");
+
+        // --host-resolver-rules: with no proxy at all, Chromium itself resolves nothing, not even
+        // an address literal (but the proxy's own address).
+        let rules: Vec<String> =
+            flags.iter().filter(|f| f.starts_with("--host-resolver-rules")).cloned().collect();
+        let err = dump(&rules, &url).await;
+        assert_eq!(hits.load(Ordering::SeqCst), 0, "the rules leave no address to connect to");
+        assert!(err.contains("ERR_NAME_NOT_RESOLVED"), "{err}");
+        proxied.store(0, Ordering::SeqCst);
+        dump(&rules, &format!("http://{proxy}/")).await;
+        assert!(proxied.load(Ordering::SeqCst) > 0, "the proxy's address stays reachable");
+
+        // All of them: only the proxy is reached.
+        proxied.store(0, Ordering::SeqCst);
+        dump(&flags, &url).await;
+        assert_eq!(hits.load(Ordering::SeqCst), 0);
+        assert!(proxied.load(Ordering::SeqCst) > 0);
     }
 }

@@ -92,7 +92,7 @@ pub fn seconds(t: Option<f64>, default_s: f64, max_s: f64) -> Result<Duration> {
 pub async fn open(ctx: &Ctx, tab: Option<u32>) -> Result<(Arc<Browser>, Arc<Tab>)> {
     let b = session::get(ctx).await?;
     let t = b.tab(tab).await?;
-    session::arm(&t, ctx)?;
+    session::arm(&b, &t, ctx)?;
     b.front(&t).await?;
     Ok((b, t))
 }

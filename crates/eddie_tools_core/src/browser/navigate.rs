@@ -146,7 +146,7 @@ pub async fn go(
         Err(e) => return Err(e),
     };
     if let Some(err) = r["errorText"].as_str().filter(|e| !e.is_empty()) {
-        if let Some(e) = refusal(tab) {
+        if let Some(e) = refusal(tab).or_else(|| b.proxy_refusal(url.as_str())) {
             return Err(e);
         }
         let code = match err {

@@ -33,7 +33,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let b = session::get(ctx).await?;
     let t = b.new_tab().await?;
-    session::arm(&t, ctx)?;
+    session::arm(&b, &t, ctx)?;
     let (final_url, title, status) = match &url {
         Some(u) => {
             let l = navigate::go(&b, &t, u, WaitUntil::Load, limit).await?;

@@ -4,8 +4,11 @@
 //! launched browser's supervisor shim is a child of that thread, so it is never torn down
 //! with a short-lived thread of a caller's runtime.
 //!
-//! Every tab's requests are intercepted (`Fetch`) and vetted by the network guard of the
-//! latest call that acted on the tab; downloads are denied.
+//! Every connection a launched browser makes goes through its in-process proxy
+//! ([`crate::engine::net::proxy`]), which vets it with the guard of the latest call and connects
+//! to the vetted address; on top of that every tab's requests are intercepted (`Fetch`) and
+//! vetted by the guard of the latest call that acted on the tab, which names the refusals.
+//! Popups (`window.open`, `target=_blank`) become tabs. Downloads are denied.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -19,6 +22,7 @@ use tokio::sync::{mpsc, watch};
 use super::cdp::{Conn, Event};
 use super::launch;
 use crate::context::Ctx;
+use crate::engine::net::proxy::{Limits, Proxy};
 use crate::engine::net::{Guard, env_lookup};
 use crate::engine::process::supervisor::Tree;
 use crate::error::{ErrorCode, Result, ToolError};
@@ -232,6 +236,12 @@ pub struct Browser {
     next_tab: AtomicU32,
     last_used: Mutex<Instant>,
     idle: Duration,
+    /// The proxy every connection of a launched browser goes through.
+    proxy: Option<Proxy>,
+    /// Adoptions of targets as tabs, one at a time (a popup and `new_tab` can race for one).
+    adopting: tokio::sync::Mutex<()>,
+    /// The policy of the latest call (for popups whose opener is unknown).
+    last_policy: Mutex<Option<Policy>>,
 }
 
 fn slot() -> &'static tokio::sync::Mutex<Option<Arc<Browser>>> {
@@ -317,7 +327,14 @@ pub async fn close_current() -> bool {
 }
 
 async fn start(binary: PathBuf, idle: Duration) -> Result<Arc<Browser>> {
-    let l = launch::start(&binary, WINDOW).await?;
+    let proxy = Proxy::start(Limits::default()).await?;
+    let l = launch::start(&binary, WINDOW, proxy.addr()).await?;
+    // Pages never reach the DevTools port, whatever the policy.
+    if let Some(devtools) = url::Url::parse(&l.ws_url).ok().and_then(|u| u.socket_addrs(|| None).ok()) {
+        for a in devtools {
+            proxy.never(a);
+        }
+    }
     let pid = l.tree.pid();
     let (conn, events) = match Conn::connect(&l.ws_url).await {
         Ok(c) => c,
@@ -341,6 +358,9 @@ async fn start(binary: PathBuf, idle: Duration) -> Result<Arc<Browser>> {
         next_tab: AtomicU32::new(1),
         last_used: Mutex::new(Instant::now()),
         idle,
+        proxy: Some(proxy),
+        adopting: tokio::sync::Mutex::new(()),
+        last_policy: Mutex::new(None),
     });
     finish(b, events).await
 }
@@ -365,6 +385,9 @@ async fn attach(endpoint: String, idle: Duration) -> Result<Arc<Browser>> {
         next_tab: AtomicU32::new(1),
         last_used: Mutex::new(Instant::now()),
         idle,
+        proxy: None,
+        adopting: tokio::sync::Mutex::new(()),
+        last_policy: Mutex::new(None),
     });
     finish(b, events).await
 }
@@ -418,6 +441,10 @@ async fn pump(b: std::sync::Weak<Browser>, mut events: mpsc::UnboundedReceiver<E
                 && let Some(t) = ev.params["targetId"].as_str()
             {
                 b.forget_target(t);
+            }
+            if ev.method == "Target.targetCreated" && ev.params["targetInfo"]["type"] == "page" {
+                let b = Arc::clone(&b);
+                tokio::spawn(async move { b.adopt_popup(&ev.params["targetInfo"]).await });
             }
             continue;
         };
@@ -595,6 +622,8 @@ fn on_event(b: &Arc<Browser>, tab: &Arc<Tab>, ev: Event) {
                                 e.error = p["errorText"].as_str().map(str::to_owned);
                                 if let Some(why) = blocked_map.get(&e.url) {
                                     e.blocked = Some(why.message().to_owned());
+                                } else if let Some(why) = b.proxy_refusal(&e.url) {
+                                    e.blocked = Some(why.message().to_owned());
                                 }
                             }
                             true
@@ -737,6 +766,9 @@ impl Browser {
             let _ = self.conn.call_within(None, "Browser.close", json!({}), Duration::from_millis(500)).await;
             let _ = tree.shutdown(Duration::from_millis(500)).await;
         }
+        if let Some(p) = &self.proxy {
+            p.stop();
+        }
         if let Some(p) = &self.profile {
             let _ = std::fs::remove_dir_all(p);
         }
@@ -806,6 +838,35 @@ impl Browser {
 
     /// Attach to page target `target` and make it a tab (the current one).
     pub async fn adopt(&self, target: String) -> Result<Arc<Tab>> {
+        let tab = self.adopt_as(target, None).await?;
+        self.set_current(Some(tab.id));
+        Ok(tab)
+    }
+
+    /// A page the browser opened by itself (`window.open`, `target=_blank`, a form into a new
+    /// window) becomes a tab, under its opener's policy. It does not become the current tab.
+    /// An attached browser's pages are only taken when one of our tabs opened them.
+    async fn adopt_popup(&self, info: &Value) {
+        let Some(target) = info["targetId"].as_str() else { return };
+        let opener = info["openerId"]
+            .as_str()
+            .and_then(|o| self.tabs.lock().ok().and_then(|t| t.values().find(|t| t.target == o).cloned()));
+        if opener.is_none() && !self.is_launched() {
+            return;
+        }
+        let policy = opener
+            .and_then(|o| o.with(|s| s.policy.clone()).ok().flatten())
+            .or_else(|| self.last_policy.lock().ok().and_then(|p| p.clone()));
+        let _ = self.adopt_as(target.to_owned(), policy).await;
+    }
+
+    /// Attach to `target` once (a second adoption finds the first tab), with `policy` armed.
+    async fn adopt_as(&self, target: String, policy: Option<Policy>) -> Result<Arc<Tab>> {
+        let _one = self.adopting.lock().await;
+        let known = self.tabs.lock().ok().and_then(|t| t.values().find(|t| t.target == target).cloned());
+        if let Some(t) = known {
+            return Ok(t);
+        }
         let att = self
             .conn
             .call(None, "Target.attachToTarget", json!({"targetId": target, "flatten": true}))
@@ -817,7 +878,7 @@ impl Browser {
             id,
             target,
             session: session.clone(),
-            state: Mutex::new(TabState::default()),
+            state: Mutex::new(TabState { policy, ..TabState::default() }),
             signals,
         });
         if let Ok(mut tabs) = self.tabs.lock() {
@@ -844,8 +905,14 @@ impl Browser {
             }
             return Err(e);
         }
-        self.set_current(Some(id));
         Ok(tab)
+    }
+
+    /// Why the proxy refused `url`'s host and port lately (within a minute), if it did.
+    pub fn proxy_refusal(&self, url: &str) -> Option<ToolError> {
+        let u = url::Url::parse(url).ok()?;
+        let authority = format!("{}:{}", u.host_str()?, u.port_or_known_default()?);
+        self.proxy.as_ref()?.refusal(&authority, Duration::from_secs(60)).map(|r| r.error)
     }
 
     /// A new tab on `about:blank`.
@@ -902,8 +969,15 @@ impl Browser {
     }
 }
 
-/// The workspace policy for a tab, set before a call acts on it.
-pub fn arm(tab: &Tab, ctx: &Ctx) -> Result<()> {
+/// The call's policy, set before it acts on `tab`: on the tab (its `Fetch` vetting), and on the
+/// browser's proxy (every connection, whichever tab, worker or popup makes it).
+pub fn arm(b: &Browser, tab: &Tab, ctx: &Ctx) -> Result<()> {
     let p = Policy::of(ctx);
+    if let Some(proxy) = &b.proxy {
+        proxy.set_guard(p.guard.clone());
+    }
+    if let Ok(mut last) = b.last_policy.lock() {
+        *last = Some(p.clone());
+    }
     tab.with(|s| s.policy = Some(p))
 }

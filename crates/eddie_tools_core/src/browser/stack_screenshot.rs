@@ -46,7 +46,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let b = session::get(ctx).await?;
     let previous = b.current_id();
     let t = b.new_tab().await?;
-    session::arm(&t, ctx)?;
+    session::arm(&b, &t, ctx)?;
     let shot = async {
         let l = navigate::go(&b, &t, &url, WaitUntil::Load, limit).await?;
         let area = if a.full_page.is_some_and(|f| f.0) { Area::FullPage } else { Area::Viewport };

@@ -5,6 +5,8 @@
 pub mod client;
 pub mod decode;
 pub mod guard;
+#[cfg(feature = "browser")]
+pub mod proxy;
 
 pub use client::{Hop, Request, Response, bounded, send};
 pub use guard::{Guard, Resolver, SystemResolver, classify, env_lookup, parse_url, policy_of};
