@@ -13,8 +13,12 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { inflateSync } from 'node:zlib'
-import * as tools from '../index.js'
-import { workspace, rejectsWith, assertMatchesSchema } from './helpers.mjs'
+import * as native from '../index.js'
+import { workspace, rejectsWith, assertMatchesSchema, approving } from './helpers.mjs'
+
+// The browser tools are `moderate` (reads) or `dangerous` (click, type): these tests approve, and
+// the declined and unasked cases call the native functions.
+const tools = approving(native)
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const specs = new Map(tools.toolSpecs().map((s) => [s.name, s]))
@@ -172,9 +176,13 @@ test('declined confirms: nothing is clicked or typed', async () => {
   const page = await tools.browserReadPage({}, ctx)
   assert.match(page.content, /heading "Create your account"/)
   assert.doesNotMatch(page.content, /value="nope"/)
-  // No confirm callback at all: the answer is no.
-  const none = await tools.browserClick({ selector: '#submit-button' }, { cwd: ws, network: net })
-  assert.equal(none.data.clicked, false)
+  // No confirm callback at all: no one could be asked, nothing is clicked.
+  await rejectsWith(assert, native.browserClick({ selector: '#submit-button' }, { cwd: ws, network: net }), 'APPROVAL_REQUIRED', /Click button "Create account"/)
+  // dangerous: every approved click asks again, even in one session
+  const before = prompts.length
+  await tools.browserClick({ selector: '#email' }, ctx)
+  await tools.browserClick({ selector: '#email' }, ctx)
+  assert.equal(prompts.length, before + 2)
 })
 
 test('screenshots: viewport, full page (scaled to the pixel budget), element; decoded and checked', async () => {
@@ -323,7 +331,7 @@ for (const how of ['SIGKILL', 'exit']) {
     const w = workspace()
     const script = `
       const t = require(${JSON.stringify(join(root, 'index.js'))})
-      const ctx = { cwd: ${JSON.stringify(w)}, network: { allowHosts: ['127.0.0.1'] } }
+      const ctx = { cwd: ${JSON.stringify(w)}, confirm: () => true, network: { allowHosts: ['127.0.0.1'] } }
       ;(async () => {
         await t.browserNavigate({ url: ${JSON.stringify(`${main.base}/form`)} }, ctx)
         const s = await t.browserStatus({}, ctx)
@@ -346,7 +354,7 @@ test('idle close: a launched browser goes after EDDIE_BROWSER_IDLE_MS without ca
   const w = workspace()
   const script = `
     const t = require(${JSON.stringify(join(root, 'index.js'))})
-    const ctx = { cwd: ${JSON.stringify(w)}, env: { ...process.env, EDDIE_BROWSER_IDLE_MS: '1500' } }
+    const ctx = { cwd: ${JSON.stringify(w)}, confirm: () => true, env: { ...process.env, EDDIE_BROWSER_IDLE_MS: '1500' } }
     ;(async () => {
       await t.browserGetTabs({}, ctx)
       const s = await t.browserStatus({}, ctx)
@@ -379,7 +387,7 @@ test('attach: ctx.browser.endpoint drives a browser started elsewhere, and only 
     })
     const script = `
       const t = require(${JSON.stringify(join(root, 'index.js'))})
-      const ctx = { cwd: ${JSON.stringify(w)}, network: { allowHosts: ['127.0.0.1'] }, browser: { endpoint: ${JSON.stringify(endpoint)} } }
+      const ctx = { cwd: ${JSON.stringify(w)}, confirm: () => true, network: { allowHosts: ['127.0.0.1'] }, browser: { endpoint: ${JSON.stringify(endpoint)} } }
       ;(async () => {
         const nav = await t.browserNavigate({ url: ${JSON.stringify(`${main.base}/form`)} }, ctx)
         const s = await t.browserStatus({}, ctx)
