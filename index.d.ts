@@ -71,7 +71,7 @@ export interface ToolDefinition<A = Record<string, unknown>, D = unknown> {
 }
 
 /** Stable error codes carried by every thrown error as `error.code`. */
-export type ErrorCode = "INVALID_ARGUMENT" | "OUTSIDE_WORKSPACE" | "NOT_FOUND" | "IS_A_DIRECTORY" | "NOT_A_DIRECTORY" | "PERMISSION_DENIED" | "IO" | "INVALID_REGEX" | "PARSE" | "TASK_NOT_FOUND" | "COMMAND_FAILED" | "TIMEOUT" | "OUTPUT_LIMIT" | "CANCELLED" | "CONFIRM_FAILED" | "UNKNOWN_TOOL" | "INTERNAL" | "STALE" | "NO_MATCH" | "AMBIGUOUS_MATCH" | "UNENCODABLE" | "BINARY_FILE" | "ALREADY_EXISTS" | "INVALID_PATCH" | "PROCESS_NOT_FOUND" | "PROCESS_NOT_RUNNING" | "TOO_MANY_PROCESSES" | "NO_RUNNER" | "ASK_UNAVAILABLE" | "ASK_FAILED" | "NOT_A_REPOSITORY" | "REF_NOT_FOUND" | "NOTHING_TO_COMMIT" | "MERGE_CONFLICT" | "NON_FAST_FORWARD" | "PROTECTED_BRANCH" | "LOCKED" | "DIRTY_WORKTREE" | "AUTH_FAILED" | "HOOK_FAILED" | "BLOCKED_ADDRESS" | "UNSUPPORTED_SCHEME" | "INVALID_URL" | "TOO_LARGE" | "HTTP_STATUS" | "TLS" | "DNS" | "NETWORK" | "NO_PROVIDER" | "STORE_CORRUPTED" | "STORE_UNAVAILABLE" | "BROWSER_NOT_FOUND" | "ELEMENT_NOT_FOUND" | "TAB_NOT_FOUND"
+export type ErrorCode = "INVALID_ARGUMENT" | "OUTSIDE_WORKSPACE" | "NOT_FOUND" | "IS_A_DIRECTORY" | "NOT_A_DIRECTORY" | "PERMISSION_DENIED" | "IO" | "INVALID_REGEX" | "PARSE" | "TASK_NOT_FOUND" | "COMMAND_FAILED" | "TIMEOUT" | "OUTPUT_LIMIT" | "CANCELLED" | "CONFIRM_FAILED" | "UNKNOWN_TOOL" | "INTERNAL" | "STALE" | "NO_MATCH" | "AMBIGUOUS_MATCH" | "UNENCODABLE" | "BINARY_FILE" | "ALREADY_EXISTS" | "INVALID_PATCH" | "PROCESS_NOT_FOUND" | "PROCESS_NOT_RUNNING" | "TOO_MANY_PROCESSES" | "NO_RUNNER" | "ASK_UNAVAILABLE" | "ASK_FAILED" | "NOT_A_REPOSITORY" | "REF_NOT_FOUND" | "NOTHING_TO_COMMIT" | "MERGE_CONFLICT" | "NON_FAST_FORWARD" | "PROTECTED_BRANCH" | "LOCKED" | "DIRTY_WORKTREE" | "AUTH_FAILED" | "HOOK_FAILED" | "BLOCKED_ADDRESS" | "UNSUPPORTED_SCHEME" | "INVALID_URL" | "TOO_LARGE" | "HTTP_STATUS" | "TLS" | "DNS" | "NETWORK" | "NO_PROVIDER" | "STORE_CORRUPTED" | "STORE_UNAVAILABLE" | "BROWSER_NOT_FOUND" | "ELEMENT_NOT_FOUND" | "TAB_NOT_FOUND" | "APPROVAL_REQUIRED" | "POLICY_DENIED" | "SANDBOX_UNAVAILABLE"
 
 /** The errors every tool throws: eddie's message, plus a stable `code`. */
 export interface ToolError extends Error {
@@ -3030,8 +3030,11 @@ export declare const gitUnstageTool: ToolDefinition<GitUnstageArgs, GitUnstageDa
 export type GitCommitArgs = {
   /** The commit message (first line: the subject). */
   message: string
-  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  /** A folder inside the repository (default: the workspace root; also: repoPath). */
   path?: string
+  /** Stack's spelling of path. A call spelt as Stack's (with repo_path) and without files
+stages every change first, untracked files included (ignored ones not), as Stack does. */
+  repo_path?: string
   /** Stage these files first, relative to path (also: stageFiles, file). */
   files?: string | Array<string>
   /** Stage every change first, untracked files included (like git add -A). */
@@ -3053,9 +3056,20 @@ export type GitCommitData = {
   amend?: boolean
   files?: Array<string>
   filesChanged?: number
+  stagedAll?: boolean
+  hooks?: {
+    ran: Array<string>
+    skipped: Array<{
+      name: string
+      path?: string
+      reason: string
+      [key: string]: unknown
+    }>
+    [key: string]: unknown
+  }
   [key: string]: unknown
 }
-/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too) with stageAll, else what is staged, else all tracked changes. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run; a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation, and again when the branch is protected. (`git_commit`, mutating, asks ctx.confirm) */
+/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too, ignored ones not) with stageAll or when called with Stack's repo_path and no files, else what is staged, else all tracked changes. The result lists the files that went in. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run when they lie inside the workspace (one outside never runs; the result says so); a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation once: the commit, the hooks that will run, and a protected branch. Only the workspace's files are ever committed (OUTSIDE_WORKSPACE otherwise). (`git_commit`, mutating, asks ctx.confirm) */
 export declare function gitCommit(args: GitCommitArgs, ctx: ToolContext): Promise<ToolResult<GitCommitData>>
 export declare const gitCommitTool: ToolDefinition<GitCommitArgs, GitCommitData>
 
@@ -3104,7 +3118,7 @@ export type GitBranchData = {
   count?: number
   [key: string]: unknown
 }
-/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten), delete (an unmerged branch needs force: true; a protected branch asks again). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`, mutating, asks ctx.confirm) */
+/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten, and with OUTSIDE_WORKSPACE when it would change files outside the workspace), delete (an unmerged branch needs force: true; a protected branch adds a prompt). Names follow git check-ref-format (INVALID_ARGUMENT naming the rule). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`, mutating, asks ctx.confirm) */
 export declare function gitBranch(args: GitBranchArgs, ctx: ToolContext): Promise<ToolResult<GitBranchData>>
 export declare const gitBranchTool: ToolDefinition<GitBranchArgs, GitBranchData>
 

@@ -7,25 +7,28 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::boundary::Scope;
 use crate::call::args::lenient::StringOrList;
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
+use crate::workspace::Workspace;
 
 /// The default byte budget of patch text.
 pub const DEFAULT_BUDGET: usize = 50_000;
 /// The largest byte budget a caller may ask for.
 pub const MAX_BUDGET: usize = 10 * 1024 * 1024;
 
-/// A repository with a working tree, opened from `dir` (searching upwards).
-pub fn checkout(dir: &Path) -> Result<git2::Repository> {
-    let repo = super::open(dir)?;
+/// A repository with a working tree, opened from `dir` (searching upwards), and the part of it
+/// the workspace `ws` lets a call read and write.
+pub fn checkout(ws: &Workspace, dir: &Path) -> Result<(git2::Repository, Scope)> {
+    let (repo, scope) = super::open(ws, dir)?;
     if repo.is_bare() {
         return Err(ToolError::new(
             ErrorCode::NotARepository,
             "the repository is bare (no working tree); pass path: a folder of a checkout",
         ));
     }
-    Ok(repo)
+    Ok((repo, scope))
 }
 
 /// The working tree root of `repo`.
@@ -405,8 +408,9 @@ pub struct Rendered {
 
 /// Per-file numbers and (when `with_patch`) patch text under `budget` bytes: a file's patch is
 /// kept whole or left out (and counted). Binary files are reported (`binary: true`, no line
-/// counts, as `git diff --numstat` prints `-`), never dumped.
-pub fn render(diff: &git2::Diff<'_>, with_patch: bool, budget: usize) -> Result<Rendered> {
+/// counts, as `git diff --numstat` prints `-`), never dumped. A file with a side outside the
+/// workspace (`scope`) is left out altogether.
+pub fn render(diff: &git2::Diff<'_>, with_patch: bool, budget: usize, scope: &Scope) -> Result<Rendered> {
     let mut r = Rendered {
         files: Vec::new(),
         patch: String::new(),
@@ -416,7 +420,11 @@ pub fn render(diff: &git2::Diff<'_>, with_patch: bool, budget: usize) -> Result<
         omitted: Vec::new(),
     };
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "diff");
-    for i in 0..diff.deltas().len() {
+    for (i, d) in diff.deltas().enumerate() {
+        let sides = [d.old_file().path_bytes(), d.new_file().path_bytes()];
+        if !sides.into_iter().flatten().all(|p| scope.contains(p)) {
+            continue;
+        }
         let Some(mut patch) = git2::Patch::from_diff(diff, i).map_err(fail)? else { continue };
         let delta = patch.delta();
         let status = delta.status();

@@ -90,8 +90,8 @@ fn date_arg(name: &str, v: Option<String>) -> Result<Option<i64>> {
 /// renames detected; `None` for a merge.
 fn changed_files(
     repo: &git2::Repository,
+    scope: &super::boundary::Scope,
     commit: &git2::Commit<'_>,
-    specs: &[String],
 ) -> Result<Option<Vec<Value>>> {
     if commit.parent_count() > 1 {
         return Ok(None);
@@ -102,10 +102,10 @@ fn changed_files(
         0 => None,
         _ => Some(commit.parent(0).and_then(|p| p.tree()).map_err(fail)?),
     };
-    let mut opts = common::diff_options(0, specs);
+    let mut opts = common::diff_options(0, &scope.limit(Vec::new()));
     let mut d = repo.diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut opts)).map_err(fail)?;
     common::find_renames(&mut d)?;
-    Ok(Some(common::render(&d, false, 0)?.files))
+    Ok(Some(common::render(&d, false, 0, scope)?.files))
 }
 
 /// Whether `commit` changes `spec` against its parents: a non-merge when the diff restricted to
@@ -150,7 +150,7 @@ fn renamed_from(repo: &git2::Repository, commit: &git2::Commit<'_>, spec: &str) 
 }
 
 fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
-    let repo = common::checkout(dir)?;
+    let (repo, scope) = common::checkout(&ctx.workspace, dir)?;
     let root = common::workdir(&repo)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "log");
     let mut file = match &p.file {
@@ -254,8 +254,7 @@ fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
             "parents": c.parent_ids().map(|p| p.to_string()).collect::<Vec<_>>(),
         });
         if p.files {
-            let specs: Vec<String> = Vec::new();
-            entry["files"] = changed_files(&repo, &c, &specs)?.map_or(json!([]), Value::from);
+            entry["files"] = changed_files(&repo, &scope, &c)?.map_or(json!([]), Value::from);
         }
         commits.push(entry);
     }
@@ -346,6 +345,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
     aliases: &[
+        ("repo_path", "path"),
         ("limit", "maxCount"),
         ("max_count", "maxCount"),
         ("n", "maxCount"),
