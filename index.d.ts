@@ -2873,6 +2873,9 @@ export type GitLogArgs = {
   follow?: boolean
   /** Include the changed files of each commit with added/deleted line counts. */
   files?: boolean
+  /** The order: default (as git log: newest commit date first), topo (--topo-order: no
+parent before its children, lines of history kept together) or date (--date-order). */
+  order?: "default" | "topo" | "date"
 }
 /** `data` of a `git_log` result. */
 export type GitLogData = {
@@ -2897,7 +2900,7 @@ export type GitLogData = {
   truncated: boolean
   [key: string]: unknown
 }
-/** Commit history of the git repository containing path, read without running git, newest first: at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
+/** Commit history of the git repository containing path, read without running git, in git log's order (order: default, newest commit date first with git's tie-breaking; topo as --topo-order; date as --date-order): at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
 export declare function gitLog(args: GitLogArgs, ctx: ToolContext): Promise<ToolResult<GitLogData>>
 export declare const gitLogTool: ToolDefinition<GitLogArgs, GitLogData>
 

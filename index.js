@@ -267,7 +267,7 @@ function gitStatus(args, ctx) {
 function gitDiff(args, ctx) {
   return binding.callTool(59, args, ctx)
 }
-/** Commit history of the git repository containing path, read without running git, newest first: at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
+/** Commit history of the git repository containing path, read without running git, in git log's order (order: default, newest commit date first with git's tie-breaking; topo as --topo-order; date as --date-order): at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
 function gitLog(args, ctx) {
   return binding.callTool(60, args, ctx)
 }

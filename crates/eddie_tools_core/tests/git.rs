@@ -1239,6 +1239,13 @@ async fn a_ref_named_like_a_flag_never_starts_a_process() {
     assert_eq!(eddie_tools_core::engine::process::supervisor::live_count(), before);
 }
 
+/// Write `rel` and commit it alone with message `msg`.
+fn commit_file(d: &Path, rel: &str, text: &str, msg: &str) {
+    write(d, rel, text);
+    git(d, &["add", rel]);
+    git(d, &["commit", "-q", "-m", msg]);
+}
+
 // ---- issue 23: the workspace is the boundary, whatever the repository's config says ----
 
 /// An executable script at `p` that appends its name to `marker` when it runs.
@@ -1423,9 +1430,7 @@ async fn a_switch_never_writes_through_a_symlinked_folder_that_leads_outside() {
     git(d, &["commit", "-q", "-m", "link"]);
     git(d, &["checkout", "-q", "work"]);
     std::fs::remove_file(d.join("link")).ok();
-    write(d, "link", "a file on work\n");
-    git(d, &["add", "link"]);
-    git(d, &["commit", "-q", "-m", "a file named link"]);
+    commit_file(d, "link", "a file on work\n", "a file named link");
     call_yes(d, "git_branch", json!({"action": "switch", "name": "links"})).await.unwrap();
     assert!(std::fs::symlink_metadata(d.join("link")).unwrap().file_type().is_symlink());
     assert_eq!(snapshot(out_t.path()), before_out, "nothing written outside");
@@ -1528,9 +1533,7 @@ async fn a_ref_moved_by_another_process_mid_commit_is_retried_not_internal() {
     let t = commit_repo();
     let d = t.path();
     // A side commit made by "another process" (the pre-commit hook) that moves the branch.
-    write(d, "side.txt", "side\n");
-    git(d, &["add", "side.txt"]);
-    git(d, &["commit", "-q", "-m", "side"]);
+    commit_file(d, "side.txt", "side\n", "side");
     let side = git(d, &["rev-parse", "HEAD"]).trim().to_owned();
     git(d, &["reset", "-q", "--hard", "HEAD~1"]);
     let hook = d.join(".git/hooks/pre-commit");
@@ -1567,4 +1570,258 @@ async fn a_ref_moved_by_another_process_mid_commit_is_retried_not_internal() {
     assert_eq!(r["committed"], true);
     assert_eq!(git(d, &["log", "-1", "--format=%s"]).trim(), "later");
     assert!(!lock.exists());
+}
+
+// ---- issue 27: git's order, Stack's commit, and what git refuses ----
+
+/// `git` with the committer (and author) date set to `date`.
+fn git_at(dir: &Path, date: &str, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Ada")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_NAME", "Ada")
+        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+        .env("GIT_COMMITTER_DATE", date)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Our `git_log` ids against `git log --format=%H <flags>` for every order and a few ranges.
+async fn assert_log_order(d: &Path, what: &str) {
+    for (order, flag) in [
+        (None, None),
+        (Some("default"), None),
+        (Some("topo"), Some("--topo-order")),
+        (Some("date"), Some("--date-order")),
+    ] {
+        for rev in [None, Some("HEAD~1"), Some("side..main"), Some("main..side")] {
+            let mut args = vec!["log", "--format=%H"];
+            args.extend(flag);
+            args.extend(rev);
+            let want: Vec<String> = git(d, &args).lines().map(str::to_owned).collect();
+            let mut call_args = json!({"maxCount": 1000});
+            if let Some(o) = order {
+                call_args["order"] = json!(o);
+            }
+            if let Some(r) = rev {
+                call_args["revision"] = json!(r);
+            }
+            let r = call(d, "git_log", call_args.clone()).await.unwrap();
+            let ours: Vec<String> = r["commits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["id"].as_str().unwrap().to_owned())
+                .collect();
+            let subjects = |ids: &[String]| -> Vec<String> {
+                ids.iter().map(|i| git(d, &["log", "-1", "--format=%s", i]).trim().to_owned()).collect()
+            };
+            assert_eq!(subjects(&ours), subjects(&want), "{what}: order {order:?} rev {rev:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_comes_out_in_gits_order_same_second_commits_and_merges_included() {
+    // Five commits in one second: git log lists them newest first, in parent order.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    for i in 0..5 {
+        commit_file(d, "f.txt", &format!("{i}\n"), &format!("c{i}"));
+    }
+    let r = call(d, "git_log", json!({})).await.unwrap();
+    let subjects: Vec<&str> =
+        r["commits"].as_array().unwrap().iter().map(|c| c["subject"].as_str().unwrap()).collect();
+    assert_eq!(subjects, ["c4", "c3", "c2", "c1", "c0"]);
+    // A merge history, every commit in the same second: git's tie-breaking decides everything.
+    git(d, &["checkout", "-q", "-b", "side", "HEAD~2"]);
+    for i in 0..3 {
+        commit_file(d, "s.txt", &format!("{i}\n"), &format!("s{i}"));
+    }
+    git(d, &["checkout", "-q", "main"]);
+    commit_file(d, "g.txt", "g\n", "c5");
+    git(d, &["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    write(d, "f.txt", "after\n");
+    git(d, &["commit", "-q", "-am", "c6"]);
+    assert_log_order(d, "same second").await;
+    // The same shape with dates: a side branch older than main, and a commit dated before its parent.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let mut n = 0;
+    let mut commit = |d: &Path, date: &str, file: &str| {
+        n += 1;
+        write(d, file, &format!("{n}\n"));
+        git_at(d, date, &["add", file]);
+        git_at(d, date, &["commit", "-q", "-m", &format!("{file} {n}")]);
+    };
+    commit(d, "2026-01-01T00:00:00Z", "a");
+    commit(d, "2026-01-03T00:00:00Z", "a");
+    git(d, &["checkout", "-q", "-b", "side", "HEAD~1"]);
+    commit(d, "2026-01-02T00:00:00Z", "b");
+    commit(d, "2026-01-05T00:00:00Z", "b");
+    commit(d, "2025-12-30T00:00:00Z", "b");
+    git(d, &["checkout", "-q", "main"]);
+    commit(d, "2026-01-04T00:00:00Z", "a");
+    git_at(d, "2026-01-06T00:00:00Z", &["merge", "-q", "--no-ff", "-m", "merge", "side"]);
+    commit(d, "2026-01-06T00:00:00Z", "c");
+    commit(d, "2026-01-06T00:00:00Z", "c");
+    assert_log_order(d, "dated").await;
+    // Bad orders are refused.
+    assert_eq!(call(d, "git_log", json!({"order": "random"})).await.unwrap_err().0, "INVALID_ARGUMENT");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stacks_commit_without_files_stages_everything_but_ignored_files() {
+    let t = commit_repo();
+    let d = t.path();
+    commit_file(d, ".gitignore", "*.log\n", "ignore logs");
+    // Only new files: ours and Floyd's spellings keep today's behaviour (nothing staged, no
+    // tracked change: nothing to commit).
+    write(d, "n1.txt", "one\n");
+    write(d, "dir/n2.txt", "two\n");
+    write(d, "debug.log", "ignored\n");
+    for args in [json!({"message": "ours"}), json!({"message": "floyd", "repoPath": "."})] {
+        let e = call_yes(d, "git_commit", args.clone()).await.unwrap_err();
+        assert_eq!(e.0, "NOTHING_TO_COMMIT", "{args}");
+    }
+    // Stack's spelling (repo_path, no files): everything staged, the ignored file left out.
+    let (ctx, prompts) = ctx_with(d, vec![]);
+    let r =
+        call_ctx(&ctx, "git_commit", json!({"repo_path": ".", "message": "feat: new files"})).await.unwrap();
+    assert_eq!(r["committed"], true);
+    assert_eq!(r["files"], json!(["dir/n2.txt", "n1.txt"]));
+    assert_eq!(r["stagedAll"], true);
+    assert!(prompts.lock().unwrap()[0].contains("untracked files included"), "{:?}", prompts.lock().unwrap());
+    assert_eq!(git(d, &["show", "--format=", "--name-only", "HEAD"]), "dir/n2.txt\nn1.txt\n");
+    assert_eq!(git(d, &["status", "--porcelain", "--ignored"]), "!! debug.log\n");
+    let content = eddie_tools_core::registry::run(
+        "git_commit",
+        &json!({"repo_path": ".", "message": "x", "allowEmpty": true}),
+        &ctx,
+    )
+    .await
+    .unwrap()
+    .content;
+    assert!(content.contains("staged first"), "{content}");
+    // Stack's spelling with files stages those only.
+    write(d, "n3.txt", "three\n");
+    write(d, "n4.txt", "four\n");
+    let r = call_yes(d, "git_commit", json!({"repo_path": ".", "message": "n3", "files": ["n3.txt"]}))
+        .await
+        .unwrap();
+    assert_eq!(r["files"], json!(["n3.txt"]));
+    assert_eq!(git(d, &["status", "--porcelain"]), "?? n4.txt\n");
+}
+
+/// Values git refuses, or that no git name can hold.
+fn hostile() -> Vec<String> {
+    vec![
+        "a\0b".into(),
+        "\0".into(),
+        "x".repeat(1024 * 1024),
+        "a".repeat(255),
+        "a".repeat(256),
+        "b/".repeat(3000),
+        "..".into(),
+        "../..".into(),
+        "a..b".into(),
+        "a...b".into(),
+        "HEAD@{".into(),
+        "@{-1}".into(),
+        "@".into(),
+        "x.lock".into(),
+        "refs/heads/x.lock".into(),
+        "a\u{1}b\u{7f}".into(),
+        "line\nbreak".into(),
+        "-x".into(),
+        "--upload-pack=touch /tmp/x".into(),
+        "a b".into(),
+        "~^:?*[\\".into(),
+        "/".into(),
+        "".into(),
+        "ü/ñ".into(),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_git_tool_refuses_hostile_values_without_internal() {
+    let t = commit_repo();
+    let d = t.path();
+    git(d, &["branch", "other"]);
+    write(d, "a.txt", "changed\n");
+    // Filled in when a call needs it, so that the hostile value is what is judged.
+    let required = json!({"message": "m", "file": "a.txt", "checkpoint": "latest"});
+    let mut calls = 0;
+    for spec in registry::tools().filter(|s| s.family == "git") {
+        let def = registry::definition(spec.name).unwrap();
+        let props = def["jsonSchema"]["properties"].as_object().unwrap();
+        for (key, schema) in props {
+            let text = schema.to_string();
+            if !text.contains("\"string\"") {
+                continue;
+            }
+            for v in hostile() {
+                let mut args = json!({});
+                for r in def["jsonSchema"]["required"].as_array().into_iter().flatten() {
+                    let r = r.as_str().unwrap();
+                    args[r] = required[r].clone();
+                }
+                if matches!(spec.name, "git_branch")
+                    && !["action", "create", "delete"].contains(&key.as_str())
+                {
+                    args["action"] = json!("create");
+                    args["name"] = json!(format!("sweep-{calls}"));
+                }
+                args[key.as_str()] = json!(v);
+                calls += 1;
+                let out = call_yes(d, spec.name, args.clone()).await;
+                if let Err((code, msg)) = &out {
+                    let shown: String = args.to_string().chars().take(200).collect();
+                    assert_ne!(code, "INTERNAL", "{} {shown}: {msg}", spec.name);
+                }
+            }
+        }
+    }
+    assert!(calls > 300, "{calls} calls");
+    // The named rules: NUL in a message, odd and long branch names.
+    for (tool, args) in [
+        ("git_commit", json!({"message": "a\0b", "stageAll": true})),
+        ("git_checkpoint", json!({"message": "a\0b"})),
+    ] {
+        let e = call_yes(d, tool, args).await.unwrap_err();
+        assert_eq!(e.0, "INVALID_ARGUMENT", "{tool}");
+        assert!(e.1.contains("NUL"), "{tool}: {}", e.1);
+    }
+    let ok = "c".repeat(250);
+    call_yes(d, "git_branch", json!({"action": "create", "name": ok})).await.unwrap();
+    assert!(git(d, &["branch", "--list", &ok]).contains(&ok));
+    let branches = git(d, &["branch", "--list"]);
+    for (name, rule) in [
+        ("a".repeat(255), "250 bytes"),
+        ("a".repeat(256), "255 bytes"),
+        ("a".repeat(1024), "255 bytes"),
+        ("x.lock".into(), ".lock"),
+        ("a..b".into(), "'..'"),
+        ("a@{1}".into(), "'@{'"),
+        ("a\u{1}".into(), "control"),
+        ("a b".into(), "' '"),
+    ] {
+        for args in [json!({"action": "create", "name": name}), json!({"create": name})] {
+            let e = call_yes(d, "git_branch", args).await.unwrap_err();
+            assert_eq!(e.0, "INVALID_ARGUMENT", "{name:.40}");
+            assert!(e.1.contains(rule), "{name:.40}: {}", e.1);
+            // git refuses the same names (the long ones when it makes the ref's file).
+            assert!(!git_raw(d, &["branch", &name]).status.success(), "git accepts {name:.40}");
+        }
+    }
+    assert_eq!(git(d, &["branch", "--list"]), branches, "nothing else was created");
 }

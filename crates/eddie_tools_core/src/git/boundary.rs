@@ -117,11 +117,7 @@ pub fn refuse_outside(what: &str, paths: &[String]) -> Result<()> {
 /// its folder, symlinks followed (a symlinked folder on the way that leads outside is refused
 /// like any escape). The file itself is replaced, not written through, so a tracked symlink
 /// that points outside is not an escape.
-pub fn check_writes<'a>(
-    ws: &Workspace,
-    workdir: &Path,
-    rels: impl IntoIterator<Item = &'a str>,
-) -> Result<()> {
+fn check_writes<'a>(ws: &Workspace, workdir: &Path, rels: impl IntoIterator<Item = &'a str>) -> Result<()> {
     for rel in rels {
         let abs = workdir.join(rel);
         let folder = abs.parent().unwrap_or(workdir);
@@ -136,6 +132,20 @@ pub fn check_writes<'a>(
         })?;
     }
     Ok(())
+}
+
+/// Before a checkout (`what`: "switching to x", "the pull") writes `paths` of the work tree:
+/// `OUTSIDE_WORKSPACE` for those outside the workspace's folder, or reached through a
+/// symlinked folder that leads outside.
+pub fn check_checkout(
+    ws: &Workspace,
+    scope: &Scope,
+    workdir: &Path,
+    what: &str,
+    paths: &std::collections::HashSet<String>,
+) -> Result<()> {
+    refuse_outside(what, &scope.outside(paths.iter().map(String::as_bytes)))?;
+    check_writes(ws, workdir, paths.iter().map(String::as_str))
 }
 
 /// Whether executable `path` is inside the workspace (symlinks resolved).

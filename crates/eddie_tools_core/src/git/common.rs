@@ -333,6 +333,27 @@ pub fn check_ref_lock(repo: &git2::Repository, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// The paths that differ between trees `from` (none: empty) and `to`, both sides of each
+/// change: what a checkout from one to the other writes or removes.
+pub fn changed_paths(
+    repo: &git2::Repository,
+    from: Option<&git2::Tree<'_>>,
+    to: &git2::Tree<'_>,
+) -> Result<std::collections::HashSet<String>> {
+    let d = repo
+        .diff_tree_to_tree(from, Some(to), None)
+        .map_err(|e| super::err(&e, ErrorCode::Internal, "checkout"))?;
+    let mut out = std::collections::HashSet::new();
+    for delta in d.deltas() {
+        for f in [delta.old_file(), delta.new_file()] {
+            if let Some(p) = f.path_bytes() {
+                out.insert(String::from_utf8_lossy(p).into_owned());
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A byte budget argument.
 pub fn budget(v: Option<i64>) -> Result<usize> {
     match v {

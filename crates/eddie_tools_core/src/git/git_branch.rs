@@ -120,33 +120,17 @@ fn check_switch(
     name: &str,
     tree: &git2::Object<'_>,
 ) -> Result<()> {
-    let changing = changing(repo, tree)?;
-    let outside = scope.outside(changing.iter().map(String::as_bytes));
-    boundary::refuse_outside(&format!("switching to {name}"), &outside)?;
+    let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "checkout");
+    let target = tree.peel_to_tree().map_err(fail)?;
+    let head = common::head_commit(repo)?.map(|c| c.tree()).transpose().map_err(fail)?;
+    let changing = common::changed_paths(repo, head.as_ref(), &target)?;
     let workdir = common::workdir(repo)?;
-    boundary::check_writes(&ctx.workspace, &workdir, changing.iter().map(String::as_str))?;
+    boundary::check_checkout(&ctx.workspace, scope, &workdir, &format!("switching to {name}"), &changing)?;
     let files = conflicts(repo, &changing)?;
     if !files.is_empty() {
         return Err(dirty_error(name, &files));
     }
     Ok(())
-}
-
-/// Paths that differ between HEAD and `tree`: what a switch writes or removes.
-fn changing(repo: &git2::Repository, tree: &git2::Object<'_>) -> Result<std::collections::HashSet<String>> {
-    let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "checkout");
-    let target = tree.peel_to_tree().map_err(fail)?;
-    let head = common::head_commit(repo)?.map(|c| c.tree()).transpose().map_err(fail)?;
-    let d = repo.diff_tree_to_tree(head.as_ref(), Some(&target), None).map_err(fail)?;
-    let mut changing = std::collections::HashSet::new();
-    for delta in d.deltas() {
-        for f in [delta.old_file(), delta.new_file()] {
-            if let Some(p) = f.path_bytes() {
-                changing.insert(lossy(p));
-            }
-        }
-    }
-    Ok(changing)
 }
 
 /// Files a switch would overwrite, as git decides it: paths of `changing` (they differ

@@ -333,18 +333,8 @@ fn dirty_overlap(
     to: &git2::Tree<'_>,
 ) -> Result<Vec<String>> {
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "pull");
-    let d = repo.diff_tree_to_tree(from, Some(to), None).map_err(fail)?;
-    let mut changing = std::collections::HashSet::new();
-    for delta in d.deltas() {
-        for f in [delta.old_file(), delta.new_file()] {
-            if let Some(p) = f.path_bytes() {
-                changing.insert(lossy(p));
-            }
-        }
-    }
-    let outside = scope.outside(changing.iter().map(String::as_bytes));
-    boundary::refuse_outside("the pull", &outside)?;
-    boundary::check_writes(&ctx.workspace, &common::workdir(repo)?, changing.iter().map(String::as_str))?;
+    let changing = common::changed_paths(repo, from, to)?;
+    boundary::check_checkout(&ctx.workspace, scope, &common::workdir(repo)?, "the pull", &changing)?;
     let mut opts = git2::StatusOptions::new();
     opts.include_untracked(true).recurse_untracked_dirs(true);
     let st = repo.statuses(Some(&mut opts)).map_err(fail)?;

@@ -15,6 +15,7 @@ pub mod git_remote;
 pub mod git_show;
 pub mod git_stage;
 pub mod git_status;
+pub mod history;
 pub mod is_protected_branch;
 pub mod lock;
 pub mod refname;
