@@ -1,7 +1,8 @@
 //! `git_log`: commit history read with libgit2, in git's orders (`history.rs`: the default
 //! order, `--topo-order`, `--date-order`, ties broken as git breaks them). Filters:
-//! `maxCount`/`limit`, `skip`, `since`/`until` (commit date), `author` (a regex on `Name <email>`), `grep` (a regex on the message), and a path
-//! (`file`), optionally followed across renames. Each commit: full and short id, author,
+//! `maxCount`/`limit`, `skip`, `since`/`until` (commit date), `author` (a regex on
+//! `Name <email>`), `grep` (a regex on the message), and a path (`file`), optionally followed
+//! across renames. Each commit: full and short id, author,
 //! committer, date, subject, body, parents; with `files`, the changed files with
 //! `git log --numstat` counts (merges list none, as git log shows none by default).
 
