@@ -2,27 +2,14 @@
 
 import type { NativeToolSpec as NapiToolSpec, OutputChunk as NapiOutputChunk } from './binding'
 
-export { ConfirmationPrompt, endSession, ensureTaskListDocument, formatTaskListResult, insertTaskPayload, isTaskListTaskStatus, planCall, readTaskListDocument, renderTaskListContent, runTool, sanitiseTaskId, sanitiseTaskListName, terminateAllProcesses, writeTaskListDocument } from './binding'
+export { ensureTaskListDocument, formatTaskListResult, insertTaskPayload, isTaskListTaskStatus, readTaskListDocument, renderTaskListContent, runTool, sanitiseTaskId, sanitiseTaskListName, terminateAllProcesses, writeTaskListDocument } from './binding'
 
 /** What every tool call gets besides its arguments (`ctx` in @eddie/tools). */
 export interface ToolContext {
   /** The workspace root; every path is confined to it. */
   cwd: string
-  /**
-   * Asked before a tool changes anything, runs a command or reaches out (the one permission gate: a `moderate`
-   * tool asks once per session, a `dangerous` one on every call, and a destructive command, hooks that will run
-   * or a protected branch always ask a prompt of their own); `true` to go ahead. Missing: a call that needs an
-   * approval `approved` does not cover rejects with `APPROVAL_REQUIRED`, and nothing runs.
-   */
+  /** Asked before a tool changes anything or runs a command; `true` to go ahead. Missing = declined. */
   confirm?: (message: string) => boolean | Promise<boolean>
-  /**
-   * What the host approved before the call (hosts that show a dialog first): `true` covers the tool's own question
-   * only; the prompts `planCall` returned (or their texts) cover exactly those; `{kinds}` covers every prompt of
-   * those kinds. Whatever it does not cover goes to `confirm`.
-   */
-  approved?: true | string[] | { prompts: { text: string }[] } | { kinds: ('action' | 'destructive' | 'hooks' | 'protected')[] } | null
-  /** The host's ceiling: a tool above this level rejects with `POLICY_DENIED` before anyone is asked. */
-  maxPermission?: 'none' | 'moderate' | 'dangerous' | null
   /** The environment for `bash` (and `CONFIG_ROOT` for the plan tools). Default: this process's. */
   env?: Record<string, string | undefined>
   /** Aborting stops the call: most tools reject with code `CANCELLED` (a command's process tree is killed); the `code` family's searches return what they found, flagged `cancelled`. */
@@ -84,7 +71,7 @@ export interface ToolDefinition<A = Record<string, unknown>, D = unknown> {
 }
 
 /** Stable error codes carried by every thrown error as `error.code`. */
-export type ErrorCode = "INVALID_ARGUMENT" | "OUTSIDE_WORKSPACE" | "NOT_FOUND" | "IS_A_DIRECTORY" | "NOT_A_DIRECTORY" | "PERMISSION_DENIED" | "IO" | "INVALID_REGEX" | "PARSE" | "TASK_NOT_FOUND" | "COMMAND_FAILED" | "TIMEOUT" | "OUTPUT_LIMIT" | "CANCELLED" | "CONFIRM_FAILED" | "UNKNOWN_TOOL" | "INTERNAL" | "STALE" | "NO_MATCH" | "AMBIGUOUS_MATCH" | "UNENCODABLE" | "BINARY_FILE" | "ALREADY_EXISTS" | "INVALID_PATCH" | "PROCESS_NOT_FOUND" | "PROCESS_NOT_RUNNING" | "TOO_MANY_PROCESSES" | "NO_RUNNER" | "ASK_UNAVAILABLE" | "ASK_FAILED" | "NOT_A_REPOSITORY" | "REF_NOT_FOUND" | "NOTHING_TO_COMMIT" | "MERGE_CONFLICT" | "NON_FAST_FORWARD" | "PROTECTED_BRANCH" | "LOCKED" | "DIRTY_WORKTREE" | "AUTH_FAILED" | "HOOK_FAILED" | "BLOCKED_ADDRESS" | "UNSUPPORTED_SCHEME" | "INVALID_URL" | "TOO_LARGE" | "HTTP_STATUS" | "TLS" | "DNS" | "NETWORK" | "NO_PROVIDER" | "STORE_CORRUPTED" | "STORE_UNAVAILABLE" | "BROWSER_NOT_FOUND" | "ELEMENT_NOT_FOUND" | "TAB_NOT_FOUND" | "APPROVAL_REQUIRED" | "POLICY_DENIED" | "SANDBOX_UNAVAILABLE" | "DECLINED"
+export type ErrorCode = "INVALID_ARGUMENT" | "OUTSIDE_WORKSPACE" | "NOT_FOUND" | "IS_A_DIRECTORY" | "NOT_A_DIRECTORY" | "PERMISSION_DENIED" | "IO" | "INVALID_REGEX" | "PARSE" | "TASK_NOT_FOUND" | "COMMAND_FAILED" | "TIMEOUT" | "OUTPUT_LIMIT" | "CANCELLED" | "CONFIRM_FAILED" | "UNKNOWN_TOOL" | "INTERNAL" | "STALE" | "NO_MATCH" | "AMBIGUOUS_MATCH" | "UNENCODABLE" | "BINARY_FILE" | "ALREADY_EXISTS" | "INVALID_PATCH" | "PROCESS_NOT_FOUND" | "PROCESS_NOT_RUNNING" | "TOO_MANY_PROCESSES" | "NO_RUNNER" | "ASK_UNAVAILABLE" | "ASK_FAILED" | "NOT_A_REPOSITORY" | "REF_NOT_FOUND" | "NOTHING_TO_COMMIT" | "MERGE_CONFLICT" | "NON_FAST_FORWARD" | "PROTECTED_BRANCH" | "LOCKED" | "DIRTY_WORKTREE" | "AUTH_FAILED" | "HOOK_FAILED" | "BLOCKED_ADDRESS" | "UNSUPPORTED_SCHEME" | "INVALID_URL" | "TOO_LARGE" | "HTTP_STATUS" | "TLS" | "DNS" | "NETWORK" | "NO_PROVIDER" | "STORE_CORRUPTED" | "STORE_UNAVAILABLE" | "BROWSER_NOT_FOUND" | "ELEMENT_NOT_FOUND" | "TAB_NOT_FOUND" | "APPROVAL_REQUIRED" | "POLICY_DENIED" | "SANDBOX_UNAVAILABLE"
 
 /** The errors every tool throws: eddie's message, plus a stable `code`. */
 export interface ToolError extends Error {
@@ -2616,7 +2603,7 @@ export type WebFetchData = {
   redirectedTo?: string
   [key: string]: unknown
 }
-/** Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`web_fetch`, asks ctx.confirm) */
+/** Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`web_fetch`) */
 export declare function webFetch(args: WebFetchArgs, ctx: ToolContext): Promise<ToolResult<WebFetchData>>
 export declare const webFetchTool: ToolDefinition<WebFetchArgs, WebFetchData>
 
@@ -2666,7 +2653,7 @@ export type FetchData = {
   redirectedTo?: string
   [key: string]: unknown
 }
-/** Same as web_fetch (Stack's name for it). Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`fetch`, asks ctx.confirm) */
+/** Same as web_fetch (Stack's name for it). Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`fetch`) */
 export declare function fetch(args: FetchArgs, ctx: ToolContext): Promise<ToolResult<FetchData>>
 export declare const fetchTool: ToolDefinition<FetchArgs, FetchData>
 
@@ -2732,7 +2719,7 @@ export type CheckUrlData = {
   latencyMs: number
   [key: string]: unknown
 }
-/** Check whether a URL is reachable: HTTP status, final URL, redirect chain, content type and length, and latency. Uses HEAD, and a one-byte ranged GET when the server refuses HEAD (405/501). An error status (404, 500) is reported with ok: false, not thrown. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). (`check_url`, asks ctx.confirm) */
+/** Check whether a URL is reachable: HTTP status, final URL, redirect chain, content type and length, and latency. Uses HEAD, and a one-byte ranged GET when the server refuses HEAD (405/501). An error status (404, 500) is reported with ok: false, not thrown. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). (`check_url`) */
 export declare function checkUrl(args: CheckUrlArgs, ctx: ToolContext): Promise<ToolResult<CheckUrlData>>
 export declare const checkUrlTool: ToolDefinition<CheckUrlArgs, CheckUrlData>
 
@@ -2768,7 +2755,7 @@ export type WebSearchData = {
   }>
   [key: string]: unknown
 }
-/** Search the web. Returns title, url, snippet, date and source for up to count results (1-20, default 5), optionally limited by freshness (day, week, month, year), language (ISO 639-1) and site (a domain). The provider comes from the environment: BRAVE_API_KEY (Brave Search), TAVILY_API_KEY (Tavily) or SEARXNG_URL (SearXNG); with none set it fails with NO_PROVIDER. (`web_search`, asks ctx.confirm) */
+/** Search the web. Returns title, url, snippet, date and source for up to count results (1-20, default 5), optionally limited by freshness (day, week, month, year), language (ISO 639-1) and site (a domain). The provider comes from the environment: BRAVE_API_KEY (Brave Search), TAVILY_API_KEY (Tavily) or SEARXNG_URL (SearXNG); with none set it fails with NO_PROVIDER. (`web_search`) */
 export declare function webSearch(args: WebSearchArgs, ctx: ToolContext): Promise<ToolResult<WebSearchData>>
 export declare const webSearchTool: ToolDefinition<WebSearchArgs, WebSearchData>
 
@@ -2886,6 +2873,9 @@ export type GitLogArgs = {
   follow?: boolean
   /** Include the changed files of each commit with added/deleted line counts. */
   files?: boolean
+  /** The order: default (as git log: newest commit date first), topo (--topo-order: no
+parent before its children, lines of history kept together) or date (--date-order). */
+  order?: "default" | "topo" | "date"
 }
 /** `data` of a `git_log` result. */
 export type GitLogData = {
@@ -2910,7 +2900,7 @@ export type GitLogData = {
   truncated: boolean
   [key: string]: unknown
 }
-/** Commit history of the git repository containing path, read without running git, newest first: at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
+/** Commit history of the git repository containing path, read without running git, in git log's order (order: default, newest commit date first with git's tie-breaking; topo as --topo-order; date as --date-order): at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
 export declare function gitLog(args: GitLogArgs, ctx: ToolContext): Promise<ToolResult<GitLogData>>
 export declare const gitLogTool: ToolDefinition<GitLogArgs, GitLogData>
 
@@ -3043,8 +3033,11 @@ export declare const gitUnstageTool: ToolDefinition<GitUnstageArgs, GitUnstageDa
 export type GitCommitArgs = {
   /** The commit message (first line: the subject). */
   message: string
-  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  /** A folder inside the repository (default: the workspace root; also: repoPath). */
   path?: string
+  /** Stack's spelling of path. A call spelt as Stack's (with repo_path) and without files
+stages every change first, untracked files included (ignored ones not), as Stack does. */
+  repo_path?: string
   /** Stage these files first, relative to path (also: stageFiles, file). */
   files?: string | Array<string>
   /** Stage every change first, untracked files included (like git add -A). */
@@ -3066,9 +3059,20 @@ export type GitCommitData = {
   amend?: boolean
   files?: Array<string>
   filesChanged?: number
+  stagedAll?: boolean
+  hooks?: {
+    ran: Array<string>
+    skipped: Array<{
+      name: string
+      path?: string
+      reason: string
+      [key: string]: unknown
+    }>
+    [key: string]: unknown
+  }
   [key: string]: unknown
 }
-/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too) with stageAll, else what is staged, else all tracked changes. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run; a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation, and again when the branch is protected. (`git_commit`, mutating, asks ctx.confirm) */
+/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too, ignored ones not) with stageAll or when called with Stack's repo_path and no files, else what is staged, else all tracked changes. The result lists the files that went in. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run when they lie inside the workspace (one outside never runs; the result says so); a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation once: the commit, the hooks that will run, and a protected branch. Only the workspace's files are ever committed (OUTSIDE_WORKSPACE otherwise). (`git_commit`, mutating, asks ctx.confirm) */
 export declare function gitCommit(args: GitCommitArgs, ctx: ToolContext): Promise<ToolResult<GitCommitData>>
 export declare const gitCommitTool: ToolDefinition<GitCommitArgs, GitCommitData>
 
@@ -3117,7 +3121,7 @@ export type GitBranchData = {
   count?: number
   [key: string]: unknown
 }
-/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten), delete (an unmerged branch needs force: true; a protected branch asks again). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`, mutating, asks ctx.confirm) */
+/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten, and with OUTSIDE_WORKSPACE when it would change files outside the workspace), delete (an unmerged branch needs force: true; a protected branch adds a prompt). Names follow git check-ref-format (INVALID_ARGUMENT naming the rule). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`, mutating, asks ctx.confirm) */
 export declare function gitBranch(args: GitBranchArgs, ctx: ToolContext): Promise<ToolResult<GitBranchData>>
 export declare const gitBranchTool: ToolDefinition<GitBranchArgs, GitBranchData>
 
@@ -3778,7 +3782,7 @@ export type BrowserNavigateData = {
   loadMs: number
   [key: string]: unknown
 }
-/** Open a URL in a browser tab (tabId, else the current tab; the first browser call launches headless Chromium) and wait until it has loaded: waitUntil load (default), domcontentloaded or networkidle. Returns the final URL, HTTP status, title and load time. The network guard applies: private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS) unless ctx.network allows them, every redirect and subresource is checked too, file:// URLs open only inside the workspace, and downloads are off. TIMEOUT when the page does not load in time. (`browser_navigate`, asks ctx.confirm) */
+/** Open a URL in a browser tab (tabId, else the current tab; the first browser call launches headless Chromium) and wait until it has loaded: waitUntil load (default), domcontentloaded or networkidle. Returns the final URL, HTTP status, title and load time. The network guard applies: private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS) unless ctx.network allows them, every redirect and subresource is checked too, file:// URLs open only inside the workspace, and downloads are off. TIMEOUT when the page does not load in time. (`browser_navigate`) */
 export declare function browserNavigate(args: BrowserNavigateArgs, ctx: ToolContext): Promise<ToolResult<BrowserNavigateData>>
 export declare const browserNavigateTool: ToolDefinition<BrowserNavigateArgs, BrowserNavigateData>
 
@@ -3809,7 +3813,7 @@ export type BrowserReadPageData = {
   truncated: boolean
   [key: string]: unknown
 }
-/** Read the page in a browser tab (tabId, else the current tab) as its accessibility tree: one line per node, indented by depth, with role, name, value and states (focused, disabled, checked, ...). Every interactive node has a short ref such as [e12] that stays the same across reads; pass it as `ref` to browser_click or browser_type. maxChars (default 20000) caps the text; the nodes left out are counted. data.nodes holds the same as JSON. (`browser_read_page`, asks ctx.confirm) */
+/** Read the page in a browser tab (tabId, else the current tab) as its accessibility tree: one line per node, indented by depth, with role, name, value and states (focused, disabled, checked, ...). Every interactive node has a short ref such as [e12] that stays the same across reads; pass it as `ref` to browser_click or browser_type. maxChars (default 20000) caps the text; the nodes left out are counted. data.nodes holds the same as JSON. (`browser_read_page`) */
 export declare function browserReadPage(args: BrowserReadPageArgs, ctx: ToolContext): Promise<ToolResult<BrowserReadPageData>>
 export declare const browserReadPageTool: ToolDefinition<BrowserReadPageArgs, BrowserReadPageData>
 
@@ -3847,7 +3851,7 @@ export type BrowserScreenshotData = {
   }
   [key: string]: unknown
 }
-/** Capture a browser tab (tabId, else the current tab) as a PNG: the viewport (default), the fullPage, or one element (selector, or a ref from browser_read_page). The PNG is written into the workspace (path, default .eddie/screenshots/<time>-tab<N>.png) and returned as image content in data.image ({type: "image", mimeType: "image/png", data: base64}) for a vision model. Captures larger than maxPixels (default 1200000) are scaled down to fit. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there. (`browser_screenshot`, mutating, asks ctx.confirm) */
+/** Capture a browser tab (tabId, else the current tab) as a PNG: the viewport (default), the fullPage, or one element (selector, or a ref from browser_read_page). The PNG is written into the workspace (path, default .eddie/screenshots/<time>-tab<N>.png) and returned as image content in data.image ({type: "image", mimeType: "image/png", data: base64}) for a vision model. Captures larger than maxPixels (default 1200000) are scaled down to fit. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there. (`browser_screenshot`, mutating) */
 export declare function browserScreenshot(args: BrowserScreenshotArgs, ctx: ToolContext): Promise<ToolResult<BrowserScreenshotData>>
 export declare const browserScreenshotTool: ToolDefinition<BrowserScreenshotArgs, BrowserScreenshotData>
 
@@ -3946,7 +3950,7 @@ export type BrowserFindData = {
   }>
   [key: string]: unknown
 }
-/** Find elements in a browser tab (tabId, else the current tab) by a natural-language query such as "submit button" or "email field", without a model: each word is matched against accessible names, labels, placeholders, titles, ids and names, values and roles (with synonyms: "input" finds text boxes). Returns the best matches (limit, default 5) with their refs (for browser_click and browser_type), a score and why each matched. (`browser_find`, asks ctx.confirm) */
+/** Find elements in a browser tab (tabId, else the current tab) by a natural-language query such as "submit button" or "email field", without a model: each word is matched against accessible names, labels, placeholders, titles, ids and names, values and roles (with synonyms: "input" finds text boxes). Returns the best matches (limit, default 5) with their refs (for browser_click and browser_type), a score and why each matched. (`browser_find`) */
 export declare function browserFind(args: BrowserFindArgs, ctx: ToolContext): Promise<ToolResult<BrowserFindData>>
 export declare const browserFindTool: ToolDefinition<BrowserFindArgs, BrowserFindData>
 
@@ -3964,7 +3968,7 @@ export type BrowserGetTabsData = {
   currentTab: number | null
   [key: string]: unknown
 }
-/** List the browser's open tabs: each tab's id (the tabId other browser tools take), URL and title, and which one is current (the one tools act on without a tabId). Launches the browser if none is running. (`browser_get_tabs`, asks ctx.confirm) */
+/** List the browser's open tabs: each tab's id (the tabId other browser tools take), URL and title, and which one is current (the one tools act on without a tabId). Launches the browser if none is running. (`browser_get_tabs`) */
 export declare function browserGetTabs(args: BrowserGetTabsArgs, ctx: ToolContext): Promise<ToolResult<BrowserGetTabsData>>
 export declare const browserGetTabsTool: ToolDefinition<BrowserGetTabsArgs, BrowserGetTabsData>
 
@@ -3983,7 +3987,7 @@ export type BrowserNewTabData = {
   status: number | null
   [key: string]: unknown
 }
-/** Open a new browser tab, optionally loading url (checked by the network guard like browser_navigate). The new tab becomes the current one; its tabId is returned. (`browser_new_tab`, asks ctx.confirm) */
+/** Open a new browser tab, optionally loading url (checked by the network guard like browser_navigate). The new tab becomes the current one; its tabId is returned. (`browser_new_tab`) */
 export declare function browserNewTab(args: BrowserNewTabArgs, ctx: ToolContext): Promise<ToolResult<BrowserNewTabData>>
 export declare const browserNewTabTool: ToolDefinition<BrowserNewTabArgs, BrowserNewTabData>
 
@@ -3999,7 +4003,7 @@ export type BrowserCloseTabData = {
   currentTab: number | null
   [key: string]: unknown
 }
-/** Close a browser tab (tabId, else the current tab). TAB_NOT_FOUND when there is no such tab. The ids of the other tabs stay as they were. (`browser_close_tab`, asks ctx.confirm) */
+/** Close a browser tab (tabId, else the current tab). TAB_NOT_FOUND when there is no such tab. The ids of the other tabs stay as they were. (`browser_close_tab`) */
 export declare function browserCloseTab(args: BrowserCloseTabArgs, ctx: ToolContext): Promise<ToolResult<BrowserCloseTabData>>
 export declare const browserCloseTabTool: ToolDefinition<BrowserCloseTabArgs, BrowserCloseTabData>
 
@@ -4029,7 +4033,7 @@ export type BrowserConsoleData = {
   nextCursor: number
   [key: string]: unknown
 }
-/** The console of a browser tab (tabId, else the current tab): console.log/warn/error messages, uncaught exceptions, browser messages (failed loads) and dismissed dialogs, with level, text and source location. since takes the nextCursor of a previous call to get only newer messages; errorsOnly keeps errors and warnings. (`browser_console`, asks ctx.confirm) */
+/** The console of a browser tab (tabId, else the current tab): console.log/warn/error messages, uncaught exceptions, browser messages (failed loads) and dismissed dialogs, with level, text and source location. since takes the nextCursor of a previous call to get only newer messages; errorsOnly keeps errors and warnings. (`browser_console`) */
 export declare function browserConsole(args: BrowserConsoleArgs, ctx: ToolContext): Promise<ToolResult<BrowserConsoleData>>
 export declare const browserConsoleTool: ToolDefinition<BrowserConsoleArgs, BrowserConsoleData>
 
@@ -4061,7 +4065,7 @@ export type BrowserNetworkData = {
   nextCursor: number
   [key: string]: unknown
 }
-/** The requests of a browser tab (tabId, else the current tab) that failed: a network error, a refusal by the network guard (with why), or an HTTP status of 400 or more; all lists every request. since takes the nextCursor of a previous call to get only newer ones. (`browser_network`, asks ctx.confirm) */
+/** The requests of a browser tab (tabId, else the current tab) that failed: a network error, a refusal by the network guard (with why), or an HTTP status of 400 or more; all lists every request. since takes the nextCursor of a previous call to get only newer ones. (`browser_network`) */
 export declare function browserNetwork(args: BrowserNetworkArgs, ctx: ToolContext): Promise<ToolResult<BrowserNetworkData>>
 export declare const browserNetworkTool: ToolDefinition<BrowserNetworkArgs, BrowserNetworkData>
 
@@ -4097,7 +4101,7 @@ export type ScreenshotData = {
   }
   [key: string]: unknown
 }
-/** Take a screenshot of a web page in one call (Stack's screenshot): a new headless browser tab loads url (the network guard applies: private and loopback addresses are refused unless ctx.network allows them), the viewport (or fullPage) is written as a PNG to destination inside the workspace (default screenshot.png), and the tab is closed. The image is also returned in data.image ({type: "image", mimeType: "image/png", data: base64}). (`screenshot`, mutating, asks ctx.confirm) */
+/** Take a screenshot of a web page in one call (Stack's screenshot): a new headless browser tab loads url (the network guard applies: private and loopback addresses are refused unless ctx.network allows them), the viewport (or fullPage) is written as a PNG to destination inside the workspace (default screenshot.png), and the tab is closed. The image is also returned in data.image ({type: "image", mimeType: "image/png", data: base64}). (`screenshot`, mutating) */
 export declare function screenshot(args: ScreenshotArgs, ctx: ToolContext): Promise<ToolResult<ScreenshotData>>
 export declare const screenshotTool: ToolDefinition<ScreenshotArgs, ScreenshotData>
 

@@ -97,3 +97,34 @@ test('the git family: every tool exported, its data valid against its outputSche
     ['none', 'none', 'none', 'none', 'none', 'none', 'moderate', 'moderate', 'moderate', 'dangerous', 'dangerous', 'dangerous'],
   )
 })
+
+test("gitLog comes out in git log's orders; Stack's gitCommit {repo_path, message} stages every change but ignored files", async () => {
+  const { writeFileSync } = await import('node:fs')
+  const dir = repo()
+  git(dir, 'config', 'user.name', 'Ada')
+  git(dir, 'config', 'user.email', 'ada@example.com')
+  const at = { ...ENV, GIT_AUTHOR_DATE: '2026-01-02T03:04:05Z', GIT_COMMITTER_DATE: '2026-01-02T03:04:05Z' }
+  for (let i = 0; i < 5; i++) {
+    writeFileSync(`${dir}/a.txt`, `${i}\n`)
+    execFileSync('git', ['commit', '-q', '-am', `c${i}`], { cwd: dir, env: at })
+  }
+  const { ctx } = context(dir)
+  for (const [order, ...flags] of [['default'], ['topo', '--topo-order'], ['date', '--date-order']]) {
+    const r = await tools.gitLog({ order, limit: 50 }, ctx)
+    assertMatchesSchema(definition('git_log').outputSchema, r.data)
+    assert.deepEqual(r.data.commits.map((c) => c.id), git(dir, 'log', '--format=%H', ...flags).trim().split('\n'), order)
+  }
+  assert.deepEqual((await tools.gitLog({ limit: 5 }, ctx)).data.commits.map((c) => c.subject), ['c4', 'c3', 'c2', 'c1', 'c0'])
+  writeFileSync(`${dir}/.gitignore`, '*.log\n')
+  writeFileSync(`${dir}/new.txt`, 'new\n')
+  writeFileSync(`${dir}/debug.log`, 'ignored\n')
+  const yes = { cwd: dir, confirm: async () => true }
+  await rejectsWith(assert, tools.gitCommit({ message: 'ours' }, yes), 'NOTHING_TO_COMMIT')
+  const c = await tools.gitCommit({ repo_path: '.', message: 'stack' }, yes)
+  assertMatchesSchema(definition('git_commit').outputSchema, c.data)
+  assert.deepEqual(c.data.files, ['.gitignore', 'new.txt'])
+  assert.match(c.content, /staged first/)
+  assert.equal(git(dir, 'status', '--porcelain', '--ignored'), '!! debug.log\n')
+  await rejectsWith(assert, tools.gitCommit({ message: 'a\0b', stageAll: true }, yes), 'INVALID_ARGUMENT')
+  await rejectsWith(assert, tools.gitBranch({ create: 'x'.repeat(256) }, yes), 'INVALID_ARGUMENT')
+})

@@ -1238,3 +1238,590 @@ async fn a_ref_named_like_a_flag_never_starts_a_process() {
     assert!(!marker.exists(), "no process ran");
     assert_eq!(eddie_tools_core::engine::process::supervisor::live_count(), before);
 }
+
+/// Write `rel` and commit it alone with message `msg`.
+fn commit_file(d: &Path, rel: &str, text: &str, msg: &str) {
+    write(d, rel, text);
+    git(d, &["add", rel]);
+    git(d, &["commit", "-q", "-m", msg]);
+}
+
+// ---- issue 23: the workspace is the boundary, whatever the repository's config says ----
+
+/// An executable script at `p` that appends its name to `marker` when it runs.
+fn script(p: &Path, marker: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, format!("#!/bin/sh\necho \"$0\" >> '{}'\n", marker.display())).unwrap();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_core_worktree_outside_the_workspace_is_refused_by_every_tool() {
+    let ws_t = commit_repo();
+    let ws = ws_t.path();
+    git(ws, &["branch", "other"]);
+    let out_t = tempfile::tempdir().unwrap();
+    let outside = out_t.path();
+    write(outside, "a.txt", "outside a\n");
+    write(outside, "secret.txt", "the secret\n");
+    git(ws, &["config", "core.worktree", outside.to_str().unwrap()]);
+    // The oracle: git itself now reads the outside folder as the work tree.
+    assert!(git(ws, &["status", "--porcelain"]).contains("secret.txt"));
+    let before_out = snapshot(outside);
+    let before_ws = snapshot(ws);
+    let calls = [
+        ("git_status", json!({})),
+        ("git_diff", json!({})),
+        ("git_diff", json!({"from": "HEAD"})),
+        ("git_show", json!({})),
+        ("git_log", json!({"files": true})),
+        ("git_blame", json!({"file": "a.txt"})),
+        ("git_stage", json!({})),
+        ("git_unstage", json!({})),
+        ("git_commit", json!({"message": "steal", "stageAll": true})),
+        ("git_commit", json!({"message": "steal"})),
+        ("git_branch", json!({"action": "switch", "name": "other"})),
+        ("git_branch", json!({"create": "x"})),
+        ("git_checkpoint", json!({})),
+        ("git_restore_checkpoint", json!({"checkpoint": "latest"})),
+        ("is_protected_branch", json!({})),
+    ];
+    for (tool, args) in calls {
+        let e = call_yes(ws, tool, args.clone()).await.unwrap_err();
+        assert_eq!(e.0, "OUTSIDE_WORKSPACE", "{tool} {args}: {}", e.1);
+        assert!(e.1.contains("core.worktree"), "{tool}: {}", e.1);
+    }
+    assert_eq!(snapshot(outside), before_out, "nothing outside was written");
+    assert_eq!(snapshot(ws), before_ws, "nothing inside changed either");
+    assert_eq!(git(ws, &["ls-tree", "-r", "--name-only", "HEAD"]), "a.txt\n");
+    // A work tree inside the workspace is fine.
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    write(ws, "sub/n.txt", "n\n");
+    git(ws, &["config", "core.worktree", ws.join("sub").to_str().unwrap()]);
+    let r = call_yes(ws, "git_status", json!({})).await.unwrap();
+    assert!(r["entries"].as_array().unwrap().iter().any(|e| e["path"] == "n.txt"), "{r}");
+}
+
+/// An outer repository with the workspace at `outer/ws`: `top.txt` outside the workspace,
+/// `ws/in.txt` inside; branch `other` changes both, branch `inner` only `ws/in.txt`.
+fn enclosing_repo() -> tempfile::TempDir {
+    let t = commit_repo();
+    let d = t.path();
+    write(d, "top.txt", "top\n");
+    write(d, "ws/in.txt", "in\n");
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "layout"]);
+    git(d, &["checkout", "-q", "-b", "other"]);
+    write(d, "top.txt", "top on other\n");
+    write(d, "ws/in.txt", "in on other\n");
+    git(d, &["commit", "-q", "-am", "other"]);
+    git(d, &["checkout", "-q", "work"]);
+    git(d, &["checkout", "-q", "-b", "inner"]);
+    write(d, "ws/in.txt", "in on inner\n");
+    git(d, &["commit", "-q", "-am", "inner"]);
+    git(d, &["checkout", "-q", "work"]);
+    t
+}
+
+fn paths(files: &Value) -> Vec<String> {
+    files.as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_inside_a_larger_repository_reads_and_writes_only_inside_it() {
+    let t = enclosing_repo();
+    let outer = t.path();
+    let ws = outer.join("ws");
+    let marker = outer.join("hook-ran");
+    script(&outer.join(".git/hooks/pre-commit"), &marker);
+    // Local changes on both sides of the boundary.
+    write(outer, "top.txt", "top edited outside\n");
+    write(outer, "untracked-secret.txt", "secret\n");
+    write(outer, "ws/in.txt", "in edited\n");
+    write(outer, "ws/new.txt", "new\n");
+    // Reads: only the workspace's paths.
+    let d = call_yes(&ws, "git_diff", json!({})).await.unwrap();
+    assert_eq!(paths(&d["files"]), ["ws/in.txt"], "{d}");
+    assert!(!d["patch"].as_str().unwrap().contains("top"), "{d}");
+    let d = call_yes(&ws, "git_diff", json!({"from": "work", "to": "other"})).await.unwrap();
+    assert_eq!(paths(&d["files"]), ["ws/in.txt"]);
+    let d = call_yes(&ws, "git_diff", json!({"from": "other"})).await.unwrap();
+    assert_eq!(paths(&d["files"]), ["ws/in.txt"], "{d}");
+    let s = call_yes(&ws, "git_show", json!({"revision": "other"})).await.unwrap();
+    assert_eq!(paths(&s["files"]), ["ws/in.txt"]);
+    assert!(!s["patch"].as_str().unwrap().contains("top on other"));
+    let l =
+        call_yes(&ws, "git_log", json!({"revision": "other", "files": true, "maxCount": 1})).await.unwrap();
+    assert_eq!(paths(&l["commits"][0]["files"]), ["ws/in.txt"]);
+    let st = call_yes(&ws, "git_status", json!({})).await.unwrap();
+    let entries: Vec<&str> =
+        st["entries"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert_eq!(entries, ["ws/in.txt", "ws/new.txt"], "{st}");
+    // Writes: a switch that would change top.txt is refused and changes nothing.
+    let before = snapshot(outer);
+    let e = call_yes(&ws, "git_branch", json!({"action": "switch", "name": "other"})).await.unwrap_err();
+    assert_eq!(e.0, "OUTSIDE_WORKSPACE", "{}", e.1);
+    assert!(e.1.contains("top.txt"), "{}", e.1);
+    assert_eq!(snapshot(outer), before);
+    let e = call_yes(
+        &ws,
+        "git_branch",
+        json!({"action": "create", "name": "y", "startPoint": "other", "checkout": true}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.0, "OUTSIDE_WORKSPACE", "{}", e.1);
+    assert_eq!(snapshot(outer), before);
+    // Staging everything stages only the workspace's changes.
+    call_yes(&ws, "git_stage", json!({})).await.unwrap();
+    assert_eq!(git(outer, &["diff", "--cached", "--name-only"]), "ws/in.txt\nws/new.txt\n");
+    // A commit of everything takes only the workspace's changes; the outside hook never runs.
+    let c = call_yes(&ws, "git_commit", json!({"message": "inside", "stageAll": true})).await.unwrap();
+    assert_eq!(git(outer, &["show", "--format=", "--name-only", "HEAD"]), "ws/in.txt\nws/new.txt\n");
+    assert_eq!(c["files"], json!(["ws/in.txt", "ws/new.txt"]));
+    assert!(!marker.exists(), "the hook outside the workspace did not run");
+    assert_eq!(c["hooks"]["skipped"][0]["name"], "pre-commit", "{c}");
+    assert_eq!(std::fs::read_to_string(outer.join("top.txt")).unwrap(), "top edited outside\n");
+    // Something staged outside the workspace is never committed with it.
+    git(outer, &["add", "top.txt"]);
+    write(outer, "ws/in.txt", "in edited again\n");
+    let before = snapshot(outer);
+    let e = call_yes(&ws, "git_commit", json!({"message": "m", "files": ["in.txt"]})).await.unwrap_err();
+    assert_eq!(e.0, "OUTSIDE_WORKSPACE", "{}", e.1);
+    assert!(e.1.contains("top.txt"), "{}", e.1);
+    assert_eq!(snapshot(outer), before);
+    git(outer, &["restore", "--staged", "top.txt"]);
+    git(outer, &["checkout", "-q", "--", "ws/in.txt"]);
+    // A switch that only changes the workspace's files is done, and leaves the rest alone.
+    call_yes(&ws, "git_branch", json!({"action": "switch", "name": "inner"})).await.unwrap();
+    assert_eq!(std::fs::read_to_string(ws.join("in.txt")).unwrap(), "in on inner\n");
+    assert_eq!(std::fs::read_to_string(outer.join("top.txt")).unwrap(), "top edited outside\n");
+    // A checkpoint holds only the workspace's files.
+    let cp = call_yes(&ws, "git_checkpoint", json!({})).await.unwrap();
+    let tree = git(outer, &["ls-tree", "-r", "--name-only", cp["commit"].as_str().unwrap()]);
+    assert!(tree.lines().all(|l| l.starts_with("ws/")), "{tree}");
+    assert!(!tree.contains("untracked-secret"), "{tree}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switch_never_writes_through_a_symlinked_folder_that_leads_outside() {
+    let t = commit_repo();
+    let d = t.path();
+    git(d, &["checkout", "-q", "-b", "other"]);
+    write(d, "dir/file.txt", "on other\n");
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "dir"]);
+    git(d, &["checkout", "-q", "work"]);
+    let out_t = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(out_t.path(), d.join("dir")).unwrap();
+    let before_out = snapshot(out_t.path());
+    let before = snapshot(d);
+    let e = call_yes(d, "git_branch", json!({"action": "switch", "name": "other"})).await.unwrap_err();
+    assert_eq!(e.0, "OUTSIDE_WORKSPACE", "{}", e.1);
+    assert!(e.1.contains("dir/file.txt"), "{}", e.1);
+    assert_eq!(snapshot(out_t.path()), before_out);
+    assert_eq!(snapshot(d), before);
+    // A tracked symlink pointing outside is replaced by a switch, never written through.
+    git(d, &["checkout", "-q", "-b", "links"]);
+    std::fs::remove_file(d.join("dir")).unwrap();
+    std::os::unix::fs::symlink(out_t.path().join("target.txt"), d.join("link")).unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "link"]);
+    git(d, &["checkout", "-q", "work"]);
+    std::fs::remove_file(d.join("link")).ok();
+    commit_file(d, "link", "a file on work\n", "a file named link");
+    call_yes(d, "git_branch", json!({"action": "switch", "name": "links"})).await.unwrap();
+    assert!(std::fs::symlink_metadata(d.join("link")).unwrap().file_type().is_symlink());
+    assert_eq!(snapshot(out_t.path()), before_out, "nothing written outside");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_outside_the_workspace_never_run_and_the_confirm_names_the_hooks_that_will() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = commit_repo();
+    let d = t.path();
+    let out_t = tempfile::tempdir().unwrap();
+    let marker = out_t.path().join("ran");
+    // core.hooksPath outside the workspace: the hook is skipped, and the result says so.
+    script(&out_t.path().join("hooks/pre-commit"), &marker);
+    git(d, &["config", "core.hooksPath", out_t.path().join("hooks").to_str().unwrap()]);
+    write(d, "a.txt", "1\n");
+    let (ctx, prompts) = ctx_with(d, vec![]);
+    let r = call_ctx(&ctx, "git_commit", json!({"message": "one"})).await.unwrap();
+    assert_eq!(r["committed"], true);
+    assert!(!marker.exists(), "the outside hook never ran");
+    assert_eq!(r["hooks"]["ran"], json!([]));
+    assert_eq!(r["hooks"]["skipped"][0]["name"], "pre-commit");
+    let p = prompts.lock().unwrap().clone();
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].contains("will not run") && p[0].contains("outside the workspace"), "{p:?}");
+    // A hook inside the workspace reached through a symlink to the outside is skipped too.
+    git(d, &["config", "--unset", "core.hooksPath"]);
+    std::fs::create_dir_all(d.join(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink(out_t.path().join("hooks/pre-commit"), d.join(".git/hooks/pre-commit"))
+        .unwrap();
+    write(d, "a.txt", "2\n");
+    let r = call_yes(d, "git_commit", json!({"message": "two"})).await.unwrap();
+    assert_eq!(r["hooks"]["skipped"][0]["name"], "pre-commit", "{r}");
+    assert!(!marker.exists());
+    // core.hooksPath inside the workspace: the hooks run, and a prompt of their own says so.
+    std::fs::remove_file(d.join(".git/hooks/pre-commit")).unwrap();
+    let inside = d.join("ci-hooks");
+    let inner_marker = d.join(".git/inner-ran");
+    script(&inside.join("pre-commit"), &inner_marker);
+    script(&inside.join("commit-msg"), &inner_marker);
+    std::fs::set_permissions(inside.join("commit-msg"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(d, &["config", "core.hooksPath", "ci-hooks"]);
+    write(d, "a.txt", "3\n");
+    let (ctx, prompts) = ctx_with(d, vec![true, false]);
+    let r = call_ctx(&ctx, "git_commit", json!({"message": "three"})).await.unwrap();
+    assert_eq!(r["status"], "declined", "declining the hooks prompt declines the commit");
+    assert!(!inner_marker.exists());
+    let p = prompts.lock().unwrap().clone();
+    assert_eq!(p.len(), 2, "{p:?}");
+    assert!(p[1].contains("pre-commit") && p[1].contains("commit-msg") && p[1].contains("ci-hooks"), "{p:?}");
+    let r = call_yes(d, "git_commit", json!({"message": "three"})).await.unwrap();
+    assert_eq!(r["hooks"]["ran"], json!(["pre-commit", "commit-msg"]), "{r}");
+    assert_eq!(std::fs::read_to_string(&inner_marker).unwrap().lines().count(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ten_concurrent_commits_each_keep_exactly_their_own_files_and_message() {
+    let t = commit_repo();
+    let d = t.path();
+    for i in 0..10 {
+        write(d, &format!("f{i}.txt"), &format!("file {i}\n"));
+    }
+    let mut tasks = Vec::new();
+    for i in 0..10 {
+        let dir = d.to_path_buf();
+        tasks.push(tokio::spawn(async move {
+            call_yes(
+                &dir,
+                "git_commit",
+                json!({"message": format!("add f{i}"), "files": [format!("f{i}.txt")]}),
+            )
+            .await
+        }));
+    }
+    for (i, t) in tasks.into_iter().enumerate() {
+        let r = t.await.unwrap().unwrap_or_else(|e| panic!("commit {i}: {e:?}"));
+        assert_eq!(r["committed"], true);
+        assert_eq!(r["files"], json!([format!("f{i}.txt")]), "{r}");
+    }
+    // The history is linear: base and ten commits, each with one parent, each with its own file.
+    let log = git(d, &["log", "--format=%H %P|%s"]);
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 11, "{log}");
+    let mut seen = std::collections::BTreeSet::new();
+    for l in &lines[..10] {
+        let (ids, subject) = l.split_once('|').unwrap();
+        let ids: Vec<&str> = ids.split(' ').collect();
+        assert_eq!(ids.len(), 2, "one parent: {l}");
+        let i = subject.strip_prefix("add f").unwrap();
+        assert_eq!(git(d, &["show", "--format=", "--name-only", ids[0]]), format!("f{i}.txt\n"), "{l}");
+        assert!(seen.insert(i.to_owned()));
+    }
+    assert_eq!(seen.len(), 10);
+    assert_eq!(git(d, &["status", "--porcelain"]), "");
+    assert!(!d.join(".git/index.lock").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ref_moved_by_another_process_mid_commit_is_retried_not_internal() {
+    let t = commit_repo();
+    let d = t.path();
+    // A side commit made by "another process" (the pre-commit hook) that moves the branch.
+    commit_file(d, "side.txt", "side\n", "side");
+    let side = git(d, &["rev-parse", "HEAD"]).trim().to_owned();
+    git(d, &["reset", "-q", "--hard", "HEAD~1"]);
+    let hook = d.join(".git/hooks/pre-commit");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(&hook, format!("#!/bin/sh\ngit update-ref refs/heads/work {side}\n")).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    write(d, "mine.txt", "mine\n");
+    let r = call_yes(d, "git_commit", json!({"message": "mine", "files": ["mine.txt"]})).await.unwrap();
+    assert_eq!(r["committed"], true);
+    assert_eq!(git(d, &["rev-parse", "HEAD~1"]).trim(), side, "the commit went on top of the moved branch");
+    assert_eq!(git(d, &["log", "-1", "--format=%s"]).trim(), "mine");
+    assert!(git(d, &["show", "--format=", "--name-only", "HEAD"]).contains("mine.txt"));
+    // Another process holding index.lock for a moment: the commit waits for it, then goes on.
+    std::fs::remove_file(&hook).unwrap();
+    write(d, "later.txt", "later\n");
+    let lock = d.join(".git/index.lock");
+    let (ctx, _) = ctx_with(d, vec![]);
+    let l2 = lock.clone();
+    let confirm: eddie_tools_core::context::ConfirmFn = Arc::new(move |_m: String| {
+        // Taken after the plan, released 300 ms later.
+        std::fs::write(&l2, b"other").unwrap();
+        let l3 = l2.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            std::fs::remove_file(&l3).unwrap();
+        });
+        Box::pin(async { Ok(true) })
+    });
+    let ctx = ctx.with_confirm(confirm);
+    let r = call_ctx(&ctx, "git_commit", json!({"message": "later", "files": ["later.txt"]})).await.unwrap();
+    assert_eq!(r["committed"], true);
+    assert_eq!(git(d, &["log", "-1", "--format=%s"]).trim(), "later");
+    assert!(!lock.exists());
+}
+
+// ---- issue 27: git's order, Stack's commit, and what git refuses ----
+
+/// `git` with the committer (and author) date set to `date`.
+fn git_at(dir: &Path, date: &str, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Ada")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_NAME", "Ada")
+        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+        .env("GIT_COMMITTER_DATE", date)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Our `git_log` ids against `git log --format=%H <flags>` for every order and a few ranges.
+async fn assert_log_order(d: &Path, what: &str) {
+    for (order, flag) in [
+        (None, None),
+        (Some("default"), None),
+        (Some("topo"), Some("--topo-order")),
+        (Some("date"), Some("--date-order")),
+    ] {
+        for rev in [None, Some("HEAD~1"), Some("side..main"), Some("main..side")] {
+            let mut args = vec!["log", "--format=%H"];
+            args.extend(flag);
+            args.extend(rev);
+            let want: Vec<String> = git(d, &args).lines().map(str::to_owned).collect();
+            let mut call_args = json!({"maxCount": 1000});
+            if let Some(o) = order {
+                call_args["order"] = json!(o);
+            }
+            if let Some(r) = rev {
+                call_args["revision"] = json!(r);
+            }
+            let r = call(d, "git_log", call_args.clone()).await.unwrap();
+            let ours: Vec<String> = r["commits"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["id"].as_str().unwrap().to_owned())
+                .collect();
+            let subjects = |ids: &[String]| -> Vec<String> {
+                ids.iter().map(|i| git(d, &["log", "-1", "--format=%s", i]).trim().to_owned()).collect()
+            };
+            assert_eq!(subjects(&ours), subjects(&want), "{what}: order {order:?} rev {rev:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_comes_out_in_gits_order_same_second_commits_and_merges_included() {
+    // Five commits in one second: git log lists them newest first, in parent order.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    for i in 0..5 {
+        commit_file(d, "f.txt", &format!("{i}\n"), &format!("c{i}"));
+    }
+    let r = call(d, "git_log", json!({})).await.unwrap();
+    let subjects: Vec<&str> =
+        r["commits"].as_array().unwrap().iter().map(|c| c["subject"].as_str().unwrap()).collect();
+    assert_eq!(subjects, ["c4", "c3", "c2", "c1", "c0"]);
+    // A merge history, every commit in the same second: git's tie-breaking decides everything.
+    git(d, &["checkout", "-q", "-b", "side", "HEAD~2"]);
+    for i in 0..3 {
+        commit_file(d, "s.txt", &format!("{i}\n"), &format!("s{i}"));
+    }
+    git(d, &["checkout", "-q", "main"]);
+    commit_file(d, "g.txt", "g\n", "c5");
+    git(d, &["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    write(d, "f.txt", "after\n");
+    git(d, &["commit", "-q", "-am", "c6"]);
+    assert_log_order(d, "same second").await;
+    // The same shape with dates: a side branch older than main, and a commit dated before its parent.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let mut n = 0;
+    let mut commit = |d: &Path, date: &str, file: &str| {
+        n += 1;
+        write(d, file, &format!("{n}\n"));
+        git_at(d, date, &["add", file]);
+        git_at(d, date, &["commit", "-q", "-m", &format!("{file} {n}")]);
+    };
+    commit(d, "2026-01-01T00:00:00Z", "a");
+    commit(d, "2026-01-03T00:00:00Z", "a");
+    git(d, &["checkout", "-q", "-b", "side", "HEAD~1"]);
+    commit(d, "2026-01-02T00:00:00Z", "b");
+    commit(d, "2026-01-05T00:00:00Z", "b");
+    commit(d, "2025-12-30T00:00:00Z", "b");
+    git(d, &["checkout", "-q", "main"]);
+    commit(d, "2026-01-04T00:00:00Z", "a");
+    git_at(d, "2026-01-06T00:00:00Z", &["merge", "-q", "--no-ff", "-m", "merge", "side"]);
+    commit(d, "2026-01-06T00:00:00Z", "c");
+    commit(d, "2026-01-06T00:00:00Z", "c");
+    assert_log_order(d, "dated").await;
+    // Bad orders are refused.
+    assert_eq!(call(d, "git_log", json!({"order": "random"})).await.unwrap_err().0, "INVALID_ARGUMENT");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stacks_commit_without_files_stages_everything_but_ignored_files() {
+    let t = commit_repo();
+    let d = t.path();
+    commit_file(d, ".gitignore", "*.log\n", "ignore logs");
+    // Only new files: ours and Floyd's spellings keep today's behaviour (nothing staged, no
+    // tracked change: nothing to commit).
+    write(d, "n1.txt", "one\n");
+    write(d, "dir/n2.txt", "two\n");
+    write(d, "debug.log", "ignored\n");
+    for args in [json!({"message": "ours"}), json!({"message": "floyd", "repoPath": "."})] {
+        let e = call_yes(d, "git_commit", args.clone()).await.unwrap_err();
+        assert_eq!(e.0, "NOTHING_TO_COMMIT", "{args}");
+    }
+    // Stack's spelling (repo_path, no files): everything staged, the ignored file left out.
+    let (ctx, prompts) = ctx_with(d, vec![]);
+    let r =
+        call_ctx(&ctx, "git_commit", json!({"repo_path": ".", "message": "feat: new files"})).await.unwrap();
+    assert_eq!(r["committed"], true);
+    assert_eq!(r["files"], json!(["dir/n2.txt", "n1.txt"]));
+    assert_eq!(r["stagedAll"], true);
+    assert!(prompts.lock().unwrap()[0].contains("untracked files included"), "{:?}", prompts.lock().unwrap());
+    assert_eq!(git(d, &["show", "--format=", "--name-only", "HEAD"]), "dir/n2.txt\nn1.txt\n");
+    assert_eq!(git(d, &["status", "--porcelain", "--ignored"]), "!! debug.log\n");
+    let content = eddie_tools_core::registry::run(
+        "git_commit",
+        &json!({"repo_path": ".", "message": "x", "allowEmpty": true}),
+        &ctx,
+    )
+    .await
+    .unwrap()
+    .content;
+    assert!(content.contains("staged first"), "{content}");
+    // Stack's spelling with files stages those only.
+    write(d, "n3.txt", "three\n");
+    write(d, "n4.txt", "four\n");
+    let r = call_yes(d, "git_commit", json!({"repo_path": ".", "message": "n3", "files": ["n3.txt"]}))
+        .await
+        .unwrap();
+    assert_eq!(r["files"], json!(["n3.txt"]));
+    assert_eq!(git(d, &["status", "--porcelain"]), "?? n4.txt\n");
+}
+
+/// Values git refuses, or that no git name can hold.
+fn hostile() -> Vec<String> {
+    vec![
+        "a\0b".into(),
+        "\0".into(),
+        "x".repeat(1024 * 1024),
+        "a".repeat(255),
+        "a".repeat(256),
+        "b/".repeat(3000),
+        "..".into(),
+        "../..".into(),
+        "a..b".into(),
+        "a...b".into(),
+        "HEAD@{".into(),
+        "@{-1}".into(),
+        "@".into(),
+        "x.lock".into(),
+        "refs/heads/x.lock".into(),
+        "a\u{1}b\u{7f}".into(),
+        "line\nbreak".into(),
+        "-x".into(),
+        "--upload-pack=touch /tmp/x".into(),
+        "a b".into(),
+        "~^:?*[\\".into(),
+        "/".into(),
+        "".into(),
+        "ü/ñ".into(),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_git_tool_refuses_hostile_values_without_internal() {
+    let t = commit_repo();
+    let d = t.path();
+    git(d, &["branch", "other"]);
+    write(d, "a.txt", "changed\n");
+    // Filled in when a call needs it, so that the hostile value is what is judged.
+    let required = json!({"message": "m", "file": "a.txt", "checkpoint": "latest"});
+    let mut calls = 0;
+    for spec in registry::tools().filter(|s| s.family == "git") {
+        let def = registry::definition(spec.name).unwrap();
+        let props = def["jsonSchema"]["properties"].as_object().unwrap();
+        for (key, schema) in props {
+            let text = schema.to_string();
+            if !text.contains("\"string\"") {
+                continue;
+            }
+            for v in hostile() {
+                let mut args = json!({});
+                for r in def["jsonSchema"]["required"].as_array().into_iter().flatten() {
+                    let r = r.as_str().unwrap();
+                    args[r] = required[r].clone();
+                }
+                if matches!(spec.name, "git_branch")
+                    && !["action", "create", "delete"].contains(&key.as_str())
+                {
+                    args["action"] = json!("create");
+                    args["name"] = json!(format!("sweep-{calls}"));
+                }
+                args[key.as_str()] = json!(v);
+                calls += 1;
+                let out = call_yes(d, spec.name, args.clone()).await;
+                if let Err((code, msg)) = &out {
+                    let shown: String = args.to_string().chars().take(200).collect();
+                    assert_ne!(code, "INTERNAL", "{} {shown}: {msg}", spec.name);
+                }
+            }
+        }
+    }
+    assert!(calls > 300, "{calls} calls");
+    // The named rules: NUL in a message, odd and long branch names.
+    for (tool, args) in [
+        ("git_commit", json!({"message": "a\0b", "stageAll": true})),
+        ("git_checkpoint", json!({"message": "a\0b"})),
+    ] {
+        let e = call_yes(d, tool, args).await.unwrap_err();
+        assert_eq!(e.0, "INVALID_ARGUMENT", "{tool}");
+        assert!(e.1.contains("NUL"), "{tool}: {}", e.1);
+    }
+    let ok = "c".repeat(250);
+    call_yes(d, "git_branch", json!({"action": "create", "name": ok})).await.unwrap();
+    assert!(git(d, &["branch", "--list", &ok]).contains(&ok));
+    let branches = git(d, &["branch", "--list"]);
+    for (name, rule) in [
+        ("a".repeat(255), "250 bytes"),
+        ("a".repeat(256), "255 bytes"),
+        ("a".repeat(1024), "255 bytes"),
+        ("x.lock".into(), ".lock"),
+        ("a..b".into(), "'..'"),
+        ("a@{1}".into(), "'@{'"),
+        ("a\u{1}".into(), "control"),
+        ("a b".into(), "' '"),
+    ] {
+        for args in [json!({"action": "create", "name": name}), json!({"create": name})] {
+            let e = call_yes(d, "git_branch", args).await.unwrap_err();
+            assert_eq!(e.0, "INVALID_ARGUMENT", "{name:.40}");
+            assert!(e.1.contains(rule), "{name:.40}: {}", e.1);
+            // git refuses the same names (the long ones when it makes the ref's file).
+            assert!(!git_raw(d, &["branch", &name]).status.success(), "git accepts {name:.40}");
+        }
+    }
+    assert_eq!(git(d, &["branch", "--list"]), branches, "nothing else was created");
+}

@@ -7,25 +7,28 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::boundary::Scope;
 use crate::call::args::lenient::StringOrList;
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
+use crate::workspace::Workspace;
 
 /// The default byte budget of patch text.
 pub const DEFAULT_BUDGET: usize = 50_000;
 /// The largest byte budget a caller may ask for.
 pub const MAX_BUDGET: usize = 10 * 1024 * 1024;
 
-/// A repository with a working tree, opened from `dir` (searching upwards).
-pub fn checkout(dir: &Path) -> Result<git2::Repository> {
-    let repo = super::open(dir)?;
+/// A repository with a working tree, opened from `dir` (searching upwards), and the part of it
+/// the workspace `ws` lets a call read and write.
+pub fn checkout(ws: &Workspace, dir: &Path) -> Result<(git2::Repository, Scope)> {
+    let (repo, scope) = super::open(ws, dir)?;
     if repo.is_bare() {
         return Err(ToolError::new(
             ErrorCode::NotARepository,
             "the repository is bare (no working tree); pass path: a folder of a checkout",
         ));
     }
-    Ok(repo)
+    Ok((repo, scope))
 }
 
 /// The working tree root of `repo`.
@@ -330,6 +333,27 @@ pub fn check_ref_lock(repo: &git2::Repository, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// The paths that differ between trees `from` (none: empty) and `to`, both sides of each
+/// change: what a checkout from one to the other writes or removes.
+pub fn changed_paths(
+    repo: &git2::Repository,
+    from: Option<&git2::Tree<'_>>,
+    to: &git2::Tree<'_>,
+) -> Result<std::collections::HashSet<String>> {
+    let d = repo
+        .diff_tree_to_tree(from, Some(to), None)
+        .map_err(|e| super::err(&e, ErrorCode::Internal, "checkout"))?;
+    let mut out = std::collections::HashSet::new();
+    for delta in d.deltas() {
+        for f in [delta.old_file(), delta.new_file()] {
+            if let Some(p) = f.path_bytes() {
+                out.insert(String::from_utf8_lossy(p).into_owned());
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A byte budget argument.
 pub fn budget(v: Option<i64>) -> Result<usize> {
     match v {
@@ -405,8 +429,9 @@ pub struct Rendered {
 
 /// Per-file numbers and (when `with_patch`) patch text under `budget` bytes: a file's patch is
 /// kept whole or left out (and counted). Binary files are reported (`binary: true`, no line
-/// counts, as `git diff --numstat` prints `-`), never dumped.
-pub fn render(diff: &git2::Diff<'_>, with_patch: bool, budget: usize) -> Result<Rendered> {
+/// counts, as `git diff --numstat` prints `-`), never dumped. A file with a side outside the
+/// workspace (`scope`) is left out altogether.
+pub fn render(diff: &git2::Diff<'_>, with_patch: bool, budget: usize, scope: &Scope) -> Result<Rendered> {
     let mut r = Rendered {
         files: Vec::new(),
         patch: String::new(),
@@ -416,7 +441,11 @@ pub fn render(diff: &git2::Diff<'_>, with_patch: bool, budget: usize) -> Result<
         omitted: Vec::new(),
     };
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "diff");
-    for i in 0..diff.deltas().len() {
+    for (i, d) in diff.deltas().enumerate() {
+        let sides = [d.old_file().path_bytes(), d.new_file().path_bytes()];
+        if !sides.into_iter().flatten().all(|p| scope.contains(p)) {
+            continue;
+        }
         let Some(mut patch) = git2::Patch::from_diff(diff, i).map_err(fail)? else { continue };
         let delta = patch.delta();
         let status = delta.status();

@@ -40,7 +40,7 @@ fn blame(
     rev: Option<&str>,
     range: (Option<usize>, Option<usize>),
 ) -> Result<Value> {
-    let repo = common::checkout(dir)?;
+    let (repo, _) = common::checkout(&ctx.workspace, dir)?;
     let root = common::workdir(&repo)?;
     let spec = common::pathspecs(ctx, dir, &root, &[file.to_owned()])?.into_iter().next().unwrap_or_default();
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "blame");
@@ -218,6 +218,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
     aliases: &[
+        ("repo_path", "path"),
         ("filePath", "file"),
         ("file_path", "file"),
         ("ref", "revision"),

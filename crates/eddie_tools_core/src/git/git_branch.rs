@@ -8,9 +8,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::common;
+use super::boundary::{self, Scope};
+use super::{common, lock, refname};
 use crate::call::args::lenient::Flag;
-use crate::context::Ctx;
+use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -108,28 +109,35 @@ fn list(repo: &git2::Repository, remote: bool) -> Result<Value> {
     }))
 }
 
-fn valid_name(name: &str) -> Result<()> {
-    if name.starts_with('-') || !git2::Branch::name_is_valid(name).unwrap_or(false) {
-        return Err(ToolError::invalid(format!("{name:?} is not a valid branch name")));
+/// Checks before a switch to `tree` (`name`, for messages) changes any file: every path it
+/// would write must be inside the workspace (`OUTSIDE_WORKSPACE` naming those that are not, or
+/// one that a symlinked folder leads outside), and none may have local changes
+/// (`DIRTY_WORKTREE`, as git refuses it).
+fn check_switch(
+    ctx: &Ctx,
+    repo: &git2::Repository,
+    scope: &Scope,
+    name: &str,
+    tree: &git2::Object<'_>,
+) -> Result<()> {
+    let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "checkout");
+    let target = tree.peel_to_tree().map_err(fail)?;
+    let head = common::head_commit(repo)?.map(|c| c.tree()).transpose().map_err(fail)?;
+    let changing = common::changed_paths(repo, head.as_ref(), &target)?;
+    let workdir = common::workdir(repo)?;
+    boundary::check_checkout(&ctx.workspace, scope, &workdir, &format!("switching to {name}"), &changing)?;
+    let files = conflicts(repo, &changing)?;
+    if !files.is_empty() {
+        return Err(dirty_error(name, &files));
     }
     Ok(())
 }
 
-/// Files a switch to `tree` would overwrite, as git decides it: paths that differ between
-/// HEAD and `tree` and that have local changes (staged, unstaged, or untracked in the way).
-fn conflicts(repo: &git2::Repository, tree: &git2::Object<'_>) -> Result<Vec<String>> {
+/// Files a switch would overwrite, as git decides it: paths of `changing` (they differ
+/// between HEAD and the target) that have local changes (staged, unstaged, or untracked in
+/// the way).
+fn conflicts(repo: &git2::Repository, changing: &std::collections::HashSet<String>) -> Result<Vec<String>> {
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "checkout");
-    let target = tree.peel_to_tree().map_err(fail)?;
-    let head = common::head_commit(repo)?.map(|c| c.tree()).transpose().map_err(fail)?;
-    let d = repo.diff_tree_to_tree(head.as_ref(), Some(&target), None).map_err(fail)?;
-    let mut changing = std::collections::HashSet::new();
-    for delta in d.deltas() {
-        for f in [delta.old_file(), delta.new_file()] {
-            if let Some(p) = f.path_bytes() {
-                changing.insert(lossy(p));
-            }
-        }
-    }
     if changing.is_empty() {
         return Ok(Vec::new());
     }
@@ -174,10 +182,10 @@ fn dirty_error(name: &str, files: &[String]) -> ToolError {
 }
 
 fn plan(ctx: &Ctx, dir: &std::path::Path, action: Action, a: &Args, name: Option<String>) -> Result<Plan> {
-    let repo = common::checkout(dir)?;
+    let (repo, scope) = common::checkout(&ctx.workspace, dir)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "branch");
     let name = name.ok_or_else(|| ToolError::invalid("name is required for create, switch and delete"))?;
-    valid_name(&name)?;
+    refname::check_branch(&name, Some(repo.path()))?;
     let current = common::current_branch(&repo);
     let short = |o: git2::Oid| o.to_string()[..7].to_owned();
     match action {
@@ -193,10 +201,7 @@ fn plan(ctx: &Ctx, dir: &std::path::Path, action: Action, a: &Args, name: Option
             let checkout = a.checkout.map_or(a.create.is_some(), |f| f.0);
             if checkout {
                 common::check_index_lock(&repo)?;
-                let files = conflicts(&repo, start.as_object())?;
-                if !files.is_empty() {
-                    return Err(dirty_error(&name, &files));
-                }
+                check_switch(ctx, &repo, &scope, &name, start.as_object())?;
             }
             let message = format!(
                 "Create branch {name} at {start_spec} ({}){}",
@@ -219,10 +224,7 @@ fn plan(ctx: &Ctx, dir: &std::path::Path, action: Action, a: &Args, name: Option
             })?;
             let target = b.get().peel(git2::ObjectType::Commit).map_err(fail)?;
             common::check_index_lock(&repo)?;
-            let files = conflicts(&repo, &target)?;
-            if !files.is_empty() {
-                return Err(dirty_error(&name, &files));
-            }
+            check_switch(ctx, &repo, &scope, &name, &target)?;
             let from = current.unwrap_or_else(|| "a detached HEAD".into());
             Ok(Plan {
                 dir: dir.to_path_buf(),
@@ -287,9 +289,21 @@ fn plan(ctx: &Ctx, dir: &std::path::Path, action: Action, a: &Args, name: Option
     }
 }
 
-fn switch(repo: &git2::Repository, name: &str, target: &git2::Object<'_>) -> Result<()> {
+/// Check out `target` (checked again now: the branch may have moved since the confirm) and
+/// point HEAD at `name`. The checkout is limited to the workspace's folder besides.
+fn switch(
+    ctx: &Ctx,
+    repo: &git2::Repository,
+    scope: &Scope,
+    name: &str,
+    target: &git2::Object<'_>,
+) -> Result<()> {
+    check_switch(ctx, repo, scope, name, target)?;
     let mut cb = git2::build::CheckoutBuilder::new();
     cb.safe();
+    if let Some(prefix) = scope.prefix() {
+        cb.path(prefix).disable_pathspec_match(true);
+    }
     repo.checkout_tree(target, Some(&mut cb)).map_err(|e| {
         if e.code() == git2::ErrorCode::Conflict {
             dirty_error(name, &[e.message().to_owned()])
@@ -301,8 +315,8 @@ fn switch(repo: &git2::Repository, name: &str, target: &git2::Object<'_>) -> Res
         .map_err(|e| super::err(&e, ErrorCode::Internal, "switching HEAD"))
 }
 
-fn apply(p: &Plan) -> Result<Value> {
-    let repo = common::checkout(&p.dir)?;
+fn apply(ctx: &Ctx, p: &Plan) -> Result<Value> {
+    let (repo, scope) = common::checkout(&ctx.workspace, &p.dir)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "branch");
     match &p.op {
         Op::Create { name, start, checkout } => {
@@ -315,7 +329,7 @@ fn apply(p: &Plan) -> Result<Value> {
                 }
             })?;
             if *checkout {
-                switch(&repo, name, c.as_object())?;
+                switch(ctx, &repo, &scope, name, c.as_object())?;
             }
             Ok(
                 json!({"action": "create", "name": name, "head": start.to_string(), "switched": checkout, "current": common::current_branch(&repo)}),
@@ -324,7 +338,7 @@ fn apply(p: &Plan) -> Result<Value> {
         Op::Switch { name } => {
             let b = repo.find_branch(name, git2::BranchType::Local).map_err(fail)?;
             let target = b.get().peel(git2::ObjectType::Commit).map_err(fail)?;
-            switch(&repo, name, &target)?;
+            switch(ctx, &repo, &scope, name, &target)?;
             Ok(
                 json!({"action": "switch", "name": name, "head": target.id().to_string(), "switched": true, "current": name}),
             )
@@ -374,8 +388,9 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     if matches!(action, Action::List | Action::Current) {
         let remote = a.remote.is_some_and(|f| f.0);
+        let ws = ctx.workspace.clone();
         let data = crate::blocking(NAME, move || {
-            let repo = common::checkout(&dir)?;
+            let (repo, _) = common::checkout(&ws, &dir)?;
             if action == Action::Current {
                 let current = common::current_branch(&repo);
                 let head = common::head_commit(&repo)?.map(|c| c.id().to_string());
@@ -394,8 +409,13 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         };
         return Ok(ToolOutput::new(SCHEMA, content, data));
     }
-    let c = ctx.clone();
-    let p = crate::blocking(NAME, move || plan(&c, &dir, action, &a, name)).await?;
+    if let Some(n) = &name {
+        refname::check_branch(n, None)?;
+    }
+    let guard = lock::repo_lock(ctx, &dir).await?;
+    let (c, d) = (ctx.clone(), dir.clone());
+    let p = crate::blocking(NAME, move || plan(&c, &d, action, &a, name)).await?;
+    drop(guard);
     let declined = |what: &str| {
         ToolOutput::new(
             SCHEMA,
@@ -403,16 +423,17 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             json!({"action": format!("{action:?}").to_lowercase(), "status": "declined"}),
         )
     };
-    if !ctx.confirm(p.message.clone()).await? {
-        return Ok(declined(&p.message));
+    let mut prompts = vec![Prompt::action(p.message.clone())];
+    if let Some(prot) = &p.protection {
+        prompts.push(Prompt::protected(format!("{prot}. {} anyway?", p.message)));
     }
-    if let Some(prot) = &p.protection
-        && !ctx.confirm(format!("{prot}. {} anyway?", p.message)).await?
-    {
+    if !ctx.confirm_all(prompts).await? {
         return Ok(declined(&p.message));
     }
     let message = p.message.clone();
-    let mut data = crate::blocking(NAME, move || apply(&p)).await?;
+    let _guard = lock::repo_lock(ctx, &dir).await?;
+    let c = ctx.clone();
+    let mut data = crate::blocking(NAME, move || apply(&c, &p)).await?;
     data["status"] = json!("done");
     Ok(ToolOutput::new(SCHEMA, format!("Done: {message}.\n"), data))
 }
@@ -425,6 +446,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Moderate,
     aliases: &[
+        ("repo_path", "path"),
         ("branch", "name"),
         ("branch_name", "name"),
         ("branchName", "name"),

@@ -12,8 +12,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::common;
-use crate::context::Ctx;
+use super::boundary::Scope;
+use super::{common, lock};
+use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -57,9 +58,9 @@ pub struct ListArgs {
 /// One file of a snapshot: blob id and mode.
 type Files = BTreeMap<String, (git2::Oid, i32)>;
 
-/// The working tree's files (tracked and untracked, not ignored) with their blob ids, hashed
-/// without writing anything; `write` stores the blobs too.
-fn worktree_files(repo: &git2::Repository, write: bool) -> Result<Files> {
+/// The working tree's files inside the workspace (tracked and untracked, not ignored) with
+/// their blob ids, hashed without writing anything; `write` stores the blobs too.
+fn worktree_files(repo: &git2::Repository, scope: &Scope, write: bool) -> Result<Files> {
     let root = common::workdir(repo)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "checkpoint");
     let mut opts = git2::StatusOptions::new();
@@ -68,10 +69,13 @@ fn worktree_files(repo: &git2::Repository, write: bool) -> Result<Files> {
         .include_unmodified(true)
         .include_ignored(false)
         .exclude_submodules(true);
+    for s in scope.limit(Vec::new()) {
+        opts.pathspec(s);
+    }
     let st = repo.statuses(Some(&mut opts)).map_err(fail)?;
     let odb = if write { Some(repo.odb().map_err(fail)?) } else { None };
     let mut out = Files::new();
-    for e in st.iter() {
+    for e in st.iter().filter(|e| scope.contains(e.path_bytes())) {
         let rel = String::from_utf8_lossy(e.path_bytes()).into_owned();
         let full = root.join(&rel);
         let Ok(meta) = std::fs::symlink_metadata(&full) else { continue };
@@ -94,17 +98,17 @@ fn worktree_files(repo: &git2::Repository, write: bool) -> Result<Files> {
     Ok(out)
 }
 
-/// Every file of `tree`, recursively.
-fn tree_files(repo: &git2::Repository, tree: &git2::Tree<'_>) -> Result<Files> {
+/// Every file of `tree` inside the workspace, recursively.
+fn tree_files(scope: &Scope, tree: &git2::Tree<'_>) -> Result<Files> {
     let mut out = Files::new();
     tree.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
-        if matches!(e.kind(), Some(git2::ObjectType::Blob)) {
-            out.insert(format!("{dir}{}", e.name().unwrap_or_default()), (e.id(), e.filemode()));
+        let path = format!("{dir}{}", e.name().unwrap_or_default());
+        if matches!(e.kind(), Some(git2::ObjectType::Blob)) && scope.contains(path.as_bytes()) {
+            out.insert(path, (e.id(), e.filemode()));
         }
         git2::TreeWalkResult::Ok
     })
     .map_err(|e| super::err(&e, ErrorCode::Internal, "checkpoint"))?;
-    let _ = repo;
     Ok(out)
 }
 
@@ -126,9 +130,14 @@ fn entry(path: &str, id: git2::Oid, mode: i32) -> git2::IndexEntry {
 }
 
 /// Take a checkpoint: a commit of the working tree under [`NAMESPACE`]. Returns (id, ref, commit, files).
-fn take(repo: &git2::Repository, ctx: &Ctx, note: &str) -> Result<(String, String, git2::Oid, usize)> {
+fn take(
+    repo: &git2::Repository,
+    scope: &Scope,
+    ctx: &Ctx,
+    note: &str,
+) -> Result<(String, String, git2::Oid, usize)> {
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "checkpoint");
-    let files = worktree_files(repo, true)?;
+    let files = worktree_files(repo, scope, true)?;
     let mut index = git2::Index::new().map_err(fail)?;
     for (p, (id, mode)) in &files {
         index.add(&entry(p, *id, *mode)).map_err(fail)?;
@@ -197,12 +206,13 @@ fn list(repo: &git2::Repository) -> Result<Vec<Value>> {
 
 /// Run `git_checkpoint`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let note = a.message.unwrap_or_default();
+    super::refname::check_message("message", &note)?;
     let dir = super::locate(ctx, a.path.as_deref())?;
     let c = ctx.clone();
-    let note = a.message.unwrap_or_default();
     let data = crate::blocking("git_checkpoint", move || {
-        let repo = common::checkout(&dir)?;
-        let (id, name, commit, n) = take(&repo, &c, &note)?;
+        let (repo, scope) = common::checkout(&c.workspace, &dir)?;
+        let (id, name, commit, n) = take(&repo, &scope, &c, &note)?;
         Ok(json!({"id": id, "ref": name, "commit": commit.to_string(), "files": n}))
     })
     .await?;
@@ -218,7 +228,8 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 /// Run `git_list_checkpoints`.
 pub async fn run_list(a: ListArgs, ctx: &Ctx) -> Result<ToolOutput> {
     let dir = super::locate(ctx, a.path.as_deref())?;
-    let all = crate::blocking("git_list_checkpoints", move || list(&common::checkout(&dir)?)).await?;
+    let ws = ctx.workspace.clone();
+    let all = crate::blocking("git_list_checkpoints", move || list(&common::checkout(&ws, &dir)?.0)).await?;
     let mut content = String::new();
     for c in &all {
         content.push_str(&format!(
@@ -243,15 +254,15 @@ struct RestorePlan {
 }
 
 fn restore_plan(ctx: &Ctx, dir: &Path, spec: &str) -> Result<RestorePlan> {
-    let repo = common::checkout(dir)?;
+    let (repo, scope) = common::checkout(&ctx.workspace, dir)?;
     let root = common::workdir(&repo)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "restore");
     let r = checkpoint_ref(&repo, spec)?;
     let name = r.name().unwrap_or(spec).to_owned();
     let commit = r.peel_to_commit().map_err(fail)?;
     let tree = commit.tree().map_err(fail)?;
-    let want = tree_files(&repo, &tree)?;
-    let have = worktree_files(&repo, false)?;
+    let want = tree_files(&scope, &tree)?;
+    let have = worktree_files(&repo, &scope, false)?;
     let inside = |rel: &str| -> Result<PathBuf> {
         let abs = root.join(rel);
         Ok(ctx.workspace.resolve(&abs.to_string_lossy())?.lexical)
@@ -272,11 +283,11 @@ fn restore_plan(ctx: &Ctx, dir: &Path, spec: &str) -> Result<RestorePlan> {
 }
 
 fn restore_apply(ctx: &Ctx, p: &RestorePlan) -> Result<Value> {
-    let repo = common::checkout(&p.dir)?;
+    let (repo, scope) = common::checkout(&ctx.workspace, &p.dir)?;
     let root = common::workdir(&repo)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "restore");
     let (before_id, _, _, _) =
-        take(&repo, ctx, &format!("before restoring {}", p.name.trim_start_matches(NAMESPACE)))?;
+        take(&repo, &scope, ctx, &format!("before restoring {}", p.name.trim_start_matches(NAMESPACE)))?;
     for (rel, path, id, mode) in &p.write {
         let blob = repo.find_blob(*id).map_err(fail)?;
         if let Ok(m) = std::fs::symlink_metadata(path)
@@ -337,9 +348,11 @@ pub async fn run_restore(a: RestoreArgs, ctx: &Ctx) -> Result<ToolOutput> {
             "checkpoint must be a checkpoint id (git_list_checkpoints), its ref, or latest",
         ));
     }
-    let c = ctx.clone();
+    let (c, d) = (ctx.clone(), dir.clone());
     let spec = a.checkpoint.clone();
-    let p = crate::blocking("git_restore_checkpoint", move || restore_plan(&c, &dir, &spec)).await?;
+    let guard = lock::repo_lock(ctx, &dir).await?;
+    let p = crate::blocking("git_restore_checkpoint", move || restore_plan(&c, &d, &spec)).await?;
+    drop(guard);
     let id = p.name.trim_start_matches(NAMESPACE).to_owned();
     if p.write.is_empty() && p.delete.is_empty() {
         return Ok(ToolOutput::new(
@@ -370,13 +383,14 @@ pub async fn run_restore(a: RestoreArgs, ctx: &Ctx) -> Result<ToolOutput> {
     msg.push_str(
         ". A checkpoint of the current state is taken first; the index, HEAD and branches are not touched.",
     );
-    if !ctx.confirm(msg).await? {
+    if !ctx.confirm_all(vec![Prompt::action(msg)]).await? {
         return Ok(ToolOutput::new(
             RESTORE_SCHEMA,
             "Restore declined; nothing changed.\n",
             json!({"checkpoint": id, "commit": p.target.to_string(), "written": [], "deleted": [], "before": null, "status": "declined"}),
         ));
     }
+    let _guard = lock::repo_lock(ctx, &dir).await?;
     let c = ctx.clone();
     let data = crate::blocking("git_restore_checkpoint", move || restore_apply(&c, &p)).await?;
     let content = format!(
@@ -395,7 +409,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "git",
     effects: crate::registry::Effects::Writes,
     permission: crate::registry::Permission::None,
-    aliases: &[("note", "message"), ("label", "message"), ("name", "message")],
+    aliases: &[("repo_path", "path"), ("note", "message"), ("label", "message"), ("name", "message")],
     definition: include_str!("git_checkpoint.json"),
     input: Some(common::schema_no_required::<Args>),
     run: |args, ctx| {
@@ -410,7 +424,7 @@ pub const RESTORE: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "git",
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Moderate,
-    aliases: &[("id", "checkpoint"), ("name", "checkpoint"), ("ref", "checkpoint")],
+    aliases: &[("repo_path", "path"), ("id", "checkpoint"), ("name", "checkpoint"), ("ref", "checkpoint")],
     definition: include_str!("git_restore_checkpoint.json"),
     input: Some(crate::call::args::schema::<RestoreArgs>),
     run: |args, ctx| {
@@ -427,7 +441,7 @@ pub const LIST: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "git",
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
-    aliases: &[],
+    aliases: &[("repo_path", "path")],
     definition: include_str!("git_list_checkpoints.json"),
     input: Some(common::schema_no_required::<ListArgs>),
     run: |args, ctx| {

@@ -1,22 +1,34 @@
 //! `git_commit`: record a commit with libgit2. What is committed: `files` staged first
-//! (Stack), or everything with `stageAll` (Floyd; untracked files too), else the index when
-//! something is staged, else all tracked changes (`git commit -a`). The author comes from the
-//! repository's config (or `GIT_AUTHOR_*` in `ctx.env`), with a clear error when there is
+//! (Stack), or everything with `stageAll` (Floyd; untracked files too), or everything when the
+//! call is spelt as Stack's (its `repo_path` key, no `files`: Stack stages all), else the index
+//! when something is staged, else all tracked changes (`git commit -a`). The author comes from
+//! the repository's config (or `GIT_AUTHOR_*` in `ctx.env`), with a clear error when there is
 //! none. An empty commit is refused unless `allowEmpty`. The repository's `pre-commit` and
-//! `commit-msg` hooks run through the supervisor (libgit2 runs none by itself): a failing hook
-//! means no commit, the index put back as it was, and the hook's output in the error. A commit
-//! to a protected branch asks a second time, naming the protection.
+//! `commit-msg` hooks run through the supervisor (libgit2 runs none by itself) when they lie
+//! inside the workspace (one outside is never run, and the result says so): a failing hook
+//! means no commit, the index as it was, and the hook's output in the error. The call asks
+//! once, with a prompt for the action, one naming the hooks that will run, and one for a
+//! protected branch.
+//!
+//! Commits to one repository are serialised in this process (`lock::repo_lock`) and made as
+//! git makes them against other processes: `index.lock` is held from the read of the index to
+//! its replacement, staging writes a private copy (the hooks' `GIT_INDEX_FILE`), and the branch
+//! is moved with a compare-and-swap from the parent just read; a branch moved by another
+//! process in between is re-read and the commit made again on top of it (a bounded number of
+//! times, then `LOCKED`, never `INTERNAL`).
 
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
+use super::boundary::{self, Scope};
 use super::common;
 use super::git_stage;
+use super::lock::{self, IndexLock, LOCK_WAIT};
 use crate::call::args::lenient::{Flag, StringOrList};
-use crate::context::Ctx;
+use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -24,6 +36,8 @@ use crate::output::ToolOutput;
 pub const SCHEMA: &str = "eddie.tool.git_commit.result.v1";
 const NAME: &str = "git_commit";
 const HOOK_TIMEOUT_SECS: u64 = 600;
+/// How many times a commit is made again on top of a branch another process moved.
+const REF_ATTEMPTS: usize = 10;
 
 /// The arguments of `git_commit`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -31,8 +45,12 @@ const HOOK_TIMEOUT_SECS: u64 = 600;
 pub struct Args {
     /// The commit message (first line: the subject).
     pub message: String,
-    /// A folder inside the repository (default: the workspace root; also: repo_path, repoPath).
+    /// A folder inside the repository (default: the workspace root; also: repoPath).
     pub path: Option<String>,
+    /// Stack's spelling of path. A call spelt as Stack's (with repo_path) and without files
+    /// stages every change first, untracked files included (ignored ones not), as Stack does.
+    #[serde(rename = "repo_path")]
+    pub repo_path: Option<String>,
     /// Stage these files first, relative to path (also: stageFiles, file).
     pub files: Option<StringOrList>,
     /// Stage every change first, untracked files included (like git add -A).
@@ -43,38 +61,75 @@ pub struct Args {
     pub amend: Option<Flag>,
 }
 
+/// What is staged before the commit (on the private copy of the index).
 enum Staging {
+    /// These pathspecs, like `git add -A <specs>`.
     Specs(Vec<String>),
-    Nothing,
+    /// Every change of the workspace, untracked files included (`git add -A`).
+    All,
+    /// Every change to a tracked file (`git commit -a`).
+    Tracked,
+    /// Nothing: the index as it is.
+    Index,
+}
+
+/// One hook the repository has.
+struct Hook {
+    name: &'static str,
+    path: PathBuf,
+    /// Why it will not run (it lies outside the workspace), if it will not.
+    skip: Option<String>,
 }
 
 struct Plan {
     dir: PathBuf,
     git_dir: PathBuf,
-    workdir: PathBuf,
+    hook_cwd: PathBuf,
     staging: Staging,
+    stack_all: bool,
     paths: Vec<String>,
     message: String,
     subject: String,
     branch: Option<String>,
     protection: Option<(String, &'static str)>,
-    amend: Option<String>,
+    amend: Option<git2::Oid>,
     allow_empty: bool,
     author: (String, String, Option<git2::Time>),
     committer: (String, String, Option<git2::Time>),
-    hooks: Vec<(String, PathBuf)>,
+    hooks: Vec<Hook>,
+    hooks_from: String,
 }
 
-fn hook(repo: &git2::Repository, cfg: &git2::Config, workdir: &Path, name: &str) -> Option<PathBuf> {
+/// The `pre-commit` and `commit-msg` hooks (executable files; `core.hooksPath` honoured, a
+/// relative one from the work tree as git reads it), and where they come from. A hook whose
+/// real path is outside the workspace is marked to be skipped.
+fn hooks(ctx: &Ctx, repo: &git2::Repository, cfg: &git2::Config, workdir: &Path) -> (Vec<Hook>, String) {
     use std::os::unix::fs::PermissionsExt;
-    let dir = match cfg.get_path("core.hooksPath") {
-        Ok(p) if p.is_absolute() => p,
-        Ok(p) => workdir.join(p),
-        Err(_) => repo.path().join("hooks"),
+    let (dir, from) = match cfg.get_path("core.hooksPath") {
+        Ok(p) => {
+            let abs = if p.is_absolute() { p.clone() } else { workdir.join(&p) };
+            (abs, format!("core.hooksPath = {}", p.display()))
+        }
+        Err(_) => {
+            let d = repo.path().join("hooks");
+            let shown = d.display().to_string();
+            (d, shown)
+        }
     };
-    let p = dir.join(name);
-    let m = std::fs::metadata(&p).ok()?;
-    (m.is_file() && m.permissions().mode() & 0o111 != 0).then_some(p)
+    let mut out = Vec::new();
+    for name in ["pre-commit", "commit-msg"] {
+        let path = dir.join(name);
+        let Ok(m) = std::fs::metadata(&path) else { continue };
+        if !m.is_file() || m.permissions().mode() & 0o111 == 0 {
+            continue;
+        }
+        let skip = (!boundary::inside(&ctx.workspace, &path)).then(|| {
+            let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            format!("{} is outside the workspace", real.display())
+        });
+        out.push(Hook { name, path, skip });
+    }
+    (out, from)
 }
 
 fn sig_parts(s: &git2::Signature<'_>, explicit_time: bool) -> (String, String, Option<git2::Time>) {
@@ -93,8 +148,31 @@ fn make_sig(p: &(String, String, Option<git2::Time>)) -> Result<git2::Signature<
     r.map_err(|e| ToolError::invalid(format!("invalid git identity: {}", e.message())))
 }
 
+/// `OUTSIDE_WORKSPACE` when changes staged outside the workspace would be committed too.
+fn refuse_staged_outside(scope: &Scope, staged: &[String]) -> Result<()> {
+    let outside = scope.outside(staged.iter().map(String::as_bytes));
+    boundary::refuse_outside("committing the index (changes staged outside the workspace)", &outside)
+}
+
+/// Tracked files with working tree changes inside the workspace (what `git commit -a` adds).
+fn tracked_changes(repo: &git2::Repository, scope: &Scope) -> Result<Vec<String>> {
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(false);
+    for s in scope.limit(Vec::new()) {
+        opts.pathspec(s);
+    }
+    let st = repo.statuses(Some(&mut opts)).map_err(|e| super::err(&e, ErrorCode::Internal, "status"))?;
+    use git2::Status as S;
+    let wt = S::WT_MODIFIED | S::WT_DELETED | S::WT_TYPECHANGE;
+    Ok(st
+        .iter()
+        .filter(|e| e.status().intersects(wt) && scope.contains(e.path_bytes()))
+        .map(|e| String::from_utf8_lossy(e.path_bytes()).into_owned())
+        .collect())
+}
+
 fn plan(ctx: &Ctx, dir: &Path, a: &Args) -> Result<Plan> {
-    let repo = common::checkout(dir)?;
+    let (repo, scope) = common::checkout(&ctx.workspace, dir)?;
     let workdir = common::workdir(&repo)?;
     let message = git2::message_prettify(&a.message, None).unwrap_or_else(|_| a.message.clone());
     if message.trim().is_empty() {
@@ -131,31 +209,18 @@ fn plan(ctx: &Ctx, dir: &Path, a: &Args) -> Result<Plan> {
     let files = common::list(a.files.clone());
     let specs = common::pathspecs(ctx, dir, &workdir, &files)?;
     let staged_now = git_stage::staged_paths(&repo, &[])?;
+    refuse_staged_outside(&scope, &staged_now)?;
+    let stack_all = a.repo_path.is_some() && specs.is_empty() && a.stage_all.is_none();
     let (staging, to_stage) = if !specs.is_empty() {
-        let p = git_stage::stage_plan(&repo, &specs)?;
+        let p = git_stage::stage_plan(&repo, &scope, &specs)?;
         (Staging::Specs(specs), p)
-    } else if a.stage_all.is_some_and(|f| f.0) {
-        let p = git_stage::stage_plan(&repo, &[])?;
-        (Staging::Specs(vec![".".into()]), p)
+    } else if stack_all || a.stage_all.is_some_and(|f| f.0) {
+        (Staging::All, git_stage::stage_plan(&repo, &scope, &[])?)
     } else if staged_now.is_empty() {
-        // Nothing staged: all tracked changes (git commit -a).
-        let mut opts = git2::StatusOptions::new();
-        opts.include_untracked(false);
-        let st = repo.statuses(Some(&mut opts)).map_err(|e| super::err(&e, ErrorCode::Internal, "status"))?;
-        use git2::Status as S;
-        let wt = S::WT_MODIFIED | S::WT_DELETED | S::WT_TYPECHANGE;
-        let tracked: Vec<String> = st
-            .iter()
-            .filter(|e| e.status().intersects(wt))
-            .map(|e| String::from_utf8_lossy(e.path_bytes()).into_owned())
-            .collect();
-        if tracked.is_empty() {
-            (Staging::Nothing, Vec::new())
-        } else {
-            (Staging::Specs(tracked.clone()), tracked)
-        }
+        let tracked = tracked_changes(&repo, &scope)?;
+        if tracked.is_empty() { (Staging::Index, Vec::new()) } else { (Staging::Tracked, tracked) }
     } else {
-        (Staging::Nothing, Vec::new())
+        (Staging::Index, Vec::new())
     };
     let mut paths: Vec<String> = staged_now.into_iter().chain(to_stage).collect();
     paths.sort();
@@ -171,107 +236,142 @@ fn plan(ctx: &Ctx, dir: &Path, a: &Args) -> Result<Plan> {
         Some(b) => common::protection(&repo, ctx, b)?.map(|p| (p, common::protection_source(&repo, ctx))),
         None => None,
     };
-    let hooks = ["pre-commit", "commit-msg"]
-        .iter()
-        .filter_map(|n| hook(&repo, &cfg, &workdir, n).map(|p| ((*n).to_owned(), p)))
-        .collect();
+    let (hooks, hooks_from) = hooks(ctx, &repo, &cfg, &workdir);
+    let hook_cwd = if scope.prefix().is_none() { workdir } else { ctx.workspace.root().to_path_buf() };
     Ok(Plan {
         dir: dir.to_path_buf(),
         git_dir: repo.path().to_path_buf(),
-        workdir,
+        hook_cwd,
         staging,
+        stack_all,
         paths,
         message,
         subject,
         branch,
         protection,
-        amend: if amend { head.map(|h| h.id().to_string()) } else { None },
+        amend: if amend { head.map(|h| h.id()) } else { None },
         allow_empty,
         author: sig_parts(&author, has_date("AUTHOR")),
         committer: sig_parts(&committer, has_date("COMMITTER")),
         hooks,
+        hooks_from,
     })
 }
 
-/// Stage as planned and write the index; returns the index file's bytes from before.
-fn stage(p: &Plan) -> Result<Option<Vec<u8>>> {
-    let repo = common::checkout(&p.dir)?;
-    common::check_index_lock(&repo)?;
-    let before = std::fs::read(p.git_dir.join("index")).ok();
-    if let Staging::Specs(specs) = &p.staging {
-        let mut index = repo.index().map_err(|e| super::err(&e, ErrorCode::Internal, "index"))?;
-        git_stage::stage_into(&mut index, specs)?;
-        index.write().map_err(|e| super::err(&e, ErrorCode::Internal, "writing the index"))?;
+/// Take `index.lock` and stage as planned on a private copy of the index; refuse when the
+/// copy would commit changes outside the workspace. The real index is untouched.
+fn stage(ctx: &Ctx, p: &Plan) -> Result<IndexLock> {
+    let (repo, scope) = common::checkout(&ctx.workspace, &p.dir)?;
+    let lock = IndexLock::acquire(repo.path(), LOCK_WAIT)?;
+    let mut index = lock.scratch(&repo)?;
+    let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "staging");
+    match &p.staging {
+        Staging::Specs(specs) => git_stage::stage_into(&mut index, &scope, specs)?,
+        Staging::All => git_stage::stage_into(&mut index, &scope, &[])?,
+        Staging::Tracked => {
+            let specs = git_stage::lib_specs(&scope.limit(Vec::new()));
+            let mut keep = |path: &Path, _: &[u8]| {
+                use std::os::unix::ffi::OsStrExt;
+                i32::from(!scope.contains(path.as_os_str().as_bytes()))
+            };
+            index.update_all(specs.iter(), Some(&mut keep)).map_err(fail)?;
+        }
+        Staging::Index => {}
     }
-    Ok(before)
+    index.write().map_err(fail)?;
+    refuse_staged_outside(&scope, &git_stage::staged_paths(&repo, &[])?)?;
+    Ok(lock)
 }
 
-/// Put the index back as it was.
-fn restore_index(p: &Plan, before: Option<&Vec<u8>>) {
-    let path = p.git_dir.join("index");
-    match before {
-        Some(bytes) => {
-            let _ = crate::engine::store::atomic::write_atomic(&path, bytes, &path);
-        }
-        None => {
-            let _ = std::fs::remove_file(&path);
-        }
-    }
+/// Where HEAD points: a branch (its full ref name) or nowhere (detached).
+fn head_ref(repo: &git2::Repository) -> std::result::Result<Option<String>, git2::Error> {
+    let head = repo.find_reference("HEAD")?;
+    Ok(head.symbolic_target()?.map(str::to_owned))
 }
 
-fn commit(p: &Plan, message: &str) -> Result<(String, String, usize)> {
-    let repo = common::checkout(&p.dir)?;
+/// The commit: the tree of the private index (as the hooks left it) on top of the HEAD read
+/// now, the branch moved by compare-and-swap (again on top when another process moved it),
+/// then the private index installed as the index.
+fn commit(ctx: &Ctx, p: &Plan, lock: IndexLock, message: &str) -> Result<Done> {
+    let (repo, scope) = common::checkout(&ctx.workspace, &p.dir)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "commit");
-    let mut index = repo.index().map_err(fail)?;
-    index.read(true).map_err(fail)?;
-    let tree_id = index.write_tree().map_err(fail)?;
+    let mut index = lock.reopen(&repo)?;
+    let tree_id = index.write_tree_to(&repo).map_err(fail)?;
     let tree = repo.find_tree(tree_id).map_err(fail)?;
-    let head = common::head_commit(&repo)?;
-    let parent_tree = head.as_ref().and_then(|h| h.tree().ok()).map(|t| t.id());
-    let empty_tree = head.is_none() && tree.is_empty();
-    if !p.allow_empty && p.amend.is_none() && (parent_tree == Some(tree_id) || empty_tree) {
-        return Err(ToolError::new(
-            ErrorCode::NothingToCommit,
-            "nothing to commit: the tree is the same as HEAD's",
-        ));
-    }
     let committer = make_sig(&p.committer)?;
-    let id = match (&p.amend, &head) {
-        (Some(_), Some(h)) => {
-            h.amend(Some("HEAD"), None, Some(&committer), None, Some(message), Some(&tree)).map_err(fail)?
+    let author = make_sig(&p.author)?;
+    let subject = super::git_log::split_message(message).0;
+    let (id, parent_tree) = lock::retry_ref(REF_ATTEMPTS, || {
+        let head = common::head_commit(&repo)?;
+        let parent_tree = head.as_ref().map(|h| h.tree().map(|t| t.id())).transpose().map_err(fail)?;
+        let changed = match &parent_tree {
+            Some(t) => *t != tree_id,
+            None => !tree.is_empty(),
+        };
+        if !p.allow_empty && p.amend.is_none() && !changed {
+            return Err(ToolError::new(
+                ErrorCode::NothingToCommit,
+                "nothing to commit: the tree is the same as HEAD's",
+            ));
         }
-        _ => {
-            let author = make_sig(&p.author)?;
-            let parents: Vec<&git2::Commit<'_>> = head.iter().collect();
-            repo.commit(Some("HEAD"), &author, &committer, message, &tree, &parents).map_err(fail)?
-        }
-    };
+        let target = head_ref(&repo).map_err(fail)?;
+        let step = || -> std::result::Result<(git2::Oid, Option<git2::Oid>), git2::Error> {
+            let (id, base, log) = match (&p.amend, &head) {
+                (Some(planned), Some(h)) => {
+                    if h.id() != *planned {
+                        return Err(git2::Error::new(
+                            git2::ErrorCode::Modified,
+                            git2::ErrorClass::Reference,
+                            "the commit to amend is no longer HEAD",
+                        ));
+                    }
+                    let id = h.amend(None, None, Some(&committer), None, Some(message), Some(&tree))?;
+                    let base = h.parent(0).ok().map(|c| c.tree_id());
+                    (id, base, format!("commit (amend): {subject}"))
+                }
+                _ => {
+                    let parents: Vec<&git2::Commit<'_>> = head.iter().collect();
+                    let id = repo.commit(None, &author, &committer, message, &tree, &parents)?;
+                    let log = if head.is_some() { "commit" } else { "commit (initial)" };
+                    (id, parent_tree, format!("{log}: {subject}"))
+                }
+            };
+            let name = target.as_deref().unwrap_or("HEAD");
+            match &head {
+                Some(h) => repo.reference_matching(name, id, true, h.id(), &log)?,
+                None => repo.reference(name, id, false, &log)?,
+            };
+            Ok((id, base))
+        };
+        Ok(step())
+    })?;
+    lock.install()?;
+    let base = parent_tree.and_then(|t| repo.find_tree(t).ok());
+    let d = repo.diff_tree_to_tree(base.as_ref(), Some(&tree), None).map_err(fail)?;
+    let mut files: Vec<String> = d
+        .deltas()
+        .filter_map(|d| d.new_file().path_bytes().or_else(|| d.old_file().path_bytes()))
+        .filter(|p| scope.contains(p))
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    files.sort();
     let short = repo
         .find_object(id, None)
         .ok()
-        .and_then(|o| o.short_id().ok())
-        .and_then(|b| b.as_str().ok().map(str::to_owned))
-        .unwrap_or_else(|| id.to_string());
-    let changed = match &head {
-        Some(h) if p.amend.is_none() => {
-            let d = repo.diff_tree_to_tree(h.tree().ok().as_ref(), Some(&tree), None).map_err(fail)?;
-            d.deltas().len()
-        }
-        None => tree.len(),
-        Some(_) => p.paths.len(),
-    };
-    Ok((id.to_string(), short, changed))
+        .and_then(|o| o.short_id().ok()?.as_str().ok().map(str::to_owned))
+        .unwrap_or_else(|| id.to_string().chars().take(7).collect());
+    Ok(Done { id, short, files })
 }
 
-async fn run_hook(ctx: &Ctx, p: &Plan, name: &str, path: &Path, args: Vec<String>) -> Result<()> {
+async fn run_hook(ctx: &Ctx, p: &Plan, index: &Path, hook: &Hook, args: Vec<String>) -> Result<()> {
     use crate::engine::process::{command, env};
     let (mut vars, dropped) = env::child_env(ctx, None, &[])?;
-    vars.insert("GIT_INDEX_FILE".into(), p.git_dir.join("index").to_string_lossy().into_owned());
+    vars.insert("GIT_INDEX_FILE".into(), index.to_string_lossy().into_owned());
     vars.insert("GIT_EDITOR".into(), ":".into());
     let inv = command::Invocation {
-        program: path.to_string_lossy().into_owned(),
+        program: hook.path.to_string_lossy().into_owned(),
         args,
-        cwd: p.workdir.clone(),
+        cwd: p.hook_cwd.clone(),
         cwd_shown: ".".into(),
         env: vars,
         dropped_env: dropped,
@@ -289,116 +389,170 @@ async fn run_hook(ctx: &Ctx, p: &Plan, name: &str, path: &Path, args: Vec<String
     let text = out.render(&inv);
     Err(ToolError::new(
         ErrorCode::HookFailed,
-        format!("the {name} hook failed ({}); no commit was made:\n{text}", out.summary(&inv)),
+        format!("the {} hook failed ({}); no commit was made:\n{text}", hook.name, out.summary(&inv)),
     )
-    .with_prop("hook", name))
+    .with_prop("hook", hook.name))
+}
+
+/// Run the hooks that will run (each checked again just before, so that one swapped for a
+/// link to the outside after the confirm is skipped); the message as `commit-msg` left it.
+async fn run_hooks(
+    ctx: &Ctx,
+    p: &Plan,
+    git_dir: &Path,
+    index: &Path,
+    skipped: &mut Vec<Value>,
+) -> Result<(String, Vec<&'static str>)> {
+    let mut message = p.message.clone();
+    let mut ran = Vec::new();
+    for hook in p.hooks.iter().filter(|h| h.skip.is_none()) {
+        if !boundary::inside(&ctx.workspace, &hook.path) {
+            skipped.push(json!({"name": hook.name, "path": hook.path, "reason": "it led outside the workspace when it was time to run it"}));
+            continue;
+        }
+        if hook.name == "pre-commit" {
+            run_hook(ctx, p, index, hook, Vec::new()).await?;
+        } else {
+            let file = git_dir.join("COMMIT_EDITMSG");
+            crate::engine::store::atomic::write_atomic(&file, message.as_bytes(), &file)?;
+            run_hook(ctx, p, index, hook, vec![file.to_string_lossy().into_owned()]).await?;
+            let edited = std::fs::read(&file).map_err(|e| ToolError::fs(&e, "open", Some(&file)))?;
+            let edited = String::from_utf8_lossy(&edited).into_owned();
+            message = git2::message_prettify(&edited, Some(b'#')).unwrap_or(edited);
+            if message.trim().is_empty() {
+                return Err(ToolError::new(
+                    ErrorCode::HookFailed,
+                    "the commit-msg hook left an empty message; no commit was made",
+                ));
+            }
+        }
+        ran.push(hook.name);
+    }
+    Ok((message, ran))
+}
+
+/// Every question of the call, asked at once: the action (naming hooks that will not run),
+/// the hooks that will run and from where, and a protected branch.
+fn prompts(p: &Plan) -> Vec<Prompt> {
+    let target = p.branch.clone().unwrap_or_else(|| "a detached HEAD".into());
+    let n = p.paths.len();
+    let mut what = match &p.amend {
+        Some(id) => format!("Amend commit {} on {target}", id.to_string().get(..7).unwrap_or_default()),
+        None => format!("Commit {n} file{} to {target}", if n == 1 { "" } else { "s" }),
+    };
+    if p.stack_all {
+        what.push_str(" (every change staged first, untracked files included)");
+    }
+    let mut action = format!("{what}: {}", p.subject);
+    for h in &p.hooks {
+        if let Some(why) = &h.skip {
+            action.push_str(&format!(" (the {} hook will not run: {why})", h.name));
+        }
+    }
+    let mut out = vec![Prompt::action(action)];
+    let running: Vec<String> = p
+        .hooks
+        .iter()
+        .filter(|h| h.skip.is_none())
+        .map(|h| format!("{} ({})", h.name, h.path.display()))
+        .collect();
+    if !running.is_empty() {
+        out.push(Prompt::hooks(format!(
+            "The commit runs the repository's hooks, from {}: {}. They run as programs in the workspace.",
+            p.hooks_from,
+            running.join(", ")
+        )));
+    }
+    if let (Some((pattern, source)), Some(b)) = (&p.protection, &p.branch) {
+        out.push(Prompt::protected(format!(
+            "{b} is a protected branch (matches {pattern:?} from {source}). Commit to {b} anyway: {}?",
+            p.subject
+        )));
+    }
+    out
 }
 
 /// Run `git_commit`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    let dir = super::locate(ctx, a.path.as_deref())?;
-    let c = ctx.clone();
-    let p = crate::blocking(NAME, move || plan(&c, &dir, &a)).await?;
-    let target = p.branch.clone().unwrap_or_else(|| "a detached HEAD".into());
-    let n = p.paths.len();
-    let what = match &p.amend {
-        Some(id) => format!("Amend commit {} on {target}", id.get(..7).unwrap_or(id)),
-        None => format!("Commit {n} file{} to {target}", if n == 1 { "" } else { "s" }),
-    };
-    let declined = |p: &Plan, why: &str| {
-        ToolOutput::new(
+    super::refname::check_message("message", &a.message)?;
+    let path = a.path.clone().or_else(|| a.repo_path.clone());
+    let dir = super::locate(ctx, path.as_deref())?;
+    let guard = lock::repo_lock(ctx, &dir).await?;
+    let (c, d) = (ctx.clone(), dir.clone());
+    let p = crate::blocking(NAME, move || plan(&c, &d, &a)).await?;
+    drop(guard);
+    if !ctx.confirm_all(prompts(&p)).await? {
+        return Ok(ToolOutput::new(
             SCHEMA,
-            format!("Commit declined{why}; nothing was committed.\n"),
+            "Commit declined; nothing was committed.\n",
             json!({"committed": false, "status": "declined", "branch": p.branch, "id": null, "files": p.paths}),
-        )
-    };
-    if !ctx.confirm(format!("{what}: {}", p.subject)).await? {
-        return Ok(declined(&p, ""));
+        ));
     }
-    if let (Some((pattern, source)), Some(b)) = (&p.protection, &p.branch)
-        && !ctx
-            .confirm(format!(
-                "{b} is a protected branch (matches {pattern:?} from {source}). Commit to {b} anyway: {}?",
-                p.subject
-            ))
-            .await?
-    {
-        return Ok(declined(&p, &format!(" ({b} is protected)")));
-    }
+    let _guard = lock::repo_lock(ctx, &dir).await?;
     let p = std::sync::Arc::new(p);
-    let pp = std::sync::Arc::clone(&p);
-    let before = crate::blocking(NAME, move || stage(&pp)).await?;
-    let mut message = p.message.clone();
-    let hooked: Result<()> = async {
-        for (name, path) in &p.hooks {
-            if name == "pre-commit" {
-                run_hook(ctx, &p, name, path, Vec::new()).await?;
-            }
-        }
-        for (name, path) in &p.hooks {
-            if name == "commit-msg" {
-                let file = p.git_dir.join("COMMIT_EDITMSG");
-                crate::engine::store::atomic::write_atomic(&file, message.as_bytes(), &file)?;
-                run_hook(ctx, &p, name, path, vec![file.to_string_lossy().into_owned()]).await?;
-                let edited = std::fs::read(&file).map_err(|e| ToolError::fs(&e, "open", Some(&file)))?;
-                let edited = String::from_utf8_lossy(&edited).into_owned();
-                message = git2::message_prettify(&edited, Some(b'#')).unwrap_or(edited);
-                if message.trim().is_empty() {
-                    return Err(ToolError::new(
-                        ErrorCode::HookFailed,
-                        "the commit-msg hook left an empty message; no commit was made",
-                    ));
-                }
-            }
-        }
-        Ok(())
+    let (c, pp) = (ctx.clone(), std::sync::Arc::clone(&p));
+    let index_lock = crate::blocking(NAME, move || stage(&c, &pp)).await?;
+    let mut skipped: Vec<Value> = p
+        .hooks
+        .iter()
+        .filter_map(|h| h.skip.as_ref().map(|why| json!({"name": h.name, "path": h.path, "reason": why})))
+        .collect();
+    let scratch = index_lock.scratch_path().to_path_buf();
+    let (message, ran) = run_hooks(ctx, &p, &p.git_dir, &scratch, &mut skipped).await?;
+    let (c, pp, msg) = (ctx.clone(), std::sync::Arc::clone(&p), message.clone());
+    let done = crate::blocking(NAME, move || commit(&c, &pp, index_lock, &msg)).await?;
+    Ok(output(&p, done, &message, &ran, skipped))
+}
+
+/// A commit made: its id, short id and the files it changes.
+struct Done {
+    id: git2::Oid,
+    short: String,
+    files: Vec<String>,
+}
+
+fn output(p: &Plan, done: Done, message: &str, ran: &[&str], skipped: Vec<Value>) -> ToolOutput {
+    let Done { id, short, files } = done;
+    let subject = super::git_log::split_message(message).0;
+    let n = files.len();
+    let shown: Vec<&str> = files.iter().take(20).map(String::as_str).collect();
+    let more = if n > 20 { format!(" and {} more", n - 20) } else { String::new() };
+    let mut content = format!(
+        "[{} {short}] {subject}\n {n} file{} changed{}{}{more}\n",
+        p.branch.as_deref().unwrap_or("detached HEAD"),
+        if n == 1 { "" } else { "s" },
+        if n == 0 { "" } else { ": " },
+        shown.join(", "),
+    );
+    if p.stack_all {
+        content
+            .push_str("Every change was staged first (untracked files included, ignored files left out).\n");
     }
-    .await;
-    let pp = std::sync::Arc::clone(&p);
-    let result = match hooked {
-        Ok(()) => {
-            let msg = message.clone();
-            crate::blocking(NAME, move || {
-                let r = commit(&pp, &msg);
-                if r.is_err() {
-                    restore_index(&pp, before.as_ref());
-                }
-                r
-            })
-            .await
-        }
-        Err(e) => {
-            crate::blocking(NAME, move || {
-                restore_index(&pp, before.as_ref());
-                Ok(())
-            })
-            .await?;
-            Err(e)
-        }
-    };
-    let (id, short, changed) = result?;
-    let subject = super::git_log::split_message(&message).0;
-    let branch = p.branch.clone();
-    Ok(ToolOutput::new(
+    for s in &skipped {
+        content.push_str(&format!(
+            "The {} hook did not run: {}.\n",
+            s["name"].as_str().unwrap_or_default(),
+            s["reason"].as_str().unwrap_or_default()
+        ));
+    }
+    ToolOutput::new(
         SCHEMA,
-        format!(
-            "[{} {short}] {subject}\n {changed} file{} changed\n",
-            branch.as_deref().unwrap_or("detached HEAD"),
-            if changed == 1 { "" } else { "s" }
-        ),
+        content,
         json!({
             "committed": true,
             "status": "committed",
-            "id": id,
+            "id": id.to_string(),
             "shortId": short,
-            "branch": branch,
+            "branch": p.branch,
             "subject": subject,
             "message": message,
             "amend": p.amend.is_some(),
-            "files": p.paths,
-            "filesChanged": changed,
+            "files": files,
+            "filesChanged": n,
+            "stagedAll": p.stack_all || matches!(p.staging, Staging::All),
+            "hooks": {"ran": ran, "skipped": skipped},
         }),
-    ))
+    )
 }
 
 /// The `git_commit` tool.

@@ -56,9 +56,9 @@ struct Plan {
 }
 
 fn diff(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<serde_json::Value> {
-    let repo = common::checkout(dir)?;
+    let (repo, bounds) = common::checkout(&ctx.workspace, dir)?;
     let root = common::workdir(&repo)?;
-    let specs = common::pathspecs(ctx, dir, &root, &p.files)?;
+    let specs = bounds.limit(common::pathspecs(ctx, dir, &root, &p.files)?);
     let mut opts = common::diff_options(p.context, &specs);
     let (mut from, mut to, mut merge_base) = (p.from.clone(), p.to.clone(), false);
     if to.is_none()
@@ -115,7 +115,7 @@ fn diff(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<serde_json::Value> 
     if p.renames {
         common::find_renames(&mut d)?;
     }
-    let r = common::render(&d, p.patch, p.budget)?;
+    let r = common::render(&d, p.patch, p.budget, &bounds)?;
     let text = common::render_text(&r, p.patch);
     Ok(json!({
         "scope": scope,
@@ -168,6 +168,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
     aliases: &[
+        ("repo_path", "path"),
         ("file", "files"),
         ("paths", "files"),
         ("cached", "staged"),

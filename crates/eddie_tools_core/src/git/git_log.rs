@@ -1,7 +1,8 @@
-//! `git_log`: commit history read with libgit2 (a revision walk in git's default order:
-//! newest commit date first). Filters: `maxCount`/`limit`, `skip`, `since`/`until` (commit
-//! date), `author` (a regex on `Name <email>`), `grep` (a regex on the message), and a path
-//! (`file`), optionally followed across renames. Each commit: full and short id, author,
+//! `git_log`: commit history read with libgit2, in git's orders (`history.rs`: the default
+//! order, `--topo-order`, `--date-order`, ties broken as git breaks them). Filters:
+//! `maxCount`/`limit`, `skip`, `since`/`until` (commit date), `author` (a regex on
+//! `Name <email>`), `grep` (a regex on the message), and a path (`file`), optionally followed
+//! across renames. Each commit: full and short id, author,
 //! committer, date, subject, body, parents; with `files`, the changed files with
 //! `git log --numstat` counts (merges list none, as git log shows none by default).
 
@@ -12,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::common;
+use super::history::{self, Order};
 use crate::call::args::lenient::{Flag, JsInt};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
@@ -49,6 +51,9 @@ pub struct Args {
     pub follow: Option<Flag>,
     /// Include the changed files of each commit with added/deleted line counts.
     pub files: Option<Flag>,
+    /// The order: default (as git log: newest commit date first), topo (--topo-order: no
+    /// parent before its children, lines of history kept together) or date (--date-order).
+    pub order: Option<Order>,
 }
 
 struct Plan {
@@ -62,6 +67,7 @@ struct Plan {
     file: Option<String>,
     follow: bool,
     files: bool,
+    order: Order,
 }
 
 fn regex_arg(name: &str, v: Option<String>) -> Result<Option<regex::Regex>> {
@@ -90,8 +96,8 @@ fn date_arg(name: &str, v: Option<String>) -> Result<Option<i64>> {
 /// renames detected; `None` for a merge.
 fn changed_files(
     repo: &git2::Repository,
+    scope: &super::boundary::Scope,
     commit: &git2::Commit<'_>,
-    specs: &[String],
 ) -> Result<Option<Vec<Value>>> {
     if commit.parent_count() > 1 {
         return Ok(None);
@@ -102,10 +108,10 @@ fn changed_files(
         0 => None,
         _ => Some(commit.parent(0).and_then(|p| p.tree()).map_err(fail)?),
     };
-    let mut opts = common::diff_options(0, specs);
+    let mut opts = common::diff_options(0, &scope.limit(Vec::new()));
     let mut d = repo.diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut opts)).map_err(fail)?;
     common::find_renames(&mut d)?;
-    Ok(Some(common::render(&d, false, 0)?.files))
+    Ok(Some(common::render(&d, false, 0, scope)?.files))
 }
 
 /// Whether `commit` changes `spec` against its parents: a non-merge when the diff restricted to
@@ -150,7 +156,7 @@ fn renamed_from(repo: &git2::Repository, commit: &git2::Commit<'_>, spec: &str) 
 }
 
 fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
-    let repo = common::checkout(dir)?;
+    let (repo, scope) = common::checkout(&ctx.workspace, dir)?;
     let root = common::workdir(&repo)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "log");
     let mut file = match &p.file {
@@ -160,39 +166,49 @@ fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
     if file.as_deref() == Some(".") {
         file = None;
     }
-    let mut walk = repo.revwalk().map_err(fail)?;
-    walk.set_sorting(git2::Sort::TIME).map_err(fail)?;
-    match p.revision.as_deref() {
+    let (start, hide) = match p.revision.as_deref() {
         Some(r) if r.contains("..") => {
             let (a, b) = r.split_once("..").unwrap_or((r, ""));
             let b = b.trim_start_matches('.');
             let to = common::commit_at(&repo, if b.is_empty() { "HEAD" } else { b })?;
             let from = common::commit_at(&repo, if a.is_empty() { "HEAD" } else { a })?;
-            walk.push(to.id()).map_err(fail)?;
-            walk.hide(from.id()).map_err(fail)?;
+            (to.id(), Some(from.id()))
         }
-        Some(r) => walk.push(common::commit_at(&repo, r)?.id()).map_err(fail)?,
+        Some(r) => (common::commit_at(&repo, r)?.id(), None),
         None => match common::head_commit(&repo)? {
-            Some(c) => walk.push(c.id()).map_err(fail)?,
+            Some(c) => (c.id(), None),
             None => {
                 return Ok(json!({"commits": [], "count": 0, "unborn": true, "truncated": false}));
             }
         },
-    }
+    };
+    let walk = history::Walk::new(&repo, start, hide, p.since)?;
+    let ordered: Box<dyn Iterator<Item = Result<git2::Commit<'_>>>> = match p.order {
+        Order::Default => Box::new(walk),
+        order => {
+            // git sorts the walk's list; commits newer than until are not in it.
+            let mut list = Vec::new();
+            for c in walk {
+                let c = c?;
+                let when = c.time().seconds();
+                if p.until.is_none_or(|u| when <= u) {
+                    list.push((c.id(), when, c.parent_ids().collect()));
+                }
+            }
+            let ids = history::topo_sort(&list, order == Order::Date);
+            Box::new(ids.into_iter().map(|id| repo.find_commit(id).map_err(fail)))
+        }
+    };
     let mut commits = Vec::new();
     let mut skipped = 0usize;
     let mut more = false;
     let mut short_ids: HashMap<git2::Oid, String> = HashMap::new();
-    for oid in walk {
-        let oid = oid.map_err(fail)?;
-        let c = repo.find_commit(oid).map_err(fail)?;
+    for c in ordered {
+        let c = c?;
+        let oid = c.id();
         let when = c.committer().when().seconds();
         if p.until.is_some_and(|u| when > u) {
             continue;
-        }
-        if p.since.is_some_and(|s| when < s) {
-            // Walking newest first: git stops at the first older commit too.
-            break;
         }
         if let Some(re) = &p.author {
             let a = c.author();
@@ -254,8 +270,7 @@ fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
             "parents": c.parent_ids().map(|p| p.to_string()).collect::<Vec<_>>(),
         });
         if p.files {
-            let specs: Vec<String> = Vec::new();
-            entry["files"] = changed_files(&repo, &c, &specs)?.map_or(json!([]), Value::from);
+            entry["files"] = changed_files(&repo, &scope, &c)?.map_or(json!([]), Value::from);
         }
         commits.push(entry);
     }
@@ -332,6 +347,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         file,
         follow,
         files: a.files.is_some_and(|f| f.0),
+        order: a.order.unwrap_or_default(),
     };
     let c = ctx.clone();
     let data = crate::blocking(NAME, move || log(&dir, &c, plan)).await?;
@@ -346,6 +362,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
     aliases: &[
+        ("repo_path", "path"),
         ("limit", "maxCount"),
         ("max_count", "maxCount"),
         ("n", "maxCount"),
@@ -359,6 +376,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("includeFiles", "files"),
         ("stat", "files"),
         ("numstat", "files"),
+        ("sort", "order"),
     ],
     definition: include_str!("git_log.json"),
     input: Some(common::schema_no_required::<Args>),

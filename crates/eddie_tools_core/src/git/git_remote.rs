@@ -16,9 +16,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::common;
+use super::{boundary, common, lock, refname};
 use crate::call::args::lenient::Flag;
-use crate::context::Ctx;
+use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -114,14 +114,6 @@ fn upstream(cfg: &git2::Config, branch: &str) -> (Option<String>, Option<String>
     (remote, merge)
 }
 
-fn valid_branch(name: &str) -> Result<()> {
-    if name.starts_with('-') || !git2::Reference::is_valid_name(&format!("refs/heads/{name}")) {
-        return Err(ToolError::new(ErrorCode::RefNotFound, format!("{name:?} is not a valid branch name"))
-            .with_prop("ref", name));
-    }
-    Ok(())
-}
-
 struct PushPlan {
     dir: PathBuf,
     remote: String,
@@ -136,11 +128,11 @@ struct PushPlan {
 }
 
 fn push_plan(ctx: &Ctx, dir: &Path, a: &PushArgs) -> Result<Option<PushPlan>> {
-    let repo = common::checkout(dir)?;
+    let (repo, _) = common::checkout(&ctx.workspace, dir)?;
     let root = common::workdir(&repo)?;
     let cfg = common::config(&repo, ctx)?;
     let branch = local_branch(&repo, a.branch.clone())?;
-    valid_branch(&branch)?;
+    refname::check_branch(&branch, Some(repo.path()))?;
     let local =
         repo.find_reference(&format!("refs/heads/{branch}")).ok().and_then(|r| r.target()).ok_or_else(
             || {
@@ -226,8 +218,8 @@ fn push_plan(ctx: &Ctx, dir: &Path, a: &PushArgs) -> Result<Option<PushPlan>> {
     }))
 }
 
-fn push_apply(p: &PushPlan) -> Result<()> {
-    let repo = common::checkout(&p.dir)?;
+fn push_apply(ctx: &Ctx, p: &PushPlan) -> Result<()> {
+    let (repo, _) = common::checkout(&ctx.workspace, &p.dir)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "push");
     let mut remote = repo.remote_anonymous(&p.url.to_string_lossy()).map_err(fail)?;
     let spec =
@@ -299,15 +291,15 @@ pub async fn run_push(a: PushArgs, ctx: &Ctx) -> Result<ToolOutput> {
         d["status"] = json!("declined");
         ToolOutput::new(PUSH_SCHEMA, "Push declined; nothing was sent.\n", d)
     };
-    if !ctx.confirm(what.clone()).await? {
+    let mut prompts = vec![Prompt::action(what.clone())];
+    if let Some(prot) = &p.protection {
+        prompts.push(Prompt::protected(format!("{prot}. {what} anyway?")));
+    }
+    if !ctx.confirm_all(prompts).await? {
         return Ok(declined(&base));
     }
-    if let Some(prot) = &p.protection
-        && !ctx.confirm(format!("{prot}. {what} anyway?")).await?
-    {
-        return Ok(declined(&base));
-    }
-    crate::blocking("git_push", move || push_apply(&p)).await?;
+    let c = ctx.clone();
+    crate::blocking("git_push", move || push_apply(&c, &p)).await?;
     let mut d = base;
     d["pushed"] = json!(true);
     d["status"] = json!("pushed");
@@ -331,22 +323,18 @@ struct PullPlan {
     files: Vec<String>,
 }
 
-/// Paths that differ between `from` and `to` and have local changes.
+/// Paths that differ between `from` and `to` and have local changes. Every path that differs
+/// (what the pull writes) must be inside the workspace first (`OUTSIDE_WORKSPACE`).
 fn dirty_overlap(
+    ctx: &Ctx,
     repo: &git2::Repository,
+    scope: &boundary::Scope,
     from: Option<&git2::Tree<'_>>,
     to: &git2::Tree<'_>,
 ) -> Result<Vec<String>> {
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "pull");
-    let d = repo.diff_tree_to_tree(from, Some(to), None).map_err(fail)?;
-    let mut changing = std::collections::HashSet::new();
-    for delta in d.deltas() {
-        for f in [delta.old_file(), delta.new_file()] {
-            if let Some(p) = f.path_bytes() {
-                changing.insert(lossy(p));
-            }
-        }
-    }
+    let changing = common::changed_paths(repo, from, to)?;
+    boundary::check_checkout(&ctx.workspace, scope, &common::workdir(repo)?, "the pull", &changing)?;
     let mut opts = git2::StatusOptions::new();
     opts.include_untracked(true).recurse_untracked_dirs(true);
     let st = repo.statuses(Some(&mut opts)).map_err(fail)?;
@@ -357,7 +345,7 @@ fn dirty_overlap(
 }
 
 fn pull_plan(ctx: &Ctx, dir: &Path, a: &PullArgs) -> Result<Option<PullPlan>> {
-    let repo = common::checkout(dir)?;
+    let (repo, scope) = common::checkout(&ctx.workspace, dir)?;
     let root = common::workdir(&repo)?;
     let cfg = common::config(&repo, ctx)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "pull");
@@ -382,7 +370,7 @@ fn pull_plan(ctx: &Ctx, dir: &Path, a: &PullArgs) -> Result<Option<PullPlan>> {
         .filter(|b| !b.is_empty())
         .or_else(|| if up_remote.as_deref() == Some(remote.as_str()) { up_branch.clone() } else { None })
         .unwrap_or_else(|| branch.clone());
-    valid_branch(&remote_branch)?;
+    refname::check_branch(&remote_branch, None)?;
     let url = remote_path(&repo, &root, &remote)?;
     let there = open_remote(&url, &remote)?;
     let theirs = there
@@ -401,7 +389,7 @@ fn pull_plan(ctx: &Ctx, dir: &Path, a: &PullArgs) -> Result<Option<PullPlan>> {
     let theirs_c = repo.find_commit(theirs).map_err(fail)?;
     let their_tree = theirs_c.tree().map_err(fail)?;
     let Some(head) = head else {
-        let files = dirty_overlap(&repo, None, &their_tree)?;
+        let files = dirty_overlap(ctx, &repo, &scope, None, &their_tree)?;
         if !files.is_empty() {
             return Err(dirty(&files));
         }
@@ -423,7 +411,7 @@ fn pull_plan(ctx: &Ctx, dir: &Path, a: &PullArgs) -> Result<Option<PullPlan>> {
     let head_tree = head.tree().map_err(fail)?;
     let (behind_ahead, _) = repo.graph_ahead_behind(theirs, head.id()).map_err(fail)?;
     if repo.graph_descendant_of(theirs, head.id()).unwrap_or(false) {
-        let files = dirty_overlap(&repo, Some(&head_tree), &their_tree)?;
+        let files = dirty_overlap(ctx, &repo, &scope, Some(&head_tree), &their_tree)?;
         if !files.is_empty() {
             return Err(dirty(&files));
         }
@@ -464,7 +452,7 @@ fn pull_plan(ctx: &Ctx, dir: &Path, a: &PullArgs) -> Result<Option<PullPlan>> {
     // The merge brings what changed on their side since the merge base.
     let base = repo.merge_base(head.id(), theirs).map_err(fail)?;
     let base_tree = repo.find_commit(base).and_then(|c| c.tree()).map_err(fail)?;
-    let files = dirty_overlap(&repo, Some(&base_tree), &their_tree)?;
+    let files = dirty_overlap(ctx, &repo, &scope, Some(&base_tree), &their_tree)?;
     if !files.is_empty() {
         return Err(dirty(&files));
     }
@@ -493,7 +481,7 @@ fn dirty(files: &[String]) -> ToolError {
 }
 
 fn pull_apply(ctx: &Ctx, p: &PullPlan) -> Result<Value> {
-    let repo = common::checkout(&p.dir)?;
+    let (repo, scope) = common::checkout(&ctx.workspace, &p.dir)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "pull");
     let mut remote = repo.remote_anonymous(&p.url.to_string_lossy()).map_err(fail)?;
     let tracking = format!("refs/remotes/{}/{}", p.remote, p.remote_branch);
@@ -505,6 +493,9 @@ fn pull_apply(ctx: &Ctx, p: &PullPlan) -> Result<Value> {
     let branch_ref = format!("refs/heads/{}", p.branch);
     let mut cb = git2::build::CheckoutBuilder::new();
     cb.safe();
+    if let Some(prefix) = scope.prefix() {
+        cb.path(prefix).disable_pathspec_match(true);
+    }
     match p.kind {
         PullKind::FastForward => {
             repo.checkout_tree(theirs.as_object(), Some(&mut cb)).map_err(fail)?;
@@ -544,8 +535,10 @@ fn pull_apply(ctx: &Ctx, p: &PullPlan) -> Result<Value> {
 /// Run `git_pull`.
 pub async fn run_pull(a: PullArgs, ctx: &Ctx) -> Result<ToolOutput> {
     let dir = super::locate(ctx, a.path.as_deref())?;
-    let c = ctx.clone();
-    let p = crate::blocking("git_pull", move || pull_plan(&c, &dir, &a)).await?;
+    let guard = lock::repo_lock(ctx, &dir).await?;
+    let (c, d) = (ctx.clone(), dir.clone());
+    let p = crate::blocking("git_pull", move || pull_plan(&c, &d, &a)).await?;
+    drop(guard);
     let Some(p) = p else {
         return Ok(ToolOutput::new(
             PULL_SCHEMA,
@@ -566,12 +559,13 @@ pub async fn run_pull(a: PullArgs, ctx: &Ctx) -> Result<ToolOutput> {
         if p.commits == 1 { "" } else { "s" }
     );
     let base = json!({"remote": p.remote, "branch": p.branch, "remoteBranch": p.remote_branch, "commits": p.commits, "files": p.files});
-    if !ctx.confirm(what.clone()).await? {
+    if !ctx.confirm_all(vec![Prompt::action(what.clone())]).await? {
         let mut d = base;
         d["pulled"] = json!(false);
         d["status"] = json!("declined");
         return Ok(ToolOutput::new(PULL_SCHEMA, "Pull declined; nothing changed.\n", d));
     }
+    let _guard = lock::repo_lock(ctx, &dir).await?;
     let c = ctx.clone();
     let r = crate::blocking("git_pull", move || pull_apply(&c, &p)).await?;
     let mut d = base;
@@ -583,8 +577,13 @@ pub async fn run_pull(a: PullArgs, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The seeds' spellings that push and pull share.
-const REMOTE_ALIASES: &[(&str, &str)] =
-    &[("remote_name", "remote"), ("remoteName", "remote"), ("ref", "branch"), ("branch_name", "branch")];
+const REMOTE_ALIASES: &[(&str, &str)] = &[
+    ("repo_path", "path"),
+    ("remote_name", "remote"),
+    ("remoteName", "remote"),
+    ("ref", "branch"),
+    ("branch_name", "branch"),
+];
 
 /// The `git_push` tool.
 pub const PUSH: crate::registry::ToolSpec = crate::registry::ToolSpec {

@@ -67,7 +67,13 @@ fn show_file(repo: &git2::Repository, rev: &str, spec: &str, budget: usize) -> R
     }))
 }
 
-fn show_commit(repo: &git2::Repository, rev: &str, specs: &[String], budget: usize) -> Result<Value> {
+fn show_commit(
+    repo: &git2::Repository,
+    scope: &super::boundary::Scope,
+    rev: &str,
+    specs: &[String],
+    budget: usize,
+) -> Result<Value> {
     let c = common::commit_at(repo, rev)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "show");
     let tree = c.tree().map_err(fail)?;
@@ -76,7 +82,7 @@ fn show_commit(repo: &git2::Repository, rev: &str, specs: &[String], budget: usi
     let mut opts = common::diff_options(3, specs);
     let mut d = repo.diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut opts)).map_err(fail)?;
     common::find_renames(&mut d)?;
-    let r = common::render(&d, true, budget)?;
+    let r = common::render(&d, true, budget, scope)?;
     let message = String::from_utf8_lossy(c.message_bytes()).into_owned();
     let (subject, body) = super::git_log::split_message(&message);
     let text = common::render_text(&r, true);
@@ -146,7 +152,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let files = common::list(a.files);
     let c = ctx.clone();
     let mut data = crate::blocking(NAME, move || {
-        let repo = common::checkout(&dir)?;
+        let (repo, scope) = common::checkout(&c.workspace, &dir)?;
         let root = common::workdir(&repo)?;
         match file {
             Some(f) => {
@@ -154,8 +160,8 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
                 show_file(&repo, &rev, &spec, budget)
             }
             None => {
-                let specs = common::pathspecs(&c, &dir, &root, &files)?;
-                show_commit(&repo, &rev, &specs, budget)
+                let specs = scope.limit(common::pathspecs(&c, &dir, &root, &files)?);
+                show_commit(&repo, &scope, &rev, &specs, budget)
             }
         }
     })
@@ -172,6 +178,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
     aliases: &[
+        ("repo_path", "path"),
         ("ref", "revision"),
         ("rev", "revision"),
         ("commit", "revision"),

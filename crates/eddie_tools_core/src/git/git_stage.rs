@@ -8,9 +8,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::boundary::Scope;
 use super::common;
+use super::lock::{self, IndexLock, LOCK_WAIT};
 use crate::call::args::lenient::StringOrList;
-use crate::context::Ctx;
+use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -45,22 +47,25 @@ pub(crate) fn lib_specs(specs: &[String]) -> Vec<String> {
     if specs.is_empty() || specs.iter().any(|s| s == ".") { vec!["*".to_owned()] } else { specs.to_vec() }
 }
 
-/// Paths with working tree changes under `specs` (what `git add -A` would stage); `NOT_FOUND`
-/// for a given path that matches nothing in the working tree or the index.
-pub(crate) fn stage_plan(repo: &git2::Repository, specs: &[String]) -> Result<Vec<String>> {
+/// Paths with working tree changes under `specs` (what `git add -A` would stage), inside the
+/// workspace; `NOT_FOUND` for a given path that matches nothing in the working tree or the index.
+pub(crate) fn stage_plan(repo: &git2::Repository, scope: &Scope, specs: &[String]) -> Result<Vec<String>> {
     let mut opts = git2::StatusOptions::new();
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)
         .include_ignored(false)
         .renames_head_to_index(false);
-    for s in lib_specs(specs) {
+    for s in lib_specs(&scope.limit(specs.to_vec())) {
         opts.pathspec(s);
     }
     let st = repo.statuses(Some(&mut opts)).map_err(|e| super::err(&e, ErrorCode::Internal, "status"))?;
     use git2::Status as S;
     let wt = S::WT_NEW | S::WT_MODIFIED | S::WT_DELETED | S::WT_TYPECHANGE | S::WT_RENAMED | S::CONFLICTED;
-    let paths: Vec<String> =
-        st.iter().filter(|e| e.status().intersects(wt)).map(|e| lossy(e.path_bytes())).collect();
+    let paths: Vec<String> = st
+        .iter()
+        .filter(|e| e.status().intersects(wt) && scope.contains(e.path_bytes()))
+        .map(|e| lossy(e.path_bytes()))
+        .collect();
     check_specs_exist(repo, specs)?;
     Ok(paths)
 }
@@ -95,12 +100,15 @@ fn check_specs_exist(repo: &git2::Repository, specs: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Stage `specs` in `index` (in memory): additions and modifications, then deletions.
-pub(crate) fn stage_into(index: &mut git2::Index, specs: &[String]) -> Result<()> {
-    let specs = lib_specs(specs);
+/// Stage `specs` in `index` (in memory): additions and modifications, then deletions; never a
+/// path outside the workspace.
+pub(crate) fn stage_into(index: &mut git2::Index, scope: &Scope, specs: &[String]) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let specs = lib_specs(&scope.limit(specs.to_vec()));
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "staging");
-    index.add_all(specs.iter(), git2::IndexAddOption::DEFAULT, None).map_err(fail)?;
-    index.update_all(specs.iter(), None).map_err(fail)?;
+    let mut keep = |p: &std::path::Path, _: &[u8]| i32::from(!scope.contains(p.as_os_str().as_bytes()));
+    index.add_all(specs.iter(), git2::IndexAddOption::DEFAULT, Some(&mut keep)).map_err(fail)?;
+    index.update_all(specs.iter(), Some(&mut keep)).map_err(fail)?;
     Ok(())
 }
 
@@ -122,32 +130,36 @@ pub(crate) fn staged_paths(repo: &git2::Repository, specs: &[String]) -> Result<
 }
 
 fn plan(ctx: &Ctx, dir: &std::path::Path, files: &[String], unstage: bool) -> Result<Plan> {
-    let repo = common::checkout(dir)?;
+    let (repo, scope) = common::checkout(&ctx.workspace, dir)?;
     common::check_index_lock(&repo)?;
     let root = common::workdir(&repo)?;
     let specs = common::pathspecs(ctx, dir, &root, files)?;
     let paths = if unstage {
         check_specs_exist(&repo, &specs)?;
-        staged_paths(&repo, &specs)?
+        let mut v = staged_paths(&repo, &scope.limit(specs.clone()))?;
+        v.retain(|p| scope.contains(p.as_bytes()));
+        v
     } else {
-        stage_plan(&repo, &specs)?
+        stage_plan(&repo, &scope, &specs)?
     };
     Ok(Plan { dir: dir.to_path_buf(), specs, paths })
 }
 
-fn apply(p: &Plan, unstage: bool) -> Result<()> {
-    let repo = common::checkout(&p.dir)?;
-    common::check_index_lock(&repo)?;
+/// Stage or unstage as planned: under `index.lock`, on a copy of the index that then replaces it.
+fn apply(ctx: &Ctx, p: &Plan, unstage: bool) -> Result<()> {
+    let (repo, scope) = common::checkout(&ctx.workspace, &p.dir)?;
+    let lock = IndexLock::acquire(repo.path(), LOCK_WAIT)?;
+    let mut index = lock.scratch(&repo)?;
     if unstage {
         let head = common::head_commit(&repo)?;
         let target = head.as_ref().map(git2::Commit::as_object);
         repo.reset_default(target, p.paths.iter())
             .map_err(|e| super::err(&e, ErrorCode::Internal, "unstaging"))?;
-        return Ok(());
+    } else {
+        stage_into(&mut index, &scope, &p.specs)?;
+        index.write().map_err(|e| super::err(&e, ErrorCode::Internal, "writing the index"))?;
     }
-    let mut index = repo.index().map_err(|e| super::err(&e, ErrorCode::Internal, "index"))?;
-    stage_into(&mut index, &p.specs)?;
-    index.write().map_err(|e| super::err(&e, ErrorCode::Internal, "writing the index"))
+    lock.install()
 }
 
 fn summary(paths: &[String]) -> String {
@@ -162,7 +174,10 @@ async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> {
     let dir = super::locate(ctx, a.path.as_deref())?;
     let files = common::list(a.files);
     let c = ctx.clone();
-    let p = crate::blocking(name, move || plan(&c, &dir, &files, unstage)).await?;
+    let d = dir.clone();
+    let guard = lock::repo_lock(ctx, &dir).await?;
+    let p = crate::blocking(name, move || plan(&c, &d, &files, unstage)).await?;
+    drop(guard);
     let key = if unstage { "unstaged" } else { "staged" };
     if p.paths.is_empty() {
         let what = if unstage { "Nothing staged to unstage." } else { "Nothing to stage: no changes." };
@@ -174,7 +189,7 @@ async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> {
     }
     let n = p.paths.len();
     let message = format!("{verb} {n} path{}: {}", if n == 1 { "" } else { "s" }, summary(&p.paths));
-    if !ctx.confirm(message.clone()).await? {
+    if !ctx.confirm_all(vec![Prompt::action(message.clone())]).await? {
         return Ok(ToolOutput::new(
             schema,
             format!("{verb} declined by the user; the index is unchanged.\n"),
@@ -182,7 +197,9 @@ async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> {
         ));
     }
     let paths = p.paths.clone();
-    crate::blocking(name, move || apply(&p, unstage)).await?;
+    let _guard = lock::repo_lock(ctx, &dir).await?;
+    let c = ctx.clone();
+    crate::blocking(name, move || apply(&c, &p, unstage)).await?;
     let past = if unstage { "Unstaged" } else { "Staged" };
     Ok(ToolOutput::new(
         schema,
@@ -201,7 +218,8 @@ pub async fn run_unstage(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     go(a, ctx, true).await
 }
 
-const ALIASES: &[(&str, &str)] = &[("file", "files"), ("paths", "files"), ("pathspec", "files")];
+const ALIASES: &[(&str, &str)] =
+    &[("repo_path", "path"), ("file", "files"), ("paths", "files"), ("pathspec", "files")];
 
 /// The `git_stage` tool.
 pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {

@@ -75,16 +75,17 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The status of the repository at `dir`.
-pub(crate) fn status(dir: &std::path::Path, ignored: bool) -> Result<Value> {
-    let repo = super::open(dir)?;
-    if repo.is_bare() {
-        return Err(crate::error::ToolError::new(
-            ErrorCode::NotARepository,
-            "the repository is bare (no working tree); pass path: a folder of a checkout",
-        ));
-    }
+/// The status of the repository at `dir`: the workspace's paths only.
+pub(crate) fn status(
+    ws: &crate::workspace::Workspace,
+    dir: &std::path::Path,
+    ignored: bool,
+) -> Result<Value> {
+    let (repo, scope) = super::common::checkout(ws, dir)?;
     let mut opts = git2::StatusOptions::new();
+    for s in scope.limit(Vec::new()) {
+        opts.pathspec(s);
+    }
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)
         .include_ignored(ignored)
@@ -96,6 +97,10 @@ pub(crate) fn status(dir: &std::path::Path, ignored: bool) -> Result<Value> {
     let mut entries = Vec::new();
     let (mut untracked, mut ignored_n, mut conflicts, mut staged, mut unstaged) = (0, 0, 0, 0, 0);
     for e in statuses.iter() {
+        let renamed_from = e.head_to_index().and_then(|d| d.old_file().path_bytes().map(<[u8]>::to_vec));
+        if !scope.contains(e.path_bytes()) || renamed_from.is_some_and(|p| !scope.contains(&p)) {
+            continue;
+        }
         let s = e.status();
         if s.contains(git2::Status::IGNORED) {
             ignored_n += 1;
@@ -219,7 +224,8 @@ fn render(d: &Value) -> String {
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let dir = super::locate(ctx, a.path.as_deref())?;
     let ignored = a.include_ignored.is_some_and(|f| f.0);
-    let data = crate::blocking(NAME, move || status(&dir, ignored)).await?;
+    let ws = ctx.workspace.clone();
+    let data = crate::blocking(NAME, move || status(&ws, &dir, ignored)).await?;
     Ok(ToolOutput::new(SCHEMA, render(&data), data))
 }
 
@@ -230,7 +236,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "git",
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
-    aliases: &[("include_ignored", "includeIgnored"), ("ignored", "includeIgnored")],
+    aliases: &[("repo_path", "path"), ("include_ignored", "includeIgnored"), ("ignored", "includeIgnored")],
     definition: include_str!("git_status.json"),
     input: Some(input_schema),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -30,7 +30,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let dir = super::locate(ctx, a.path.as_deref())?;
     let c = ctx.clone();
     let data = crate::blocking(NAME, move || {
-        let repo = super::open(&dir)?;
+        let (repo, _) = super::open(&c.workspace, &dir)?;
         let branch = match a.branch.filter(|b| !b.is_empty()) {
             Some(b) => b,
             None => common::current_branch(&repo).ok_or_else(|| {
@@ -67,7 +67,12 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "git",
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
-    aliases: &[("name", "branch"), ("branch_name", "branch"), ("branchName", "branch")],
+    aliases: &[
+        ("repo_path", "path"),
+        ("name", "branch"),
+        ("branch_name", "branch"),
+        ("branchName", "branch"),
+    ],
     definition: include_str!("is_protected_branch.json"),
     input: Some(common::schema_no_required::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -1,8 +1,9 @@
 //! The `git` family: repository tools on libgit2 (the `git2` crate, vendored, no network
 //! transports compiled in). No tool ever starts a `git` process; the git CLI is only the tests'
-//! oracle. Every path goes through the workspace resolver; repository work runs on the
-//! blocking pool.
+//! oracle. Every path goes through the workspace resolver, and the workspace bounds what a
+//! repository's work tree may expose ([`boundary`]); repository work runs on the blocking pool.
 
+pub mod boundary;
 pub mod common;
 pub mod git_blame;
 pub mod git_branch;
@@ -14,13 +15,17 @@ pub mod git_remote;
 pub mod git_show;
 pub mod git_stage;
 pub mod git_status;
+pub mod history;
 pub mod is_protected_branch;
+pub mod lock;
+pub mod refname;
 
 use std::path::Path;
 
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::registry::Family;
+use crate::workspace::Workspace;
 
 /// The family.
 pub const FAMILY: Family = Family {
@@ -43,7 +48,8 @@ pub const FAMILY: Family = Family {
         git_remote::PULL,
     ],
     contract: None,
-    aliases: &[("repo_path", "path"), ("repoPath", "path"), ("repo", "path"), ("cwd", "path")],
+    // Stack's `repo_path` is on each tool but git_commit, which tells Stack's calls by it.
+    aliases: &[("repoPath", "path"), ("repo", "path"), ("cwd", "path")],
     partial_on_cancel: false,
 };
 
@@ -55,8 +61,15 @@ pub(crate) fn locate(ctx: &Ctx, path: Option<&str>) -> Result<std::path::PathBuf
     Ok(r.real)
 }
 
-/// Open the repository that contains `dir` (searching upwards, as git does).
-pub(crate) fn open(dir: &Path) -> Result<git2::Repository> {
+/// Open the repository that contains `dir` (searching upwards, as git does), with the scope the
+/// workspace `ws` leaves it (`OUTSIDE_WORKSPACE` for a work tree elsewhere).
+pub(crate) fn open(ws: &Workspace, dir: &Path) -> Result<(git2::Repository, boundary::Scope)> {
+    let repo = discover(dir)?;
+    let scope = boundary::Scope::of(ws, &repo)?;
+    Ok((repo, scope))
+}
+
+fn discover(dir: &Path) -> Result<git2::Repository> {
     // libgit2 re-hashes every object it reads by default (with the slower collision-detecting
     // SHA-1); git does not, and reads dominate log and blame. Objects written are still hashed.
     static SETUP: std::sync::Once = std::sync::Once::new();
