@@ -38,6 +38,18 @@ fn plant_cache_db(ws: &Path, extra: &str) {
     db.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
 }
 
+/// A workspace that comes with a `.eddie/cache.db` holding the cache schema and `extra`. (A
+/// fresh process would open the planted file: this one already holds a connection to the
+/// file it planted, so that file is copied into a new workspace.)
+fn shipped(extra: &str) -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    plant_cache_db(ws.path(), extra);
+    let out = tempfile::tempdir().unwrap();
+    std::fs::create_dir(out.path().join(".eddie")).unwrap();
+    std::fs::copy(ws.path().join(".eddie/cache.db"), out.path().join(".eddie/cache.db")).unwrap();
+    out
+}
+
 /// Run a tool in its own thread and wait at most `limit` for it (a hang is a failure, not a
 /// stuck test run).
 fn run_bounded(tool: &'static str, args: Value, c: Ctx, limit: Duration) -> eddie_tools_core::Result<Value> {
@@ -58,21 +70,13 @@ END;";
 
 #[test]
 fn a_shipped_cache_db_with_a_trigger_that_never_ends_is_moved_aside_and_runs_nothing() {
-    let ws = tempfile::tempdir().unwrap();
-    // A fresh process would open the planted file: this one already holds the first
-    // connection, so the file is planted at another path and copied into a new workspace.
-    plant_cache_db(ws.path(), RUNAWAY);
-    let shipped = tempfile::tempdir().unwrap();
-    std::fs::create_dir(shipped.path().join(".eddie")).unwrap();
-    std::fs::copy(ws.path().join(".eddie/cache.db"), shipped.path().join(".eddie/cache.db")).unwrap();
+    let ws = shipped(RUNAWAY);
+    let store = || {
+        let args = json!({"key": "a", "value": "b", "tier": "project"});
+        run_bounded("cache_store", args, ctx(ws.path(), &[]), Duration::from_secs(20))
+    };
     let started = Instant::now();
-    let e = run_bounded(
-        "cache_store",
-        json!({"key": "a", "value": "b", "tier": "project"}),
-        ctx(shipped.path(), &[]),
-        Duration::from_secs(20),
-    )
-    .unwrap_err();
+    let e = store().unwrap_err();
     assert_eq!(e.code(), ErrorCode::StoreCorrupted, "{}", e.message());
     assert!(e.message().contains("trigger spin_forever"), "{}", e.message());
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -83,21 +87,11 @@ fn a_shipped_cache_db_with_a_trigger_that_never_ends_is_moved_aside_and_runs_not
     let n: i64 = aside.query_row("SELECT count(*) FROM spin", [], |r| r.get(0)).unwrap();
     assert_eq!(n, 0);
     // The call did nothing; repeated, it works on a new database.
-    let d = run_bounded(
-        "cache_store",
-        json!({"key": "a", "value": "b", "tier": "project"}),
-        ctx(shipped.path(), &[]),
-        Duration::from_secs(20),
-    )
-    .unwrap();
+    let d = store().unwrap();
     assert_eq!(d["stored"], true);
     // Views and look-alike tables are foreign too.
     for extra in ["CREATE VIEW v AS SELECT 1;", "CREATE INDEX entries_size ON entries(size);"] {
-        let w = tempfile::tempdir().unwrap();
-        plant_cache_db(w.path(), extra);
-        let copy = tempfile::tempdir().unwrap();
-        std::fs::create_dir(copy.path().join(".eddie")).unwrap();
-        std::fs::copy(w.path().join(".eddie/cache.db"), copy.path().join(".eddie/cache.db")).unwrap();
+        let copy = shipped(extra);
         let e = run_bounded(
             "cache_keys",
             json!({"tier": "project"}),

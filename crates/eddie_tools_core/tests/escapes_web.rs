@@ -87,9 +87,15 @@ fn loopback() -> NetworkPolicy {
     NetworkPolicy { allow_hosts: vec!["127.0.0.1".into()], ..Default::default() }
 }
 
+/// A ctx on loopback whose confirm says yes (a host's approval, whoever asks: the tool or the
+/// permission gate in front of it).
 fn ctx_in(dir: &Path, env: &[(&str, String)]) -> Ctx {
     let env: HashMap<String, String> = env.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
-    Ctx::new(&dir.display().to_string()).unwrap().with_env(env).with_network(loopback())
+    Ctx::new(&dir.display().to_string())
+        .unwrap()
+        .with_env(env)
+        .with_network(loopback())
+        .with_confirm(constant_confirm(true))
 }
 
 fn has_header(head: &str, name: &str) -> bool {
@@ -250,8 +256,12 @@ async fn a_folder_swapped_for_a_symlink_during_the_confirm_gets_nothing_written_
         // The attacker moves the folder away (inside the workspace, or out of it) and plants the
         // symlink while the person reads the question.
         let aside = if aside_in_ws { s.ws.path().join("dl.old") } else { outside.join("moved") };
-        let confirm: ConfirmFn = Arc::new(move |_| {
-            Swap::swap(&dl, &aside, &outside);
+        // Only the download's own question swaps (a gate may ask other questions first), once.
+        let confirm: ConfirmFn = Arc::new(move |text: String| {
+            let is_dir = std::fs::symlink_metadata(&dl).is_ok_and(|m| m.is_dir());
+            if text.starts_with("Download ") && is_dir {
+                Swap::swap(&dl, &aside, &outside);
+            }
             Box::pin(async { Ok(true) })
         });
         let ctx = ctx_in(s.ws.path(), &[]).with_confirm(confirm);

@@ -170,6 +170,14 @@ mod tests {
         current_uid()
     }
 
+    /// A folder `name` in `tmp` with `mode`.
+    fn folder(tmp: &Path, name: &str, mode: u32) -> PathBuf {
+        let p = tmp.join(name);
+        std::fs::create_dir(&p).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p
+    }
+
     #[test]
     fn the_folder_is_made_private_and_a_planted_symlink_folder_is_passed_over() {
         let tmp = tempfile::tempdir().unwrap();
@@ -194,9 +202,7 @@ mod tests {
     #[test]
     fn a_folder_owned_by_another_user_or_open_to_others_is_passed_over() {
         let tmp = tempfile::tempdir().unwrap();
-        let other = tmp.path().join("eddie-locks-other");
-        std::fs::create_dir(&other).unwrap();
-        std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let other = folder(tmp.path(), "eddie-locks-other", 0o700);
         // Another owner: as root, chown it; otherwise ask for a uid that is not ours.
         let foreign_uid = if uid() == 0 {
             std::os::unix::fs::chown(&other, Some(4242), Some(4242)).unwrap();
@@ -209,9 +215,7 @@ mod tests {
         assert_eq!(e.code(), ErrorCode::PermissionDenied);
         assert!(e.message().contains("belongs to user"), "{}", e.message());
         assert_eq!(std::fs::read_dir(&other).unwrap().count(), 0, "no lock file made in it");
-        let open = tmp.path().join("eddie-locks-open");
-        std::fs::create_dir(&open).unwrap();
-        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let open = folder(tmp.path(), "eddie-locks-open", 0o777);
         let e = ProcessLock::acquire_in(&[open], Path::new("/w/a"), uid()).unwrap_err();
         assert!(e.message().contains("may write"), "{}", e.message());
         assert_eq!(std::fs::metadata(&other).unwrap().uid(), if uid() == 0 { 4242 } else { uid() });
@@ -220,9 +224,7 @@ mod tests {
     #[test]
     fn a_planted_symlink_as_the_lock_file_is_not_followed() {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("eddie-locks");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let dir = folder(tmp.path(), "eddie-locks", 0o700);
         let real = Path::new("/w/MEMORY.md");
         let name = blake3::hash(real.as_os_str().as_encoded_bytes()).to_hex();
         let lock_path = dir.join(format!("{}.lock", &name[..32]));

@@ -187,38 +187,25 @@ impl SafeDir {
         Ok(entry_of(&rustix::fs::fstat(&self.fd)?))
     }
 
-    /// Open the file `name` here for reading, never through a symlink.
-    pub fn open_read(&self, name: &OsStr) -> io::Result<File> {
+    /// `openat` of the file `name` here with `flags` (never through a symlink, never a
+    /// controlling terminal, close-on-exec).
+    fn open_file(&self, name: &OsStr, flags: OFlags, mode: u32) -> io::Result<File> {
         if !plain(name) {
             return Err(not_plain(name));
         }
-        let fd = rustix::fs::openat(
-            &self.fd,
-            name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
-            Mode::empty(),
-        )?;
-        Ok(File::from(fd))
+        let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK;
+        Ok(File::from(rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(mode as _))?))
+    }
+
+    /// Open the file `name` here for reading, never through a symlink.
+    pub fn open_read(&self, name: &OsStr) -> io::Result<File> {
+        self.open_file(name, OFlags::RDONLY, 0)
     }
 
     /// Open (or create, mode 0600) `name` here for reading and writing, never through a
     /// symlink, never truncating.
     pub fn open_or_create(&self, name: &OsStr) -> io::Result<File> {
-        if !plain(name) {
-            return Err(not_plain(name));
-        }
-        let fd = rustix::fs::openat(
-            &self.fd,
-            name,
-            OFlags::RDWR
-                | OFlags::CREATE
-                | OFlags::NOFOLLOW
-                | OFlags::CLOEXEC
-                | OFlags::NOCTTY
-                | OFlags::NONBLOCK,
-            Mode::from_raw_mode(0o600),
-        )?;
-        Ok(File::from(fd))
+        self.open_file(name, OFlags::RDWR | OFlags::CREATE, 0o600)
     }
 
     /// A new file with a fresh name `<prefix><random><suffix>` here (`O_EXCL`, mode 0666 less
