@@ -175,6 +175,10 @@ pub struct Ctx {
     /// `ctx.browser.endpoint`: a running browser's DevTools websocket for the browser tools to
     /// attach to; `None` = `EDDIE_BROWSER_WS`, else launch one.
     pub browser_endpoint: Option<String>,
+    /// `ctx.sandbox`: the sandbox every command of the call must run in (required: where it
+    /// cannot be enforced the call fails with `SANDBOX_UNAVAILABLE`); `None` = the default
+    /// (`workspace-write`, network on), applied as far as the system allows.
+    pub sandbox: Option<crate::engine::process::sandbox::Policy>,
 }
 
 impl Ctx {
@@ -190,6 +194,7 @@ impl Ctx {
             session: None,
             network: None,
             browser_endpoint: None,
+            sandbox: None,
         })
     }
 
@@ -232,6 +237,12 @@ impl Ctx {
     /// Builder: set the network policy.
     pub fn with_network(mut self, network: NetworkPolicy) -> Self {
         self.network = Some(network);
+        self
+    }
+
+    /// Builder: require a sandbox for the call's commands.
+    pub fn with_sandbox(mut self, sandbox: crate::engine::process::sandbox::Policy) -> Self {
+        self.sandbox = Some(sandbox);
         self
     }
 

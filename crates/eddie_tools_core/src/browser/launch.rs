@@ -164,6 +164,9 @@ pub async fn start(binary: &Path, window: (u32, u32)) -> Result<Launched> {
         env: None,
         stdin: false,
         grace: Duration::from_millis(1500),
+        // Chromium, started by the tools with fixed arguments (not a command a caller names),
+        // has its own sandbox; it needs to write its profile and reach the network.
+        sandbox: None,
     };
     let mut tree = Tree::spawn(&spec).map_err(|e| {
         let _ = std::fs::remove_dir_all(&profile);

@@ -278,6 +278,7 @@ async fn run_hook(ctx: &Ctx, p: &Plan, name: &str, path: &Path, args: Vec<String
         timeout: Some(std::time::Duration::from_secs(HOOK_TIMEOUT_SECS)),
         max_bytes: 64 * 1024,
         stdin: None,
+        sandbox: crate::engine::process::sandbox::plan(ctx)?,
     };
     let out = command::execute(&inv, ctx, None).await?;
     if out.status() == "ok" {
