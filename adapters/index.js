@@ -96,15 +96,17 @@ function selectTools(options = {}) {
  */
 function createSession(options = {}) {
   if (options && typeof options.run === 'function' && typeof options.ctx === 'function') return options
-  const { cwd = process.cwd(), confirm, ask, env, onOutput, sessionId = `eddie-session-${randomUUID()}` } = options
+  const { cwd = process.cwd(), confirm, ask, env, onOutput, sandbox, sessionId = `eddie-session-${randomUUID()}` } = options
   const session = {
     sessionId,
     cwd,
     env,
+    sandbox,
     /** The ctx of one call. `approved: true` = the host already asked the user about this call. */
     ctx(call = {}) {
       const ctx = { cwd: session.cwd, sessionId: session.sessionId }
       if (session.env !== undefined) ctx.env = session.env
+      if (session.sandbox !== undefined) ctx.sandbox = session.sandbox
       const c = call.approved ? () => true : call.confirm ?? confirm
       if (c) ctx.confirm = c
       if (ask) ctx.ask = ask

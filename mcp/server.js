@@ -9,6 +9,7 @@
 // - tools/call: `content` (the text a model reads) plus `structuredContent` (`data`); a failure is
 //   `isError` with the stable code first ("NOT_FOUND: ...").
 // - confirm: an elicitation when the client supports it, else `--confirm allow|deny` (default deny).
+// - commands run in the default sandbox, or in `--sandbox MODE` (required: SANDBOX_UNAVAILABLE where it cannot be).
 // - the workspace: `--root DIR`, else the client's first root (followed when the roots change),
 //   else the current directory.
 // - `notifications/cancelled` aborts the call; a call with a progressToken gets progress
@@ -147,6 +148,7 @@ function createServer(options = {}) {
       onOutput,
       sessionId: session,
     }
+    if (options.sandbox !== undefined) ctx.sandbox = options.sandbox
     try {
       const result = await tools.runTool(spec.name, request.params.arguments ?? {}, ctx)
       const out = { content: [{ type: 'text', text: result.content }] }
@@ -163,7 +165,7 @@ function createServer(options = {}) {
   return server
 }
 
-/** `eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission LEVEL] [--confirm allow|deny]` */
+/** `eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission LEVEL] [--confirm allow|deny] [--sandbox MODE]` */
 async function main(argv) {
   const options = { roots: [], confirm: 'deny' }
   for (let i = 0; i < argv.length; i++) {
@@ -175,10 +177,11 @@ async function main(argv) {
     if (a === '--root') options.roots.push(value())
     else if (a === '--families') options.families = value().split(',').map((f) => f.trim()).filter(Boolean)
     else if (a === '--max-permission') options.maxPermission = value()
+    else if (a === '--sandbox') options.sandbox = value()
     else if (a === '--confirm') {
       options.confirm = value()
       if (!['allow', 'deny'].includes(options.confirm)) throw new Error('--confirm must be allow or deny')
-    } else throw new Error(`unknown option ${a} (eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny])`)
+    } else throw new Error(`unknown option ${a} (eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny] [--sandbox workspace-write|read-only|off])`)
   }
   const server = createServer(options)
   const { StdioServerTransport } = loadSdk()

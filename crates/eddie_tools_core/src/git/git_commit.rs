@@ -263,6 +263,12 @@ fn commit(p: &Plan, message: &str) -> Result<(String, String, usize)> {
     Ok((id.to_string(), short, changed))
 }
 
+/// A repository's git directory and, for a linked worktree, the common one it names.
+fn git_dirs(git_dir: &Path) -> Vec<PathBuf> {
+    let common = std::fs::read_to_string(git_dir.join("commondir")).ok().map(|c| git_dir.join(c.trim()));
+    std::iter::once(git_dir.to_path_buf()).chain(common).collect()
+}
+
 async fn run_hook(ctx: &Ctx, p: &Plan, name: &str, path: &Path, args: Vec<String>) -> Result<()> {
     use crate::engine::process::{command, env};
     let (mut vars, dropped) = env::child_env(ctx, None, &[])?;
@@ -278,7 +284,9 @@ async fn run_hook(ctx: &Ctx, p: &Plan, name: &str, path: &Path, args: Vec<String
         timeout: Some(std::time::Duration::from_secs(HOOK_TIMEOUT_SECS)),
         max_bytes: 64 * 1024,
         stdin: None,
-        sandbox: crate::engine::process::sandbox::plan(ctx)?,
+        // A hook may stage files (`git add`): the git directories are writable to it, also when
+        // a linked worktree keeps them outside the workspace.
+        sandbox: crate::engine::process::sandbox::plan_with_roots(ctx, &git_dirs(&p.git_dir))?,
     };
     let out = command::execute(&inv, ctx, None).await?;
     if out.status() == "ok" {

@@ -387,6 +387,14 @@ impl Prepared {
     }
 }
 
+#[cfg(test)]
+impl Prepared {
+    /// `flags` with nothing prepared for them (no ruleset, no roots): a child that must fail.
+    pub(crate) fn unprepared(flags: u32) -> Arc<Self> {
+        Arc::new(Self { flags, roots: Vec::new(), cwd: c"/".to_owned(), ruleset: None })
+    }
+}
+
 /// The namespace layers.
 const NAMESPACE_LAYERS: u32 = child::USERNS | child::MOUNT_RO | child::NETNS | child::LOOPBACK;
 
@@ -394,6 +402,12 @@ const NAMESPACE_LAYERS: u32 = child::USERNS | child::MOUNT_RO | child::NETNS | c
 /// (best effort). `INVALID_ARGUMENT` for a host root that does not exist;
 /// `SANDBOX_UNAVAILABLE` when a required sandbox cannot be enforced here.
 pub fn plan(ctx: &Ctx) -> Result<Plan> {
+    plan_with_roots(ctx, &[])
+}
+
+/// [`plan`], with `extra` writable too under `workspace-write` (for git hooks: the
+/// repository's git directories, which a linked worktree keeps outside the workspace).
+pub fn plan_with_roots(ctx: &Ctx, extra: &[PathBuf]) -> Result<Plan> {
     let (policy, required) = match &ctx.sandbox {
         Some(p) => (p.clone(), true),
         None => (Policy::default_policy(), false),
@@ -408,7 +422,11 @@ pub fn plan(ctx: &Ctx) -> Result<Plan> {
         Network::Loopback => want |= child::USERNS | child::NETNS | child::LOOPBACK,
     }
     let (roots, create) = match policy.mode {
-        Mode::WorkspaceWrite => writable_roots(ctx, &policy.writable_roots)?,
+        Mode::WorkspaceWrite => {
+            let mut declared = policy.writable_roots.clone();
+            declared.extend(extra.iter().filter(|p| p.exists()).map(|p| p.to_string_lossy().into_owned()));
+            writable_roots(ctx, &declared)?
+        }
         _ => (Vec::new(), Vec::new()),
     };
     if roots.iter().any(|r| r == Path::new("/")) {

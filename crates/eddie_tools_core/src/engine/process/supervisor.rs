@@ -1496,6 +1496,58 @@ mod tests {
     }
 
     #[cfg(eddie_shim)]
+    #[tokio::test]
+    async fn the_fork_backend_puts_the_command_in_its_sandbox_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = crate::workspace::realpath(dir.path()).unwrap();
+        let (ws, outside) = (root.join("ws"), root.join("outside"));
+        for d in [&ws, &outside] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::write(outside.join("e"), "e").unwrap();
+        let env: HashMap<String, String> = [
+            ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
+            ("TMPDIR".to_owned(), ws.to_string_lossy().into_owned()),
+        ]
+        .into_iter()
+        .collect();
+        let ctx = crate::Ctx::new(ws.to_str().unwrap()).unwrap().with_env(env.clone());
+        let plan = sandbox::plan(&ctx).unwrap();
+        assert!(plan.enforced());
+        let script = format!(
+            "(echo x > {o}/f) 2>/dev/null && echo wrote; (chmod 600 {o}/e) 2>/dev/null && echo chmod; echo in > in",
+            o = outside.display()
+        );
+        let args = [OsString::from("-c"), OsString::from(script)];
+        let spec = Spec {
+            program: OsStr::new("/bin/sh"),
+            args: &args,
+            cwd: &ws,
+            env: Some(&env),
+            stdin: false,
+            grace: DEFAULT_GRACE,
+            sandbox: None,
+        };
+        let mut t = spawn_fork(&spec, Some(plan.prepare(&ws).unwrap())).unwrap();
+        let out = read_all(t.take_stdout().unwrap()).await;
+        assert_eq!((out.as_str(), t.wait().await.unwrap().code()), ("", Some(0)));
+        assert!(!outside.join("f").exists() && ws.join("in").exists());
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(outside.join("e")).unwrap().permissions().mode() & 0o777, 0o644);
+        // A layer that cannot be set up fails the spawn, named as the sandbox step it was.
+        let e = spawn_fork(&spec, Some(sandbox::Prepared::unprepared(sandbox_child::LANDLOCK))).unwrap_err();
+        let (step, _) = sandbox_child::decode(e.raw_os_error().unwrap()).unwrap();
+        assert_eq!(step, sandbox_child::STEP_LANDLOCK);
+        // And through the shim, the same layer fails the same way.
+        let shim = shim_path().unwrap();
+        match spawn_shim(shim, &spec, Some(&sandbox::Prepared::unprepared(sandbox_child::LANDLOCK))) {
+            Err(ShimError::Sandbox(f)) => assert_eq!(f.step, sandbox_child::STEP_LANDLOCK),
+            Err(ShimError::Command(e) | ShimError::Shim(e)) => panic!("not a sandbox failure: {e}"),
+            Ok(_) => panic!("started without its sandbox"),
+        }
+    }
+
+    #[cfg(eddie_shim)]
     #[test]
     fn signal_names_round_trip() {
         assert_eq!(signal_name(libc::SIGTERM), "SIGTERM");
