@@ -387,7 +387,7 @@ impl Prepared {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, eddie_shim))]
 impl Prepared {
     /// `flags` with nothing prepared for them (no ruleset, no roots): a child that must fail.
     pub(crate) fn unprepared(flags: u32) -> Arc<Self> {
@@ -447,13 +447,17 @@ pub fn plan_with_roots(ctx: &Ctx, extra: &[PathBuf]) -> Result<Plan> {
         return Ok(plan);
     }
     let mut missing = Vec::new();
-    if want & child::LANDLOCK != 0
+    if let Err(why) = supported() {
+        missing.push(why);
+        plan.layers = 0;
+    }
+    if plan.layers & child::LANDLOCK != 0
         && let Err(why) = landlock::available()
     {
         missing.push(why);
         plan.layers &= !child::LANDLOCK;
     }
-    if want & child::USERNS != 0
+    if plan.layers & child::USERNS != 0
         && let Err(why) = namespaces_available()
     {
         missing.push(why);
@@ -477,6 +481,23 @@ pub fn plan_with_roots(ctx: &Ctx, extra: &[PathBuf]) -> Result<Plan> {
     Ok(plan)
 }
 
+/// Whether this system and build can sandbox at all: Linux, with the process shim (the sandbox
+/// is applied by the shim's child, or the fork shim's).
+fn supported() -> std::result::Result<(), String> {
+    if !cfg!(target_os = "linux") {
+        return Err(format!(
+            "sandboxing needs Linux (Landlock and namespaces); this is {}",
+            std::env::consts::OS
+        ));
+    }
+    if crate::engine::process::supervisor::backend() == "group" {
+        return Err(
+            "this build starts commands without the process shim, so it cannot sandbox them".to_owned()
+        );
+    }
+    Ok(())
+}
+
 /// Whether new user, mount and network namespaces work here: probed once, by starting a
 /// command that cannot exist in a full sandbox (an exec failure means the sandbox was set up).
 fn namespaces_available() -> std::result::Result<(), String> {
@@ -486,12 +507,6 @@ fn namespaces_available() -> std::result::Result<(), String> {
     }
     PROBE
         .get_or_init(|| {
-            if !cfg!(target_os = "linux") {
-                return Err(format!(
-                    "sandboxing needs Linux (Landlock and user namespaces); this is {}",
-                    std::env::consts::OS
-                ));
-            }
             let plan = Plan {
                 mode: Mode::ReadOnly,
                 network: Network::Loopback,
@@ -709,7 +724,8 @@ mod landlock {
     }
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
+#[cfg(eddie_shim)]
 mod tests {
     use super::*;
     use crate::engine::process::command::{self, Invocation, Outcome};

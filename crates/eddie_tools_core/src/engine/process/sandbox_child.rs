@@ -322,7 +322,7 @@ mod linux {
         ifr[..2].copy_from_slice(b"lo");
         // SAFETY: both ioctls read and write one `struct ifreq` (40 bytes on 64-bit Linux), here
         // the local `ifr`; `s` is the socket opened above, closed once.
-        let r = unsafe {
+        unsafe {
             let mut r = ioctl(s, SIOCGIFFLAGS, ifr.as_mut_ptr());
             if r == 0 {
                 let flags = u16::from_ne_bytes([ifr[16], ifr[17]]) | IFF_UP;
@@ -332,8 +332,7 @@ mod linux {
             let e = errno();
             close(s);
             if r != 0 { Err((STEP_LOOPBACK, e)) } else { Ok(()) }
-        };
-        r
+        }
     }
 
     /// Apply `c` to the calling process.
@@ -367,17 +366,13 @@ mod linux {
         }
         if c.flags & LANDLOCK != 0 {
             // SAFETY: prctl(PR_SET_NO_NEW_PRIVS) takes integers only.
-            check(
-                unsafe { prctl(PR_SET_NO_NEW_PRIVS, 1 as c_long, 0 as c_long, 0 as c_long, 0 as c_long) }
-                    != 0,
-                STEP_NO_NEW_PRIVS,
-            )?;
-            // SAFETY: landlock_restrict_self(2) takes a descriptor (the ruleset the parent built and
-            // passed down open) and flags.
-            check(
-                unsafe { syscall(SYS_LANDLOCK_RESTRICT_SELF, c.ruleset, 0 as c_uint) } != 0,
-                STEP_LANDLOCK,
-            )?;
+            let nnp =
+                unsafe { prctl(PR_SET_NO_NEW_PRIVS, 1 as c_long, 0 as c_long, 0 as c_long, 0 as c_long) };
+            check(nnp != 0, STEP_NO_NEW_PRIVS)?;
+            // SAFETY: landlock_restrict_self(2) takes a descriptor (the ruleset the parent built
+            // and passed down open) and flags.
+            let restricted = unsafe { syscall(SYS_LANDLOCK_RESTRICT_SELF, c.ruleset, 0 as c_uint) };
+            check(restricted != 0, STEP_LANDLOCK)?;
         }
         Ok(())
     }
