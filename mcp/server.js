@@ -177,8 +177,10 @@ async function main(argv) {
     if (a === '--root') options.roots.push(value())
     else if (a === '--families') options.families = value().split(',').map((f) => f.trim()).filter(Boolean)
     else if (a === '--max-permission') options.maxPermission = value()
-    else if (a === '--sandbox') options.sandbox = value()
-    else if (a === '--confirm') {
+    else if (a === '--sandbox') {
+      options.sandbox = value()
+      if (!['workspace-write', 'read-only', 'off'].includes(options.sandbox)) throw new Error('--sandbox must be workspace-write, read-only or off')
+    } else if (a === '--confirm') {
       options.confirm = value()
       if (!['allow', 'deny'].includes(options.confirm)) throw new Error('--confirm must be allow or deny')
     } else throw new Error(`unknown option ${a} (eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny] [--sandbox workspace-write|read-only|off])`)

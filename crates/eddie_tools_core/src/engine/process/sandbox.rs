@@ -257,20 +257,6 @@ static NAMESPACES_BROKEN: OnceLock<String> = OnceLock::new();
 static LANDLOCK_BROKEN: OnceLock<String> = OnceLock::new();
 
 impl Plan {
-    /// No sandbox at all (nothing asked, nothing applied).
-    pub fn none() -> Self {
-        Self {
-            mode: Mode::Off,
-            network: Network::On,
-            required: false,
-            roots: Vec::new(),
-            create: Vec::new(),
-            layers: 0,
-            enforced: false,
-            reason: Some("the host turned the sandbox off".to_owned()),
-        }
-    }
-
     /// Whether what `mode` and `network` say is enforced.
     pub fn enforced(&self) -> bool {
         self.enforced
