@@ -191,23 +191,9 @@ mod linux {
 
     /// `"<id> <id> 1"` into `buf`; its length.
     fn id_map_line(id: c_uint, buf: &mut [u8; 32]) -> usize {
-        let mut digits = [0u8; 10];
-        let mut n = 0;
-        let mut v = id;
-        loop {
-            digits[n] = b'0' + (v % 10) as u8;
-            n += 1;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
         let mut len = 0;
         for _ in 0..2 {
-            for i in (0..n).rev() {
-                buf[len] = digits[i];
-                len += 1;
-            }
+            len += write_decimal(id, &mut buf[len..]);
             buf[len] = b' ';
             len += 1;
         }
@@ -376,6 +362,25 @@ mod linux {
         }
         Ok(())
     }
+}
+
+/// Write `v` in decimal at the start of `out` (at least 10 bytes long), without allocating;
+/// the number of bytes written.
+pub fn write_decimal(v: u32, out: &mut [u8]) -> usize {
+    let mut digits = [0u8; 10];
+    let (mut n, mut v) = (0, v);
+    loop {
+        digits[n] = b'0' + (v % 10) as u8;
+        n += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for (i, d) in digits[..n].iter().rev().enumerate() {
+        out[i] = *d;
+    }
+    n
 }
 
 /// The errno a `pre_exec` hook reports for a failed step (std passes it through as the spawn

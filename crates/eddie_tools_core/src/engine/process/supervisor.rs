@@ -1269,22 +1269,7 @@ fn read_ppid(pid: i32) -> Option<i32> {
     let prefix = b"/proc/";
     path[..prefix.len()].copy_from_slice(prefix);
     let mut i = prefix.len();
-    let mut digits = [0u8; 12];
-    let mut d = 0;
-    let mut v = pid;
-    loop {
-        digits[d] = b'0' + (v % 10) as u8;
-        d += 1;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    while d > 0 {
-        d -= 1;
-        path[i] = digits[d];
-        i += 1;
-    }
+    i += sandbox_child::write_decimal(pid.unsigned_abs(), &mut path[i..]);
     for &b in b"/stat\0" {
         path[i] = b;
         i += 1;
