@@ -1017,3 +1017,21 @@ mod tests {
         assert!(d.report()["reason"].as_str().unwrap().contains("unshare"));
     }
 }
+
+/// A build without the process shim (`EDDIE_TOOLS_GROUP_ONLY=1`, or not Linux) cannot sandbox.
+#[cfg(test)]
+#[cfg(not(eddie_shim))]
+mod without_the_shim {
+    use super::*;
+
+    #[test]
+    fn nothing_is_claimed_and_a_named_sandbox_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Ctx::new(dir.path().to_str().unwrap()).unwrap();
+        let p = plan(&ctx).unwrap();
+        assert!(!p.enforced());
+        assert!(p.report()["reason"].as_str().unwrap().contains("shim") || !cfg!(target_os = "linux"));
+        let e = plan(&ctx.with_sandbox(Policy::mode(Mode::ReadOnly))).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::SandboxUnavailable);
+    }
+}
