@@ -34,6 +34,24 @@ export interface ToolContext {
    * (`ws://host:port/devtools/browser/<id>`) instead of launching headless Chromium. Default: `EDDIE_BROWSER_WS`.
    */
   browser?: { endpoint?: string | null } | null
+  /**
+   * The sandbox every command of the call runs in (`run`, `bash`, `process_start`, the runners, git hooks).
+   * Given, it is required: where it cannot be enforced the call fails with `SANDBOX_UNAVAILABLE` before anything runs.
+   * Default: `workspace-write` with the network on, applied as far as the system allows (`data.sandbox.enforced` says).
+   */
+  sandbox?: SandboxMode | SandboxPolicy | null
+}
+
+/** `ctx.sandbox` modes: write in the workspace, temp and caches only; write nowhere; no file-system limit. */
+export type SandboxMode = 'workspace-write' | 'read-only' | 'off'
+
+/** `ctx.sandbox` in full. */
+export interface SandboxPolicy {
+  mode: SandboxMode
+  /** More writable directories (absolute, or relative to the workspace); `workspace-write` only. */
+  writableRoots?: string[]
+  /** `off`: nothing; `loopback`: only servers the command starts itself; `on` (default): everything. */
+  network?: 'off' | 'loopback' | 'on'
 }
 
 /** `ctx.network`: entries are host names, `*.suffix`, IP addresses or CIDR ranges. */
@@ -1644,8 +1662,19 @@ export type RunData = {
     command: string
     reason: string
   }>
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
-/** Run a program with arguments in the workspace (no shell; or with shell: true a whole command line run by bash, for pipes, redirections and expansions) and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. (`run`, mutating, asks ctx.confirm) */
+/** Run a program with arguments in the workspace (no shell; or with shell: true a whole command line run by bash, for pipes, redirections and expansions) and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. Commands run in a sandbox: by default they write only in the workspace, the temp directory and the package managers' caches (data.sandbox says what applied). (`run`, mutating, asks ctx.confirm) */
 export declare function runCommand(args: RunArgs, ctx: ToolContext): Promise<ToolResult<RunData>>
 export declare const runCommandTool: ToolDefinition<RunArgs, RunData>
 
@@ -1711,8 +1740,19 @@ export type ProcessStartData = {
     command: string
     reason: string
   }>
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
-/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. (`process_start`, mutating, asks ctx.confirm) */
+/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. It runs in the same sandbox as run (data.sandbox). (`process_start`, mutating, asks ctx.confirm) */
 export declare function processStart(args: ProcessStartArgs, ctx: ToolContext): Promise<ToolResult<ProcessStartData>>
 export declare const processStartTool: ToolDefinition<ProcessStartArgs, ProcessStartData>
 
@@ -2023,6 +2063,17 @@ export type RunTestsData = {
     total: number
     failures: Array<string>
   }
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
 /** Run the project's tests (detected command or an explicit one) and return the exit code, duration, output, and for known runners (cargo, pytest, jest, vitest, node:test, mocha, go) the passed/failed/skipped counts and failed test names. (`run_tests`, mutating, asks ctx.confirm) */
 export declare function runTests(args: RunTestsArgs, ctx: ToolContext): Promise<ToolResult<RunTestsData>>
@@ -2122,6 +2173,17 @@ export type LintData = {
   }> | null
   /** Which tool's report the findings were read from. */
   findingsFrom?: string | null
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
 /** Run the project's linter (detected command or an explicit one). (`lint`, mutating, asks ctx.confirm) */
 export declare function lint(args: LintArgs, ctx: ToolContext): Promise<ToolResult<LintData>>
@@ -2211,6 +2273,17 @@ export type FormatData = {
   }
   /** Workspace-relative paths whose contents the formatter changed or created, below the target (gitignored and dependency folders not compared); null when more than 50,000 files were below it. */
   changedFiles?: Array<string> | null
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
 /** Format the project's code (detected command or an explicit one). (`format`, mutating, asks ctx.confirm) */
 export declare function format(args: FormatArgs, ctx: ToolContext): Promise<ToolResult<FormatData>>
@@ -2310,6 +2383,17 @@ export type TypecheckData = {
   }> | null
   /** Which tool's report the findings were read from. */
   findingsFrom?: string | null
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
 /** Type-check the project (detected command or an explicit one). (`typecheck`, mutating, asks ctx.confirm) */
 export declare function typecheck(args: TypecheckArgs, ctx: ToolContext): Promise<ToolResult<TypecheckData>>
@@ -2397,6 +2481,17 @@ export type BuildData = {
     total: number
     failures: Array<string>
   }
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
 /** Build the project (detected command or an explicit one). (`build`, mutating, asks ctx.confirm) */
 export declare function build(args: BuildArgs, ctx: ToolContext): Promise<ToolResult<BuildData>>
@@ -2483,6 +2578,17 @@ export type InstallData = {
     skipped: number
     total: number
     failures: Array<string>
+  }
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
   }
 }
 /** Install the project's dependencies (detected command or an explicit one). (`install`, mutating, asks ctx.confirm) */

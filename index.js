@@ -167,11 +167,11 @@ function searchCodebase(args, ctx) {
 function projectMap(args, ctx) {
   return binding.callTool(34, args, ctx)
 }
-/** Run a program with arguments in the workspace (no shell; or with shell: true a whole command line run by bash, for pipes, redirections and expansions) and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. (`run`) */
+/** Run a program with arguments in the workspace (no shell; or with shell: true a whole command line run by bash, for pipes, redirections and expansions) and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. Commands run in a sandbox: by default they write only in the workspace, the temp directory and the package managers' caches (data.sandbox says what applied). (`run`) */
 function runCommand(args, ctx) {
   return binding.callTool(35, args, ctx)
 }
-/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. (`process_start`) */
+/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. It runs in the same sandbox as run (data.sandbox). (`process_start`) */
 function processStart(args, ctx) {
   return binding.callTool(36, args, ctx)
 }

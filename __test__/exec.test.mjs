@@ -642,7 +642,7 @@ test("bash with TunaCode's keys (env, timeout, capture_output): env added, secre
   const ws = workspace({ 'sub/f.txt': 'x\n' })
   const { ctx, prompts } = context(ws, true, { env: { PATH: process.env.PATH, API_TOKEN: 's3cret', HOME: ws } })
   let r = await tools.bash({ command: 'echo "$MY_VAR-$API_TOKEN"; ls', env: { MY_VAR: 'test' }, cwd: 'sub' }, ctx)
-  assert.equal(r.content, 'Command: echo "$MY_VAR-$API_TOKEN"; ls\nExit Code: 0\nWorking Directory: sub\n\nSTDOUT:\ntest-\nf.txt\n\nSTDERR:\n(no errors)')
+  assert.equal(r.content, 'Command: echo "$MY_VAR-$API_TOKEN"; ls\nExit Code: 0\nWorking Directory: sub\nSandbox: workspace-write, network on\n\nSTDOUT:\ntest-\nf.txt\n\nSTDERR:\n(no errors)')
   assert.deepEqual(r.data, { stdout: 'test-\nf.txt\n', stderr: '' })
   assert.equal(prompts.at(-1), 'Run command: echo "$MY_VAR-$API_TOKEN"; ls')
   // A secret passed explicitly is passed.

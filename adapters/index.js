@@ -97,11 +97,12 @@ function selectTools(options = {}) {
  */
 function createSession(options = {}) {
   if (options && typeof options.run === 'function' && typeof options.ctx === 'function') return options
-  const { cwd = process.cwd(), confirm, ask, env, onOutput, maxPermission, sessionId = `eddie-session-${randomUUID()}` } = options
+  const { cwd = process.cwd(), confirm, ask, env, onOutput, maxPermission, sandbox, sessionId = `eddie-session-${randomUUID()}` } = options
   const session = {
     sessionId,
     cwd,
     env,
+    sandbox,
     /**
      * The ctx of one call. `approved`: what the host approved before the call (the prompts it
      * showed, as `planConfirmation` returns them, or `true` for the tool's own question only);
@@ -111,6 +112,7 @@ function createSession(options = {}) {
       const ctx = { cwd: session.cwd, sessionId: session.sessionId }
       if (session.env !== undefined) ctx.env = session.env
       if (maxPermission !== undefined) ctx.maxPermission = maxPermission
+      if (session.sandbox !== undefined) ctx.sandbox = session.sandbox
       if (call.approved !== undefined && call.approved !== null && call.approved !== false) ctx.approved = call.approved
       const c = call.confirm ?? confirm
       if (c) ctx.confirm = c

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// eddie-tools <tool> ['<json args>' | -] [--yes] [--cwd DIR] [--stream] [--json | --text]
+// eddie-tools <tool> ['<json args>' | -] [--yes] [--cwd DIR] [--stream] [--json | --text] [--sandbox MODE]
 // eddie-tools help [<tool>]      eddie-tools --version
 // eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission LEVEL] [--confirm allow|deny]
 //   serves every tool over MCP on stdio (see mcp/server.js)
@@ -15,6 +15,8 @@
 //   `code`); 2 usage error (unknown tool, bad JSON); 3 a confirm was declined (the result, which
 //   says nothing was changed, is still printed).
 // ask_user / ask_followup_question ask on the TTY (without one they fail with ASK_UNAVAILABLE).
+// --sandbox workspace-write|read-only|off requires that sandbox for the commands the tool runs
+// (SANDBOX_UNAVAILABLE where it cannot be enforced); without it, the default applies best effort.
 // --stream copies a running command's output to stderr as it comes. Background processes
 // (process_start) end when the CLI exits: they belong to the process that started them.
 'use strict'
@@ -22,7 +24,7 @@ const readline = require('node:readline')
 const tools = require('../index.js')
 
 const EXIT = { ok: 0, failed: 1, usage: 2, declined: 3 }
-const USAGE = `usage: eddie-tools <tool> ['<json args>' | -] [--yes [--allow-destructive]] [--cwd DIR] [--stream] [--json | --text]
+const USAGE = `usage: eddie-tools <tool> ['<json args>' | -] [--yes [--allow-destructive]] [--cwd DIR] [--stream] [--json | --text] [--sandbox MODE]
        eddie-tools help [<tool>]
        eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny]
        eddie-tools vscode-manifest [--write package.json] [--families a,b] [--max-permission LEVEL] [--no-dedupe] [--prefix P]
@@ -192,6 +194,7 @@ async function main() {
   let stream = false
   let text = false
   let cwd = process.cwd()
+  let sandbox
   const rest = []
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
@@ -200,6 +203,9 @@ async function main() {
     else if (a === '--cwd') {
       if (i + 1 >= argv.length) fail(EXIT.usage, 'INVALID_ARGUMENT', '--cwd needs a directory')
       cwd = argv[++i]
+    } else if (a === '--sandbox') {
+      if (i + 1 >= argv.length) fail(EXIT.usage, 'INVALID_ARGUMENT', '--sandbox needs a mode: workspace-write, read-only or off')
+      sandbox = argv[++i]
     } else if (a === '--stream') stream = true
     else if (a === '--text') text = true
     else if (a === '--json') text = false
@@ -261,6 +267,7 @@ async function main() {
       ctx.confirm = confirm
     }
     if (yes) ctx.approved = { kinds }
+    if (sandbox !== undefined) ctx.sandbox = sandbox
     // An alias goes through as given: one (search_files) names a tool by its arguments.
     const result = await tools.runTool(name, args, ctx)
     process.stdout.write(text ? `${result.content}\n` : `${JSON.stringify(result, null, 2)}\n`)

@@ -19,6 +19,7 @@
 // - the workspace: `--root DIR`, else the client's first `file://` root (followed when the roots
 //   change). With neither there is no workspace, and so no tools: the list is empty and a call
 //   fails with a message saying how to give one.
+// - commands run in the default sandbox, or in `--sandbox MODE` (required: SANDBOX_UNAVAILABLE where it cannot be).
 // - `notifications/cancelled` aborts the call; a call with a progressToken gets progress
 //   notifications for each piece of a running command's output.
 'use strict'
@@ -169,6 +170,7 @@ function createServer(options = {}) {
     if (options.maxPermission) ctx.maxPermission = options.maxPermission
     if (server.getClientCapabilities()?.elicitation) ctx.confirm = elicit
     if (preApproved) ctx.approved = preApproved
+    if (options.sandbox !== undefined) ctx.sandbox = options.sandbox
     try {
       const result = await tools.runTool(spec.name, request.params.arguments ?? {}, ctx)
       const out = { content: [{ type: 'text', text: result.content }] }
@@ -185,7 +187,7 @@ function createServer(options = {}) {
   return server
 }
 
-/** `eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission LEVEL] [--confirm allow|deny] [--allow-destructive]` */
+/** `eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission LEVEL] [--confirm allow|deny] [--allow-destructive] [--sandbox MODE]` */
 async function main(argv) {
   const options = { roots: [], confirm: 'deny' }
   for (let i = 0; i < argv.length; i++) {
@@ -198,10 +200,13 @@ async function main(argv) {
     else if (a === '--families') options.families = value().split(',').map((f) => f.trim()).filter(Boolean)
     else if (a === '--max-permission') options.maxPermission = value()
     else if (a === '--allow-destructive') options.allowDestructive = true
-    else if (a === '--confirm') {
+    else if (a === '--sandbox') {
+      options.sandbox = value()
+      if (!['workspace-write', 'read-only', 'off'].includes(options.sandbox)) throw new Error('--sandbox must be workspace-write, read-only or off')
+    } else if (a === '--confirm') {
       options.confirm = value()
       if (!['allow', 'deny'].includes(options.confirm)) throw new Error('--confirm must be allow or deny')
-    } else throw new Error(`unknown option ${a} (eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny] [--allow-destructive])`)
+    } else throw new Error(`unknown option ${a} (eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny] [--allow-destructive] [--sandbox workspace-write|read-only|off])`)
   }
   if (options.allowDestructive && options.confirm !== 'allow') throw new Error('--allow-destructive goes with --confirm allow')
   const server = createServer(options)

@@ -165,6 +165,24 @@ export interface ToolContext {
    * (\`ws://host:port/devtools/browser/<id>\`) instead of launching headless Chromium. Default: \`EDDIE_BROWSER_WS\`.
    */
   browser?: { endpoint?: string | null } | null
+  /**
+   * The sandbox every command of the call runs in (\`run\`, \`bash\`, \`process_start\`, the runners, git hooks).
+   * Given, it is required: where it cannot be enforced the call fails with \`SANDBOX_UNAVAILABLE\` before anything runs.
+   * Default: \`workspace-write\` with the network on, applied as far as the system allows (\`data.sandbox.enforced\` says).
+   */
+  sandbox?: SandboxMode | SandboxPolicy | null
+}
+
+/** \`ctx.sandbox\` modes: write in the workspace, temp and caches only; write nowhere; no file-system limit. */
+export type SandboxMode = 'workspace-write' | 'read-only' | 'off'
+
+/** \`ctx.sandbox\` in full. */
+export interface SandboxPolicy {
+  mode: SandboxMode
+  /** More writable directories (absolute, or relative to the workspace); \`workspace-write\` only. */
+  writableRoots?: string[]
+  /** \`off\`: nothing; \`loopback\`: only servers the command starts itself; \`on\` (default): everything. */
+  network?: 'off' | 'loopback' | 'on'
 }
 
 /** \`ctx.network\`: entries are host names, \`*.suffix\`, IP addresses or CIDR ranges. */

@@ -245,6 +245,9 @@ pub fn convert(
     }
     core.approved = approved(&obj)?;
     core.max_permission = max_permission(&obj)?;
+    if let Some(policy) = sandbox(env, &obj)? {
+        core = core.with_sandbox(policy);
+    }
 
     let signal: Option<Unknown> = obj.get("signal").map_err(|e| invalid(&e.reason))?;
     let mut already_aborted = false;
@@ -373,6 +376,20 @@ fn browser_endpoint(obj: &Object<'_>) -> std::result::Result<Option<String>, Too
         }
         _ => Err(invalid("ctx.browser.endpoint must be a string (a ws:// DevTools URL)")),
     }
+}
+
+/// `ctx.sandbox`: a mode string (`'workspace-write' | 'read-only' | 'off'`) or `{mode,
+/// writableRoots?, network?: 'off' | 'loopback' | 'on'}`, required for every command of the
+/// call. Absent (or null): the default sandbox, best effort. Bad values are `INVALID_ARGUMENT`.
+fn sandbox(
+    env: &Env,
+    obj: &Object<'_>,
+) -> std::result::Result<Option<eddie_tools_core::engine::process::sandbox::Policy>, ToolError> {
+    let value: Option<Unknown> = obj.get("sandbox").map_err(|e| invalid(&e.reason))?;
+    let Some(v) = value else { return Ok(None) };
+    let json =
+        crate::convert::to_json(env, v, 0).map_err(|e| invalid(&format!("ctx.sandbox: {}", e.reason)))?;
+    eddie_tools_core::engine::process::sandbox::Policy::from_json(&json.unwrap_or(serde_json::Value::Null))
 }
 
 /// `ctx.network = {allowPrivate, allowHosts, denyHosts}`: who the network tools may reach.

@@ -15,6 +15,7 @@ fn main() {
     }
     let src = "shim/eddie_shim.rs";
     println!("cargo:rerun-if-changed={src}");
+    println!("cargo:rerun-if-changed=src/engine/process/sandbox_child.rs");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into())).join("eddie-shim");
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let build = |static_libc: bool| {

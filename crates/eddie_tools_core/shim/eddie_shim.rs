@@ -4,11 +4,14 @@
 //! which writes it to a private cache directory and starts it with `posix_spawn` in a new
 //! session, so starting a command never copies the (large) Node address space.
 //!
-//! Usage: `eddie-shim <parent pid> <grace ms> <cwd> <program> [args...]`, environment = the
-//! command's, fd 3 = the status pipe. The shim becomes a child subreaper, asks for SIGTERM
-//! when its parent dies, forks and execs the command, then reaps. Messages on fd 3 are
-//! 8 bytes each, `[kind: i32, value: i32]` in native byte order:
-//! `1` started (pid), `2` could not start (errno), `3` the command's raw wait status (last).
+//! Usage: `eddie-shim <parent pid> <grace ms> <sandbox> [roots...] <cwd> <program> [args...]`,
+//! environment = the command's, fd 3 = the status pipe. `<sandbox>` is `-` (none) or
+//! `<flags>:<n>` followed by the `n` writable roots (the layers of `sandbox_child.rs`; with
+//! `LANDLOCK`, fd 4 is the ruleset). The shim becomes a child subreaper, asks for SIGTERM when
+//! its parent dies, forks, puts the child in its sandbox and execs the command, then reaps.
+//! Messages on fd 3 are 8 bytes each, `[kind: i32, value: i32]` in native byte order:
+//! `1` started (pid), `2` could not start (errno), `3` the command's raw wait status (last),
+//! `4` the sandbox could not be set up (`step << 16 | errno`; nothing ran).
 //!
 //! When the command exits, whatever it left behind is killed (SIGKILL); the shim exits when
 //! its subtree is empty. SIGTERM from the parent (or its death) sends SIGTERM to the whole
@@ -18,6 +21,9 @@
 
 use std::ffi::{CString, c_char, c_int, c_long, c_void};
 use std::os::unix::ffi::OsStrExt;
+
+#[path = "../src/engine/process/sandbox_child.rs"]
+mod sandbox_child;
 
 type pid_t = i32;
 
@@ -79,6 +85,7 @@ const F_SETFD: c_int = 2;
 const FD_CLOEXEC: c_int = 1;
 const CLOCK_MONOTONIC: c_int = 1;
 const STATUS_FD: c_int = 3;
+const RULESET_FD: c_int = 4;
 
 fn errno() -> c_int {
     // SAFETY: __errno_location returns a pointer to this thread's errno, valid and aligned for
@@ -183,8 +190,10 @@ enum Phase {
 
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args.len() < 5 {
-        eprintln!("usage: eddie-shim <parent pid> <grace ms> <cwd> <program> [args...] (started by @eddie/tools-native)");
+    if args.len() < 6 {
+        eprintln!(
+            "usage: eddie-shim <parent pid> <grace ms> <sandbox> [roots...] <cwd> <program> [args...] (started by @eddie/tools-native)"
+        );
         std::process::exit(2);
     }
     let num = |i: usize| args[i].to_str().and_then(|s| s.parse::<i64>().ok()).unwrap_or(-1);
@@ -200,17 +209,38 @@ fn main() {
     if parent_pid() != parent {
         exit_now(1);
     }
-    let Ok(cwd) = CString::new(args[3].as_bytes()) else { fail(22) };
+    // The sandbox: `-`, or `<flags>:<n>` and n roots.
+    let (flags, nroots) = match args[3].to_str() {
+        Some("-") => (0u32, 0usize),
+        Some(s) => match s.split_once(':').and_then(|(f, n)| Some((f.parse().ok()?, n.parse().ok()?))) {
+            Some(v) => v,
+            None => fail(22),
+        },
+        None => fail(22),
+    };
+    if args.len() < 6 + nroots || nroots > sandbox_child::MAX_ROOTS {
+        fail(22);
+    }
+    let Ok(roots) = args[4..4 + nroots].iter().map(|r| CString::new(r.as_bytes())).collect::<Result<Vec<_>, _>>()
+    else {
+        fail(22)
+    };
+    if flags & sandbox_child::LANDLOCK != 0 {
+        // SAFETY: as above; the ruleset descriptor closes when the command execs.
+        unsafe { fcntl(RULESET_FD, F_SETFD, FD_CLOEXEC) };
+    }
+    let Ok(cwd) = CString::new(args[4 + nroots].as_bytes()) else { fail(22) };
     // SAFETY: chdir(2) reads the NUL-terminated `cwd`, which outlives the call.
     if unsafe { chdir(cwd.as_ptr()) } != 0 {
         fail(errno());
     }
-    let argv_c: Vec<CString> = match args[4..].iter().map(|a| CString::new(a.as_bytes())).collect() {
+    let argv_c: Vec<CString> = match args[5 + nroots..].iter().map(|a| CString::new(a.as_bytes())).collect() {
         Ok(v) => v,
         Err(_) => fail(22),
     };
     let mut argv: Vec<*const c_char> = argv_c.iter().map(|a| a.as_ptr()).collect();
     argv.push(std::ptr::null());
+    let sandbox = sandbox_child::Child { flags, roots: &roots, cwd: &cwd, ruleset: RULESET_FD };
     let mut errpipe = [0 as c_int; 2];
     // SAFETY: pipe2(2) writes two c_ints through its pointer, here `errpipe`, a local array of two.
     if unsafe { pipe2(errpipe.as_mut_ptr(), O_CLOEXEC) } != 0 {
@@ -242,35 +272,64 @@ fn main() {
         if parent_pid() != me {
             exit_now(127);
         }
+        // Why the command could not start: `[step, errno]`, step 0 for the exec itself.
+        let report = |step: i32, err: i32| {
+            let mut msg = [0u8; 8];
+            msg[..4].copy_from_slice(&step.to_ne_bytes());
+            msg[4..].copy_from_slice(&err.to_ne_bytes());
+            // SAFETY: write(2) reads 8 bytes from the local `msg`; `errpipe[1]` is the open
+            // write end of the error pipe.
+            unsafe { write(errpipe[1], msg.as_ptr().cast(), 8) };
+            exit_now(127)
+        };
+        if flags != 0 {
+            // SAFETY: this is the freshly forked child of a single-threaded process, about to
+            // exec: what `apply` requires.
+            if let Err((step, err)) = unsafe { sandbox_child::apply(&sandbox) } {
+                report(step, err);
+            }
+            // SAFETY: prctl takes integers. (A new user namespace keeps the parent-death
+            // signal, but set it again rather than rely on that.)
+            unsafe { prctl(PR_SET_PDEATHSIG, c_long::from(SIGKILL), 0 as c_long, 0 as c_long, 0 as c_long) };
+            if parent_pid() != me {
+                exit_now(127);
+            }
+        }
         // SAFETY: `argv` is a null-terminated array of pointers into the NUL-terminated
-        // `CString`s of `argv_c` (at least one: `args.len() >= 5`), all alive across the call;
-        // execvp only reads them and returns only on failure.
+        // `CString`s of `argv_c` (at least one: `args.len() >= 6 + nroots`), all alive across
+        // the call; execvp only reads them and returns only on failure.
         unsafe { execvp(argv[0], argv.as_ptr()) };
-        let e = errno().to_ne_bytes();
-        // SAFETY: write(2) reads 4 bytes from the local `e`; `errpipe[1]` is the open write
-        // end of the error pipe.
-        unsafe { write(errpipe[1], e.as_ptr().cast(), 4) };
-        exit_now(127);
+        report(0, errno());
     }
     // SAFETY: close(2) takes an integer; this is our copy of the write end, closed once and
     // not used again (the command's copy closes on exec).
     unsafe { close(errpipe[1]) };
-    let mut e = [0u8; 4];
-    let got = loop {
-        // SAFETY: read(2) writes at most 4 bytes, the size of the local `e`.
-        let n = unsafe { read(errpipe[0], e.as_mut_ptr().cast(), 4) };
+    let mut e = [0u8; 8];
+    let mut got = 0usize;
+    while got < 8 {
+        // SAFETY: read(2) writes at most `8 - got` bytes, the rest of the local `e`.
+        let n = unsafe { read(errpipe[0], e[got..].as_mut_ptr().cast(), 8 - got) };
         if n < 0 && errno() == EINTR {
             continue;
         }
-        break n;
-    };
+        if n <= 0 {
+            break;
+        }
+        got += n as usize;
+    }
     // SAFETY: close(2) takes an integer; the read end, closed once and not used again.
     unsafe { close(errpipe[0]) };
-    if got == 4 {
+    if got == 8 {
         let mut st = 0;
         // SAFETY: waitpid(2) writes one c_int into the local `st`; `main_pid` is our child.
         unsafe { waitpid(main_pid, &mut st, 0) };
-        fail(i32::from_ne_bytes(e));
+        let step = i32::from_ne_bytes([e[0], e[1], e[2], e[3]]);
+        let err = i32::from_ne_bytes([e[4], e[5], e[6], e[7]]);
+        if step == 0 {
+            fail(err);
+        }
+        send(4, (step << 16) | (err & 0xffff));
+        exit_now(0);
     }
     send(1, main_pid);
     // Only the command holds its stdio from now on.

@@ -183,6 +183,10 @@ pub struct Ctx {
     pub max_permission: Option<crate::registry::Permission>,
     /// Set while planning: prompts are recorded and answered no ([`crate::call::plan`]).
     pub plan: Option<crate::call::gate::PlanRecorder>,
+    /// `ctx.sandbox`: the sandbox every command of the call must run in (required: where it
+    /// cannot be enforced the call fails with `SANDBOX_UNAVAILABLE`); `None` = the default
+    /// (`workspace-write`, network on), applied as far as the system allows.
+    pub sandbox: Option<crate::engine::process::sandbox::Policy>,
 }
 
 impl Ctx {
@@ -202,6 +206,7 @@ impl Ctx {
             approved: crate::call::gate::Approved::Nothing,
             max_permission: None,
             plan: None,
+            sandbox: None,
         })
     }
 
@@ -244,6 +249,12 @@ impl Ctx {
     /// Builder: set the network policy.
     pub fn with_network(mut self, network: NetworkPolicy) -> Self {
         self.network = Some(network);
+        self
+    }
+
+    /// Builder: require a sandbox for the call's commands.
+    pub fn with_sandbox(mut self, sandbox: crate::engine::process::sandbox::Policy) -> Self {
+        self.sandbox = Some(sandbox);
         self
     }
 

@@ -111,6 +111,13 @@ pub fn normalize(p: &Path) -> PathBuf {
 /// `realpath` that tolerates a missing tail: every existing component is resolved (symlinks
 /// followed, including dangling ones, whose target decides), the rest is appended lexically.
 pub fn realpath(p: &Path) -> Result<PathBuf> {
+    realpath_links(p).map(|(real, _)| real)
+}
+
+/// [`realpath`], and the (real) directories holding each symbolic link it followed: who can
+/// write one of them could have changed where `p` leads.
+pub fn realpath_links(p: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
+    let mut link_dirs = Vec::new();
     let mut pending: Vec<OsString> = Vec::new();
     push_components(&mut pending, p);
     let mut cur = PathBuf::from("/");
@@ -131,6 +138,7 @@ pub fn realpath(p: &Path) -> Result<PathBuf> {
         }
         match std::fs::symlink_metadata(&next) {
             Ok(meta) if meta.file_type().is_symlink() => {
+                link_dirs.push(cur.clone());
                 links += 1;
                 if links > MAX_LINKS {
                     return Err(ToolError::new(
@@ -153,7 +161,7 @@ pub fn realpath(p: &Path) -> Result<PathBuf> {
             }
         }
     }
-    Ok(cur)
+    Ok((cur, link_dirs))
 }
 
 /// Push the components of `p` onto a stack so that the first component is popped first.

@@ -202,6 +202,9 @@ pub async fn start(binary: &Path, window: (u32, u32), proxy: std::net::SocketAdd
         env: None,
         stdin: false,
         grace: Duration::from_millis(1500),
+        // Chromium, started by the tools with fixed arguments (not a command a caller names),
+        // has its own sandbox; it needs to write its profile and reach the network.
+        sandbox: None,
     };
     let mut tree = Tree::spawn(&spec).map_err(|e| {
         let _ = std::fs::remove_dir_all(&profile);
@@ -325,6 +328,8 @@ mod tests {
             env: None,
             stdin: false,
             grace: Duration::from_millis(500),
+            // Chromium has its own sandbox (as in the launch itself).
+            sandbox: None,
         };
         let mut tree = Tree::spawn(&spec).unwrap();
         let mut err = tree.take_stderr().unwrap();

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use crate::context::Ctx;
 use crate::engine::js;
 use crate::engine::process::command::{self, Ending, Keep, Launch};
+use crate::engine::process::sandbox::{self, Plan};
 use crate::engine::process::supervisor::Spec;
 use crate::error::{ErrorCode, JsErrorKind, Result, ToolError};
 use crate::output::ToolOutput;
@@ -94,6 +95,8 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         }
         None => ctx.workspace.resolve(".")?.real,
     };
+    // Sandboxed like every command; its contract result ({stdout, stderr}) has no room to say so.
+    let sandbox = sandbox::plan(ctx)?;
     // eddie's prompt first, then the destructive rules' second prompt (judged as `sh -c`).
     let workspace = crate::workspace::realpath(ctx.workspace.root())?;
     let argv = ["sh".to_owned(), "-c".to_owned(), args.command.clone()];
@@ -112,7 +115,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         let msg = "Command rejected by user.";
         return Ok(ToolOutput::new(SCHEMA, msg, json!({"stdout": "", "stderr": msg})));
     }
-    let out = execute(&args, &cwd, ctx).await?;
+    let out = execute(&args, &cwd, ctx, &sandbox).await?;
     let content = if !out.stdout.is_empty() {
         out.stdout.clone()
     } else if !out.stderr.is_empty() {
@@ -192,6 +195,7 @@ async fn run_tunacode(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         timeout: Some(Duration::from_secs_f64(timeout)),
         max_bytes: command::DEFAULT_MAX_BYTES,
         stdin: None,
+        sandbox: sandbox::plan(ctx)?,
     };
     let findings = crate::engine::process::risk::assess_invocation(&inv, ctx);
     if !crate::engine::process::risk::confirm(ctx, format!("Run command: {line}"), &inv.display(), &findings)
@@ -218,9 +222,12 @@ async fn run_tunacode(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
             text.trim_end_matches('\n').to_owned()
         }
     };
+    // The data is eddie's {stdout, stderr} (its schema allows nothing else): the sandbox is said here.
+    let applied = out.sandbox.as_ref().unwrap_or(&inv.sandbox);
     let content = format!(
-        "Command: {line}\nExit Code: {exit}\nWorking Directory: {}\n\nSTDOUT:\n{}\n\nSTDERR:\n{}",
+        "Command: {line}\nExit Code: {exit}\nWorking Directory: {}\nSandbox: {}\n\nSTDOUT:\n{}\n\nSTDERR:\n{}",
         inv.cwd_shown,
+        applied.summary().trim_start_matches("sandbox: "),
         section(&stdout, "(no output)"),
         section(&stderr, "(no errors)"),
     );
@@ -241,9 +248,9 @@ pub struct Captured {
     pub stderr: String,
 }
 
-/// Run `/bin/sh -c command` as a supervised tree on the process runner, keeping the first
-/// `maxBytes` of each stream; the failures carry eddie's (Node's `exec`) error shapes.
-pub async fn execute(args: &BashArgs, cwd: &std::path::Path, ctx: &Ctx) -> Result<Captured> {
+/// Run `/bin/sh -c command` as a supervised tree on the process runner, in `sandbox`, keeping
+/// the first `maxBytes` of each stream; the failures carry eddie's (Node's `exec`) error shapes.
+pub async fn execute(args: &BashArgs, cwd: &std::path::Path, ctx: &Ctx, sandbox: &Plan) -> Result<Captured> {
     let shell_args = [std::ffi::OsString::from("-c"), std::ffi::OsString::from(&args.command)];
     let launch = Launch {
         spec: Spec {
@@ -253,12 +260,16 @@ pub async fn execute(args: &BashArgs, cwd: &std::path::Path, ctx: &Ctx) -> Resul
             env: ctx.env.as_ref(),
             stdin: false,
             grace: KILL_GRACE,
+            sandbox: Some(sandbox),
         },
         stdin: None,
         timeout: (args.timeout_ms > 0).then(|| Duration::from_millis(args.timeout_ms)),
         keep: Keep::First(args.max_bytes),
     };
     let out = command::launch(&launch, ctx, None, |e| {
+        if let Some(err) = sandbox::unavailable_error(&e) {
+            return err;
+        }
         let code = if e.kind() == std::io::ErrorKind::NotFound { ErrorCode::NotFound } else { ErrorCode::Io };
         let errno =
             if e.kind() == std::io::ErrorKind::NotFound { "ENOENT".to_owned() } else { e.to_string() };

@@ -12,8 +12,8 @@ use super::args::{Env, Text, Word};
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::process::command::{self, Invocation, execute, split_words};
-use crate::engine::process::env;
 use crate::engine::process::risk::{self, Finding};
+use crate::engine::process::{env, sandbox};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -81,6 +81,7 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
     let keep = args::words(a.keep_env);
     let (env, dropped_env) = env::child_env(ctx, args::env_value(a.env).as_ref(), &keep)?;
     let (cwd, cwd_shown) = command::resolve_cwd(ctx, args::text(a.cwd).as_deref())?;
+    let sandbox = sandbox::plan(ctx)?;
     Ok(Invocation {
         program,
         args: rest,
@@ -91,6 +92,7 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
         timeout: args::timeout_arg(a.timeout, command::DEFAULT_TIMEOUT_S)?,
         max_bytes: args::max_bytes_arg(a.max_output_bytes)?,
         stdin: args::text(a.stdin),
+        sandbox,
     })
 }
 
@@ -122,6 +124,7 @@ pub fn declined(schema: &'static str, inv: &Invocation, extra: Value) -> ToolOut
         "command": inv.program, "args": inv.args, "cwd": inv.cwd_shown, "status": "declined", "success": false,
         "exitCode": null, "signal": null, "timedOut": false, "durationMs": 0, "stdout": "", "stderr": "",
         "stdoutStats": empty_stats(), "stderrStats": empty_stats(), "droppedEnv": inv.dropped_env,
+        "sandbox": inv.sandbox.report(),
     });
     merge(&mut data, extra);
     ToolOutput::new(schema, format!("Declined by the user: `{}` was not run.", inv.display()), data)

@@ -243,6 +243,7 @@ pub async fn run(
         timeout: args::timeout_arg(a.timeout, DEFAULT_TIMEOUT_S)?,
         max_bytes: args::max_bytes_arg(a.max_output_bytes)?,
         stdin: None,
+        sandbox: crate::engine::process::sandbox::plan(ctx)?,
     };
     let extra = json!({
         "tool": tool,

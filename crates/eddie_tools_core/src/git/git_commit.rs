@@ -363,6 +363,12 @@ fn commit(ctx: &Ctx, p: &Plan, lock: IndexLock, message: &str) -> Result<Done> {
     Ok(Done { id, short, files })
 }
 
+/// A repository's git directory and, for a linked worktree, the common one it names.
+fn git_dirs(git_dir: &Path) -> Vec<PathBuf> {
+    let common = std::fs::read_to_string(git_dir.join("commondir")).ok().map(|c| git_dir.join(c.trim()));
+    std::iter::once(git_dir.to_path_buf()).chain(common).collect()
+}
+
 async fn run_hook(ctx: &Ctx, p: &Plan, index: &Path, hook: &Hook, args: Vec<String>) -> Result<()> {
     use crate::engine::process::{command, env};
     let (mut vars, dropped) = env::child_env(ctx, None, &[])?;
@@ -378,6 +384,9 @@ async fn run_hook(ctx: &Ctx, p: &Plan, index: &Path, hook: &Hook, args: Vec<Stri
         timeout: Some(std::time::Duration::from_secs(HOOK_TIMEOUT_SECS)),
         max_bytes: 64 * 1024,
         stdin: None,
+        // A hook may stage files (`git add`): the git directories are writable to it, also when
+        // a linked worktree keeps them outside the workspace.
+        sandbox: crate::engine::process::sandbox::plan_with_roots(ctx, &git_dirs(&p.git_dir))?,
     };
     let out = command::execute(&inv, ctx, None).await?;
     if out.status() == "ok" {

@@ -12,6 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::context::{BoxFuture, Ctx, OutputChunk};
 use crate::engine::process::capture::{Capture, Captured, Utf8Decoder};
+use crate::engine::process::sandbox::{self, Plan};
 use crate::engine::process::supervisor::{self, Spec, Tree};
 use crate::error::{ErrorCode, Result, ToolError};
 
@@ -140,6 +141,8 @@ pub struct Invocation {
     pub max_bytes: usize,
     /// Text written to its stdin (then closed); `None`: stdin is `/dev/null`.
     pub stdin: Option<String>,
+    /// The sandbox it runs in ([`sandbox::plan`] of the call's ctx).
+    pub sandbox: Plan,
 }
 
 impl Invocation {
@@ -177,6 +180,8 @@ pub struct Outcome {
     pub stdout: Captured,
     /// Captured stderr.
     pub stderr: Captured,
+    /// The sandbox it ran in, as applied (`None`: started without one).
+    pub sandbox: Option<Plan>,
 }
 
 impl Outcome {
@@ -246,12 +251,17 @@ impl Outcome {
             "stdoutStats": stdout_stats,
             "stderrStats": stderr_stats,
             "droppedEnv": inv.dropped_env,
+            "sandbox": self.sandbox.as_ref().unwrap_or(&inv.sandbox).report(),
         })
     }
 }
 
-/// The error for a failed spawn (Node's wording: `spawn <program> ENOENT`).
+/// The error for a failed spawn (Node's wording: `spawn <program> ENOENT`), or
+/// `SANDBOX_UNAVAILABLE` when the sandbox the host requires could not be set up.
 pub fn spawn_error(program: &str, e: &std::io::Error) -> ToolError {
+    if let Some(err) = sandbox::unavailable_error(e) {
+        return err;
+    }
     let (code, errno) = match e.raw_os_error() {
         Some(libc::ENOENT) => (ErrorCode::NotFound, "ENOENT".to_owned()),
         Some(libc::EACCES) => (ErrorCode::PermissionDenied, "EACCES".to_owned()),
@@ -464,6 +474,7 @@ pub async fn execute(inv: &Invocation, ctx: &Ctx, on_line: Option<&mut LineFn<'_
             env: Some(&inv.env),
             stdin: inv.stdin.is_some(),
             grace: supervisor::DEFAULT_GRACE,
+            sandbox: Some(&inv.sandbox),
         },
         stdin: inv.stdin.as_deref(),
         timeout: inv.timeout,
@@ -484,6 +495,7 @@ pub async fn launch(
 ) -> Result<Outcome> {
     let started = Instant::now();
     let mut tree = Tree::spawn(&l.spec).map_err(spawn_failed)?;
+    let applied = tree.sandbox().cloned();
     if let (Some(text), Some(mut pipe)) = (l.stdin.map(str::to_owned), tree.take_stdin()) {
         // A command that does not read its stdin must not block us: write in the background.
         tokio::spawn(async move {
@@ -579,6 +591,7 @@ pub async fn launch(
         duration: started.elapsed(),
         stdout: out.finish(),
         stderr: err.finish(),
+        sandbox: applied,
     })
 }
 

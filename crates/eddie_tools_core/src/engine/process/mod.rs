@@ -1,8 +1,11 @@
 //! Processes: the supervisor (every command runs as a tree that cannot outlive its call or
-//! this process), the command runner on top of it, output capture, and the child environment.
+//! this process), the command runner on top of it, output capture, the child environment, and
+//! the sandbox every command runs in.
 
 pub mod capture;
 pub mod command;
 pub mod env;
 pub mod risk;
+pub mod sandbox;
+pub mod sandbox_child;
 pub mod supervisor;

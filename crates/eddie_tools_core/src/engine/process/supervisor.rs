@@ -43,6 +43,10 @@ use std::time::Duration;
 
 use tokio::net::unix::pipe;
 
+use crate::engine::process::sandbox::{self, Failure, Plan, Prepared};
+#[cfg(eddie_shim)]
+use crate::engine::process::sandbox_child;
+
 /// Default time between `SIGTERM` and `SIGKILL`.
 pub const DEFAULT_GRACE: Duration = Duration::from_millis(1000);
 
@@ -65,6 +69,9 @@ pub struct Spec<'a> {
     pub stdin: bool,
     /// Time between `SIGTERM` and `SIGKILL` on [`Tree::terminate`].
     pub grace: Duration,
+    /// The sandbox it runs in (`sandbox::plan`), or `None`: none at all (only for programs the
+    /// tools start themselves, never for a command a caller names).
+    pub sandbox: Option<&'a Plan>,
 }
 
 #[derive(Debug)]
@@ -90,6 +97,8 @@ pub struct Tree {
     stdout: Option<pipe::Receiver>,
     stderr: Option<pipe::Receiver>,
     backend: Backend,
+    /// The sandbox it runs in, as applied.
+    sandbox: Option<Plan>,
 }
 
 fn live() -> &'static Mutex<HashSet<i32>> {
@@ -171,12 +180,57 @@ fn shim_path() -> Option<&'static CString> {
         if std::env::var_os("EDDIE_TOOLS_SHIM").is_some_and(|v| v == "fork") {
             return None;
         }
+        if let Ok(p) = install_memfd() {
+            return CString::new(p.as_os_str().as_bytes()).ok();
+        }
         shim_dirs()
             .into_iter()
             .find_map(|d| install_shim(&d).ok())
             .and_then(|p| CString::new(p.as_os_str().as_bytes()).ok())
     })
     .as_ref()
+}
+
+#[cfg(eddie_shim)]
+/// Put the shim in a sealed memory file (`/proc/self/fd/N`): no file that a command could
+/// rewrite, so a sandboxed command cannot swap the unsandboxed shim that starts the next one
+/// (a file in `~/.cache` or the temp directory is within its writable roots). Kept open for the
+/// life of this process.
+fn install_memfd() -> io::Result<PathBuf> {
+    let create = |flags: libc::c_uint| {
+        // SAFETY: memfd_create(2) reads the NUL-terminated literal and returns a new descriptor
+        // or -1.
+        unsafe { libc::memfd_create(c"eddie-shim".as_ptr(), flags) }
+    };
+    let base = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
+    // MFD_EXEC (Linux 6.3) keeps it executable where memfds default to noexec; older kernels
+    // refuse the flag (and never make memfds noexec).
+    let mut fd = create(base | libc::MFD_EXEC);
+    if fd < 0 {
+        fd = create(base);
+    }
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: memfd_create just returned this descriptor; the `File` is its only owner.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    io::Write::write_all(&mut file, SHIM_BINARY)?;
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: fcntl(F_ADD_SEALS) takes integers; `fd` is the open memfd.
+    if unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, seals) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let path = PathBuf::from(format!("/proc/self/fd/{fd}"));
+    // It must be executable from there (a noexec /proc or memfd policy says no).
+    let c =
+        CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: access(2) reads the NUL-terminated `c`.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    static KEEP: OnceLock<std::fs::File> = OnceLock::new();
+    KEEP.set(file).map_err(|_| io::Error::other("the shim memfd was made twice"))?;
+    Ok(path)
 }
 
 #[cfg(eddie_shim)]
@@ -246,27 +300,43 @@ enum ShimError {
     Shim(io::Error),
     /// The command could not start (missing program or directory...).
     Command(io::Error),
+    /// Its sandbox could not be set up (nothing ran).
+    Sandbox(Failure),
 }
 
 impl Tree {
-    /// Start `spec` under a shim. `Err` is the spawn error of the command itself (`ENOENT`
-    /// for a missing program or working directory).
+    /// Start `spec` under a shim, in its sandbox. `Err` is the spawn error of the command
+    /// itself (`ENOENT` for a missing program or working directory), or
+    /// [`sandbox::Unavailable`] when the sandbox the host requires cannot be set up. A sandbox
+    /// applied best effort that fails is dropped layer by layer (the tree's
+    /// [`Tree::sandbox`] says what was applied).
     pub fn spawn(spec: &Spec<'_>) -> io::Result<Self> {
-        #[cfg(not(eddie_shim))]
-        return spawn_group(spec);
-        #[cfg(eddie_shim)]
-        if let Some(shim) = shim_path() {
-            match spawn_shim(shim, spec) {
-                Ok(t) => return Ok(t),
-                Err(ShimError::Command(e)) => return Err(e),
-                Err(ShimError::Shim(e)) => {
-                    let _ = SHIM_FAILURE.set(e.to_string());
-                    SHIM_BROKEN.store(true, Ordering::Relaxed);
+        let Some(plan) = spec.sandbox else {
+            return spawn_with(spec, None).map_err(SpawnError::into_io);
+        };
+        let mut plan = plan.clone();
+        loop {
+            let started = plan
+                .prepare(spec.cwd)
+                .map_err(SpawnError::Sandbox)
+                .and_then(|prepared| spawn_with(spec, Some(prepared)));
+            match started {
+                Ok(mut tree) => {
+                    tree.sandbox = Some(plan);
+                    return Ok(tree);
+                }
+                Err(SpawnError::Io(e)) => return Err(e),
+                Err(SpawnError::Sandbox(f)) => {
+                    f.note();
+                    plan = plan.degrade(&f).map_err(io::Error::other)?;
                 }
             }
         }
-        #[cfg(eddie_shim)]
-        spawn_fork(spec)
+    }
+
+    /// The sandbox the tree runs in, as applied (`None`: started without one).
+    pub fn sandbox(&self) -> Option<&Plan> {
+        self.sandbox.as_ref()
     }
 
     /// The shim's pid (also the session and process-group id of the tree).
@@ -421,6 +491,83 @@ impl Tree {
     }
 }
 
+/// Why a start failed.
+enum SpawnError {
+    /// The command could not start (missing program or directory...).
+    Io(io::Error),
+    /// Its sandbox could not be set up (nothing ran).
+    Sandbox(Failure),
+}
+
+impl SpawnError {
+    fn into_io(self) -> io::Error {
+        match self {
+            Self::Io(e) => e,
+            Self::Sandbox(f) => io::Error::other(sandbox::Unavailable(f.detail)),
+        }
+    }
+}
+
+/// Start `spec` with `prepared` (its sandbox, if any) on the best backend.
+fn spawn_with(spec: &Spec<'_>, prepared: Option<std::sync::Arc<Prepared>>) -> Result<Tree, SpawnError> {
+    #[cfg(not(eddie_shim))]
+    {
+        let _ = prepared;
+        spawn_group(spec).map_err(SpawnError::Io)
+    }
+    #[cfg(eddie_shim)]
+    {
+        if let Some(shim) = shim_path() {
+            match spawn_shim(shim, spec, prepared.as_deref()) {
+                Ok(t) => return Ok(t),
+                Err(ShimError::Command(e)) => return Err(SpawnError::Io(e)),
+                Err(ShimError::Sandbox(f)) => return Err(SpawnError::Sandbox(f)),
+                Err(ShimError::Shim(e)) => {
+                    let _ = SHIM_FAILURE.set(e.to_string());
+                    SHIM_BROKEN.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        spawn_fork(spec, prepared).map_err(|e| match e.raw_os_error().and_then(sandbox_child::decode) {
+            Some((step, errno)) => SpawnError::Sandbox(Failure::from_child(step, errno)),
+            None => SpawnError::Io(e),
+        })
+    }
+}
+
+/// Whether `plan`'s layers can be set up here: a program that cannot exist is started in
+/// them, and an exec failure (not a sandbox one) means they could.
+pub(crate) fn probe(plan: &Plan) -> Result<(), String> {
+    #[cfg(not(eddie_shim))]
+    {
+        let _ = plan;
+        Err("this build starts commands without the process shim, so it cannot sandbox them".to_owned())
+    }
+    #[cfg(eddie_shim)]
+    {
+        let cwd = Path::new("/");
+        let prepared = plan.prepare(cwd).map_err(|f| f.detail)?;
+        let spec = Spec {
+            program: OsStr::new("/nonexistent/eddie-tools-sandbox-probe"),
+            args: &[],
+            cwd,
+            env: Some(&HashMap::new()),
+            stdin: false,
+            grace: DEFAULT_GRACE,
+            sandbox: None,
+        };
+        match spawn_with(&spec, Some(prepared)) {
+            Err(SpawnError::Sandbox(f)) => Err(f.detail),
+            // The exec failed: the sandbox was in place.
+            Err(SpawnError::Io(_)) => Ok(()),
+            Ok(t) => {
+                t.kill_now();
+                Ok(())
+            }
+        }
+    }
+}
+
 #[cfg(eddie_shim)]
 /// `waitpid(pid)` until it is reaped; the raw status (0 if it cannot be).
 fn reap(pid: i32) -> i32 {
@@ -478,7 +625,7 @@ fn cstring(b: &[u8]) -> io::Result<CString> {
 
 #[cfg(eddie_shim)]
 /// Start `eddie-shim` with `posix_spawn` in a new session; read its first message.
-fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
+fn spawn_shim(shim: &CString, spec: &Spec<'_>, sandbox: Option<&Prepared>) -> Result<Tree, ShimError> {
     let io_err = ShimError::Shim;
     let (status_r, status_w) = pipe_pair().map_err(io_err)?;
     let (out_r, out_w) = pipe_pair().map_err(io_err)?;
@@ -496,9 +643,17 @@ fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
         shim.clone(),
         cstring(parent.to_string().as_bytes()).map_err(io_err)?,
         cstring(spec.grace.as_millis().to_string().as_bytes()).map_err(io_err)?,
-        cstring(spec.cwd.as_os_str().as_bytes()).map_err(ShimError::Command)?,
-        cstring(spec.program.as_bytes()).map_err(ShimError::Command)?,
     ];
+    // The sandbox: `-`, or `<flags>:<n>` and the n writable roots (the ruleset goes to fd 4).
+    match sandbox {
+        Some(p) if p.flags() != 0 => {
+            argv.push(cstring(format!("{}:{}", p.flags(), p.roots().len()).as_bytes()).map_err(io_err)?);
+            argv.extend(p.roots().iter().cloned());
+        }
+        _ => argv.push(c"-".to_owned()),
+    }
+    argv.push(cstring(spec.cwd.as_os_str().as_bytes()).map_err(ShimError::Command)?);
+    argv.push(cstring(spec.program.as_bytes()).map_err(ShimError::Command)?);
     for a in spec.args {
         argv.push(cstring(a.as_bytes()).map_err(ShimError::Command)?);
     }
@@ -527,7 +682,9 @@ fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
     // and not used again. The dup2 sources are descriptors of `OwnedFd`s that stay open until
     // the `drop` below. `shim` is a NUL-terminated `CString`; `argv_p`/`envp_p` are
     // null-terminated arrays of pointers into the `CString`s of `argv`/`envp`, all of which
-    // outlive the call; `pid` is a local written by posix_spawn. (The init/adddup2/set* return
+    // outlive the call; `pid` is a local written by posix_spawn. The ruleset, if any, is an
+    // `OwnedFd` of `sandbox` (alive across the call) numbered 10 or above, so the dup2s before
+    // it cannot have clobbered it. (The init/adddup2/set* return
     // codes are not checked: on glibc only adddup2 can fail, with ENOMEM, which would leave a
     // descriptor unmapped in the shim, a correctness matter and not a memory-safety one.)
     let rc = unsafe {
@@ -539,6 +696,9 @@ fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
         libc::posix_spawn_file_actions_adddup2(&mut fa, out_w.as_raw_fd(), 1);
         libc::posix_spawn_file_actions_adddup2(&mut fa, err_w.as_raw_fd(), 2);
         libc::posix_spawn_file_actions_adddup2(&mut fa, status_w.as_raw_fd(), 3);
+        if let Some(ruleset) = sandbox.and_then(Prepared::ruleset) {
+            libc::posix_spawn_file_actions_adddup2(&mut fa, ruleset.as_raw_fd(), 4);
+        }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         let mut all: libc::sigset_t = std::mem::zeroed();
@@ -581,6 +741,10 @@ fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
             reap(pid);
             return Err(ShimError::Command(io::Error::from_raw_os_error(value)));
         }
+        (8, 4) => {
+            reap(pid);
+            return Err(ShimError::Sandbox(Failure::from_child(value >> 16, value & 0xffff)));
+        }
         _ => {
             reap(pid);
             return Err(ShimError::Shim(io::Error::other(
@@ -598,6 +762,7 @@ fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
             stdout: Some(rx(out_r)?),
             stderr: Some(rx(err_r)?),
             backend: Backend::Shim { status: Some(rx(status_r)?), buf: Vec::new(), exit: None },
+            sandbox: None,
         })
     })();
     match tree {
@@ -616,8 +781,9 @@ fn spawn_shim(shim: &CString, spec: &Spec<'_>) -> Result<Tree, ShimError> {
 }
 
 #[cfg(eddie_shim)]
-/// Start `spec` under the in-process fork shim.
-fn spawn_fork(spec: &Spec<'_>) -> io::Result<Tree> {
+/// Start `spec` under the in-process fork shim. A sandbox that cannot be set up fails the
+/// spawn with an errno made by `sandbox_child::encode`.
+fn spawn_fork(spec: &Spec<'_>, sandbox: Option<std::sync::Arc<Prepared>>) -> io::Result<Tree> {
     use std::os::unix::process::CommandExt;
     let (status_read, status_write) = pipe_pair()?;
     let cfg = ShimCfg {
@@ -640,11 +806,13 @@ fn spawn_fork(spec: &Spec<'_>) -> io::Result<Tree> {
     // no misuse of the duplicated descriptors and mappings. `shim` (and `run_shim` after it)
     // only makes raw system calls and async-signal-safe libc calls on locals and on the
     // `Copy` `cfg` moved into the closure; its indexing is bounds-checked against the sizes
-    // it fills (see each block). The shim child closes every descriptor but the status pipe,
-    // never returns into Rust code that could use the closed ones, and ends with `_exit`; the
-    // grandchild returns `Ok` and goes on to exec like any `Command` child.
+    // it fills (see each block). The sandbox (`sandbox_child::apply`, allocation-free) reads
+    // the `Prepared` the closure owns, built before the fork. The shim child closes every
+    // descriptor but the status pipe, never returns into Rust code that could use the closed
+    // ones, and ends with `_exit`; the grandchild returns `Ok` and goes on to exec like any
+    // `Command` child.
     unsafe {
-        cmd.pre_exec(move || shim(&cfg));
+        cmd.pre_exec(move || shim(&cfg, sandbox.as_deref()));
     }
     let child = tokio::process::Command::from(cmd).kill_on_drop(false).spawn()?;
     drop(status_write);
@@ -687,7 +855,7 @@ fn adopt(
     let stderr =
         child.stderr.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
     add_live(pid);
-    Ok(Tree { pid, grace, reaped: false, stdin, stdout, stderr, backend: backend(child) })
+    Ok(Tree { pid, grace, reaped: false, stdin, stdout, stderr, backend: backend(child), sandbox: None })
 }
 
 /// The name of a signal number (`SIGTERM`).
@@ -749,7 +917,7 @@ struct ShimCfg {
 #[cfg(eddie_shim)]
 /// Runs in the child between fork and exec. Returns `Ok` only in the grandchild, which `std`
 /// then turns into the command; the shim itself never returns.
-fn shim(cfg: &ShimCfg) -> io::Result<()> {
+fn shim(cfg: &ShimCfg, sandbox: Option<&Prepared>) -> io::Result<()> {
     // SAFETY: setsid(2) takes no arguments; in this freshly forked child it only detaches us
     // into a new session (we are not a group leader, so it succeeds).
     if unsafe { libc::setsid() } < 0 {
@@ -803,6 +971,16 @@ fn shim(cfg: &ShimCfg) -> io::Result<()> {
             // SAFETY: as above, _exit(2) ends this child without running any Rust or C
             // clean-up inherited from the parent.
             unsafe { libc::_exit(1) };
+        }
+        if let Some(p) = sandbox.filter(|p| p.flags() != 0) {
+            let fd = p.ruleset().map_or(-1, |r| r.as_raw_fd());
+            // SAFETY: this is the command's freshly forked, single-threaded child, about to
+            // exec; `apply` allocates nothing and only makes async-signal-safe calls.
+            if let Err((step, errno)) = unsafe { sandbox_child::apply(&p.child(fd)) } {
+                return Err(io::Error::from_raw_os_error(sandbox_child::encode(step, errno)));
+            }
+            // SAFETY: prctl takes integers only.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
         }
         return Ok(());
     }
@@ -1091,22 +1269,7 @@ fn read_ppid(pid: i32) -> Option<i32> {
     let prefix = b"/proc/";
     path[..prefix.len()].copy_from_slice(prefix);
     let mut i = prefix.len();
-    let mut digits = [0u8; 12];
-    let mut d = 0;
-    let mut v = pid;
-    loop {
-        digits[d] = b'0' + (v % 10) as u8;
-        d += 1;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    while d > 0 {
-        d -= 1;
-        path[i] = digits[d];
-        i += 1;
-    }
+    i += sandbox_child::write_decimal(pid.unsigned_abs(), &mut path[i..]);
     for &b in b"/stat\0" {
         path[i] = b;
         i += 1;
@@ -1174,6 +1337,7 @@ mod tests {
             env: None,
             stdin: false,
             grace: DEFAULT_GRACE,
+            sandbox: None,
         })
         .unwrap()
     }
@@ -1205,6 +1369,7 @@ mod tests {
             env: None,
             stdin: false,
             grace: DEFAULT_GRACE,
+            sandbox: None,
         })
         .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
@@ -1215,6 +1380,7 @@ mod tests {
             env: None,
             stdin: false,
             grace: DEFAULT_GRACE,
+            sandbox: None,
         })
         .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
@@ -1296,18 +1462,74 @@ mod tests {
                 "(setsid sh -c 'sleep 100 & echo $! > daemon' &); while [ ! -s daemon ]; do sleep 0.01; done; exit 4",
             ),
         ];
-        let mut t = spawn_fork(&Spec {
-            program: OsStr::new("/bin/sh"),
-            args: &args,
-            cwd: dir.path(),
-            env: None,
-            stdin: false,
-            grace: DEFAULT_GRACE,
-        })
+        let mut t = spawn_fork(
+            &Spec {
+                program: OsStr::new("/bin/sh"),
+                args: &args,
+                cwd: dir.path(),
+                env: None,
+                stdin: false,
+                grace: DEFAULT_GRACE,
+                sandbox: None,
+            },
+            None,
+        )
         .unwrap();
         assert_eq!(t.wait().await.unwrap().code(), Some(4));
         let pid: i32 = std::fs::read_to_string(dir.path().join("daemon")).unwrap().trim().parse().unwrap();
         assert!(gone(pid).await, "daemon {pid} survived the fork backend");
+    }
+
+    #[cfg(eddie_shim)]
+    #[tokio::test]
+    async fn the_fork_backend_puts_the_command_in_its_sandbox_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = crate::workspace::realpath(dir.path()).unwrap();
+        let (ws, outside) = (root.join("ws"), root.join("outside"));
+        for d in [&ws, &outside] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::write(outside.join("e"), "e").unwrap();
+        let env: HashMap<String, String> = [
+            ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
+            ("TMPDIR".to_owned(), ws.to_string_lossy().into_owned()),
+        ]
+        .into_iter()
+        .collect();
+        let ctx = crate::Ctx::new(ws.to_str().unwrap()).unwrap().with_env(env.clone());
+        let plan = sandbox::plan(&ctx).unwrap();
+        assert!(plan.enforced());
+        let script = format!(
+            "(echo x > {o}/f) 2>/dev/null && echo wrote; (chmod 600 {o}/e) 2>/dev/null && echo chmod; echo in > in",
+            o = outside.display()
+        );
+        let args = [OsString::from("-c"), OsString::from(script)];
+        let spec = Spec {
+            program: OsStr::new("/bin/sh"),
+            args: &args,
+            cwd: &ws,
+            env: Some(&env),
+            stdin: false,
+            grace: DEFAULT_GRACE,
+            sandbox: None,
+        };
+        let mut t = spawn_fork(&spec, Some(plan.prepare(&ws).unwrap())).unwrap();
+        let out = read_all(t.take_stdout().unwrap()).await;
+        assert_eq!((out.as_str(), t.wait().await.unwrap().code()), ("", Some(0)));
+        assert!(!outside.join("f").exists() && ws.join("in").exists());
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(outside.join("e")).unwrap().permissions().mode() & 0o777, 0o644);
+        // A layer that cannot be set up fails the spawn, named as the sandbox step it was.
+        let e = spawn_fork(&spec, Some(sandbox::Prepared::unprepared(sandbox_child::LANDLOCK))).unwrap_err();
+        let (step, _) = sandbox_child::decode(e.raw_os_error().unwrap()).unwrap();
+        assert_eq!(step, sandbox_child::STEP_LANDLOCK);
+        // And through the shim, the same layer fails the same way.
+        let shim = shim_path().unwrap();
+        match spawn_shim(shim, &spec, Some(&sandbox::Prepared::unprepared(sandbox_child::LANDLOCK))) {
+            Err(ShimError::Sandbox(f)) => assert_eq!(f.step, sandbox_child::STEP_LANDLOCK),
+            Err(ShimError::Command(e) | ShimError::Shim(e)) => panic!("not a sandbox failure: {e}"),
+            Ok(_) => panic!("started without its sandbox"),
+        }
     }
 
     #[cfg(eddie_shim)]

@@ -84,7 +84,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             format!("Declined by the user: `{}` was not started.", inv.display()),
             json!({"id": null, "pid": null, "command": inv.display(), "cwd": inv.cwd_shown, "status": "declined",
                    "output": "", "nextCursor": 0, "wait": null, "droppedEnv": inv.dropped_env,
-                   "risk": run::risk_json(&findings)}),
+                   "risk": run::risk_json(&findings), "sandbox": inv.sandbox.report()}),
         ));
     }
     let argv: Vec<OsString> = inv.args.iter().map(OsString::from).collect();
@@ -95,8 +95,10 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         env: Some(&inv.env),
         stdin: true,
         grace: supervisor::DEFAULT_GRACE,
+        sandbox: Some(&inv.sandbox),
     })
     .map_err(|e| spawn_error(&inv.program, &e))?;
+    let sandbox = tree.sandbox().map_or_else(|| inv.sandbox.report(), |p| p.report());
     let proc = super::register(tree, inv.display(), inv.cwd_shown.clone(), ctx)?;
     let waited = match wait_spec {
         Some(cond) => match super::wait::wait_for(&proc, &cond, ctx).await {
@@ -122,7 +124,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     run::merge(
         &mut data,
         json!({"output": output, "nextCursor": next, "wait": waited.map(|w| w.data), "droppedEnv": inv.dropped_env,
-               "risk": run::risk_json(&findings)}),
+               "risk": run::risk_json(&findings), "sandbox": sandbox}),
     );
     Ok(ToolOutput::new(SCHEMA, content, data))
 }
