@@ -2,14 +2,27 @@
 
 import type { NativeToolSpec as NapiToolSpec, OutputChunk as NapiOutputChunk } from './binding'
 
-export { ensureTaskListDocument, formatTaskListResult, insertTaskPayload, isTaskListTaskStatus, readTaskListDocument, renderTaskListContent, runTool, sanitiseTaskId, sanitiseTaskListName, terminateAllProcesses, writeTaskListDocument } from './binding'
+export { ConfirmationPrompt, endSession, ensureTaskListDocument, formatTaskListResult, insertTaskPayload, isTaskListTaskStatus, planCall, readTaskListDocument, renderTaskListContent, runTool, sanitiseTaskId, sanitiseTaskListName, terminateAllProcesses, writeTaskListDocument } from './binding'
 
 /** What every tool call gets besides its arguments (`ctx` in @eddie/tools). */
 export interface ToolContext {
   /** The workspace root; every path is confined to it. */
   cwd: string
-  /** Asked before a tool changes anything or runs a command; `true` to go ahead. Missing = declined. */
+  /**
+   * Asked before a tool changes anything, runs a command or reaches out (the one permission gate: a `moderate`
+   * tool asks once per session, a `dangerous` one on every call, and a destructive command, hooks that will run
+   * or a protected branch always ask a prompt of their own); `true` to go ahead. Missing: a call that needs an
+   * approval `approved` does not cover rejects with `APPROVAL_REQUIRED`, and nothing runs.
+   */
   confirm?: (message: string) => boolean | Promise<boolean>
+  /**
+   * What the host approved before the call (hosts that show a dialog first): `true` covers the tool's own question
+   * only; the prompts `planCall` returned (or their texts) cover exactly those; `{kinds}` covers every prompt of
+   * those kinds. Whatever it does not cover goes to `confirm`.
+   */
+  approved?: true | string[] | { prompts: { text: string }[] } | { kinds: ('action' | 'destructive' | 'hooks' | 'protected')[] } | null
+  /** The host's ceiling: a tool above this level rejects with `POLICY_DENIED` before anyone is asked. */
+  maxPermission?: 'none' | 'moderate' | 'dangerous' | null
   /** The environment for `bash` (and `CONFIG_ROOT` for the plan tools). Default: this process's. */
   env?: Record<string, string | undefined>
   /** Aborting stops the call: most tools reject with code `CANCELLED` (a command's process tree is killed); the `code` family's searches return what they found, flagged `cancelled`. */
@@ -89,7 +102,7 @@ export interface ToolDefinition<A = Record<string, unknown>, D = unknown> {
 }
 
 /** Stable error codes carried by every thrown error as `error.code`. */
-export type ErrorCode = "INVALID_ARGUMENT" | "OUTSIDE_WORKSPACE" | "NOT_FOUND" | "IS_A_DIRECTORY" | "NOT_A_DIRECTORY" | "PERMISSION_DENIED" | "IO" | "INVALID_REGEX" | "PARSE" | "TASK_NOT_FOUND" | "COMMAND_FAILED" | "TIMEOUT" | "OUTPUT_LIMIT" | "CANCELLED" | "CONFIRM_FAILED" | "UNKNOWN_TOOL" | "INTERNAL" | "STALE" | "NO_MATCH" | "AMBIGUOUS_MATCH" | "UNENCODABLE" | "BINARY_FILE" | "ALREADY_EXISTS" | "INVALID_PATCH" | "PROCESS_NOT_FOUND" | "PROCESS_NOT_RUNNING" | "TOO_MANY_PROCESSES" | "NO_RUNNER" | "ASK_UNAVAILABLE" | "ASK_FAILED" | "NOT_A_REPOSITORY" | "REF_NOT_FOUND" | "NOTHING_TO_COMMIT" | "MERGE_CONFLICT" | "NON_FAST_FORWARD" | "PROTECTED_BRANCH" | "LOCKED" | "DIRTY_WORKTREE" | "AUTH_FAILED" | "HOOK_FAILED" | "BLOCKED_ADDRESS" | "UNSUPPORTED_SCHEME" | "INVALID_URL" | "TOO_LARGE" | "HTTP_STATUS" | "TLS" | "DNS" | "NETWORK" | "NO_PROVIDER" | "STORE_CORRUPTED" | "STORE_UNAVAILABLE" | "BROWSER_NOT_FOUND" | "ELEMENT_NOT_FOUND" | "TAB_NOT_FOUND" | "APPROVAL_REQUIRED" | "POLICY_DENIED" | "SANDBOX_UNAVAILABLE"
+export type ErrorCode = "INVALID_ARGUMENT" | "OUTSIDE_WORKSPACE" | "NOT_FOUND" | "IS_A_DIRECTORY" | "NOT_A_DIRECTORY" | "PERMISSION_DENIED" | "IO" | "INVALID_REGEX" | "PARSE" | "TASK_NOT_FOUND" | "COMMAND_FAILED" | "TIMEOUT" | "OUTPUT_LIMIT" | "CANCELLED" | "CONFIRM_FAILED" | "UNKNOWN_TOOL" | "INTERNAL" | "STALE" | "NO_MATCH" | "AMBIGUOUS_MATCH" | "UNENCODABLE" | "BINARY_FILE" | "ALREADY_EXISTS" | "INVALID_PATCH" | "PROCESS_NOT_FOUND" | "PROCESS_NOT_RUNNING" | "TOO_MANY_PROCESSES" | "NO_RUNNER" | "ASK_UNAVAILABLE" | "ASK_FAILED" | "NOT_A_REPOSITORY" | "REF_NOT_FOUND" | "NOTHING_TO_COMMIT" | "MERGE_CONFLICT" | "NON_FAST_FORWARD" | "PROTECTED_BRANCH" | "LOCKED" | "DIRTY_WORKTREE" | "AUTH_FAILED" | "HOOK_FAILED" | "BLOCKED_ADDRESS" | "UNSUPPORTED_SCHEME" | "INVALID_URL" | "TOO_LARGE" | "HTTP_STATUS" | "TLS" | "DNS" | "NETWORK" | "NO_PROVIDER" | "STORE_CORRUPTED" | "STORE_UNAVAILABLE" | "BROWSER_NOT_FOUND" | "ELEMENT_NOT_FOUND" | "TAB_NOT_FOUND" | "APPROVAL_REQUIRED" | "POLICY_DENIED" | "SANDBOX_UNAVAILABLE" | "DECLINED"
 
 /** The errors every tool throws: eddie's message, plus a stable `code`. */
 export interface ToolError extends Error {
@@ -2709,7 +2722,7 @@ export type WebFetchData = {
   redirectedTo?: string
   [key: string]: unknown
 }
-/** Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`web_fetch`) */
+/** Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`web_fetch`, asks ctx.confirm) */
 export declare function webFetch(args: WebFetchArgs, ctx: ToolContext): Promise<ToolResult<WebFetchData>>
 export declare const webFetchTool: ToolDefinition<WebFetchArgs, WebFetchData>
 
@@ -2759,7 +2772,7 @@ export type FetchData = {
   redirectedTo?: string
   [key: string]: unknown
 }
-/** Same as web_fetch (Stack's name for it). Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`fetch`) */
+/** Same as web_fetch (Stack's name for it). Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`fetch`, asks ctx.confirm) */
 export declare function fetch(args: FetchArgs, ctx: ToolContext): Promise<ToolResult<FetchData>>
 export declare const fetchTool: ToolDefinition<FetchArgs, FetchData>
 
@@ -2825,7 +2838,7 @@ export type CheckUrlData = {
   latencyMs: number
   [key: string]: unknown
 }
-/** Check whether a URL is reachable: HTTP status, final URL, redirect chain, content type and length, and latency. Uses HEAD, and a one-byte ranged GET when the server refuses HEAD (405/501). An error status (404, 500) is reported with ok: false, not thrown. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). (`check_url`) */
+/** Check whether a URL is reachable: HTTP status, final URL, redirect chain, content type and length, and latency. Uses HEAD, and a one-byte ranged GET when the server refuses HEAD (405/501). An error status (404, 500) is reported with ok: false, not thrown. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). (`check_url`, asks ctx.confirm) */
 export declare function checkUrl(args: CheckUrlArgs, ctx: ToolContext): Promise<ToolResult<CheckUrlData>>
 export declare const checkUrlTool: ToolDefinition<CheckUrlArgs, CheckUrlData>
 
@@ -2861,7 +2874,7 @@ export type WebSearchData = {
   }>
   [key: string]: unknown
 }
-/** Search the web. Returns title, url, snippet, date and source for up to count results (1-20, default 5), optionally limited by freshness (day, week, month, year), language (ISO 639-1) and site (a domain). The provider comes from the environment: BRAVE_API_KEY (Brave Search), TAVILY_API_KEY (Tavily) or SEARXNG_URL (SearXNG); with none set it fails with NO_PROVIDER. (`web_search`) */
+/** Search the web. Returns title, url, snippet, date and source for up to count results (1-20, default 5), optionally limited by freshness (day, week, month, year), language (ISO 639-1) and site (a domain). The provider comes from the environment: BRAVE_API_KEY (Brave Search), TAVILY_API_KEY (Tavily) or SEARXNG_URL (SearXNG); with none set it fails with NO_PROVIDER. (`web_search`, asks ctx.confirm) */
 export declare function webSearch(args: WebSearchArgs, ctx: ToolContext): Promise<ToolResult<WebSearchData>>
 export declare const webSearchTool: ToolDefinition<WebSearchArgs, WebSearchData>
 
@@ -3888,7 +3901,7 @@ export type BrowserNavigateData = {
   loadMs: number
   [key: string]: unknown
 }
-/** Open a URL in a browser tab (tabId, else the current tab; the first browser call launches headless Chromium) and wait until it has loaded: waitUntil load (default), domcontentloaded or networkidle. Returns the final URL, HTTP status, title and load time. The network guard applies: private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS) unless ctx.network allows them, every redirect and subresource is checked too, file:// URLs open only inside the workspace, and downloads are off. TIMEOUT when the page does not load in time. (`browser_navigate`) */
+/** Open a URL in a browser tab (tabId, else the current tab; the first browser call launches headless Chromium) and wait until it has loaded: waitUntil load (default), domcontentloaded or networkidle. Returns the final URL, HTTP status, title and load time. The network guard applies: private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS) unless ctx.network allows them, every redirect and subresource is checked too, file:// URLs open only inside the workspace, and downloads are off. TIMEOUT when the page does not load in time. (`browser_navigate`, asks ctx.confirm) */
 export declare function browserNavigate(args: BrowserNavigateArgs, ctx: ToolContext): Promise<ToolResult<BrowserNavigateData>>
 export declare const browserNavigateTool: ToolDefinition<BrowserNavigateArgs, BrowserNavigateData>
 
@@ -3919,7 +3932,7 @@ export type BrowserReadPageData = {
   truncated: boolean
   [key: string]: unknown
 }
-/** Read the page in a browser tab (tabId, else the current tab) as its accessibility tree: one line per node, indented by depth, with role, name, value and states (focused, disabled, checked, ...). Every interactive node has a short ref such as [e12] that stays the same across reads; pass it as `ref` to browser_click or browser_type. maxChars (default 20000) caps the text; the nodes left out are counted. data.nodes holds the same as JSON. (`browser_read_page`) */
+/** Read the page in a browser tab (tabId, else the current tab) as its accessibility tree: one line per node, indented by depth, with role, name, value and states (focused, disabled, checked, ...). Every interactive node has a short ref such as [e12] that stays the same across reads; pass it as `ref` to browser_click or browser_type. maxChars (default 20000) caps the text; the nodes left out are counted. data.nodes holds the same as JSON. (`browser_read_page`, asks ctx.confirm) */
 export declare function browserReadPage(args: BrowserReadPageArgs, ctx: ToolContext): Promise<ToolResult<BrowserReadPageData>>
 export declare const browserReadPageTool: ToolDefinition<BrowserReadPageArgs, BrowserReadPageData>
 
@@ -3957,7 +3970,7 @@ export type BrowserScreenshotData = {
   }
   [key: string]: unknown
 }
-/** Capture a browser tab (tabId, else the current tab) as a PNG: the viewport (default), the fullPage, or one element (selector, or a ref from browser_read_page). The PNG is written into the workspace (path, default .eddie/screenshots/<time>-tab<N>.png) and returned as image content in data.image ({type: "image", mimeType: "image/png", data: base64}) for a vision model. Captures larger than maxPixels (default 1200000) are scaled down to fit. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there. (`browser_screenshot`, mutating) */
+/** Capture a browser tab (tabId, else the current tab) as a PNG: the viewport (default), the fullPage, or one element (selector, or a ref from browser_read_page). The PNG is written into the workspace (path, default .eddie/screenshots/<time>-tab<N>.png) and returned as image content in data.image ({type: "image", mimeType: "image/png", data: base64}) for a vision model. Captures larger than maxPixels (default 1200000) are scaled down to fit. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there. (`browser_screenshot`, mutating, asks ctx.confirm) */
 export declare function browserScreenshot(args: BrowserScreenshotArgs, ctx: ToolContext): Promise<ToolResult<BrowserScreenshotData>>
 export declare const browserScreenshotTool: ToolDefinition<BrowserScreenshotArgs, BrowserScreenshotData>
 
@@ -4056,7 +4069,7 @@ export type BrowserFindData = {
   }>
   [key: string]: unknown
 }
-/** Find elements in a browser tab (tabId, else the current tab) by a natural-language query such as "submit button" or "email field", without a model: each word is matched against accessible names, labels, placeholders, titles, ids and names, values and roles (with synonyms: "input" finds text boxes). Returns the best matches (limit, default 5) with their refs (for browser_click and browser_type), a score and why each matched. (`browser_find`) */
+/** Find elements in a browser tab (tabId, else the current tab) by a natural-language query such as "submit button" or "email field", without a model: each word is matched against accessible names, labels, placeholders, titles, ids and names, values and roles (with synonyms: "input" finds text boxes). Returns the best matches (limit, default 5) with their refs (for browser_click and browser_type), a score and why each matched. (`browser_find`, asks ctx.confirm) */
 export declare function browserFind(args: BrowserFindArgs, ctx: ToolContext): Promise<ToolResult<BrowserFindData>>
 export declare const browserFindTool: ToolDefinition<BrowserFindArgs, BrowserFindData>
 
@@ -4074,7 +4087,7 @@ export type BrowserGetTabsData = {
   currentTab: number | null
   [key: string]: unknown
 }
-/** List the browser's open tabs: each tab's id (the tabId other browser tools take), URL and title, and which one is current (the one tools act on without a tabId). Launches the browser if none is running. (`browser_get_tabs`) */
+/** List the browser's open tabs: each tab's id (the tabId other browser tools take), URL and title, and which one is current (the one tools act on without a tabId). Launches the browser if none is running. (`browser_get_tabs`, asks ctx.confirm) */
 export declare function browserGetTabs(args: BrowserGetTabsArgs, ctx: ToolContext): Promise<ToolResult<BrowserGetTabsData>>
 export declare const browserGetTabsTool: ToolDefinition<BrowserGetTabsArgs, BrowserGetTabsData>
 
@@ -4093,7 +4106,7 @@ export type BrowserNewTabData = {
   status: number | null
   [key: string]: unknown
 }
-/** Open a new browser tab, optionally loading url (checked by the network guard like browser_navigate). The new tab becomes the current one; its tabId is returned. (`browser_new_tab`) */
+/** Open a new browser tab, optionally loading url (checked by the network guard like browser_navigate). The new tab becomes the current one; its tabId is returned. (`browser_new_tab`, asks ctx.confirm) */
 export declare function browserNewTab(args: BrowserNewTabArgs, ctx: ToolContext): Promise<ToolResult<BrowserNewTabData>>
 export declare const browserNewTabTool: ToolDefinition<BrowserNewTabArgs, BrowserNewTabData>
 
@@ -4109,7 +4122,7 @@ export type BrowserCloseTabData = {
   currentTab: number | null
   [key: string]: unknown
 }
-/** Close a browser tab (tabId, else the current tab). TAB_NOT_FOUND when there is no such tab. The ids of the other tabs stay as they were. (`browser_close_tab`) */
+/** Close a browser tab (tabId, else the current tab). TAB_NOT_FOUND when there is no such tab. The ids of the other tabs stay as they were. (`browser_close_tab`, asks ctx.confirm) */
 export declare function browserCloseTab(args: BrowserCloseTabArgs, ctx: ToolContext): Promise<ToolResult<BrowserCloseTabData>>
 export declare const browserCloseTabTool: ToolDefinition<BrowserCloseTabArgs, BrowserCloseTabData>
 
@@ -4139,7 +4152,7 @@ export type BrowserConsoleData = {
   nextCursor: number
   [key: string]: unknown
 }
-/** The console of a browser tab (tabId, else the current tab): console.log/warn/error messages, uncaught exceptions, browser messages (failed loads) and dismissed dialogs, with level, text and source location. since takes the nextCursor of a previous call to get only newer messages; errorsOnly keeps errors and warnings. (`browser_console`) */
+/** The console of a browser tab (tabId, else the current tab): console.log/warn/error messages, uncaught exceptions, browser messages (failed loads) and dismissed dialogs, with level, text and source location. since takes the nextCursor of a previous call to get only newer messages; errorsOnly keeps errors and warnings. (`browser_console`, asks ctx.confirm) */
 export declare function browserConsole(args: BrowserConsoleArgs, ctx: ToolContext): Promise<ToolResult<BrowserConsoleData>>
 export declare const browserConsoleTool: ToolDefinition<BrowserConsoleArgs, BrowserConsoleData>
 
@@ -4171,7 +4184,7 @@ export type BrowserNetworkData = {
   nextCursor: number
   [key: string]: unknown
 }
-/** The requests of a browser tab (tabId, else the current tab) that failed: a network error, a refusal by the network guard (with why), or an HTTP status of 400 or more; all lists every request. since takes the nextCursor of a previous call to get only newer ones. (`browser_network`) */
+/** The requests of a browser tab (tabId, else the current tab) that failed: a network error, a refusal by the network guard (with why), or an HTTP status of 400 or more; all lists every request. since takes the nextCursor of a previous call to get only newer ones. (`browser_network`, asks ctx.confirm) */
 export declare function browserNetwork(args: BrowserNetworkArgs, ctx: ToolContext): Promise<ToolResult<BrowserNetworkData>>
 export declare const browserNetworkTool: ToolDefinition<BrowserNetworkArgs, BrowserNetworkData>
 
@@ -4207,7 +4220,7 @@ export type ScreenshotData = {
   }
   [key: string]: unknown
 }
-/** Take a screenshot of a web page in one call (Stack's screenshot): a new headless browser tab loads url (the network guard applies: private and loopback addresses are refused unless ctx.network allows them), the viewport (or fullPage) is written as a PNG to destination inside the workspace (default screenshot.png), and the tab is closed. The image is also returned in data.image ({type: "image", mimeType: "image/png", data: base64}). (`screenshot`, mutating) */
+/** Take a screenshot of a web page in one call (Stack's screenshot): a new headless browser tab loads url (the network guard applies: private and loopback addresses are refused unless ctx.network allows them), the viewport (or fullPage) is written as a PNG to destination inside the workspace (default screenshot.png), and the tab is closed. The image is also returned in data.image ({type: "image", mimeType: "image/png", data: base64}). (`screenshot`, mutating, asks ctx.confirm) */
 export declare function screenshot(args: ScreenshotArgs, ctx: ToolContext): Promise<ToolResult<ScreenshotData>>
 export declare const screenshotTool: ToolDefinition<ScreenshotArgs, ScreenshotData>
 
