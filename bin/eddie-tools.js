@@ -243,7 +243,7 @@ async function main() {
   const name = rest[0] in tools.toolAliases() ? rest[0] : spec.name
   if (yes) {
     try {
-      for (const p of await tools.planCall(name, args, { cwd, env: process.env })) {
+      for (const p of await tools.planCall(name, args, { cwd, env: process.env, ...(sandbox !== undefined ? { sandbox } : {}) })) {
         const covered = kinds.includes(p.kind)
         process.stderr.write(`${covered ? 'approved by --yes' : 'NOT approved by --yes (needs --allow-destructive)'}: [${p.kind}] ${p.text}\n`)
       }
