@@ -373,3 +373,80 @@ async fn an_abort_mid_transfer_cancels_the_pull() {
     assert!(t0.elapsed() < Duration::from_secs(10));
     assert_eq!(git(&other, &["rev-parse", "HEAD"]), before);
 }
+
+/// A server that answers every request with a `302` to `base` + the same path.
+fn redirector(base: String) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let addr = listener.local_addr().expect("addr");
+    let stop = Arc::new(AtomicBool::new(false));
+    let hits = Arc::new(AtomicUsize::new(0));
+    let (s, h) = (Arc::clone(&stop), Arc::clone(&hits));
+    let thread = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !s.load(Ordering::SeqCst) && Instant::now() < deadline && h.load(Ordering::SeqCst) < 50 {
+            let Ok((mut conn, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            h.fetch_add(1, Ordering::SeqCst);
+            conn.set_nonblocking(false).unwrap();
+            conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut buf = Vec::new();
+            let mut byte = [0u8; 1];
+            while !buf.ends_with(b"\r\n\r\n") && buf.len() < 64 * 1024 {
+                if conn.read(&mut byte).unwrap_or(0) == 0 {
+                    break;
+                }
+                buf.push(byte[0]);
+            }
+            let head = String::from_utf8_lossy(&buf).into_owned();
+            let target = head.split(' ').nth(1).unwrap_or("/").to_owned();
+            let _ = conn.write_all(
+                format!("HTTP/1.1 302 Found\r\nLocation: {base}{target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    .as_bytes(),
+            );
+        }
+    });
+    Server { addr, stop, hits, thread: Some(thread) }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_to_a_port_not_allowed_is_refused_before_any_request() {
+    // The real server is the target; the allowed host only redirects to it.
+    let f = fixture(Some(&good_helper()), None);
+    let hop = redirector(format!("http://{}", f.server.addr));
+    let other = f.ws.join("other");
+    git(&other, &["remote", "set-url", "origin", &format!("http://{}/repo.git", hop.addr)]);
+    let c = ctx(&f, false)
+        .with_network(NetworkPolicy { allow_hosts: vec![hop.addr.to_string()], ..Default::default() });
+    let (code, msg) = call(&c, "git_pull", json!({"path": "other"})).await.unwrap_err();
+    assert_eq!(code, "BLOCKED_ADDRESS", "{msg}");
+    assert!(hop.hits.load(Ordering::SeqCst) >= 1, "the allowed host was asked");
+    assert_eq!(f.server.hits.load(Ordering::SeqCst), 0, "the redirect target was reached");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_calls_keep_their_own_policy_and_credentials() {
+    let f = fixture(Some(&good_helper()), None);
+    let work = f.ws.join("work");
+    let other = f.ws.join("other");
+    // `other` has a helper with a wrong password: its calls must never borrow work's.
+    git(&other, &["config", "credential.helper", "!f() { echo username=ada; echo password=nope; }; f"]);
+    let allowed = ctx(&f, true);
+    let refused = ctx(&f, false);
+    for i in 0..4 {
+        std::fs::write(work.join("a.txt"), format!("round {i}\n")).unwrap();
+        git(&work, &["commit", "-q", "-am", &format!("round {i}")]);
+        let head = git(&work, &["rev-parse", "HEAD"]);
+        let (push, blocked, denied) = tokio::join!(
+            call(&allowed, "git_push", json!({"path": "work"})),
+            call(&refused, "git_pull", json!({"path": "other"})),
+            call(&allowed, "git_pull", json!({"path": "other"})),
+        );
+        assert_eq!(push.unwrap()["status"], "pushed");
+        assert_eq!(blocked.unwrap_err().0, "BLOCKED_ADDRESS");
+        assert_eq!(denied.unwrap_err().0, "AUTH_FAILED");
+        assert_eq!(git(&f.bare, &["rev-parse", "main"]), head);
+    }
+}

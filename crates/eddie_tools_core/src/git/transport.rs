@@ -265,9 +265,18 @@ pub fn with_op<T>(
         error: Mutex::new(None),
         moved: Mutex::new((0, 0)),
     });
+    /// Clears the thread's operation when dropped (also on unwinding: the blocking pool
+    /// reuses threads).
+    struct Scope;
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            CURRENT.with(|c| *c.borrow_mut() = None);
+        }
+    }
     CURRENT.with(|c| *c.borrow_mut() = Some(Arc::clone(&op)));
+    let scope = Scope;
     let r = work();
-    CURRENT.with(|c| *c.borrow_mut() = None);
+    drop(scope);
     let kept = op.error.lock().ok().and_then(|mut e| e.take());
     match (r, kept) {
         (Ok(v), _) => Ok(v),
