@@ -54,9 +54,9 @@ impl Drop for Server {
     }
 }
 
-/// Serve the bare repositories under `root`. With `stall`, a `git-upload-pack` POST gets its
-/// headers and a first packet, then nothing (until the server stops), and `stalled` is told.
-fn serve(root: PathBuf, stall: Option<mpsc::Sender<()>>) -> Server {
+/// Start a server on 127.0.0.1 that hands each connection to `handler` (one at a time, at most
+/// `limit` of them, for at most a minute, until dropped).
+fn start(limit: usize, handler: impl Fn(TcpStream, &AtomicBool) + Send + 'static) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.set_nonblocking(true).expect("nonblocking");
     let addr = listener.local_addr().expect("addr");
@@ -65,13 +65,13 @@ fn serve(root: PathBuf, stall: Option<mpsc::Sender<()>>) -> Server {
     let (s, h) = (Arc::clone(&stop), Arc::clone(&hits));
     let thread = std::thread::spawn(move || {
         let deadline = Instant::now() + Duration::from_secs(60);
-        let mut served = 0;
-        while !s.load(Ordering::SeqCst) && Instant::now() < deadline && served < 200 {
+        while !s.load(Ordering::SeqCst) && Instant::now() < deadline && h.load(Ordering::SeqCst) < limit {
             match listener.accept() {
                 Ok((conn, _)) => {
-                    served += 1;
                     h.fetch_add(1, Ordering::SeqCst);
-                    handle(conn, &root, stall.as_ref(), &s);
+                    conn.set_nonblocking(false).unwrap();
+                    conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                    handler(conn, &s);
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(10)),
             }
@@ -80,18 +80,27 @@ fn serve(root: PathBuf, stall: Option<mpsc::Sender<()>>) -> Server {
     Server { addr, stop, hits, thread: Some(thread) }
 }
 
-fn handle(mut conn: TcpStream, root: &Path, stall: Option<&mpsc::Sender<()>>, stop: &AtomicBool) {
-    conn.set_nonblocking(false).unwrap();
-    conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+/// A request's line and headers (`None` if the peer closed first).
+fn read_head(conn: &mut TcpStream) -> Option<String> {
     let mut buf = Vec::new();
     let mut byte = [0u8; 1];
     while !buf.ends_with(b"\r\n\r\n") && buf.len() < 64 * 1024 {
         if conn.read(&mut byte).unwrap_or(0) == 0 {
-            return;
+            return None;
         }
         buf.push(byte[0]);
     }
-    let head = String::from_utf8_lossy(&buf).into_owned();
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// Serve the bare repositories under `root`. With `stall`, a `git-upload-pack` POST gets its
+/// headers and a first packet, then nothing (until the server stops), and `stalled` is told.
+fn serve(root: PathBuf, stall: Option<mpsc::Sender<()>>) -> Server {
+    start(200, move |conn, stop| handle(conn, &root, stall.as_ref(), stop))
+}
+
+fn handle(mut conn: TcpStream, root: &Path, stall: Option<&mpsc::Sender<()>>, stop: &AtomicBool) {
+    let Some(head) = read_head(&mut conn) else { return };
     let mut lines = head.split("\r\n");
     let first: Vec<&str> = lines.next().unwrap_or_default().split(' ').collect();
     let (method, target) = (first[0].to_owned(), first[1].to_owned());
@@ -376,39 +385,14 @@ async fn an_abort_mid_transfer_cancels_the_pull() {
 
 /// A server that answers every request with a `302` to `base` + the same path.
 fn redirector(base: String) -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let addr = listener.local_addr().expect("addr");
-    let stop = Arc::new(AtomicBool::new(false));
-    let hits = Arc::new(AtomicUsize::new(0));
-    let (s, h) = (Arc::clone(&stop), Arc::clone(&hits));
-    let thread = std::thread::spawn(move || {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !s.load(Ordering::SeqCst) && Instant::now() < deadline && h.load(Ordering::SeqCst) < 50 {
-            let Ok((mut conn, _)) = listener.accept() else {
-                std::thread::sleep(Duration::from_millis(10));
-                continue;
-            };
-            h.fetch_add(1, Ordering::SeqCst);
-            conn.set_nonblocking(false).unwrap();
-            conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-            let mut buf = Vec::new();
-            let mut byte = [0u8; 1];
-            while !buf.ends_with(b"\r\n\r\n") && buf.len() < 64 * 1024 {
-                if conn.read(&mut byte).unwrap_or(0) == 0 {
-                    break;
-                }
-                buf.push(byte[0]);
-            }
-            let head = String::from_utf8_lossy(&buf).into_owned();
-            let target = head.split(' ').nth(1).unwrap_or("/").to_owned();
-            let _ = conn.write_all(
-                format!("HTTP/1.1 302 Found\r\nLocation: {base}{target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                    .as_bytes(),
-            );
-        }
-    });
-    Server { addr, stop, hits, thread: Some(thread) }
+    start(50, move |mut conn, _| {
+        let head = read_head(&mut conn).unwrap_or_default();
+        let target = head.split(' ').nth(1).unwrap_or("/").to_owned();
+        let _ = conn.write_all(
+            format!("HTTP/1.1 302 Found\r\nLocation: {base}{target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        );
+    })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
