@@ -434,3 +434,28 @@ async fn concurrent_calls_keep_their_own_policy_and_credentials() {
         assert_eq!(git(&f.bare, &["rev-parse", "main"]), head);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_diverged_push_is_refused_then_pull_merges_and_push_succeeds() {
+    let f = fixture(Some(&good_helper()), None);
+    let (work, other) = (f.ws.join("work"), f.ws.join("other"));
+    let c = ctx(&f, true);
+    std::fs::write(work.join("a.txt"), "one\nfrom work\n").unwrap();
+    git(&work, &["commit", "-q", "-am", "work's"]);
+    let theirs = git(&work, &["rev-parse", "HEAD"]);
+    assert_eq!(call(&c, "git_push", json!({"path": "work"})).await.unwrap()["status"], "pushed");
+    // `other` has not seen work's commit: its push is not a fast-forward.
+    std::fs::write(other.join("b.txt"), "from other\n").unwrap();
+    git(&other, &["add", "b.txt"]);
+    git(&other, &["commit", "-q", "-m", "other's"]);
+    let (code, msg) = call(&c, "git_push", json!({"path": "other"})).await.unwrap_err();
+    assert_eq!(code, "NON_FAST_FORWARD", "{msg}");
+    assert_eq!(git(&f.bare, &["rev-parse", "main"]), theirs);
+    let r = call(&c, "git_pull", json!({"path": "other"})).await.unwrap();
+    assert_eq!(r["kind"], "merge", "{r}");
+    assert_eq!(git(&other, &["rev-parse", "HEAD^2"]), theirs);
+    assert_eq!(std::fs::read_to_string(other.join("a.txt")).unwrap(), "one\nfrom work\n");
+    assert_eq!(call(&c, "git_push", json!({"path": "other"})).await.unwrap()["status"], "pushed");
+    assert_eq!(git(&f.bare, &["rev-parse", "main"]), git(&other, &["rev-parse", "HEAD"]));
+    git(&f.bare, &["merge-base", "--is-ancestor", &theirs, "main"]);
+}
