@@ -459,3 +459,30 @@ async fn a_diverged_push_is_refused_then_pull_merges_and_push_succeeds() {
     assert_eq!(git(&f.bare, &["rev-parse", "main"]), git(&other, &["rev-parse", "HEAD"]));
     git(&f.bare, &["merge-base", "--is-ancestor", &theirs, "main"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_in_the_url_are_used_and_never_shown() {
+    let f = fixture(None, None);
+    let work = f.ws.join("work");
+    let c = ctx(&f, true);
+    git(&work, &["remote", "set-url", "origin", &format!("http://{USER}:{PASS}@{}/repo.git", f.server.addr)]);
+    std::fs::write(work.join("a.txt"), "via url\n").unwrap();
+    git(&work, &["commit", "-q", "-am", "second"]);
+    let head = git(&work, &["rev-parse", "HEAD"]);
+    assert_eq!(call(&c, "git_push", json!({"path": "work"})).await.unwrap()["status"], "pushed");
+    assert_eq!(git(&f.bare, &["rev-parse", "main"]), head);
+    git(
+        &work,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            &format!("http://{USER}:leaked-if-shown@{}/repo.git", f.server.addr),
+        ],
+    );
+    std::fs::write(work.join("a.txt"), "again\n").unwrap();
+    git(&work, &["commit", "-q", "-am", "third"]);
+    let (code, msg) = call(&c, "git_push", json!({"path": "work"})).await.unwrap_err();
+    assert_eq!(code, "AUTH_FAILED", "{msg}");
+    assert!(msg.contains("the remote URL") && !msg.contains("leaked-if-shown"), "{msg}");
+}

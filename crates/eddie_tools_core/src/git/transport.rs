@@ -304,8 +304,22 @@ impl SmartSubtransport for Smart {
             Service::UploadPack => (format!("{base}/git-upload-pack"), Some("git-upload-pack")),
             Service::ReceivePack => (format!("{base}/git-receive-pack"), Some("git-receive-pack")),
         };
-        let url = Url::parse(&target).map_err(|e| git2::Error::from_str(&format!("{target}: {e}")))?;
-        Ok(Box::new(Stream { op, url, post, body: Vec::new(), resp: None, pending: Vec::new(), at: 0 }))
+        let given =
+            Url::parse(&target).map_err(|_| git2::Error::from_str("the remote URL is not a valid URL"))?;
+        // A user and password in the URL are credentials: never sent or shown as part of it.
+        let mut url = given.clone();
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        Ok(Box::new(Stream {
+            op,
+            given,
+            url,
+            post,
+            body: Vec::new(),
+            resp: None,
+            pending: Vec::new(),
+            at: 0,
+        }))
     }
 
     fn close(&self) -> std::result::Result<(), git2::Error> {
@@ -316,6 +330,9 @@ impl SmartSubtransport for Smart {
 /// One request: what libgit2 writes is the body, sent on its first read.
 struct Stream {
     op: Arc<Op>,
+    /// The URL as configured (it may carry a user and password).
+    given: Url,
+    /// The URL requested: `given` without user and password.
     url: Url,
     /// The service of a `POST`; `None` for the `GET` of the advertisement.
     post: Option<&'static str>,
@@ -362,7 +379,7 @@ impl Stream {
                         ),
                     ));
                 }
-                let (user, pass, source) = op.credentials(&self.url)?;
+                let (user, pass, source) = op.credentials(&self.given)?;
                 let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
                 let mut a = op.auth.lock().map_err(|_| ToolError::internal("credentials lock"))?;
                 *a = Auth { header: Some(format!("Basic {token}")), source: Some(source), asked: true };
