@@ -3348,7 +3348,7 @@ export type GitPushData = {
   force?: boolean
   [key: string]: unknown
 }
-/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL; network remotes are refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`, mutating, asks ctx.confirm) */
+/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS, AUTH_FAILED when refused; ssh is refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`, mutating, asks ctx.confirm) */
 export declare function gitPush(args: GitPushArgs, ctx: ToolContext): Promise<ToolResult<GitPushData>>
 export declare const gitPushTool: ToolDefinition<GitPushArgs, GitPushData>
 
@@ -3374,7 +3374,7 @@ export type GitPullData = {
   files?: Array<unknown>
   [key: string]: unknown
 }
-/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`, mutating, asks ctx.confirm) */
+/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS; ssh is refused with UNSUPPORTED_SCHEME) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`, mutating, asks ctx.confirm) */
 export declare function gitPull(args: GitPullArgs, ctx: ToolContext): Promise<ToolResult<GitPullData>>
 export declare const gitPullTool: ToolDefinition<GitPullArgs, GitPullData>
 

@@ -311,11 +311,11 @@ function gitRestoreCheckpoint(args, ctx) {
 function gitListCheckpoints(args, ctx) {
   return binding.callTool(70, args, ctx)
 }
-/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL; network remotes are refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`) */
+/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS, AUTH_FAILED when refused; ssh is refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`) */
 function gitPush(args, ctx) {
   return binding.callTool(71, args, ctx)
 }
-/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`) */
+/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS; ssh is refused with UNSUPPORTED_SCHEME) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`) */
 function gitPull(args, ctx) {
   return binding.callTool(72, args, ctx)
 }

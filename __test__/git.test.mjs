@@ -128,3 +128,92 @@ test("gitLog comes out in git log's orders; Stack's gitCommit {repo_path, messag
   await rejectsWith(assert, tools.gitCommit({ message: 'a\0b', stageAll: true }, yes), 'INVALID_ARGUMENT')
   await rejectsWith(assert, tools.gitBranch({ create: 'x'.repeat(256) }, yes), 'INVALID_ARGUMENT')
 })
+
+/** A smart HTTP git server on 127.0.0.1: `git http-backend` (CGI) behind node's http module,
+ * basic auth (ada / s3cret) on every request. */
+async function gitServer(root) {
+  const { createServer } = await import('node:http')
+  const { spawn } = await import('node:child_process')
+  let hits = 0
+  const server = createServer((req, res) => {
+    hits++
+    if (req.headers.authorization !== `Basic ${Buffer.from('ada:s3cret').toString('base64')}`) {
+      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="git"' })
+      res.end()
+      return
+    }
+    const [path, query = ''] = req.url.split('?')
+    const cgi = spawn('git', ['http-backend'], {
+      env: {
+        PATH: process.env.PATH, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1',
+        GIT_PROJECT_ROOT: root, GIT_HTTP_EXPORT_ALL: '1', REMOTE_USER: 'ada', REMOTE_ADDR: '127.0.0.1',
+        REQUEST_METHOD: req.method, PATH_INFO: path, QUERY_STRING: query,
+        CONTENT_TYPE: req.headers['content-type'] ?? '', CONTENT_LENGTH: req.headers['content-length'] ?? '0',
+      },
+    })
+    req.pipe(cgi.stdin)
+    const chunks = []
+    cgi.stdout.on('data', (c) => chunks.push(c))
+    cgi.on('close', () => {
+      const raw = Buffer.concat(chunks)
+      let i = raw.indexOf('\r\n\r\n')
+      let n = 4
+      if (i < 0) { i = raw.indexOf('\n\n'); n = 2 }
+      let status = 200
+      const headers = {}
+      for (const line of raw.subarray(0, i).toString().split(/\r?\n/)) {
+        const at = line.indexOf(':')
+        if (at < 0) continue
+        const [k, v] = [line.slice(0, at).trim(), line.slice(at + 1).trim()]
+        if (k.toLowerCase() === 'status') status = Number.parseInt(v, 10)
+        else headers[k] = v
+      }
+      res.writeHead(status, headers)
+      res.end(raw.subarray(i + n))
+    })
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { server, port: server.address().port, hits: () => hits }
+}
+
+test('gitPush and gitPull over smart HTTP on loopback: a credential helper, the network guard, AUTH_FAILED', async () => {
+  const { writeFileSync } = await import('node:fs')
+  const root = workspace()
+  git(root, 'init', '-q', '--bare', '-b', 'main', 'repo.git')
+  const seed = repo()
+  git(seed, 'push', '-q', `${root}/repo.git`, 'main')
+  const s = await gitServer(root)
+  try {
+    const ws = workspace()
+    const url = `http://127.0.0.1:${s.port}/repo.git`
+    for (const n of ['work', 'other']) {
+      git(ws, 'clone', '-q', `${root}/repo.git`, n)
+      git(`${ws}/${n}`, 'remote', 'set-url', 'origin', url)
+      git(`${ws}/${n}`, 'config', 'credential.helper', '!f() { echo username=ada; echo password=s3cret; }; f')
+    }
+    writeFileSync(`${ws}/work/a.txt`, 'two\n')
+    git(`${ws}/work`, 'commit', '-q', '-am', 'second')
+    const env = { PATH: process.env.PATH, HOME: ws, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' }
+    // Loopback is refused without the allow-list, and nothing reaches the server.
+    await rejectsWith(assert, tools.gitPush({ path: 'work' }, { cwd: ws, confirm: async () => true, env }), 'BLOCKED_ADDRESS')
+    assert.equal(s.hits(), 0)
+    const ctx = { cwd: ws, confirm: async () => true, env, network: { allowHosts: [`127.0.0.1:${s.port}`] } }
+    const r = await tools.gitPush({ path: 'work' }, ctx)
+    assert.equal(r.data.status, 'pushed')
+    assertMatchesSchema(definition('git_push').outputSchema, r.data)
+    assert.equal(git(`${root}/repo.git`, 'rev-parse', 'main'), git(`${ws}/work`, 'rev-parse', 'HEAD'))
+    const p = await tools.gitPull({ path: 'other' }, ctx)
+    assert.equal(p.data.status, 'pulled')
+    assertMatchesSchema(definition('git_pull').outputSchema, p.data)
+    assert.equal(git(`${ws}/other`, 'rev-parse', 'HEAD'), git(`${ws}/work`, 'rev-parse', 'HEAD'))
+    // A helper with a wrong password: AUTH_FAILED naming the helper, the server unchanged.
+    git(`${ws}/other`, 'config', 'credential.helper', '!f() { echo username=ada; echo password=wrong; }; f')
+    writeFileSync(`${ws}/other/a.txt`, 'three\n')
+    git(`${ws}/other`, 'commit', '-q', '-am', 'third')
+    await rejectsWith(assert, tools.gitPush({ path: 'other' }, ctx), 'AUTH_FAILED', /credential\.helper/)
+    assert.equal(git(`${root}/repo.git`, 'rev-parse', 'main'), git(`${ws}/work`, 'rev-parse', 'HEAD'))
+  } finally {
+    s.server.closeAllConnections()
+    s.server.close()
+  }
+})

@@ -1144,12 +1144,16 @@ async fn push_fast_forward_refuses_non_fast_forward_and_protects_force() {
         let r = call_yes(ws, "git_push", json!({"path": "work"})).await.unwrap();
         assert_eq!(r["status"], "pushed");
         assert_eq!(git(&bare, &["rev-parse", "topic"]), git(&work, &["rev-parse", "topic"]));
-        // Network remotes are refused, as is a missing remote.
-        git(&work, &["remote", "add", "net", "https://example.com/r.git"]);
-        assert_eq!(
-            call_yes(ws, "git_push", json!({"path": "work", "remote": "net"})).await.unwrap_err().0,
-            "UNSUPPORTED_SCHEME"
-        );
+        // ssh remotes are refused (http(s) ones are served: tests/git_http.rs), as is a
+        // missing remote.
+        git(&work, &["remote", "add", "net", "ssh://example.com/r.git"]);
+        git(&work, &["remote", "add", "scp", "git@example.com:r.git"]);
+        for remote in ["net", "scp"] {
+            assert_eq!(
+                call_yes(ws, "git_push", json!({"path": "work", "remote": remote})).await.unwrap_err().0,
+                "UNSUPPORTED_SCHEME"
+            );
+        }
         assert_eq!(
             call_yes(ws, "git_push", json!({"path": "work", "remote": "nope"})).await.unwrap_err().0,
             "REF_NOT_FOUND"

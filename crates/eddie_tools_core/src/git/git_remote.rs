@@ -1,10 +1,13 @@
 //! `git_push` / `git_pull` with libgit2, for remotes that are repositories on this machine
-//! (a path or a `file://` URL): this build compiles no network transport (no https, no ssh),
-//! so other URLs are refused with `UNSUPPORTED_SCHEME` and no credential is ever needed.
+//! (a path or a `file://` URL) and for `http://`/`https://` remotes (smart HTTP, through our
+//! own transport, [`super::transport`]: the one network guard, credentials as git finds them).
+//! ssh and the other schemes are refused with `UNSUPPORTED_SCHEME`.
 //!
-//! Everything is decided before asking: the remote repository is opened read-only and its
-//! objects are made visible to an in-memory view of the local object database, so the
-//! fast-forward check, the merge (in memory) and the files it would touch are known first.
+//! Everything is decided before asking. A local remote is opened read-only and its objects
+//! are made visible to an in-memory view of the local object database; an http(s) remote's
+//! refs are listed, and for a pull the branch's objects are downloaded into the object
+//! database (no ref moves). So the fast-forward check, the merge (in memory) and the files it
+//! would touch are known first.
 //! A pull fast-forwards, or merges only when the merge is clean (otherwise `MERGE_CONFLICT`
 //! naming the paths, with the repository unchanged). A push that is not a fast-forward is
 //! refused (`NON_FAST_FORWARD`) unless `force`, and a force push to a protected branch is
@@ -57,21 +60,42 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// A remote's repository on this machine (`UNSUPPORTED_SCHEME` for network URLs).
-fn remote_path(repo: &git2::Repository, root: &Path, name: &str) -> Result<PathBuf> {
+/// Where a remote is.
+#[derive(Debug, Clone)]
+enum Target {
+    /// A repository on this machine.
+    Local(PathBuf),
+    /// An `http://` or `https://` URL.
+    Http(String),
+}
+
+impl Target {
+    fn url(&self) -> String {
+        match self {
+            Target::Local(p) => p.to_string_lossy().into_owned(),
+            Target::Http(u) => u.clone(),
+        }
+    }
+}
+
+/// Where a remote is (`UNSUPPORTED_SCHEME` for ssh and other schemes).
+fn remote_target(repo: &git2::Repository, root: &Path, name: &str) -> Result<Target> {
     let r = repo.find_remote(name).map_err(|_| {
         ToolError::new(ErrorCode::RefNotFound, format!("no remote named {name:?}; git remote -v lists them"))
             .with_prop("remote", name)
     })?;
     let url = r.url_bytes();
     let url = lossy(url);
+    if super::transport::is_http(&url) {
+        return Ok(Target::Http(url));
+    }
     let path = if let Some(p) = url.strip_prefix("file://") {
         PathBuf::from(p)
     } else if url.contains("://") || (url.contains(':') && !url.starts_with('/') && !url.starts_with('.')) {
         return Err(ToolError::new(
             ErrorCode::UnsupportedScheme,
             format!(
-                "remote {name} is {url}: only remotes on this machine (a path or file://) are supported; this build has no network transport for git"
+                "remote {name} is {url}: only http(s) remotes and remotes on this machine (a path or file://) are supported; ssh is not"
             ),
         ));
     } else if Path::new(&url).is_absolute() {
@@ -79,7 +103,35 @@ fn remote_path(repo: &git2::Repository, root: &Path, name: &str) -> Result<PathB
     } else {
         root.join(&url)
     };
-    Ok(path)
+    Ok(Target::Local(path))
+}
+
+/// The id of `refs/heads/{branch}` on the remote (`None`: no such branch). An http(s) remote
+/// is asked (its refs listed for `dir`); a local one is opened read-only.
+fn remote_head(
+    ctx: &Ctx,
+    repo: &git2::Repository,
+    target: &Target,
+    name: &str,
+    branch: &str,
+    dir: git2::Direction,
+) -> Result<Option<git2::Oid>> {
+    let want = format!("refs/heads/{branch}");
+    match target {
+        Target::Local(p) => {
+            let there = open_remote(p, name)?;
+            Ok(there.find_reference(&want).ok().and_then(|r| r.target()))
+        }
+        Target::Http(u) => {
+            let cfg = common::config(repo, ctx)?;
+            let mut remote =
+                repo.remote_anonymous(u).map_err(|e| super::err(&e, ErrorCode::InvalidUrl, name))?;
+            let refs = super::transport::with_op(ctx, repo, &cfg, &format!("listing {name}"), || {
+                super::transport::list(&mut remote, dir)
+            })?;
+            Ok(refs.into_iter().find(|(r, _)| *r == want).map(|(_, id)| id))
+        }
+    }
 }
 
 fn open_remote(path: &Path, name: &str) -> Result<git2::Repository> {
@@ -117,7 +169,7 @@ fn upstream(cfg: &git2::Config, branch: &str) -> (Option<String>, Option<String>
 struct PushPlan {
     dir: PathBuf,
     remote: String,
-    url: PathBuf,
+    url: Target,
     branch: String,
     remote_branch: String,
     local: git2::Oid,
@@ -155,9 +207,8 @@ fn push_plan(ctx: &Ctx, dir: &Path, a: &PushArgs) -> Result<Option<PushPlan>> {
     } else {
         branch.clone()
     };
-    let url = remote_path(&repo, &root, &remote)?;
-    let there = open_remote(&url, &remote)?;
-    let theirs = there.find_reference(&format!("refs/heads/{remote_branch}")).ok().and_then(|r| r.target());
+    let url = remote_target(&repo, &root, &remote)?;
+    let theirs = remote_head(ctx, &repo, &url, &remote, &remote_branch, git2::Direction::Push)?;
     let force = a.force.is_some_and(|f| f.0);
     let pattern = common::protection(&repo, ctx, &remote_branch)?;
     if theirs == Some(local) {
@@ -221,7 +272,7 @@ fn push_plan(ctx: &Ctx, dir: &Path, a: &PushArgs) -> Result<Option<PushPlan>> {
 fn push_apply(ctx: &Ctx, p: &PushPlan) -> Result<()> {
     let (repo, _) = common::checkout(&ctx.workspace, &p.dir)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "push");
-    let mut remote = repo.remote_anonymous(&p.url.to_string_lossy()).map_err(fail)?;
+    let mut remote = repo.remote_anonymous(&p.url.url()).map_err(fail)?;
     let spec =
         format!("{}refs/heads/{}:refs/heads/{}", if p.force { "+" } else { "" }, p.branch, p.remote_branch);
     let rejected = std::cell::RefCell::new(None);
@@ -234,14 +285,25 @@ fn push_apply(ctx: &Ctx, p: &PushPlan) -> Result<()> {
     });
     let mut opts = git2::PushOptions::new();
     opts.remote_callbacks(cbs);
-    remote.push(&[spec.as_str()], Some(&mut opts)).map_err(|e| {
-        if e.code() == git2::ErrorCode::NotFastForward {
+    let pushed = match &p.url {
+        Target::Local(_) => remote.push(&[spec.as_str()], Some(&mut opts)).map_err(fail),
+        Target::Http(_) => {
+            let cfg = common::config(&repo, ctx)?;
+            super::transport::with_op(ctx, &repo, &cfg, "push", || {
+                remote.push(&[spec.as_str()], Some(&mut opts))
+            })
+        }
+    };
+    pushed.map_err(|e| {
+        if e.message().contains("cannot push non-fastforwardable reference")
+            || e.message().contains("non-fast-forward")
+        {
             ToolError::new(
                 ErrorCode::NonFastForward,
                 format!("the remote refused a non-fast-forward push: {}", e.message()),
             )
         } else {
-            fail(e)
+            e
         }
     })?;
     drop(opts);
@@ -314,7 +376,7 @@ enum PullKind {
 struct PullPlan {
     dir: PathBuf,
     remote: String,
-    url: PathBuf,
+    url: Target,
     branch: String,
     remote_branch: String,
     theirs: git2::Oid,
@@ -371,20 +433,43 @@ fn pull_plan(ctx: &Ctx, dir: &Path, a: &PullArgs) -> Result<Option<PullPlan>> {
         .or_else(|| if up_remote.as_deref() == Some(remote.as_str()) { up_branch.clone() } else { None })
         .unwrap_or_else(|| branch.clone());
     refname::check_branch(&remote_branch, None)?;
-    let url = remote_path(&repo, &root, &remote)?;
-    let there = open_remote(&url, &remote)?;
-    let theirs = there
-        .find_reference(&format!("refs/heads/{remote_branch}"))
-        .ok()
-        .and_then(|r| r.target())
-        .ok_or_else(|| {
+    let url = remote_target(&repo, &root, &remote)?;
+    let no_branch = || {
         ToolError::new(ErrorCode::RefNotFound, format!("{remote} has no branch {remote_branch:?}"))
             .with_prop("ref", remote_branch.as_str())
-    })?;
-    // The remote's objects, visible to this in-memory view only (nothing is written).
-    let odb = repo.odb().map_err(fail)?;
-    let objects = there.path().join("objects");
-    odb.add_disk_alternate(&objects.to_string_lossy()).map_err(fail)?;
+    };
+    let theirs = match &url {
+        Target::Local(path) => {
+            let there = open_remote(path, &remote)?;
+            let theirs = there
+                .find_reference(&format!("refs/heads/{remote_branch}"))
+                .ok()
+                .and_then(|r| r.target())
+                .ok_or_else(no_branch)?;
+            // The remote's objects, visible to this in-memory view only (nothing is written).
+            let odb = repo.odb().map_err(fail)?;
+            let objects = there.path().join("objects");
+            odb.add_disk_alternate(&objects.to_string_lossy()).map_err(fail)?;
+            theirs
+        }
+        Target::Http(u) => {
+            // The branch's objects into the object database (no ref moves), so that the
+            // plan below sees them.
+            let mut r =
+                repo.remote_anonymous(u).map_err(|e| super::err(&e, ErrorCode::InvalidUrl, &remote))?;
+            let want = format!("refs/heads/{remote_branch}");
+            let found = super::transport::with_op(ctx, &repo, &cfg, "fetch", || {
+                let refs = super::transport::list(&mut r, git2::Direction::Fetch)?;
+                let Some(id) = refs.into_iter().find(|(n, _)| *n == want).map(|(_, id)| id) else {
+                    return Ok(None);
+                };
+                r.download(&[want.as_str()], None)?;
+                r.disconnect()?;
+                Ok(Some(id))
+            })?;
+            found.ok_or_else(no_branch)?
+        }
+    };
     let head = common::head_commit(&repo)?;
     let theirs_c = repo.find_commit(theirs).map_err(fail)?;
     let their_tree = theirs_c.tree().map_err(fail)?;
@@ -483,10 +568,13 @@ fn dirty(files: &[String]) -> ToolError {
 fn pull_apply(ctx: &Ctx, p: &PullPlan) -> Result<Value> {
     let (repo, scope) = common::checkout(&ctx.workspace, &p.dir)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "pull");
-    let mut remote = repo.remote_anonymous(&p.url.to_string_lossy()).map_err(fail)?;
     let tracking = format!("refs/remotes/{}/{}", p.remote, p.remote_branch);
-    let spec = format!("+refs/heads/{}:{tracking}", p.remote_branch);
-    remote.fetch(&[spec.as_str()], None, None).map_err(fail)?;
+    if let Target::Local(path) = &p.url {
+        let mut remote = repo.remote_anonymous(&path.to_string_lossy()).map_err(fail)?;
+        let spec = format!("+refs/heads/{}:{tracking}", p.remote_branch);
+        remote.fetch(&[spec.as_str()], None, None).map_err(fail)?;
+    }
+    // An http(s) remote's objects were downloaded by the plan.
     // The fetched objects; the tracking ref may not be written by an anonymous remote.
     repo.reference(&tracking, p.theirs, true, "pull: fetch").map_err(fail)?;
     let theirs = repo.find_commit(p.theirs).map_err(fail)?;
