@@ -182,6 +182,8 @@ impl Op {
             timeout: Some(HELPER_TIMEOUT),
             max_bytes: 64 * 1024,
             stdin,
+            // A credential program runs in the call's sandbox, like every command.
+            sandbox: crate::engine::process::sandbox::plan(&self.ctx)?,
         };
         let out = self.rt.block_on(command::execute(&inv, &self.ctx, None))?;
         match out.status() {
