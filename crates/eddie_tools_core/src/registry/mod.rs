@@ -243,9 +243,42 @@ pub const TOOL_ALIASES: &[(&str, &str)] = &[
     ("run_command", "run"),
 ];
 
-/// The tool an alias names for these arguments: `search_files` is a glob in Floyd and a content
-/// search in Alfredo, whose calls say `regex` (and `file_pattern`).
-pub fn route<'a>(name: &'a str, args: &serde_json::Value) -> &'a str {
+/// What a seed's own spelling of a call means beyond its names: a call of `tool` (a model
+/// name or one of [`TOOL_ALIASES`]) that gives `key` (any call of it, when `key` is `None`) gets
+/// `arg: value` unless it says `arg` itself. So a seed's call gets the seed's behaviour where the
+/// seeds disagree, and the canonical call keeps ours.
+pub struct Implied {
+    /// The tool or alias called.
+    pub tool: &'static str,
+    /// The key only that seed's calls have (`None`: the name alone is the seed's).
+    pub key: Option<&'static str>,
+    /// The argument it implies.
+    pub arg: &'static str,
+    /// Its value.
+    pub value: &'static str,
+}
+
+/// The seeds' implied arguments (see [`Implied`]).
+pub const IMPLIED: &[Implied] = &[
+    // TunaCode's `write_file {filepath, content}` creates files and never overwrites one.
+    Implied { tool: "write_file", key: Some("filepath"), arg: "style", value: "tunacode" },
+    // TunaCode's `run_command` and Alfredo's `execute_command` answer in their own sections.
+    Implied { tool: "run_command", key: None, arg: "style", value: "tunacode" },
+    Implied { tool: "execute_command", key: None, arg: "style", value: "alfredo" },
+];
+
+/// The tool an alias names for these arguments, with the arguments the seed's spelling implies
+/// added ([`IMPLIED`]): `search_files` is a glob in Floyd and a content search in Alfredo, whose
+/// calls say `regex` (and `file_pattern`).
+pub fn route<'a>(name: &'a str, args: &mut Value) -> &'a str {
+    if let Some(obj) = args.as_object_mut() {
+        for i in IMPLIED.iter().filter(|i| i.tool == name) {
+            let given = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
+            if i.key.is_none_or(given) && !given(i.arg) {
+                obj.insert(i.arg.to_owned(), Value::from(i.value));
+            }
+        }
+    }
     if name == "search_files" && (args.get("regex").is_some() || args.get("file_pattern").is_some()) {
         return "grep";
     }
