@@ -1,7 +1,12 @@
-//! `run`: one program with arguments, no shell (Stack `run`, Floyd `run`, TunaCode `bash`,
-//! Alfredo `execute_command`), or with `shell: true` a whole shell command line run by bash.
-//! Either way the command is checked for destructive patterns first
-//! ([`crate::engine::process::risk`]); a finding needs a second, explicit confirm.
+//! `run`: a shell command line run by bash (Stack `run`, Alfredo `execute_command`, TunaCode
+//! `run_command`: `command` alone), or one program with `args` and no shell (Floyd `run`).
+//! `shell: false` splits a command line into words without a shell. Either way the command is
+//! checked for destructive patterns first ([`crate::engine::process::risk`]); a finding needs
+//! a second, explicit confirm.
+//!
+//! Called by TunaCode's name (`run_command`) or Alfredo's (`execute_command`), the result text
+//! has that agent's sections (`STDOUT:` / `STDERR:`, and Alfredo's `Command exited with code
+//! N`): see [`crate::registry::IMPLIED`].
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -11,7 +16,8 @@ use super::args;
 use super::args::{Env, Text, Word};
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
-use crate::engine::process::command::{self, Invocation, execute, split_words};
+use crate::engine::process::capture::Captured;
+use crate::engine::process::command::{self, Ending, Invocation, Outcome, execute, split_words};
 use crate::engine::process::env;
 use crate::engine::process::risk::{self, Finding};
 use crate::error::{Result, ToolError};
@@ -26,10 +32,10 @@ pub const SCHEMA: &str = "eddie.tool.run.result.v1";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
-    /// The program (or a whole command line when args is omitted; it is split like a shell would, without expansions). With shell: true, a shell command line.
+    /// A shell command line, run by bash (pipes, redirections, expansions and && work); or, with args, the program to run without a shell.
     #[schemars(length(min = 1))]
     pub command: String,
-    /// Run `command` with bash (`bash -c`): pipes, redirections, expansions and `&&` work. Default false.
+    /// Run `command` with bash (`bash -c`). Default: true without args, false with args. shell: false splits a command line into words without a shell (no expansions).
     pub shell: Option<Flag>,
     /// Arguments, passed as they are.
     pub args: Option<Vec<Word>>,
@@ -47,6 +53,20 @@ pub struct Args {
     pub max_output_bytes: Option<f64>,
     /// Text written to the command's stdin (default: empty stdin).
     pub stdin: Option<Text>,
+    /// The result text: default, tunacode (STDOUT/STDERR sections, as TunaCode's run_command) or alfredo (STDOUT/STDERR, then "Command exited with code N", as Alfredo's execute_command). Those names choose theirs.
+    pub style: Option<Style>,
+}
+
+/// Whose result text a call gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Style {
+    /// `$ command`, how it ended, then each stream.
+    Default,
+    /// TunaCode's `run_command`: `STDOUT:` and `STDERR:` sections.
+    Tunacode,
+    /// Alfredo's `execute_command`: the sections, then `Command exited with code N`.
+    Alfredo,
 }
 
 /// The invocation `a` asks for.
@@ -55,7 +75,8 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
     if line.trim().is_empty() || line.contains('\0') {
         return Err(ToolError::invalid("command must be a non-empty string"));
     }
-    let shell = a.shell.is_some_and(|f| f.0);
+    // A command line alone is a shell's (every seed documents it so); with args, no shell.
+    let shell = a.shell.map_or(a.args.is_none(), |f| f.0);
     let (program, rest) = match a.args {
         Some(_) if shell => {
             return Err(ToolError::invalid(
@@ -67,8 +88,8 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
         None => {
             let mut words = split_words(&line).map_err(|op| {
                 ToolError::invalid(format!(
-                    "run does not use a shell by default, and `command` contains {op}. Pass shell: true to run it \
-                     with bash, or pass the program as `command` and its arguments as `args`."
+                    "with shell: false, `command` is split into words without a shell, and it contains {op}. Drop \
+                     shell: false to run it with bash, or pass the program as `command` and its arguments as `args`."
                 ))
             })?;
             if words.is_empty() {
@@ -147,8 +168,38 @@ pub fn confirm_text(verb: &str, inv: &Invocation) -> String {
     }
 }
 
+/// The result text in a seed's sections ([`Style`]); `None` for the default.
+fn sections(outcome: &Outcome, inv: &Invocation, style: Style) -> Option<String> {
+    let stream = |c: &Captured, empty: &str| {
+        if c.total_bytes == 0 {
+            return empty.to_owned();
+        }
+        let mut s = String::new();
+        c.render_into(&mut s);
+        s.trim_end_matches('\n').to_owned()
+    };
+    let body = format!(
+        "STDOUT:\n{}\n\nSTDERR:\n{}",
+        stream(&outcome.stdout, "(no output)"),
+        stream(&outcome.stderr, "(no errors)")
+    );
+    match style {
+        Style::Default => None,
+        Style::Tunacode if outcome.status() == "ok" => Some(body),
+        Style::Tunacode => Some(format!("{body}\n\n{}", outcome.summary(inv))),
+        Style::Alfredo => {
+            let end = match (outcome.ending, outcome.exit_code) {
+                (Ending::Exited, Some(code)) => format!("Command exited with code {code}"),
+                _ => format!("Command did not finish: {}", outcome.summary(inv)),
+            };
+            Some(format!("{body}\n\n{end}"))
+        }
+    }
+}
+
 /// Run `run`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let style = a.style.unwrap_or(Style::Default);
     let inv = parse(a, ctx)?;
     command::check_program(&inv)?;
     let findings = assess(&inv, ctx);
@@ -157,7 +208,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         return Ok(declined(SCHEMA, &inv, risk));
     }
     let outcome = execute(&inv, ctx, None).await?;
-    let content = outcome.render(&inv);
+    let content = sections(&outcome, &inv, style).unwrap_or_else(|| outcome.render(&inv));
     let mut data = outcome.into_json(&inv);
     merge(&mut data, risk);
     Ok(ToolOutput::new(SCHEMA, content, data))
