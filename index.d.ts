@@ -496,8 +496,10 @@ export type ReadFileArgs = {
   offset?: number
   /** Most lines to return (default 2000; 0 or -1 = no line limit). */
   limit?: number
-  /** Read at most this many bytes of the file from the offset (also: limit_bytes). */
+  /** Read at most this many bytes of the file from the start or byteOffset (also: limit_bytes): the text as it is, without line numbers or line cuts unless asked, ending at a character boundary; nextByteOffset says where to continue. */
   limitBytes?: number
+  /** Start at this byte of the file (moved back to a character start), e.g. the nextByteOffset of a read cut by limitBytes. Not with offset. */
+  byteOffset?: number
   /** Cut lines longer than this many characters (default 2000). */
   maxLineLength?: number
   /** Cap of the returned text in bytes (default 50000). */
@@ -522,9 +524,11 @@ export type ReadFileData = {
   linesReturned: number
   truncated: boolean
   nextOffset: number | null
+  /** Where a read cut by limitBytes continues (pass it as byteOffset); null when the read reached the end or was cut by lines. */
+  nextByteOffset: number | null
   longLinesCut: number
 }
-/** Read a text file as numbered lines. offset skips lines (0-based; negative counts from the end), limit caps the lines (default 2000; 0 or -1 for all), limitBytes reads at most that many bytes of the file. Lines longer than maxLineLength characters are cut and the page stops at maxBytes of output; nextOffset says where to continue. The file's encoding (UTF-8, UTF-16, legacy code pages) is detected; binary files are reported, not decoded. Returns the content hash to pass as expectedHash to edits. (`read_file`) */
+/** Read a text file as numbered lines. offset skips lines (0-based; negative counts from the end), limit caps the lines (default 2000; 0 or -1 for all), limitBytes reads the text of at most that many bytes (from byteOffset, default 0; it ends at a character boundary and has no line numbers or line cuts unless asked), and nextByteOffset says where to continue. Lines longer than maxLineLength characters are cut and the page stops at maxBytes of output; nextOffset says where to continue. The file's encoding (UTF-8, UTF-16, legacy code pages) is detected; binary files are reported, not decoded. Returns the content hash to pass as expectedHash to edits. (`read_file`) */
 export declare function readFile(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult<ReadFileData>>
 export declare const readFileTool: ToolDefinition<ReadFileArgs, ReadFileData>
 
@@ -536,7 +540,7 @@ export type WriteFileArgs = {
   content: string
   /** Append instead of replacing. */
   append?: boolean
-  /** Allow replacing an existing file (default true). */
+  /** Allow replacing an existing file (default true; false in TunaCode's style). */
   overwrite?: boolean
   /** Copy the previous content to <path>.bak first. */
   createBackup?: boolean
@@ -546,6 +550,8 @@ export type WriteFileArgs = {
   expectedHash?: string
   /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
   allowPlaceholders?: boolean
+  /** default, or tunacode: TunaCode's write_file, which creates new files and refuses to overwrite one (use edit_file). TunaCode's `filepath` key selects it. */
+  style?: "default" | "tunacode"
 }
 /** `data` of a `write_file` result. */
 export type WriteFileData = {
@@ -1092,13 +1098,15 @@ export type GrepArgs = {
   respectGitignore?: boolean
   /** Include dot-files and dot-directories (default false; .git is never searched). */
   includeHidden?: boolean
+  /** Search dependency folders too: node_modules, .venv, venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one). */
+  includeDependencies?: boolean
   /** Deadline in milliseconds (default 30000); partial results are returned flagged timedOut. */
   timeoutMs?: number
   /** Stop early when nothing has matched after this many milliseconds (default: no such limit; 3000 in TunaCode style). Distinct from timeoutMs, which bounds the whole search. */
   firstMatchTimeoutMs?: number
   /** Order of the files: path (default) or relevance (files with a definition of the match first, then source before tests before vendored code, then the most recently modified; ties by path). */
   sortBy?: "path" | "relevance"
-  /** default, or tunacode: TunaCode's grep (case-insensitive literal search unless case_sensitive / use_regex, 2 context lines, 50 results, dependency folders skipped, a 3 s first-match deadline, TunaCode's output). Any of directory, use_regex, case_sensitive, include_files, exclude_files or search_type also selects it. */
+  /** default, or tunacode: TunaCode's grep (case-insensitive literal search unless case_sensitive / use_regex, 2 context lines, 50 results, a 3 s first-match deadline, TunaCode's output). Any of directory, use_regex, case_sensitive, include_files, exclude_files or search_type also selects it. */
   style?: "default" | "tunacode"
   /** TunaCode: the folder to search (as path). */
   directory?: string
@@ -1163,7 +1171,7 @@ export type GrepData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Hidden by the exclude patterns, and dependency folders skipped (node_modules, dist, ...; includeDependencies: true to search them). */
     excluded: number
   }
   /** Something was left out by a cap (see maxPerFile, maxResults). */
@@ -1199,7 +1207,7 @@ export type GrepData = {
     buildMs: number | null
   }
 }
-/** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
+/** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files and dependency folders (node_modules, dist, __pycache__, ...) by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
 export declare function grep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult<GrepData>>
 export declare const grepTool: ToolDefinition<GrepArgs, GrepData>
 
@@ -1213,6 +1221,8 @@ export type GlobArgs = {
   exclude?: string | Array<string>
   /** Include dot-files and dot-directories (default false; .git is never searched). */
   includeHidden?: boolean
+  /** Search dependency folders too: node_modules, .venv, venv, __pycache__, dist, build, target, vendor, ... (default false, unless path or the pattern's leading folders are inside one). */
+  includeDependencies?: boolean
   /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
   respectGitignore?: boolean
   /** Descend into subdirectories (default true). */
@@ -1243,7 +1253,7 @@ export type GlobData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Hidden by the exclude patterns, and dependency folders skipped (node_modules, dist, ...; includeDependencies: true to search them). */
     excluded: number
   }
   pagination: {
@@ -1264,7 +1274,7 @@ export type GlobData = {
     buildMs: number | null
   }
 }
-/** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */
+/** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden and dependency folders (node_modules, dist, __pycache__, ...) unless includeDependencies, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */
 export declare function glob(args: GlobArgs, ctx: ToolContext): Promise<ToolResult<GlobData>>
 export declare const globTool: ToolDefinition<GlobArgs, GlobData>
 
@@ -1282,6 +1292,8 @@ export type ListSymbolsArgs = {
   respectGitignore?: boolean
   /** Include dot-files and dot-directories (default false; .git is never searched). */
   includeHidden?: boolean
+  /** Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one). */
+  includeDependencies?: boolean
   /** Most files listed (default 200). */
   maxFiles?: number
 }
@@ -1317,11 +1329,11 @@ export type ListSymbolsData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Hidden by the exclude patterns, and dependency folders skipped (node_modules, dist, ...; includeDependencies: true to search them). */
     excluded: number
   }
 }
-/** List the code definitions (classes, functions, methods, interfaces, types, enums, constants, ...) with their lines in a source file, or in the source files of a directory (top level only unless recursive). Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter); other files are skipped. (`list_symbols`) */
+/** List the code definitions (classes, functions, methods, interfaces, types, enums, constants, ...) with their lines in a source file, or in the source files of a directory (top level only unless recursive). Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter); other files are skipped, and so are dependency folders (node_modules, dist, ...) unless includeDependencies. (`list_symbols`) */
 export declare function listSymbols(args: ListSymbolsArgs, ctx: ToolContext): Promise<ToolResult<ListSymbolsData>>
 export declare const listSymbolsTool: ToolDefinition<ListSymbolsArgs, ListSymbolsData>
 
@@ -1341,6 +1353,8 @@ export type FindSymbolArgs = {
   respectGitignore?: boolean
   /** Include dot-files and dot-directories (default false; .git is never searched). */
   includeHidden?: boolean
+  /** Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one). */
+  includeDependencies?: boolean
   /** Most definitions returned (default 50). */
   maxResults?: number
   /** Definitions to skip (from pagination.nextOffset). */
@@ -1390,11 +1404,11 @@ export type FindSymbolData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Hidden by the exclude patterns, and dependency folders skipped (node_modules, dist, ...; includeDependencies: true to search them). */
     excluded: number
   }
 }
-/** Find where a symbol is defined (class, function, method, interface, variable, constant, ...) across the source files under a path. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): mentions in comments or strings are not definitions. Exact name by default; exact: false finds names containing it, ignoring case. (`find_symbol`) */
+/** Find where a symbol is defined (class, function, method, interface, variable, constant, ...) across the source files under a path. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): mentions in comments or strings are not definitions. Dependency folders (node_modules, dist, ...) are skipped unless includeDependencies. Exact name by default; exact: false finds names containing it, ignoring case. (`find_symbol`) */
 export declare function findSymbol(args: FindSymbolArgs, ctx: ToolContext): Promise<ToolResult<FindSymbolData>>
 export declare const findSymbolTool: ToolDefinition<FindSymbolArgs, FindSymbolData>
 
@@ -1412,6 +1426,8 @@ export type FindReferencesArgs = {
   respectGitignore?: boolean
   /** Include dot-files and dot-directories (default false; .git is never searched). */
   includeHidden?: boolean
+  /** Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one). */
+  includeDependencies?: boolean
   /** Most references returned (default 200). */
   maxResults?: number
   /** References to skip (from pagination.nextOffset). */
@@ -1452,11 +1468,11 @@ export type FindReferencesData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Hidden by the exclude patterns, and dependency folders skipped (node_modules, dist, ...; includeDependencies: true to search them). */
     excluded: number
   }
 }
-/** Find every use of an identifier (variables, functions, classes, properties, types) across the source files under a path, with line, column and the line's text; definition sites are marked. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): comments, strings and longer names containing it are not references. (`find_references`) */
+/** Find every use of an identifier (variables, functions, classes, properties, types) across the source files under a path, with line, column and the line's text; definition sites are marked. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): comments, strings and longer names containing it are not references. Dependency folders (node_modules, dist, ...) are skipped unless includeDependencies. (`find_references`) */
 export declare function findReferences(args: FindReferencesArgs, ctx: ToolContext): Promise<ToolResult<FindReferencesData>>
 export declare const findReferencesTool: ToolDefinition<FindReferencesArgs, FindReferencesData>
 
@@ -1476,6 +1492,8 @@ export type SearchCodebaseArgs = {
   respectGitignore?: boolean
   /** Include dot-files and dot-directories (default false; .git is never searched). */
   includeHidden?: boolean
+  /** Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one). */
+  includeDependencies?: boolean
   /** Most files and definitions returned (default 20 each). */
   maxResults?: number
 }
@@ -1525,11 +1543,11 @@ export type SearchCodebaseData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Hidden by the exclude patterns, and dependency folders skipped (node_modules, dist, ...; includeDependencies: true to search them). */
     excluded: number
   }
 }
-/** Search the whole codebase for a name or words and get ranked results: the definitions whose names contain the query first, then the source files mentioning the most query words the most, with their matching lines. Case-insensitive by default. Tests and docs are left out unless includeTests / includeDocs. (`search_codebase`) */
+/** Search the whole codebase for a name or words and get ranked results: the definitions whose names contain the query first, then the source files mentioning the most query words the most, with their matching lines. Case-insensitive by default. Tests and docs are left out unless includeTests / includeDocs, and dependency folders (node_modules, dist, ...) unless includeDependencies. (`search_codebase`) */
 export declare function searchCodebase(args: SearchCodebaseArgs, ctx: ToolContext): Promise<ToolResult<SearchCodebaseData>>
 export declare const searchCodebaseTool: ToolDefinition<SearchCodebaseArgs, SearchCodebaseData>
 
@@ -1576,7 +1594,7 @@ export type ProjectMapData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Dependency folders left out (node_modules, dist, ...; includeDependencies: true to list them). */
     excluded: number
   }
   /** An abort stopped the walk: the map holds what was listed by then (directories not listed yet show as empty). */
@@ -1589,9 +1607,9 @@ export declare const projectMapTool: ToolDefinition<ProjectMapArgs, ProjectMapDa
 
 /** Arguments of `run`. */
 export type RunArgs = {
-  /** The program (or a whole command line when args is omitted; it is split like a shell would, without expansions). With shell: true, a shell command line. */
+  /** A shell command line, run by bash (pipes, redirections, expansions and && work); or, with args, the program to run without a shell. */
   command: string
-  /** Run `command` with bash (`bash -c`): pipes, redirections, expansions and `&&` work. Default false. */
+  /** Run `command` with bash (`bash -c`). Default: true without args, false with args. shell: false splits a command line into words without a shell (no expansions). */
   shell?: boolean
   /** Arguments, passed as they are. */
   args?: Array<string>
@@ -1609,6 +1627,8 @@ export type RunArgs = {
   maxOutputBytes?: number
   /** Text written to the command's stdin (default: empty stdin). */
   stdin?: string
+  /** The result text: default, tunacode (STDOUT/STDERR sections, as TunaCode's run_command) or alfredo (STDOUT/STDERR, then "Command exited with code N", as Alfredo's execute_command). Those names choose theirs. */
+  style?: "default" | "tunacode" | "alfredo"
 }
 /** `data` of a `run` result. */
 export type RunData = {
@@ -1658,15 +1678,15 @@ export type RunData = {
     reason: string
   }>
 }
-/** Run a program with arguments in the workspace (no shell; or with shell: true a whole command line run by bash, for pipes, redirections and expansions) and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. (`run`, mutating, asks ctx.confirm) */
+/** Run a shell command line in the workspace with bash (pipes, redirections and expansions work), or a program with args and no shell, and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. (`run`, mutating, asks ctx.confirm) */
 export declare function runCommand(args: RunArgs, ctx: ToolContext): Promise<ToolResult<RunData>>
 export declare const runCommandTool: ToolDefinition<RunArgs, RunData>
 
 /** Arguments of `process_start`. */
 export type ProcessStartArgs = {
-  /** The program (or a whole command line when args is omitted). With shell: true, a shell command line. */
+  /** A shell command line, run by bash; or, with args, the program to run without a shell. */
   command: string
-  /** Run `command` with bash (`bash -c`). Default false. */
+  /** Run `command` with bash (`bash -c`). Default: true without args, false with args. shell: false splits a command line into words without a shell. */
   shell?: boolean
   args?: Array<string>
   /** Working directory, relative to the workspace (default: the workspace root). */

@@ -79,7 +79,7 @@ function agentSetTaskStatus(args, ctx) {
 function agentDeleteTask(args, ctx) {
   return binding.callTool(12, args, ctx)
 }
-/** Read a text file as numbered lines. offset skips lines (0-based; negative counts from the end), limit caps the lines (default 2000; 0 or -1 for all), limitBytes reads at most that many bytes of the file. Lines longer than maxLineLength characters are cut and the page stops at maxBytes of output; nextOffset says where to continue. The file's encoding (UTF-8, UTF-16, legacy code pages) is detected; binary files are reported, not decoded. Returns the content hash to pass as expectedHash to edits. (`read_file`) */
+/** Read a text file as numbered lines. offset skips lines (0-based; negative counts from the end), limit caps the lines (default 2000; 0 or -1 for all), limitBytes reads the text of at most that many bytes (from byteOffset, default 0; it ends at a character boundary and has no line numbers or line cuts unless asked), and nextByteOffset says where to continue. Lines longer than maxLineLength characters are cut and the page stops at maxBytes of output; nextOffset says where to continue. The file's encoding (UTF-8, UTF-16, legacy code pages) is detected; binary files are reported, not decoded. Returns the content hash to pass as expectedHash to edits. (`read_file`) */
 function readFile(args, ctx) {
   return binding.callTool(13, args, ctx)
 }
@@ -139,27 +139,27 @@ function listDirectory(args, ctx) {
 function getFileInfo(args, ctx) {
   return binding.callTool(27, args, ctx)
 }
-/** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
+/** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files and dependency folders (node_modules, dist, __pycache__, ...) by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
 function grep(args, ctx) {
   return binding.callTool(28, args, ctx)
 }
-/** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */
+/** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden and dependency folders (node_modules, dist, __pycache__, ...) unless includeDependencies, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */
 function glob(args, ctx) {
   return binding.callTool(29, args, ctx)
 }
-/** List the code definitions (classes, functions, methods, interfaces, types, enums, constants, ...) with their lines in a source file, or in the source files of a directory (top level only unless recursive). Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter); other files are skipped. (`list_symbols`) */
+/** List the code definitions (classes, functions, methods, interfaces, types, enums, constants, ...) with their lines in a source file, or in the source files of a directory (top level only unless recursive). Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter); other files are skipped, and so are dependency folders (node_modules, dist, ...) unless includeDependencies. (`list_symbols`) */
 function listSymbols(args, ctx) {
   return binding.callTool(30, args, ctx)
 }
-/** Find where a symbol is defined (class, function, method, interface, variable, constant, ...) across the source files under a path. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): mentions in comments or strings are not definitions. Exact name by default; exact: false finds names containing it, ignoring case. (`find_symbol`) */
+/** Find where a symbol is defined (class, function, method, interface, variable, constant, ...) across the source files under a path. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): mentions in comments or strings are not definitions. Dependency folders (node_modules, dist, ...) are skipped unless includeDependencies. Exact name by default; exact: false finds names containing it, ignoring case. (`find_symbol`) */
 function findSymbol(args, ctx) {
   return binding.callTool(31, args, ctx)
 }
-/** Find every use of an identifier (variables, functions, classes, properties, types) across the source files under a path, with line, column and the line's text; definition sites are marked. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): comments, strings and longer names containing it are not references. (`find_references`) */
+/** Find every use of an identifier (variables, functions, classes, properties, types) across the source files under a path, with line, column and the line's text; definition sites are marked. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): comments, strings and longer names containing it are not references. Dependency folders (node_modules, dist, ...) are skipped unless includeDependencies. (`find_references`) */
 function findReferences(args, ctx) {
   return binding.callTool(32, args, ctx)
 }
-/** Search the whole codebase for a name or words and get ranked results: the definitions whose names contain the query first, then the source files mentioning the most query words the most, with their matching lines. Case-insensitive by default. Tests and docs are left out unless includeTests / includeDocs. (`search_codebase`) */
+/** Search the whole codebase for a name or words and get ranked results: the definitions whose names contain the query first, then the source files mentioning the most query words the most, with their matching lines. Case-insensitive by default. Tests and docs are left out unless includeTests / includeDocs, and dependency folders (node_modules, dist, ...) unless includeDependencies. (`search_codebase`) */
 function searchCodebase(args, ctx) {
   return binding.callTool(33, args, ctx)
 }
@@ -167,7 +167,7 @@ function searchCodebase(args, ctx) {
 function projectMap(args, ctx) {
   return binding.callTool(34, args, ctx)
 }
-/** Run a program with arguments in the workspace (no shell; or with shell: true a whole command line run by bash, for pipes, redirections and expansions) and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. (`run`) */
+/** Run a shell command line in the workspace with bash (pipes, redirections and expansions work), or a program with args and no shell, and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. (`run`) */
 function runCommand(args, ctx) {
   return binding.callTool(35, args, ctx)
 }
