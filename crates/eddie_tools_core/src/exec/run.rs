@@ -1,6 +1,8 @@
 //! `run`: a shell command line run by bash (Stack `run`, Alfredo `execute_command`, TunaCode
 //! `run_command`: `command` alone), or one program with `args` and no shell (Floyd `run`).
-//! `shell: false` splits a command line into words without a shell. Either way the command is
+//! A plain line (words and quotes, a program first) runs the same without the shell, so its
+//! program is checked (`NOT_FOUND`) before anyone is asked. `shell: false` splits a command
+//! line into words without a shell; `shell: true` always uses bash. Either way the command is
 //! checked for destructive patterns first ([`crate::engine::process::risk`]); a finding needs
 //! a second, explicit confirm.
 //!
@@ -32,7 +34,7 @@ pub const SCHEMA: &str = "eddie.tool.run.result.v1";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
-    /// A shell command line, run by bash (pipes, redirections, expansions and && work); or, with args, the program to run without a shell.
+    /// A shell command line, run by bash (pipes, redirections, expansions and && work; a plain line such as `npm test` runs the same without it); or, with args, the program to run without a shell.
     #[schemars(length(min = 1))]
     pub command: String,
     /// Run `command` with bash (`bash -c`). Default: true without args, false with args. shell: false splits a command line into words without a shell (no expansions).
@@ -75,29 +77,30 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
     if line.trim().is_empty() || line.contains('\0') {
         return Err(ToolError::invalid("command must be a non-empty string"));
     }
-    // A command line alone is a shell's (every seed documents it so); with args, no shell.
-    let shell = a.shell.map_or(a.args.is_none(), |f| f.0);
-    let (program, rest) = match a.args {
-        Some(_) if shell => {
+    let split = |line: &str| {
+        split_words(line).map_err(|op| {
+            ToolError::invalid(format!(
+                "with shell: false, `command` is split into words without a shell, and it contains {op}. Drop \
+                 shell: false to run it with bash, or pass the program as `command` and its arguments as `args`."
+            ))
+        })
+    };
+    let (program, rest) = match (a.args, a.shell.map(|f| f.0)) {
+        (Some(_), Some(true)) => {
             return Err(ToolError::invalid(
                 "with shell: true, `command` is the whole command line: put the arguments in it and drop `args`",
             ));
         }
-        None if shell => (shell_program(), vec!["-c".to_owned(), line]),
-        Some(list) => (line, args::words(Some(list))),
-        None => {
-            let mut words = split_words(&line).map_err(|op| {
-                ToolError::invalid(format!(
-                    "with shell: false, `command` is split into words without a shell, and it contains {op}. Drop \
-                     shell: false to run it with bash, or pass the program as `command` and its arguments as `args`."
-                ))
-            })?;
-            if words.is_empty() {
-                return Err(ToolError::invalid("command must be a non-empty string"));
-            }
-            let program = words.remove(0);
-            (program, words)
-        }
+        (Some(list), _) => (line, args::words(Some(list))),
+        (None, Some(true)) => (shell_program(), vec!["-c".to_owned(), line]),
+        (None, Some(false)) => first_word(split(&line)?)?,
+        // A command line alone is a shell's, as every seed documents it. A plain one (words
+        // and quotes, a program rather than a shell builtin) runs the same without the shell:
+        // its program is checked before anyone is asked.
+        (None, None) => match split_words(&line) {
+            Ok(words) if words.first().is_some_and(|w| !needs_shell(w)) => first_word(words)?,
+            _ => (shell_program(), vec!["-c".to_owned(), line]),
+        },
     };
     let keep = args::words(a.keep_env);
     let (env, dropped_env) = env::child_env(ctx, args::env_value(a.env).as_ref(), &keep)?;
@@ -113,6 +116,30 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
         max_bytes: args::max_bytes_arg(a.max_output_bytes)?,
         stdin: args::text(a.stdin),
     })
+}
+
+/// The program and its arguments of a split command line.
+fn first_word(mut words: Vec<String>) -> Result<(String, Vec<String>)> {
+    if words.is_empty() {
+        return Err(ToolError::invalid("command must be a non-empty string"));
+    }
+    let program = words.remove(0);
+    Ok((program, words))
+}
+
+/// Whether a command line whose first word is `word` needs the shell: a variable assignment,
+/// or a bash builtin or keyword (`cd`, `export`, `source`, `if`, ...), which no program on
+/// PATH stands for.
+fn needs_shell(word: &str) -> bool {
+    const BUILTINS: &[&str] = &[
+        ".", ":", "alias", "bg", "bind", "break", "builtin", "caller", "case", "cd", "command", "compgen",
+        "complete", "continue", "declare", "dirs", "disown", "enable", "eval", "exec", "exit", "export", "fc",
+        "fg", "for", "function", "getopts", "hash", "help", "history", "if", "jobs", "let", "local", "logout",
+        "mapfile", "popd", "pushd", "read", "readarray", "readonly", "return", "select", "set", "shift",
+        "shopt", "source", "suspend", "time", "times", "trap", "type", "typeset", "ulimit", "umask",
+        "unalias", "unset", "until", "wait", "while", "{", "[[", "((",
+    ];
+    word.contains('=') || BUILTINS.contains(&word)
 }
 
 /// bash, or `sh` where there is no bash.

@@ -254,17 +254,21 @@ pub struct Implied {
     pub key: Option<&'static str>,
     /// The argument it implies.
     pub arg: &'static str,
-    /// Its value.
+    /// Its value, as JSON text (`"\"tunacode\""`, `"true"`).
     pub value: &'static str,
 }
 
 /// The seeds' implied arguments (see [`Implied`]).
 pub const IMPLIED: &[Implied] = &[
     // TunaCode's `write_file {filepath, content}` creates files and never overwrites one.
-    Implied { tool: "write_file", key: Some("filepath"), arg: "style", value: "tunacode" },
-    // TunaCode's `run_command` and Alfredo's `execute_command` answer in their own sections.
-    Implied { tool: "run_command", key: None, arg: "style", value: "tunacode" },
-    Implied { tool: "execute_command", key: None, arg: "style", value: "alfredo" },
+    Implied { tool: "write_file", key: Some("filepath"), arg: "style", value: r#""tunacode""# },
+    // TunaCode's `run_command` and Alfredo's `execute_command` run their command line with the
+    // shell (a missing program is the shell's exit 127, as theirs report it) and answer in
+    // their own sections.
+    Implied { tool: "run_command", key: None, arg: "shell", value: "true" },
+    Implied { tool: "run_command", key: None, arg: "style", value: r#""tunacode""# },
+    Implied { tool: "execute_command", key: None, arg: "shell", value: "true" },
+    Implied { tool: "execute_command", key: None, arg: "style", value: r#""alfredo""# },
 ];
 
 /// The tool an alias names for these arguments, with the arguments the seed's spelling implies
@@ -274,8 +278,13 @@ pub fn route<'a>(name: &'a str, args: &mut Value) -> &'a str {
     if let Some(obj) = args.as_object_mut() {
         for i in IMPLIED.iter().filter(|i| i.tool == name) {
             let given = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
+            // `args` is a program's: no shell to imply.
+            if i.arg == "shell" && given("args") {
+                continue;
+            }
             if i.key.is_none_or(given) && !given(i.arg) {
-                obj.insert(i.arg.to_owned(), Value::from(i.value));
+                let value = serde_json::from_str(i.value).unwrap_or_else(|_| Value::from(i.value));
+                obj.insert(i.arg.to_owned(), value);
             }
         }
     }
@@ -313,6 +322,39 @@ pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_seed_spelling_implies_the_seed_behaviour_and_nothing_else() {
+        use serde_json::json;
+        let routed = |name: &'static str, mut args: Value| (route(name, &mut args), args);
+        // TunaCode's key selects TunaCode's write_file; an explicit style wins; others untouched.
+        assert_eq!(
+            routed("write_file", json!({"filepath": "a", "content": ""})),
+            ("write_file", json!({"filepath": "a", "content": "", "style": "tunacode"}))
+        );
+        assert_eq!(
+            routed("write_file", json!({"filepath": "a", "style": "default"})).1,
+            json!({"filepath": "a", "style": "default"})
+        );
+        assert_eq!(routed("write_file", json!({"filePath": "a"})).1, json!({"filePath": "a"}));
+        // The seeds' shell-command names: bash and their sections; a program with args stays one.
+        assert_eq!(
+            routed("execute_command", json!({"command": "pytest"})),
+            ("execute_command", json!({"command": "pytest", "shell": true, "style": "alfredo"}))
+        );
+        assert_eq!(
+            routed("run_command", json!({"command": "ls", "args": ["-l"]})).1,
+            json!({"command": "ls", "args": ["-l"], "style": "tunacode"})
+        );
+        assert_eq!(routed("run", json!({"command": "ls"})).1, json!({"command": "ls"}));
+        assert_eq!(routed("search_files", json!({"regex": "a", "path": "."})).0, "grep");
+        // Every implied argument is one its tool takes.
+        for i in IMPLIED {
+            let spec = find(i.tool).unwrap_or_else(|| panic!("{} is not a tool", i.tool));
+            let def = definition(spec.name).cloned().unwrap_or_default();
+            assert!(def["jsonSchema"]["properties"].get(i.arg).is_some(), "{}: {}", i.tool, i.arg);
+        }
+    }
 
     #[test]
     fn tool_aliases_name_existing_tools_and_shadow_none() {
