@@ -157,3 +157,19 @@ test('streamText runs the same ToolSet (the streaming path)', async () => {
   const sent = model.doStreamCalls[1].prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content)
   assert.deepEqual(sent[0].output, { type: 'text', value: steps[0].toolResults[0].output.content })
 })
+
+test('resultShape: the model reads Stack’s or Floyd’s envelope, failures included', async () => {
+  const dir = workspace({ 'a.txt': 'one\n' })
+  const stack = toAiSdkTools(['read_file'], createSession({ cwd: dir, resultShape: 'stack' })).read_file
+  let out = await stack.execute({ path: 'a.txt' }, { toolCallId: 'c1', messages: [] })
+  let seen = JSON.parse(stack.toModelOutput({ output: out }).value)
+  assert.deepEqual([seen.success, seen.result.totalLines], [true, 1])
+  out = await stack.execute({ path: 'nope.txt' }, { toolCallId: 'c2', messages: [] })
+  seen = JSON.parse(stack.toModelOutput({ output: out }).value)
+  assert.equal(seen.success, false)
+  assert.match(seen.error, /^NOT_FOUND: /)
+  const floyd = toAiSdkTools(['read_file'], createSession({ cwd: dir, resultShape: 'floyd' })).read_file
+  out = await floyd.execute({ path: 'nope.txt' }, { toolCallId: 'c3', messages: [] })
+  seen = JSON.parse(floyd.toModelOutput({ output: out }).value)
+  assert.deepEqual([seen.success, seen.error.code], [false, 'NOT_FOUND'])
+})
