@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
-import { generateText, stepCountIs } from 'ai'
+import { generateText, hasToolCall, stepCountIs } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 import { toAiSdkTools, aiSdkToolApproval } from '../adapters/ai-sdk.mjs'
 import { workspace } from './helpers.mjs'
@@ -172,4 +172,20 @@ test('resultShape: the model reads Stack’s or Floyd’s envelope, failures inc
   out = await floyd.execute({ path: 'nope.txt' }, { toolCallId: 'c3', messages: [] })
   seen = JSON.parse(floyd.toModelOutput({ output: out }).value)
   assert.deepEqual([seen.success, seen.error.code], [false, 'NOT_FOUND'])
+})
+
+test('Alfredo’s attempt_completion ends the loop when the host stops on it (as adapters/README.md shows)', async () => {
+  const dir = workspace({ 'a.txt': 'one\n' })
+  const tools = toAiSdkTools(['read_file', 'attempt_completion'], createSession({ cwd: dir }))
+  const model = new MockLanguageModelV4({
+    doGenerate: [
+      toolCalls(['c1', 'read_file', { path: 'a.txt' }]),
+      toolCalls(['c2', 'attempt_completion', { result: 'Read a.txt: it says one.', command: 'cat a.txt' }]),
+      text('never reached'),
+    ],
+  })
+  const r = await generateText({ model, tools, prompt: 'go', stopWhen: [hasToolCall('attempt_completion'), stepCountIs(10)] })
+  assert.equal(model.doGenerateCalls.length, 2, 'no step after attempt_completion')
+  const done = r.steps.at(-1).toolResults.find((x) => x.toolName === 'attempt_completion')
+  assert.deepEqual(done.output.data, { completed: true, result: 'Read a.txt: it says one.', command: 'cat a.txt' })
 })
