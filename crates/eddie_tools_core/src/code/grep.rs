@@ -1353,10 +1353,12 @@ mod tests {
         let re =
             grep(t.path(), json!({"pattern": "a.b", "directory": ".", "use_regex": true})).await.unwrap();
         assert_eq!(re.data["totalMatches"], 2);
-        // Canonical grep keeps its defaults: case-sensitive regex, no context, dependency
-        // folders searched when not ignored.
+        // Canonical grep keeps its defaults: case-sensitive regex, no context; dependency
+        // folders are left out of every search unless asked.
         let out = grep(t.path(), json!({"pattern": "TODO"})).await.unwrap();
-        assert_eq!(out.data["totalMatches"], 5);
+        assert_eq!(out.data["totalMatches"], 3);
+        let all = grep(t.path(), json!({"pattern": "TODO", "includeDependencies": true})).await.unwrap();
+        assert_eq!(all.data["totalMatches"], 5);
         assert!(out.data.get("style").is_none());
         assert!(out.content.starts_with("grep \"TODO\""));
         // Both spellings of one thing are refused.
@@ -1409,10 +1411,12 @@ mod tests {
         let order = |out: &ToolOutput| -> Vec<String> {
             out.data["files"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect()
         };
-        let out =
-            grep(t.path(), json!({"pattern": "parse_config", "sortBy": "relevance", "outputMode": "files"}))
-                .await
-                .unwrap();
+        let out = grep(
+            t.path(),
+            json!({"pattern": "parse_config", "sortBy": "relevance", "outputMode": "files", "includeDependencies": true}),
+        )
+        .await
+        .unwrap();
         assert_eq!(
             order(&out),
             [

@@ -132,12 +132,69 @@ fn first_word(mut words: Vec<String>) -> Result<(String, Vec<String>)> {
 /// PATH stands for.
 fn needs_shell(word: &str) -> bool {
     const BUILTINS: &[&str] = &[
-        ".", ":", "alias", "bg", "bind", "break", "builtin", "caller", "case", "cd", "command", "compgen",
-        "complete", "continue", "declare", "dirs", "disown", "enable", "eval", "exec", "exit", "export", "fc",
-        "fg", "for", "function", "getopts", "hash", "help", "history", "if", "jobs", "let", "local", "logout",
-        "mapfile", "popd", "pushd", "read", "readarray", "readonly", "return", "select", "set", "shift",
-        "shopt", "source", "suspend", "time", "times", "trap", "type", "typeset", "ulimit", "umask",
-        "unalias", "unset", "until", "wait", "while", "{", "[[", "((",
+        ".",
+        ":",
+        "alias",
+        "bg",
+        "bind",
+        "break",
+        "builtin",
+        "caller",
+        "case",
+        "cd",
+        "command",
+        "compgen",
+        "complete",
+        "continue",
+        "declare",
+        "dirs",
+        "disown",
+        "enable",
+        "eval",
+        "exec",
+        "exit",
+        "export",
+        "fc",
+        "fg",
+        "for",
+        "function",
+        "getopts",
+        "hash",
+        "help",
+        "history",
+        "if",
+        "jobs",
+        "let",
+        "local",
+        "logout",
+        "mapfile",
+        "popd",
+        "pushd",
+        "read",
+        "readarray",
+        "readonly",
+        "return",
+        "select",
+        "set",
+        "shift",
+        "shopt",
+        "source",
+        "suspend",
+        "time",
+        "times",
+        "trap",
+        "type",
+        "typeset",
+        "ulimit",
+        "umask",
+        "unalias",
+        "unset",
+        "until",
+        "wait",
+        "while",
+        "{",
+        "[[",
+        "((",
     ];
     word.contains('=') || BUILTINS.contains(&word)
 }
@@ -253,3 +310,48 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     input: Some(super::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn invocation(args: serde_json::Value) -> Result<Invocation> {
+        let dir = tempfile::tempdir().map_err(|e| ToolError::internal(e.to_string()))?;
+        let ctx = Ctx::new(dir.path().to_str().unwrap_or_default())?;
+        parse(crate::call::args::parse(NAME, &args)?, &ctx)
+    }
+
+    #[test]
+    fn a_command_line_runs_with_bash_unless_it_is_plain_or_has_args() {
+        let argv = |args| invocation(args).map(|i| (i.program, i.args));
+        // Plain words and quotes: the program itself, no shell.
+        assert_eq!(
+            argv(json!({"command": "npm run \"a b\""})).ok(),
+            Some(("npm".into(), vec!["run".into(), "a b".into()]))
+        );
+        // Shell syntax, a builtin, an assignment: bash.
+        for line in ["ls | wc -l", "echo $HOME", "cd sub", "A=1 env", "ls *.py", "export X=1"] {
+            let (program, rest) = argv(json!({"command": line})).unwrap_or_default();
+            assert_eq!(
+                (program.as_str(), rest),
+                (shell_program().as_str(), vec!["-c".to_owned(), line.to_owned()]),
+                "{line}"
+            );
+        }
+        // args: a program, never a shell; shell: true with args is refused.
+        assert_eq!(
+            argv(json!({"command": "echo", "args": ["$X", "|"]})).ok(),
+            Some(("echo".into(), vec!["$X".into(), "|".into()]))
+        );
+        assert!(argv(json!({"command": "echo", "args": ["x"], "shell": true})).is_err());
+        // shell: false splits, and refuses what needs a shell; shell: true always uses bash.
+        assert_eq!(
+            argv(json!({"command": "cd sub", "shell": false})).ok(),
+            Some(("cd".into(), vec!["sub".into()]))
+        );
+        assert!(argv(json!({"command": "a | b", "shell": false})).is_err());
+        assert_eq!(argv(json!({"command": "ls", "shell": true})).map(|(p, _)| p).ok(), Some(shell_program()));
+    }
+}

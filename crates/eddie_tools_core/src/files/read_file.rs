@@ -175,7 +175,7 @@ fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
         // From a byte (moved back to a character start; never into the BOM).
         Some(at) => match start_of(0)? {
             Some(text_start) if at.max(text_start) < idx.size => {
-                let pos = idx.char_start(&file, at.max(text_start), text_start).map_err(io)?;
+                let pos = idx.char_start(&file, at.max(text_start)).map_err(io)?.max(text_start);
                 Some((pos, idx.line_of(&file, pos).map_err(io)?))
             }
             _ => None,
@@ -197,9 +197,13 @@ fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
         };
         return Ok(ToolOutput::new(SCHEMA, content, base));
     };
-    // A byte limit ends at a character start, so the next read begins with a whole character.
+    // A byte limit ends at a character start, so the next read begins with a whole character;
+    // a limit below one character still reads that character.
     let raw_end = match args.limit_bytes {
-        Some(n) => idx.char_start(&file, idx.size.min(pos.saturating_add(n)), pos + 1).map_err(io)?,
+        Some(n) => match idx.char_start(&file, idx.size.min(pos.saturating_add(n))).map_err(io)? {
+            end if end <= pos => idx.char_end(&file, pos).map_err(io)?,
+            end => end,
+        },
         None => idx.size,
     };
     let page = collect(&file, &idx, enc, pos, start, raw_end, args).map_err(io)?;
@@ -489,6 +493,41 @@ mod tests {
         );
         assert_eq!(out.data["truncated"], true);
         assert_eq!(out.data["nextByteOffset"], 9);
+    }
+
+    #[test]
+    fn byte_reads_end_on_characters_and_continue() {
+        // UTF-8: "aé" is 3 bytes; a 2-byte limit stops before é, and the next read starts at it.
+        let out = read_text("aébc\nline2\n".as_bytes(), json!({"limitBytes": 2}));
+        assert_eq!(out.content, "a\n\n[Stopped after 1 bytes, at byte 1 of 12. Continue with byteOffset=1.]");
+        let out = read_text("aébc\nline2\n".as_bytes(), json!({"byteOffset": 2, "limitBytes": 4}));
+        assert_eq!(out.content.split("\n\n[").next(), Some("ébc"), "a byte inside é starts at é");
+        // From the middle of the file: the line it falls in is known; no line numbers unless asked.
+        let out = read_text(b"one\ntwo\nthree\n", json!({"byteOffset": 5, "limitBytes": 100}));
+        assert_eq!(
+            (out.content.as_str(), &out.data["startLine"], &out.data["nextByteOffset"]),
+            ("wo\nthree", &json!(2), &Value::Null)
+        );
+        let out = read_text(b"one\ntwo\nthree\n", json!({"byteOffset": 4, "lineNumbers": true}));
+        assert_eq!(out.content, "     2\ttwo\n     3\tthree");
+        // UTF-16 with a BOM: never the BOM, never half a unit or half a surrogate pair.
+        let mut u16 = vec![0xFF, 0xFE];
+        "x😀y".encode_utf16().for_each(|u| u16.extend_from_slice(&u.to_le_bytes()));
+        let out = read_text(&u16, json!({"limitBytes": 5}));
+        assert_eq!(out.content.split("\n\n[").next(), Some("x"));
+        assert_eq!(out.data["nextByteOffset"], 4);
+        let out = read_text(&u16, json!({"byteOffset": 6, "limitBytes": 100}));
+        assert_eq!(out.content, "😀y", "the low half moves back to the pair's start");
+        let out = read_text(&u16, json!({"byteOffset": 0, "limitBytes": 100}));
+        assert_eq!(out.content, "x😀y");
+        // A limit below one character still reads it (a read always moves on).
+        let out = read_text("€€".as_bytes(), json!({"limitBytes": 1}));
+        assert_eq!((out.content.split("\n\n[").next(), &out.data["nextByteOffset"]), (Some("€"), &json!(3)));
+        // Past the end, and the two offsets at once.
+        assert!(read_text(b"ab", json!({"byteOffset": 9})).content.contains("past the end"));
+        let a =
+            crate::call::args::normalise(&TOOL, json!({"path": "f", "offset": 1, "byte_offset": 2})).unwrap();
+        assert!(options(crate::call::args::parse(NAME, &a).unwrap()).is_err());
     }
 
     #[test]

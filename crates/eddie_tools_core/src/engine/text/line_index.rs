@@ -321,17 +321,18 @@ impl LineIndex {
     }
 
     /// `pos` moved back to the start of the character it falls in (UTF-8: off continuation
-    /// bytes; UTF-16: to a unit, and off the low half of a surrogate pair), never before `floor`.
-    pub fn char_start(&self, file: &std::fs::File, pos: u64, floor: u64) -> std::io::Result<u64> {
-        if pos >= self.size || pos <= floor {
-            return Ok(pos.min(self.size).max(floor.min(self.size)));
+    /// bytes; UTF-16: to a whole unit, and off the low half of a surrogate pair). The size
+    /// itself is a boundary.
+    pub fn char_start(&self, file: &std::fs::File, pos: u64) -> std::io::Result<u64> {
+        if pos >= self.size {
+            return Ok(self.size);
         }
-        let mut buf = [0u8; 4];
+        let mut buf = [0u8; 2];
         match self.det.enc {
             Enc::Utf8 => {
                 let mut at = pos;
                 for _ in 0..3 {
-                    if at <= floor || read_at_most(file, &mut buf[..1], at)? == 0 || buf[0] & 0xC0 != 0x80 {
+                    if at == 0 || read_at_most(file, &mut buf[..1], at)? == 0 || buf[0] & 0xC0 != 0x80 {
                         break;
                     }
                     at -= 1;
@@ -339,8 +340,8 @@ impl LineIndex {
                 Ok(at)
             }
             Enc::Utf16Le | Enc::Utf16Be => {
-                let at = pos - (pos - floor) % 2;
-                if at >= floor + 2 && read_at_most(file, &mut buf[..2], at)? == 2 {
+                let at = pos - pos % 2;
+                if at >= 2 && read_at_most(file, &mut buf, at)? == 2 {
                     let unit = pair(self.det.enc, buf[0], buf[1]);
                     if (0xDC00..0xE000).contains(&unit) {
                         return Ok(at - 2);
@@ -350,6 +351,28 @@ impl LineIndex {
             }
             Enc::Legacy(_) => Ok(pos),
         }
+    }
+
+    /// The end of the character that starts at `pos` (a boundary from [`Self::char_start`]).
+    pub fn char_end(&self, file: &std::fs::File, pos: u64) -> std::io::Result<u64> {
+        let mut buf = [0u8; 2];
+        let len = match self.det.enc {
+            Enc::Utf8 => match read_at_most(file, &mut buf[..1], pos)? {
+                0 => 0,
+                _ => match buf[0] {
+                    0xF0..=0xFF => 4,
+                    0xE0..=0xEF => 3,
+                    0xC0..=0xDF => 2,
+                    _ => 1,
+                },
+            },
+            Enc::Utf16Le | Enc::Utf16Be => match read_at_most(file, &mut buf, pos)? {
+                2 if (0xD800..0xDC00).contains(&pair(self.det.enc, buf[0], buf[1])) => 4,
+                _ => 2,
+            },
+            Enc::Legacy(_) => 1,
+        };
+        Ok((pos + len).min(self.size))
     }
 }
 

@@ -718,6 +718,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn dependency_folders_are_skipped_unless_asked_or_named() {
+        assert!(skips_dependencies(None, ""));
+        assert!(skips_dependencies(Some(false), "src/app"));
+        assert!(!skips_dependencies(Some(true), ""));
+        assert!(!skips_dependencies(None, "node_modules/react"));
+        assert!(!skips_dependencies(None, "packages/web/node_modules"));
+        // A name that only contains one is not one.
+        assert!(skips_dependencies(None, "my_node_modules_notes"));
+    }
+
+    #[test]
     fn the_note_goes_on_its_own_line_only_when_something_was_hidden() {
         let counts = IgnoreCounts::default();
         let mut content = String::from("head.");
