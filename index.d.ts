@@ -1607,7 +1607,7 @@ export declare const projectMapTool: ToolDefinition<ProjectMapArgs, ProjectMapDa
 
 /** Arguments of `run`. */
 export type RunArgs = {
-  /** A shell command line, run by bash (pipes, redirections, expansions and && work); or, with args, the program to run without a shell. */
+  /** A shell command line, run by bash (pipes, redirections, expansions and && work; a plain line such as `npm test` runs the same without it); or, with args, the program to run without a shell. */
   command: string
   /** Run `command` with bash (`bash -c`). Default: true without args, false with args. shell: false splits a command line into words without a shell (no expansions). */
   shell?: boolean
