@@ -47,24 +47,6 @@ export interface ToolContext {
    * (`ws://host:port/devtools/browser/<id>`) instead of launching headless Chromium. Default: `EDDIE_BROWSER_WS`.
    */
   browser?: { endpoint?: string | null } | null
-  /**
-   * The sandbox every command of the call runs in (`run`, `bash`, `process_start`, the runners, git hooks).
-   * Given, it is required: where it cannot be enforced the call fails with `SANDBOX_UNAVAILABLE` before anything runs.
-   * Default: `workspace-write` with the network on, applied as far as the system allows (`data.sandbox.enforced` says).
-   */
-  sandbox?: SandboxMode | SandboxPolicy | null
-}
-
-/** `ctx.sandbox` modes: write in the workspace, temp and caches only; write nowhere; no file-system limit. */
-export type SandboxMode = 'workspace-write' | 'read-only' | 'off'
-
-/** `ctx.sandbox` in full. */
-export interface SandboxPolicy {
-  mode: SandboxMode
-  /** More writable directories (absolute, or relative to the workspace); `workspace-write` only. */
-  writableRoots?: string[]
-  /** `off`: nothing; `loopback`: only servers the command starts itself; `on` (default): everything. */
-  network?: 'off' | 'loopback' | 'on'
 }
 
 /** `ctx.network`: entries are host names, `*.suffix`, IP addresses or CIDR ranges. */
@@ -514,8 +496,10 @@ export type ReadFileArgs = {
   offset?: number
   /** Most lines to return (default 2000; 0 or -1 = no line limit). */
   limit?: number
-  /** Read at most this many bytes of the file from the offset (also: limit_bytes). */
+  /** Read at most this many bytes of the file from the start or byteOffset (also: limit_bytes): the text as it is, without line numbers or line cuts unless asked, ending at a character boundary; nextByteOffset says where to continue. */
   limitBytes?: number
+  /** Start at this byte of the file (moved back to a character start), e.g. the nextByteOffset of a read cut by limitBytes. Not with offset. */
+  byteOffset?: number
   /** Cut lines longer than this many characters (default 2000). */
   maxLineLength?: number
   /** Cap of the returned text in bytes (default 50000). */
@@ -540,9 +524,11 @@ export type ReadFileData = {
   linesReturned: number
   truncated: boolean
   nextOffset: number | null
+  /** Where a read cut by limitBytes continues (pass it as byteOffset); null when the read reached the end or was cut by lines. */
+  nextByteOffset: number | null
   longLinesCut: number
 }
-/** Read a text file as numbered lines. offset skips lines (0-based; negative counts from the end), limit caps the lines (default 2000; 0 or -1 for all), limitBytes reads at most that many bytes of the file. Lines longer than maxLineLength characters are cut and the page stops at maxBytes of output; nextOffset says where to continue. The file's encoding (UTF-8, UTF-16, legacy code pages) is detected; binary files are reported, not decoded. Returns the content hash to pass as expectedHash to edits. (`read_file`) */
+/** Read a text file as numbered lines. offset skips lines (0-based; negative counts from the end), limit caps the lines (default 2000; 0 or -1 for all), limitBytes reads the text of at most that many bytes (from byteOffset, default 0; it ends at a character boundary and has no line numbers or line cuts unless asked), and nextByteOffset says where to continue. Lines longer than maxLineLength characters are cut and the page stops at maxBytes of output; nextOffset says where to continue. The file's encoding (UTF-8, UTF-16, legacy code pages) is detected; binary files are reported, not decoded. Returns the content hash to pass as expectedHash to edits. (`read_file`) */
 export declare function readFile(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult<ReadFileData>>
 export declare const readFileTool: ToolDefinition<ReadFileArgs, ReadFileData>
 
@@ -554,7 +540,7 @@ export type WriteFileArgs = {
   content: string
   /** Append instead of replacing. */
   append?: boolean
-  /** Allow replacing an existing file (default true). */
+  /** Allow replacing an existing file (default true; false in TunaCode's style). */
   overwrite?: boolean
   /** Copy the previous content to <path>.bak first. */
   createBackup?: boolean
@@ -564,6 +550,8 @@ export type WriteFileArgs = {
   expectedHash?: string
   /** Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders). */
   allowPlaceholders?: boolean
+  /** default, or tunacode: TunaCode's write_file, which creates new files and refuses to overwrite one (use edit_file). TunaCode's `filepath` key selects it. */
+  style?: "default" | "tunacode"
 }
 /** `data` of a `write_file` result. */
 export type WriteFileData = {
@@ -1110,13 +1098,15 @@ export type GrepArgs = {
   respectGitignore?: boolean
   /** Include dot-files and dot-directories (default false; .git is never searched). */
   includeHidden?: boolean
+  /** Search dependency folders too: node_modules, .venv, venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one). */
+  includeDependencies?: boolean
   /** Deadline in milliseconds (default 30000); partial results are returned flagged timedOut. */
   timeoutMs?: number
   /** Stop early when nothing has matched after this many milliseconds (default: no such limit; 3000 in TunaCode style). Distinct from timeoutMs, which bounds the whole search. */
   firstMatchTimeoutMs?: number
   /** Order of the files: path (default) or relevance (files with a definition of the match first, then source before tests before vendored code, then the most recently modified; ties by path). */
   sortBy?: "path" | "relevance"
-  /** default, or tunacode: TunaCode's grep (case-insensitive literal search unless case_sensitive / use_regex, 2 context lines, 50 results, dependency folders skipped, a 3 s first-match deadline, TunaCode's output). Any of directory, use_regex, case_sensitive, include_files, exclude_files or search_type also selects it. */
+  /** default, or tunacode: TunaCode's grep (case-insensitive literal search unless case_sensitive / use_regex, 2 context lines, 50 results, a 3 s first-match deadline, TunaCode's output). Any of directory, use_regex, case_sensitive, include_files, exclude_files or search_type also selects it. */
   style?: "default" | "tunacode"
   /** TunaCode: the folder to search (as path). */
   directory?: string
@@ -1181,7 +1171,7 @@ export type GrepData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Hidden by the exclude patterns, and dependency folders skipped (node_modules, dist, ...; includeDependencies: true to search them). */
     excluded: number
   }
   /** Something was left out by a cap (see maxPerFile, maxResults). */
@@ -1217,7 +1207,7 @@ export type GrepData = {
     buildMs: number | null
   }
 }
-/** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
+/** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files and dependency folders (node_modules, dist, __pycache__, ...) by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
 export declare function grep(args: GrepArgs, ctx: ToolContext): Promise<ToolResult<GrepData>>
 export declare const grepTool: ToolDefinition<GrepArgs, GrepData>
 
@@ -1231,6 +1221,8 @@ export type GlobArgs = {
   exclude?: string | Array<string>
   /** Include dot-files and dot-directories (default false; .git is never searched). */
   includeHidden?: boolean
+  /** Search dependency folders too: node_modules, .venv, venv, __pycache__, dist, build, target, vendor, ... (default false, unless path or the pattern's leading folders are inside one). */
+  includeDependencies?: boolean
   /** Honour .gitignore, .ignore and .git/info/exclude (default true). */
   respectGitignore?: boolean
   /** Descend into subdirectories (default true). */
@@ -1261,7 +1253,7 @@ export type GlobData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Hidden by the exclude patterns, and dependency folders skipped (node_modules, dist, ...; includeDependencies: true to search them). */
     excluded: number
   }
   pagination: {
@@ -1282,7 +1274,7 @@ export type GlobData = {
     buildMs: number | null
   }
 }
-/** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */
+/** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden and dependency folders (node_modules, dist, __pycache__, ...) unless includeDependencies, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */
 export declare function glob(args: GlobArgs, ctx: ToolContext): Promise<ToolResult<GlobData>>
 export declare const globTool: ToolDefinition<GlobArgs, GlobData>
 
@@ -1300,6 +1292,8 @@ export type ListSymbolsArgs = {
   respectGitignore?: boolean
   /** Include dot-files and dot-directories (default false; .git is never searched). */
   includeHidden?: boolean
+  /** Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one). */
+  includeDependencies?: boolean
   /** Most files listed (default 200). */
   maxFiles?: number
 }
@@ -1335,11 +1329,11 @@ export type ListSymbolsData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Hidden by the exclude patterns, and dependency folders skipped (node_modules, dist, ...; includeDependencies: true to search them). */
     excluded: number
   }
 }
-/** List the code definitions (classes, functions, methods, interfaces, types, enums, constants, ...) with their lines in a source file, or in the source files of a directory (top level only unless recursive). Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter); other files are skipped. (`list_symbols`) */
+/** List the code definitions (classes, functions, methods, interfaces, types, enums, constants, ...) with their lines in a source file, or in the source files of a directory (top level only unless recursive). Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter); other files are skipped, and so are dependency folders (node_modules, dist, ...) unless includeDependencies. (`list_symbols`) */
 export declare function listSymbols(args: ListSymbolsArgs, ctx: ToolContext): Promise<ToolResult<ListSymbolsData>>
 export declare const listSymbolsTool: ToolDefinition<ListSymbolsArgs, ListSymbolsData>
 
@@ -1359,6 +1353,8 @@ export type FindSymbolArgs = {
   respectGitignore?: boolean
   /** Include dot-files and dot-directories (default false; .git is never searched). */
   includeHidden?: boolean
+  /** Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one). */
+  includeDependencies?: boolean
   /** Most definitions returned (default 50). */
   maxResults?: number
   /** Definitions to skip (from pagination.nextOffset). */
@@ -1408,11 +1404,11 @@ export type FindSymbolData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Hidden by the exclude patterns, and dependency folders skipped (node_modules, dist, ...; includeDependencies: true to search them). */
     excluded: number
   }
 }
-/** Find where a symbol is defined (class, function, method, interface, variable, constant, ...) across the source files under a path. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): mentions in comments or strings are not definitions. Exact name by default; exact: false finds names containing it, ignoring case. (`find_symbol`) */
+/** Find where a symbol is defined (class, function, method, interface, variable, constant, ...) across the source files under a path. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): mentions in comments or strings are not definitions. Dependency folders (node_modules, dist, ...) are skipped unless includeDependencies. Exact name by default; exact: false finds names containing it, ignoring case. (`find_symbol`) */
 export declare function findSymbol(args: FindSymbolArgs, ctx: ToolContext): Promise<ToolResult<FindSymbolData>>
 export declare const findSymbolTool: ToolDefinition<FindSymbolArgs, FindSymbolData>
 
@@ -1430,6 +1426,8 @@ export type FindReferencesArgs = {
   respectGitignore?: boolean
   /** Include dot-files and dot-directories (default false; .git is never searched). */
   includeHidden?: boolean
+  /** Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one). */
+  includeDependencies?: boolean
   /** Most references returned (default 200). */
   maxResults?: number
   /** References to skip (from pagination.nextOffset). */
@@ -1470,11 +1468,11 @@ export type FindReferencesData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Hidden by the exclude patterns, and dependency folders skipped (node_modules, dist, ...; includeDependencies: true to search them). */
     excluded: number
   }
 }
-/** Find every use of an identifier (variables, functions, classes, properties, types) across the source files under a path, with line, column and the line's text; definition sites are marked. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): comments, strings and longer names containing it are not references. (`find_references`) */
+/** Find every use of an identifier (variables, functions, classes, properties, types) across the source files under a path, with line, column and the line's text; definition sites are marked. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): comments, strings and longer names containing it are not references. Dependency folders (node_modules, dist, ...) are skipped unless includeDependencies. (`find_references`) */
 export declare function findReferences(args: FindReferencesArgs, ctx: ToolContext): Promise<ToolResult<FindReferencesData>>
 export declare const findReferencesTool: ToolDefinition<FindReferencesArgs, FindReferencesData>
 
@@ -1494,6 +1492,8 @@ export type SearchCodebaseArgs = {
   respectGitignore?: boolean
   /** Include dot-files and dot-directories (default false; .git is never searched). */
   includeHidden?: boolean
+  /** Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one). */
+  includeDependencies?: boolean
   /** Most files and definitions returned (default 20 each). */
   maxResults?: number
 }
@@ -1543,11 +1543,11 @@ export type SearchCodebaseData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Hidden by the exclude patterns, and dependency folders skipped (node_modules, dist, ...; includeDependencies: true to search them). */
     excluded: number
   }
 }
-/** Search the whole codebase for a name or words and get ranked results: the definitions whose names contain the query first, then the source files mentioning the most query words the most, with their matching lines. Case-insensitive by default. Tests and docs are left out unless includeTests / includeDocs. (`search_codebase`) */
+/** Search the whole codebase for a name or words and get ranked results: the definitions whose names contain the query first, then the source files mentioning the most query words the most, with their matching lines. Case-insensitive by default. Tests and docs are left out unless includeTests / includeDocs, and dependency folders (node_modules, dist, ...) unless includeDependencies. (`search_codebase`) */
 export declare function searchCodebase(args: SearchCodebaseArgs, ctx: ToolContext): Promise<ToolResult<SearchCodebaseData>>
 export declare const searchCodebaseTool: ToolDefinition<SearchCodebaseArgs, SearchCodebaseData>
 
@@ -1594,7 +1594,7 @@ export type ProjectMapData = {
     gitignore: number
     /** Dot-files and dot-directories (includeHidden: true to include; .git is always skipped). */
     hidden: number
-    /** Hidden by the exclude patterns. */
+    /** Dependency folders left out (node_modules, dist, ...; includeDependencies: true to list them). */
     excluded: number
   }
   /** An abort stopped the walk: the map holds what was listed by then (directories not listed yet show as empty). */
@@ -1607,9 +1607,9 @@ export declare const projectMapTool: ToolDefinition<ProjectMapArgs, ProjectMapDa
 
 /** Arguments of `run`. */
 export type RunArgs = {
-  /** The program (or a whole command line when args is omitted; it is split like a shell would, without expansions). With shell: true, a shell command line. */
+  /** A shell command line, run by bash (pipes, redirections, expansions and && work; a plain line such as `npm test` runs the same without it); or, with args, the program to run without a shell. */
   command: string
-  /** Run `command` with bash (`bash -c`): pipes, redirections, expansions and `&&` work. Default false. */
+  /** Run `command` with bash (`bash -c`). Default: true without args, false with args. shell: false splits a command line into words without a shell (no expansions). */
   shell?: boolean
   /** Arguments, passed as they are. */
   args?: Array<string>
@@ -1627,6 +1627,8 @@ export type RunArgs = {
   maxOutputBytes?: number
   /** Text written to the command's stdin (default: empty stdin). */
   stdin?: string
+  /** The result text: default, tunacode (STDOUT/STDERR sections, as TunaCode's run_command) or alfredo (STDOUT/STDERR, then "Command exited with code N", as Alfredo's execute_command). Those names choose theirs. */
+  style?: "default" | "tunacode" | "alfredo"
 }
 /** `data` of a `run` result. */
 export type RunData = {
@@ -1675,27 +1677,16 @@ export type RunData = {
     command: string
     reason: string
   }>
-  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
-  sandbox: {
-    mode: "workspace-write" | "read-only" | "off"
-    network: "off" | "loopback" | "on"
-    /** The mode and network were applied by the kernel (Landlock and namespaces). */
-    enforced: boolean
-    /** Why it is not (fully) enforced. */
-    reason?: string
-    /** Where the command could write (workspace-write). */
-    writableRoots: Array<string>
-  }
 }
-/** Run a program with arguments in the workspace (no shell; or with shell: true a whole command line run by bash, for pipes, redirections and expansions) and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. Commands run in a sandbox: by default they write only in the workspace, the temp directory and the package managers' caches (data.sandbox says what applied). (`run`, mutating, asks ctx.confirm) */
+/** Run a shell command line in the workspace with bash (pipes, redirections and expansions work), or a program with args and no shell, and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. (`run`, mutating, asks ctx.confirm) */
 export declare function runCommand(args: RunArgs, ctx: ToolContext): Promise<ToolResult<RunData>>
 export declare const runCommandTool: ToolDefinition<RunArgs, RunData>
 
 /** Arguments of `process_start`. */
 export type ProcessStartArgs = {
-  /** The program (or a whole command line when args is omitted). With shell: true, a shell command line. */
+  /** A shell command line, run by bash; or, with args, the program to run without a shell. */
   command: string
-  /** Run `command` with bash (`bash -c`). Default false. */
+  /** Run `command` with bash (`bash -c`). Default: true without args, false with args. shell: false splits a command line into words without a shell. */
   shell?: boolean
   args?: Array<string>
   /** Working directory, relative to the workspace (default: the workspace root). */
@@ -1753,19 +1744,8 @@ export type ProcessStartData = {
     command: string
     reason: string
   }>
-  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
-  sandbox: {
-    mode: "workspace-write" | "read-only" | "off"
-    network: "off" | "loopback" | "on"
-    /** The mode and network were applied by the kernel (Landlock and namespaces). */
-    enforced: boolean
-    /** Why it is not (fully) enforced. */
-    reason?: string
-    /** Where the command could write (workspace-write). */
-    writableRoots: Array<string>
-  }
 }
-/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. It runs in the same sandbox as run (data.sandbox). (`process_start`, mutating, asks ctx.confirm) */
+/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. (`process_start`, mutating, asks ctx.confirm) */
 export declare function processStart(args: ProcessStartArgs, ctx: ToolContext): Promise<ToolResult<ProcessStartData>>
 export declare const processStartTool: ToolDefinition<ProcessStartArgs, ProcessStartData>
 
@@ -2076,17 +2056,6 @@ export type RunTestsData = {
     total: number
     failures: Array<string>
   }
-  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
-  sandbox: {
-    mode: "workspace-write" | "read-only" | "off"
-    network: "off" | "loopback" | "on"
-    /** The mode and network were applied by the kernel (Landlock and namespaces). */
-    enforced: boolean
-    /** Why it is not (fully) enforced. */
-    reason?: string
-    /** Where the command could write (workspace-write). */
-    writableRoots: Array<string>
-  }
 }
 /** Run the project's tests (detected command or an explicit one) and return the exit code, duration, output, and for known runners (cargo, pytest, jest, vitest, node:test, mocha, go) the passed/failed/skipped counts and failed test names. (`run_tests`, mutating, asks ctx.confirm) */
 export declare function runTests(args: RunTestsArgs, ctx: ToolContext): Promise<ToolResult<RunTestsData>>
@@ -2186,17 +2155,6 @@ export type LintData = {
   }> | null
   /** Which tool's report the findings were read from. */
   findingsFrom?: string | null
-  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
-  sandbox: {
-    mode: "workspace-write" | "read-only" | "off"
-    network: "off" | "loopback" | "on"
-    /** The mode and network were applied by the kernel (Landlock and namespaces). */
-    enforced: boolean
-    /** Why it is not (fully) enforced. */
-    reason?: string
-    /** Where the command could write (workspace-write). */
-    writableRoots: Array<string>
-  }
 }
 /** Run the project's linter (detected command or an explicit one). (`lint`, mutating, asks ctx.confirm) */
 export declare function lint(args: LintArgs, ctx: ToolContext): Promise<ToolResult<LintData>>
@@ -2286,17 +2244,6 @@ export type FormatData = {
   }
   /** Workspace-relative paths whose contents the formatter changed or created, below the target (gitignored and dependency folders not compared); null when more than 50,000 files were below it. */
   changedFiles?: Array<string> | null
-  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
-  sandbox: {
-    mode: "workspace-write" | "read-only" | "off"
-    network: "off" | "loopback" | "on"
-    /** The mode and network were applied by the kernel (Landlock and namespaces). */
-    enforced: boolean
-    /** Why it is not (fully) enforced. */
-    reason?: string
-    /** Where the command could write (workspace-write). */
-    writableRoots: Array<string>
-  }
 }
 /** Format the project's code (detected command or an explicit one). (`format`, mutating, asks ctx.confirm) */
 export declare function format(args: FormatArgs, ctx: ToolContext): Promise<ToolResult<FormatData>>
@@ -2396,17 +2343,6 @@ export type TypecheckData = {
   }> | null
   /** Which tool's report the findings were read from. */
   findingsFrom?: string | null
-  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
-  sandbox: {
-    mode: "workspace-write" | "read-only" | "off"
-    network: "off" | "loopback" | "on"
-    /** The mode and network were applied by the kernel (Landlock and namespaces). */
-    enforced: boolean
-    /** Why it is not (fully) enforced. */
-    reason?: string
-    /** Where the command could write (workspace-write). */
-    writableRoots: Array<string>
-  }
 }
 /** Type-check the project (detected command or an explicit one). (`typecheck`, mutating, asks ctx.confirm) */
 export declare function typecheck(args: TypecheckArgs, ctx: ToolContext): Promise<ToolResult<TypecheckData>>
@@ -2494,17 +2430,6 @@ export type BuildData = {
     total: number
     failures: Array<string>
   }
-  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
-  sandbox: {
-    mode: "workspace-write" | "read-only" | "off"
-    network: "off" | "loopback" | "on"
-    /** The mode and network were applied by the kernel (Landlock and namespaces). */
-    enforced: boolean
-    /** Why it is not (fully) enforced. */
-    reason?: string
-    /** Where the command could write (workspace-write). */
-    writableRoots: Array<string>
-  }
 }
 /** Build the project (detected command or an explicit one). (`build`, mutating, asks ctx.confirm) */
 export declare function build(args: BuildArgs, ctx: ToolContext): Promise<ToolResult<BuildData>>
@@ -2591,17 +2516,6 @@ export type InstallData = {
     skipped: number
     total: number
     failures: Array<string>
-  }
-  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
-  sandbox: {
-    mode: "workspace-write" | "read-only" | "off"
-    network: "off" | "loopback" | "on"
-    /** The mode and network were applied by the kernel (Landlock and namespaces). */
-    enforced: boolean
-    /** Why it is not (fully) enforced. */
-    reason?: string
-    /** Where the command could write (workspace-write). */
-    writableRoots: Array<string>
   }
 }
 /** Install the project's dependencies (detected command or an explicit one). (`install`, mutating, asks ctx.confirm) */
@@ -2992,9 +2906,6 @@ export type GitLogArgs = {
   follow?: boolean
   /** Include the changed files of each commit with added/deleted line counts. */
   files?: boolean
-  /** The order: default (as git log: newest commit date first), topo (--topo-order: no
-parent before its children, lines of history kept together) or date (--date-order). */
-  order?: "default" | "topo" | "date"
 }
 /** `data` of a `git_log` result. */
 export type GitLogData = {
@@ -3019,7 +2930,7 @@ export type GitLogData = {
   truncated: boolean
   [key: string]: unknown
 }
-/** Commit history of the git repository containing path, read without running git, in git log's order (order: default, newest commit date first with git's tie-breaking; topo as --topo-order; date as --date-order): at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
+/** Commit history of the git repository containing path, read without running git, newest first: at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
 export declare function gitLog(args: GitLogArgs, ctx: ToolContext): Promise<ToolResult<GitLogData>>
 export declare const gitLogTool: ToolDefinition<GitLogArgs, GitLogData>
 
@@ -3152,11 +3063,8 @@ export declare const gitUnstageTool: ToolDefinition<GitUnstageArgs, GitUnstageDa
 export type GitCommitArgs = {
   /** The commit message (first line: the subject). */
   message: string
-  /** A folder inside the repository (default: the workspace root; also: repoPath). */
+  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
   path?: string
-  /** Stack's spelling of path. A call spelt as Stack's (with repo_path) and without files
-stages every change first, untracked files included (ignored ones not), as Stack does. */
-  repo_path?: string
   /** Stage these files first, relative to path (also: stageFiles, file). */
   files?: string | Array<string>
   /** Stage every change first, untracked files included (like git add -A). */
@@ -3178,20 +3086,9 @@ export type GitCommitData = {
   amend?: boolean
   files?: Array<string>
   filesChanged?: number
-  stagedAll?: boolean
-  hooks?: {
-    ran: Array<string>
-    skipped: Array<{
-      name: string
-      path?: string
-      reason: string
-      [key: string]: unknown
-    }>
-    [key: string]: unknown
-  }
   [key: string]: unknown
 }
-/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too, ignored ones not) with stageAll or when called with Stack's repo_path and no files, else what is staged, else all tracked changes. The result lists the files that went in. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run when they lie inside the workspace (one outside never runs; the result says so); a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation once: the commit, the hooks that will run, and a protected branch. Only the workspace's files are ever committed (OUTSIDE_WORKSPACE otherwise). (`git_commit`, mutating, asks ctx.confirm) */
+/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too) with stageAll, else what is staged, else all tracked changes. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run; a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation, and again when the branch is protected. (`git_commit`, mutating, asks ctx.confirm) */
 export declare function gitCommit(args: GitCommitArgs, ctx: ToolContext): Promise<ToolResult<GitCommitData>>
 export declare const gitCommitTool: ToolDefinition<GitCommitArgs, GitCommitData>
 
@@ -3240,7 +3137,7 @@ export type GitBranchData = {
   count?: number
   [key: string]: unknown
 }
-/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten, and with OUTSIDE_WORKSPACE when it would change files outside the workspace), delete (an unmerged branch needs force: true; a protected branch adds a prompt). Names follow git check-ref-format (INVALID_ARGUMENT naming the rule). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`, mutating, asks ctx.confirm) */
+/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten), delete (an unmerged branch needs force: true; a protected branch asks again). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`, mutating, asks ctx.confirm) */
 export declare function gitBranch(args: GitBranchArgs, ctx: ToolContext): Promise<ToolResult<GitBranchData>>
 export declare const gitBranchTool: ToolDefinition<GitBranchArgs, GitBranchData>
 
@@ -3348,7 +3245,7 @@ export type GitPushData = {
   force?: boolean
   [key: string]: unknown
 }
-/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS, AUTH_FAILED when refused; ssh is refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`, mutating, asks ctx.confirm) */
+/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL; network remotes are refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`, mutating, asks ctx.confirm) */
 export declare function gitPush(args: GitPushArgs, ctx: ToolContext): Promise<ToolResult<GitPushData>>
 export declare const gitPushTool: ToolDefinition<GitPushArgs, GitPushData>
 
@@ -3374,7 +3271,7 @@ export type GitPullData = {
   files?: Array<unknown>
   [key: string]: unknown
 }
-/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS; ssh is refused with UNSUPPORTED_SCHEME) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`, mutating, asks ctx.confirm) */
+/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`, mutating, asks ctx.confirm) */
 export declare function gitPull(args: GitPullArgs, ctx: ToolContext): Promise<ToolResult<GitPullData>>
 export declare const gitPullTool: ToolDefinition<GitPullArgs, GitPullData>
 

@@ -79,7 +79,7 @@ function agentSetTaskStatus(args, ctx) {
 function agentDeleteTask(args, ctx) {
   return binding.callTool(12, args, ctx)
 }
-/** Read a text file as numbered lines. offset skips lines (0-based; negative counts from the end), limit caps the lines (default 2000; 0 or -1 for all), limitBytes reads at most that many bytes of the file. Lines longer than maxLineLength characters are cut and the page stops at maxBytes of output; nextOffset says where to continue. The file's encoding (UTF-8, UTF-16, legacy code pages) is detected; binary files are reported, not decoded. Returns the content hash to pass as expectedHash to edits. (`read_file`) */
+/** Read a text file as numbered lines. offset skips lines (0-based; negative counts from the end), limit caps the lines (default 2000; 0 or -1 for all), limitBytes reads the text of at most that many bytes (from byteOffset, default 0; it ends at a character boundary and has no line numbers or line cuts unless asked), and nextByteOffset says where to continue. Lines longer than maxLineLength characters are cut and the page stops at maxBytes of output; nextOffset says where to continue. The file's encoding (UTF-8, UTF-16, legacy code pages) is detected; binary files are reported, not decoded. Returns the content hash to pass as expectedHash to edits. (`read_file`) */
 function readFile(args, ctx) {
   return binding.callTool(13, args, ctx)
 }
@@ -139,27 +139,27 @@ function listDirectory(args, ctx) {
 function getFileInfo(args, ctx) {
   return binding.callTool(27, args, ctx)
 }
-/** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
+/** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files and dependency folders (node_modules, dist, __pycache__, ...) by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
 function grep(args, ctx) {
   return binding.callTool(28, args, ctx)
 }
-/** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */
+/** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden and dependency folders (node_modules, dist, __pycache__, ...) unless includeDependencies, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */
 function glob(args, ctx) {
   return binding.callTool(29, args, ctx)
 }
-/** List the code definitions (classes, functions, methods, interfaces, types, enums, constants, ...) with their lines in a source file, or in the source files of a directory (top level only unless recursive). Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter); other files are skipped. (`list_symbols`) */
+/** List the code definitions (classes, functions, methods, interfaces, types, enums, constants, ...) with their lines in a source file, or in the source files of a directory (top level only unless recursive). Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter); other files are skipped, and so are dependency folders (node_modules, dist, ...) unless includeDependencies. (`list_symbols`) */
 function listSymbols(args, ctx) {
   return binding.callTool(30, args, ctx)
 }
-/** Find where a symbol is defined (class, function, method, interface, variable, constant, ...) across the source files under a path. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): mentions in comments or strings are not definitions. Exact name by default; exact: false finds names containing it, ignoring case. (`find_symbol`) */
+/** Find where a symbol is defined (class, function, method, interface, variable, constant, ...) across the source files under a path. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): mentions in comments or strings are not definitions. Dependency folders (node_modules, dist, ...) are skipped unless includeDependencies. Exact name by default; exact: false finds names containing it, ignoring case. (`find_symbol`) */
 function findSymbol(args, ctx) {
   return binding.callTool(31, args, ctx)
 }
-/** Find every use of an identifier (variables, functions, classes, properties, types) across the source files under a path, with line, column and the line's text; definition sites are marked. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): comments, strings and longer names containing it are not references. (`find_references`) */
+/** Find every use of an identifier (variables, functions, classes, properties, types) across the source files under a path, with line, column and the line's text; definition sites are marked. Parses TypeScript/TSX, JavaScript/JSX, Python and Rust (tree-sitter): comments, strings and longer names containing it are not references. Dependency folders (node_modules, dist, ...) are skipped unless includeDependencies. (`find_references`) */
 function findReferences(args, ctx) {
   return binding.callTool(32, args, ctx)
 }
-/** Search the whole codebase for a name or words and get ranked results: the definitions whose names contain the query first, then the source files mentioning the most query words the most, with their matching lines. Case-insensitive by default. Tests and docs are left out unless includeTests / includeDocs. (`search_codebase`) */
+/** Search the whole codebase for a name or words and get ranked results: the definitions whose names contain the query first, then the source files mentioning the most query words the most, with their matching lines. Case-insensitive by default. Tests and docs are left out unless includeTests / includeDocs, and dependency folders (node_modules, dist, ...) unless includeDependencies. (`search_codebase`) */
 function searchCodebase(args, ctx) {
   return binding.callTool(33, args, ctx)
 }
@@ -167,11 +167,11 @@ function searchCodebase(args, ctx) {
 function projectMap(args, ctx) {
   return binding.callTool(34, args, ctx)
 }
-/** Run a program with arguments in the workspace (no shell; or with shell: true a whole command line run by bash, for pipes, redirections and expansions) and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. Commands run in a sandbox: by default they write only in the workspace, the temp directory and the package managers' caches (data.sandbox says what applied). (`run`) */
+/** Run a shell command line in the workspace with bash (pipes, redirections and expansions work), or a program with args and no shell, and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. (`run`) */
 function runCommand(args, ctx) {
   return binding.callTool(35, args, ctx)
 }
-/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. It runs in the same sandbox as run (data.sandbox). (`process_start`) */
+/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. (`process_start`) */
 function processStart(args, ctx) {
   return binding.callTool(36, args, ctx)
 }
@@ -267,7 +267,7 @@ function gitStatus(args, ctx) {
 function gitDiff(args, ctx) {
   return binding.callTool(59, args, ctx)
 }
-/** Commit history of the git repository containing path, read without running git, in git log's order (order: default, newest commit date first with git's tie-breaking; topo as --topo-order; date as --date-order): at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
+/** Commit history of the git repository containing path, read without running git, newest first: at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
 function gitLog(args, ctx) {
   return binding.callTool(60, args, ctx)
 }
@@ -287,11 +287,11 @@ function gitStage(args, ctx) {
 function gitUnstage(args, ctx) {
   return binding.callTool(64, args, ctx)
 }
-/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too, ignored ones not) with stageAll or when called with Stack's repo_path and no files, else what is staged, else all tracked changes. The result lists the files that went in. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run when they lie inside the workspace (one outside never runs; the result says so); a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation once: the commit, the hooks that will run, and a protected branch. Only the workspace's files are ever committed (OUTSIDE_WORKSPACE otherwise). (`git_commit`) */
+/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too) with stageAll, else what is staged, else all tracked changes. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run; a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation, and again when the branch is protected. (`git_commit`) */
 function gitCommit(args, ctx) {
   return binding.callTool(65, args, ctx)
 }
-/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten, and with OUTSIDE_WORKSPACE when it would change files outside the workspace), delete (an unmerged branch needs force: true; a protected branch adds a prompt). Names follow git check-ref-format (INVALID_ARGUMENT naming the rule). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`) */
+/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten), delete (an unmerged branch needs force: true; a protected branch asks again). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`) */
 function gitBranch(args, ctx) {
   return binding.callTool(66, args, ctx)
 }
@@ -311,11 +311,11 @@ function gitRestoreCheckpoint(args, ctx) {
 function gitListCheckpoints(args, ctx) {
   return binding.callTool(70, args, ctx)
 }
-/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS, AUTH_FAILED when refused; ssh is refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`) */
+/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL; network remotes are refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`) */
 function gitPush(args, ctx) {
   return binding.callTool(71, args, ctx)
 }
-/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS; ssh is refused with UNSUPPORTED_SCHEME) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`) */
+/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`) */
 function gitPull(args, ctx) {
   return binding.callTool(72, args, ctx)
 }

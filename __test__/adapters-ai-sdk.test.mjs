@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createRequire } from 'node:module'
-import { generateText, stepCountIs } from 'ai'
+import { generateText, hasToolCall, stepCountIs } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 import { toAiSdkTools, aiSdkToolApproval } from '../adapters/ai-sdk.mjs'
 import { workspace } from './helpers.mjs'
@@ -156,4 +156,36 @@ test('streamText runs the same ToolSet (the streaming path)', async () => {
   assert.match(steps[0].toolResults[0].output.content, /streamed/)
   const sent = model.doStreamCalls[1].prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content)
   assert.deepEqual(sent[0].output, { type: 'text', value: steps[0].toolResults[0].output.content })
+})
+
+test('resultShape: the model reads Stack’s or Floyd’s envelope, failures included', async () => {
+  const dir = workspace({ 'a.txt': 'one\n' })
+  const stack = toAiSdkTools(['read_file'], createSession({ cwd: dir, resultShape: 'stack' })).read_file
+  let out = await stack.execute({ path: 'a.txt' }, { toolCallId: 'c1', messages: [] })
+  let seen = JSON.parse(stack.toModelOutput({ output: out }).value)
+  assert.deepEqual([seen.success, seen.result.totalLines], [true, 1])
+  out = await stack.execute({ path: 'nope.txt' }, { toolCallId: 'c2', messages: [] })
+  seen = JSON.parse(stack.toModelOutput({ output: out }).value)
+  assert.equal(seen.success, false)
+  assert.match(seen.error, /^NOT_FOUND: /)
+  const floyd = toAiSdkTools(['read_file'], createSession({ cwd: dir, resultShape: 'floyd' })).read_file
+  out = await floyd.execute({ path: 'nope.txt' }, { toolCallId: 'c3', messages: [] })
+  seen = JSON.parse(floyd.toModelOutput({ output: out }).value)
+  assert.deepEqual([seen.success, seen.error.code], [false, 'NOT_FOUND'])
+})
+
+test('Alfredo’s attempt_completion ends the loop when the host stops on it (as adapters/README.md shows)', async () => {
+  const dir = workspace({ 'a.txt': 'one\n' })
+  const tools = toAiSdkTools(['read_file', 'attempt_completion'], createSession({ cwd: dir }))
+  const model = new MockLanguageModelV4({
+    doGenerate: [
+      toolCalls(['c1', 'read_file', { path: 'a.txt' }]),
+      toolCalls(['c2', 'attempt_completion', { result: 'Read a.txt: it says one.', command: 'cat a.txt' }]),
+      text('never reached'),
+    ],
+  })
+  const r = await generateText({ model, tools, prompt: 'go', stopWhen: [hasToolCall('attempt_completion'), stepCountIs(10)] })
+  assert.equal(model.doGenerateCalls.length, 2, 'no step after attempt_completion')
+  const done = r.steps.at(-1).toolResults.find((x) => x.toolName === 'attempt_completion')
+  assert.deepEqual(done.output.data, { completed: true, result: 'Read a.txt: it says one.', command: 'cat a.txt' })
 })

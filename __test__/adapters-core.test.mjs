@@ -248,3 +248,45 @@ test('the tarball carries the adapters (and not their dev scripts)', async () =>
   const targets = JSON.stringify(pkg.exports).match(/"\.\/[^"]+"/g).map((s) => s.slice(3, -1)).filter((p) => p.includes('/'))
   for (const t of targets) assert.ok(files.has(t), `exported and packed: ${t}`)
 })
+
+test('seed envelopes (resultShape), Stack’s get_tool_schemas/get_tool, and the seeds’ names through a session', async () => {
+  const ws = workspace({ 'a.txt': 'one\ntwo\n' })
+  const { settle, toResultShape, getToolSchemas, getTool } = adapters
+  // Stack 2.9: {success, result | error}.
+  const stack = createSession({ cwd: ws, confirm: async () => true, resultShape: 'stack' })
+  let s = await settle(stack, 'read_file', { path: 'a.txt' })
+  let body = JSON.parse(s.text)
+  assert.equal(body.success, true)
+  assert.match(body.result.content, /one\n.*two/)
+  assert.equal(body.result.totalLines, 2)
+  s = await settle(stack, 'read_file', { path: '../outside' })
+  assert.deepEqual(JSON.parse(s.text), { success: false, error: `OUTSIDE_WORKSPACE: ${s.error.message}` })
+  // Floyd: {success, data | error: {code, message, details}}.
+  const floyd = createSession({ cwd: ws, resultShape: 'floyd' })
+  s = await settle(floyd, 'edit_file', { filePath: 'a.txt', oldStr: 'nope', newStr: 'x' })
+  body = JSON.parse(s.text)
+  assert.equal(body.success, false)
+  assert.equal(body.error.code, 'NO_MATCH')
+  assert.equal(typeof body.error.message, 'string')
+  assert.ok(body.error.details && typeof body.error.details === 'object', JSON.stringify(body))
+  s = await settle(floyd, 'get_file_info', { filePath: 'a.txt' })
+  assert.deepEqual([JSON.parse(s.text).success, JSON.parse(s.text).data.size], [true, 8])
+  // The default stays the text; an unknown shape is refused.
+  assert.equal((await settle(createSession({ cwd: ws }), 'read_file', { path: 'a.txt', lineNumbers: false })).text, 'one\ntwo')
+  assert.throws(() => createSession({ cwd: ws, resultShape: 'xml' }), RangeError)
+  assert.deepEqual(toResultShape('floyd', { content: 'hi', data: null }), { success: true, data: { content: 'hi', value: null } })
+  // get_tool_schemas / get_tool, by Stack's own names; get_tool never rejects.
+  const schemas = getToolSchemas(['read_file', 'grep'])
+  assert.deepEqual(schemas.map((x) => x.name), ['read_file', 'grep'])
+  assert.equal(schemas[0].parameters.type, 'object')
+  assert.ok(schemas[0].parameters.properties.path)
+  const read = getTool('read', { cwd: ws })
+  body = await read({ path: 'a.txt' })
+  assert.deepEqual([body.success, body.result.totalLines], [true, 2])
+  const missing = await read({ path: 'missing.txt' })
+  assert.equal(missing.success, false)
+  assert.match(missing.error, /^NOT_FOUND: /)
+  // A seed's name through a session keeps that seed's behaviour (Alfredo's sections, bash).
+  const run = await createSession({ cwd: ws, confirm: async () => true }).run('execute_command', { command: 'cat a.txt | wc -l' })
+  assert.equal(run.content, 'STDOUT:\n2\n\nSTDERR:\n(no errors)\n\nCommand exited with code 0')
+})

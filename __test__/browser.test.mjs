@@ -67,6 +67,13 @@ const main = await serve({
   '/colors': html(COLORS),
   '/errors': html(ERRORS),
   '/slow': html('<!doctype html><title>slow</title><img src="/hang">'),
+  // A form sent by script: fetch first (answered after 400 ms), then a navigation.
+  '/form-async': html(`<!doctype html><title>Async sign up</title><form id="f"><input id="email" value="ada@example.com"><button id="go" type="submit">Send</button></form>
+<script>document.getElementById('f').onsubmit = async (e) => { e.preventDefault(); await fetch('/api/slow'); location.href = '/done?email=' + encodeURIComponent(document.getElementById('email').value) }</script>`),
+  '/api/slow': (req, res) => { const t = setTimeout(() => { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{}') }, 400); req.on('close', () => clearTimeout(t)) },
+  // A plain form whose answer takes 600 ms.
+  '/form-slow': html('<!doctype html><title>Slow sign up</title><form action="/done-slow" method="get"><button id="go" type="submit">Send</button></form>'),
+  '/done-slow': (req, res) => { const t = setTimeout(() => html('<!doctype html><title>Slow welcome</title><h1>done</h1>')(req, res), 600); req.on('close', () => clearTimeout(t)) },
   // Holds the response open (bounded: 6 s), so the page never reaches `load` in a short timeout.
   '/hang': (req, res) => { const t = setTimeout(() => { res.writeHead(200); res.end() }, 6000); req.on('close', () => clearTimeout(t)) },
 })
@@ -151,6 +158,17 @@ test('a form: find the field by words, type, find and click submit, read the res
   assert.equal(clicked.data.url, `${main.base}/done?email=ada%40example.com`)
   const done = await tools.browserReadPage({}, ctx)
   assert.match(done.content, /heading "Welcome, ada@example.com"/)
+})
+
+test('a click that submits reports the page it led to, never the old one: a slow answer, a form sent by fetch first', async () => {
+  for (const [page, url, title] of [['/form-slow', '/done-slow?', 'Slow welcome'], ['/form-async', '/done?email=ada%40example.com', 'Welcome']]) {
+    await tools.browserNavigate({ url: `${main.base}${page}` }, ctx)
+    const r = await tools.browserClick({ selector: '#go' }, ctx)
+    assert.equal(r.data.navigated, true, page)
+    assert.equal(r.data.url, `${main.base}${url}`)
+    assert.equal(r.data.title, title)
+    assert.match(r.content, new RegExp(`navigated to .* \\(${title}\\)$`))
+  }
 })
 
 test('typing with submit presses Enter; clear empties first; by selector; the focused element', async () => {

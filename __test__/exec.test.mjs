@@ -173,7 +173,7 @@ test('run: errors (bad input, missing program, escapes) and declined confirms', 
     { command: 'ls', cwd: 3 }, { command: 'ls', keepEnv: 'X' }, { command: 'ls', stdin: 1 }]) {
     await rejectsWith(assert, tools.runCommand(args, ctx), 'INVALID_ARGUMENT')
   }
-  await rejectsWith(assert, tools.runCommand({ command: 'ls | wc' }, ctx), 'INVALID_ARGUMENT', /run does not use a shell by default.*Pass shell: true/)
+  await rejectsWith(assert, tools.runCommand({ command: 'ls | wc', shell: false }, ctx), 'INVALID_ARGUMENT', /with shell: false.*Drop shell: false/)
   await rejectsWith(assert, tools.runCommand({ command: 'no-such-program-xyz' }, ctx), 'NOT_FOUND', 'spawn no-such-program-xyz ENOENT')
   await rejectsWith(assert, tools.runCommand({ command: 'ls', cwd: 'missing' }, ctx), 'NOT_FOUND', 'cwd does not exist: missing')
   await rejectsWith(assert, tools.runCommand({ command: 'ls', cwd: 'f.txt' }, ctx), 'NOT_A_DIRECTORY')
@@ -460,8 +460,15 @@ test('run with shell: true runs a command line with bash, env added to the envir
   assert.deepEqual(r.data.risk, [])
   assert.ok(r.data.stdoutStats, 'the usual result shape')
   await rejectsWith(assert, tools.runCommand({ command: 'ls', args: ['-l'], shell: true }, ctx), 'INVALID_ARGUMENT', /drop `args`/)
-  // Without shell, shell syntax is refused with the way out named.
-  await rejectsWith(assert, tools.runCommand({ command: 'echo a | cat' }, ctx), 'INVALID_ARGUMENT', /shell: true/)
+  // A command line alone is run by bash too (as the seeds document it); a plain one runs the
+  // same without it. shell: false refuses shell syntax, naming the way out.
+  const line = await tools.runCommand({ command: 'echo a | tr a b' }, ctx)
+  assert.deepEqual([line.data.command, line.data.args, line.data.stdout], ['bash', ['-c', 'echo a | tr a b'], 'b\n'])
+  const plain = await tools.runCommand({ command: "echo 'a  b' c" }, ctx)
+  assert.deepEqual([plain.data.command, plain.data.args, plain.data.stdout], ['echo', ['a  b', 'c'], 'a  b c\n'])
+  const builtin = await tools.runCommand({ command: 'cd / && pwd' }, ctx)
+  assert.equal(builtin.data.stdout, '/\n')
+  await rejectsWith(assert, tools.runCommand({ command: 'echo a | cat', shell: false }, ctx), 'INVALID_ARGUMENT', /shell: false/)
 })
 
 test('a destructive command needs a second, explicit confirm naming the rule; declining changes nothing', async () => {

@@ -1,7 +1,7 @@
 // The AI SDK adapter, independent of how `ai` was loaded (ai 7 is ESM-only: `ai-sdk.mjs` imports
 // it, `ai-sdk.js` requires it).
 'use strict'
-const { resolveTools, createSession, planConfirmation, specByName, errorInfo, modelSchema } = require('./index.js')
+const { resolveTools, createSession, planConfirmation, specByName, errorInfo, modelSchema, toResultShape } = require('./index.js')
 
 /**
  * What the approver was shown for a tool call (by `aiSdkToolApproval`), by session and call id:
@@ -40,6 +40,7 @@ function makeAiSdkTools(ai, tools, session, options = {}) {
   const { approval = 'confirm' } = options
   if (approval !== 'confirm' && approval !== 'sdk') throw new RangeError("approval must be 'confirm' or 'sdk'")
   const s = createSession(session)
+  const shape = s.resultShape ?? 'text'
   const set = {}
   for (const spec of resolveTools(tools)) {
     const hostApproves = approval === 'sdk' && spec.confirms
@@ -51,6 +52,8 @@ function makeAiSdkTools(ai, tools, session, options = {}) {
           const approved = hostApproves ? (recall(s, opts?.toolCallId) ?? true) : undefined
           return await s.run(spec.name, input, { signal: opts?.abortSignal, approved })
         } catch (e) {
+          // A seed's envelope carries the failure to the model as `{success: false, error}`.
+          if (shape !== 'text') return toResultShape(shape, e)
           // The SDK gives the model `String(error)` (`name: message`): the name is the code.
           const { code, message } = errorInfo(e)
           const error = new Error(message, { cause: e })
@@ -59,7 +62,11 @@ function makeAiSdkTools(ai, tools, session, options = {}) {
           throw error
         }
       },
-      toModelOutput: ({ output }) => ({ type: 'text', value: typeof output?.content === 'string' ? output.content : JSON.stringify(output) }),
+      toModelOutput: ({ output }) => {
+        if (shape !== 'text' && typeof output?.success === 'boolean') return { type: 'text', value: JSON.stringify(output) }
+        if (shape !== 'text') return { type: 'text', value: JSON.stringify(toResultShape(shape, output)) }
+        return { type: 'text', value: typeof output?.content === 'string' ? output.content : JSON.stringify(output) }
+      },
     }
     // Asked when this call would ask (a moderate tool the session granted does not; a
     // destructive command always does).

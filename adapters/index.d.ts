@@ -26,7 +26,13 @@ export interface SessionOptions {
   onOutput?: (chunk: OutputChunk) => void
   /** The permission session's id (default: a fresh random one). */
   sessionId?: string
+  /** What the model reads: 'text' (default: the result's text, or `CODE: message`), or a seed's envelope as JSON ('stack': `{success, result | error}`, 'floyd': `{success, data | error: {code, message, details}}`). */
+  resultShape?: ResultShape
 }
+
+/** What the model reads of a call (see `toResultShape`). */
+export type ResultShape = 'text' | 'stack' | 'floyd'
+export declare const RESULT_SHAPES: readonly ResultShape[]
 
 /** Per-call options. */
 export interface CallOptions {
@@ -42,6 +48,7 @@ export interface CallOptions {
 export interface Session {
   readonly sessionId: string
   cwd: string
+  readonly resultShape?: ResultShape
   env?: Record<string, string | undefined>
   ctx(call?: CallOptions): ToolContext
   run<N extends ToolName>(name: N, args: ToolArgsMap[N], call?: CallOptions): Promise<ToolResult<ToolDataMap[N]>>
@@ -69,6 +76,21 @@ export declare function modelSchema(spec: NativeToolSpec, options?: { loose?: bo
 export declare function errorInfo(error: unknown): { code: ErrorCode | (string & {}); message: string }
 /** A result's `content`, or `CODE: message` for an error. */
 export declare function toModelText(resultOrError: ToolResult | unknown): string
+
+/** Stack 2.9's result envelope. */
+export type StackEnvelope<D = unknown> = { success: true; result: { content: string } & D } | { success: false; error: string }
+/** Floyd's result envelope. */
+export type FloydEnvelope<D = unknown> =
+  | { success: true; data: { content: string } & D }
+  | { success: false; error: { code: ErrorCode | (string & {}); message: string; details?: Record<string, unknown> } }
+/** A result or error in a seed's envelope (`data` with the text as `content`). */
+export declare function toResultShape(shape: 'stack', resultOrError: ToolResult | unknown): StackEnvelope
+export declare function toResultShape(shape: 'floyd', resultOrError: ToolResult | unknown): FloydEnvelope
+export declare function toResultShape(shape: 'text', resultOrError: ToolResult | unknown): { success: boolean; text?: string; error?: string }
+/** Stack 2.9's `get_tool_schemas()`: `{name, description, parameters}` of every tool (or of `tools`). */
+export declare function getToolSchemas(tools?: readonly ToolRef[] | null): Array<{ name: ToolName; description: string; parameters: { type: 'object'; [key: string]: unknown } }>
+/** Stack 2.9's `get_tool(name)`: runs the tool in `session` and resolves to Stack's envelope (never rejects). */
+export declare function getTool(name: ToolName | (string & {}), session?: Session | SessionOptions): (args?: Record<string, unknown>) => Promise<StackEnvelope>
 
 export type Settled<D = unknown> =
   | { ok: true; result: ToolResult<D>; text: string }

@@ -31,8 +31,17 @@ function allSpecs() {
   return specCache
 }
 
+let aliasCache = null
+/** The other agents' tool names (`read`, `execute_command`, ...) and the tools they run. */
+function aliases() {
+  if (!aliasCache) aliasCache = native.toolAliases()
+  return aliasCache
+}
+
+/** The spec of a tool by its model name, JS name, or another agent's name (`toolAliases()`). */
 function specByName(name) {
-  const spec = allSpecs().find((s) => s.name === name || s.jsName === name)
+  const canonical = Object.prototype.hasOwnProperty.call(aliases(), name) ? aliases()[name] : name
+  const spec = allSpecs().find((s) => s.name === canonical || s.jsName === canonical)
   if (!spec) {
     const error = new Error(`UNKNOWN_TOOL: no tool named \`${name}\``)
     error.code = 'UNKNOWN_TOOL'
@@ -97,12 +106,14 @@ function selectTools(options = {}) {
  */
 function createSession(options = {}) {
   if (options && typeof options.run === 'function' && typeof options.ctx === 'function') return options
-  const { cwd = process.cwd(), confirm, ask, env, onOutput, maxPermission, sandbox, sessionId = `eddie-session-${randomUUID()}` } = options
+  const { cwd = process.cwd(), confirm, ask, env, onOutput, maxPermission, sandbox, resultShape = 'text', sessionId = `eddie-session-${randomUUID()}` } = options
+  if (!RESULT_SHAPES.includes(resultShape)) throw new RangeError(`resultShape must be one of ${RESULT_SHAPES.join(', ')}`)
   const session = {
     sessionId,
     cwd,
     env,
     sandbox,
+    resultShape,
     /**
      * The ctx of one call. `approved`: what the host approved before the call (the prompts it
      * showed, as `planConfirmation` returns them, or `true` for the tool's own question only);
@@ -122,9 +133,14 @@ function createSession(options = {}) {
       if (call.signal) ctx.signal = call.signal
       return ctx
     },
-    /** Run one tool in this session; resolves to the result or rejects with the coded error. */
+    /**
+     * Run one tool in this session; resolves to the result or rejects with the coded error. Another
+     * agent's name (`execute_command`) runs with that agent's behaviour (see toolAliases()).
+     */
     run(name, args, call = {}) {
-      return native.runTool(specByName(name).name, args ?? {}, session.ctx(call))
+      const spec = specByName(name)
+      const called = Object.prototype.hasOwnProperty.call(aliases(), name) ? name : spec.name
+      return native.runTool(called, args ?? {}, session.ctx(call))
     },
     /** End the session: the tools it allowed ask again. */
     end() {
@@ -162,16 +178,82 @@ function toModelText(resultOrError) {
   return message.startsWith(`${code}:`) ? message : `${code}: ${message}`
 }
 
+/** What a model reads: `text` (the result's text), or a seed's envelope as JSON. */
+const RESULT_SHAPES = ['text', 'stack', 'floyd']
+
+/** The extra properties of a coded error (`path`, `candidates`, ...), or undefined. */
+function errorDetails(error) {
+  if (!error || typeof error !== 'object') return undefined
+  const details = {}
+  for (const [k, v] of Object.entries(error)) if (!['code', 'message', 'name', 'stack', 'cause'].includes(k)) details[k] = v
+  return Object.keys(details).length ? details : undefined
+}
+
+/**
+ * A result (or error) in the envelope a seed's prompts expect, as a plain object:
+ * - `'stack'` (Stack 2.9): `{success: true, result}` or `{success: false, error: 'CODE: message'}`;
+ * - `'floyd'` (Floyd): `{success: true, data}` or `{success: false, error: {code, message, details?}}`;
+ * where `result`/`data` is the tool's `data` with the text a model reads as `content` (unless
+ * `data` has its own). `'text'` gives `{success, text}`.
+ */
+function toResultShape(shape, resultOrError) {
+  if (!RESULT_SHAPES.includes(shape)) throw new RangeError(`resultShape must be one of ${RESULT_SHAPES.join(', ')}`)
+  const ok = resultOrError && typeof resultOrError === 'object' && typeof resultOrError.content === 'string' && !(resultOrError instanceof Error)
+  if (ok) {
+    const { content, data } = resultOrError
+    const body = data && typeof data === 'object' && !Array.isArray(data) ? { content, ...data } : { content, value: data }
+    if (shape === 'stack') return { success: true, result: body }
+    if (shape === 'floyd') return { success: true, data: body }
+    return { success: true, text: content }
+  }
+  const { code, message } = errorInfo(resultOrError)
+  if (shape === 'floyd') {
+    const details = errorDetails(resultOrError)
+    return { success: false, error: details ? { code, message, details } : { code, message } }
+  }
+  return { success: false, error: toModelText(resultOrError) }
+}
+
+/** The text a model reads for `resultOrError` in `shape`: the text, or the envelope as JSON. */
+function shapedText(shape, resultOrError) {
+  return shape === 'text' || shape === undefined ? toModelText(resultOrError) : JSON.stringify(toResultShape(shape, resultOrError))
+}
+
 /**
  * Run a call and never throw: `{ok: true, result, text}` or `{ok: false, error, text}` where
- * `text` is what the model should read.
+ * `text` is what the model should read (in the session's `resultShape`).
  */
 async function settle(session, name, args, call) {
   try {
     const result = await session.run(name, args, call)
-    return { ok: true, result, text: result.content }
+    return { ok: true, result, text: shapedText(session.resultShape, result) }
   } catch (error) {
-    return { ok: false, error, text: toModelText(error) }
+    return { ok: false, error, text: shapedText(session.resultShape, error) }
+  }
+}
+
+/**
+ * Stack 2.9's `get_tool_schemas()`: every tool (or those of `tools`) as `{name, description,
+ * parameters}`, parameters being the JSON Schema a model fills.
+ */
+function getToolSchemas(tools) {
+  return resolveTools(tools).map((spec) => ({ name: spec.name, description: spec.description, parameters: modelSchema(spec) }))
+}
+
+/**
+ * Stack 2.9's `get_tool(name)`: a function of the arguments that runs the tool in `session` and
+ * resolves to Stack's `{success, result | error}` (it never rejects). `name` may be Stack's own
+ * (`read`, `search`, `run`, ...).
+ */
+function getTool(name, session) {
+  specByName(name)
+  const s = createSession(session)
+  return async (args = {}) => {
+    try {
+      return toResultShape('stack', await s.run(name, args))
+    } catch (error) {
+      return toResultShape('stack', error)
+    }
   }
 }
 
@@ -246,7 +328,11 @@ module.exports = {
   createSession,
   errorInfo,
   toModelText,
+  toResultShape,
+  RESULT_SHAPES,
   settle,
+  getToolSchemas,
+  getTool,
   describeConfirmation,
   planConfirmation,
   wouldAsk,

@@ -148,20 +148,39 @@ pub fn before(tab: &Tab) -> Before {
     Before { signals: *tab.signals.borrow(), loaders }
 }
 
+/// How long after an action a navigation may start and still count as the action's.
+const NAVIGATION_START: Duration = Duration::from_millis(150);
+/// How long requests the action started (a form sent by `fetch`, then a redirect in script)
+/// are waited for before looking again for a navigation.
+const ACTION_REQUESTS: Duration = Duration::from_secs(3);
+
 /// After an action (click, Enter): if it started a navigation of the main frame within a
-/// moment, wait until the new document has loaded (at most until `deadline`). Whether one
-/// happened.
+/// moment, or once the requests it started have finished, wait until the new document has
+/// loaded (at most until `deadline`). Whether one happened. Loaded means the `load` of the
+/// document the navigation committed, so the page read afterwards is the new one (never the
+/// old page, whose title a slow submit used to report).
 pub async fn settle_navigation(tab: &Tab, before: Before, deadline: Instant) -> bool {
-    let soon =
-        Instant::now() + Duration::from_millis(150).min(deadline.saturating_duration_since(Instant::now()));
     let b = before.signals;
-    let started = wait_signals(tab, soon, |s| s.started > b.started || s.navs > b.navs).await;
+    let within = |d: Duration| Instant::now() + d.min(deadline.saturating_duration_since(Instant::now()));
+    let start = |s: &Signals| s.started > b.started || s.navs > b.navs;
+    let mut started = wait_signals(tab, within(NAVIGATION_START), start).await;
+    if !started && tab.signals.borrow().net_events > b.net_events {
+        // The action sent requests: a script may navigate when they answer.
+        let answered = |s: &Signals| start(s) || s.inflight <= b.inflight;
+        wait_signals(tab, within(ACTION_REQUESTS), answered).await;
+        started = wait_signals(tab, within(NAVIGATION_START), start).await;
+    }
     if !started {
         return false;
     }
-    let loaded = |_: &Signals| {
-        tab.with(|s| s.lifecycle.iter().any(|(l, n)| n == "load" && !before.loaders.contains(l)))
-            .unwrap_or(false)
+    let loaded = |s: &Signals| {
+        s.navs > b.navs
+            && tab
+                .with(|t| {
+                    !before.loaders.contains(&t.loader)
+                        && t.lifecycle.iter().any(|(l, n)| n == "load" && *l == t.loader)
+                })
+                .unwrap_or(false)
     };
     wait_signals(tab, deadline, loaded).await
 }

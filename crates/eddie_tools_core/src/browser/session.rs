@@ -158,6 +158,8 @@ pub struct TabState {
     pub blocked: HashMap<String, ToolError>,
     /// The main frame's recent lifecycle events: (loader id, name: `DOMContentLoaded`, `load`, `networkIdle`, ...).
     pub lifecycle: VecDeque<(String, String)>,
+    /// The loader of the main frame's last committed document.
+    pub loader: String,
 }
 
 impl TabState {
@@ -485,7 +487,11 @@ fn on_event(b: &Arc<Browser>, tab: &Arc<Tab>, ev: Event) {
         "Page.loadEventFired" => bump(|s| s.loads += 1),
         "Page.frameNavigated" if p["frame"]["parentId"].is_null() => {
             let url = p["frame"]["url"].as_str().unwrap_or("").to_owned();
-            let _ = tab.with(|s| s.url = url);
+            let loader = p["frame"]["loaderId"].as_str().unwrap_or("").to_owned();
+            let _ = tab.with(|s| {
+                s.url = url;
+                s.loader = loader;
+            });
             bump(|s| s.navs += 1);
         }
         "Page.navigatedWithinDocument" if main(&p["frameId"]) => {

@@ -32,11 +32,11 @@ use crate::registry::{self, Family, ToolSpec};
 /// The spec and family of `name` (model or JS name), with the arguments after the policy.
 pub(crate) fn admit(
     name: &str,
-    args: Value,
+    mut args: Value,
     ctx: &Ctx,
 ) -> Result<(&'static ToolSpec, &'static Family, Value)> {
     ctx.cancel.check()?;
-    let name = registry::route(name, &args);
+    let name = registry::route(name, &mut args);
     let Some(spec) = registry::find(name) else {
         return Err(ToolError::new(ErrorCode::UnknownTool, format!("Unknown tool: {name}")));
     };

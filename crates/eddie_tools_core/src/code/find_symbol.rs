@@ -70,6 +70,8 @@ pub struct Args {
     pub respect_gitignore: Option<bool>,
     /// Include dot-files and dot-directories (default false; .git is never searched).
     pub include_hidden: Option<bool>,
+    /// Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one).
+    pub include_dependencies: Option<bool>,
     /// Most definitions returned (default 50).
     #[schemars(range(min = 1))]
     pub max_results: Option<Count>,
@@ -85,6 +87,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let kind = a.kind;
     let exact = a.exact.unwrap_or(true);
     let include = Includes::new(&args::globs(a.include), false)?;
+    let include_dependencies = a.include_dependencies;
     let walk = WalkOptions {
         respect_gitignore: a.respect_gitignore.unwrap_or(true),
         include_hidden: a.include_hidden.unwrap_or(false),
@@ -95,6 +98,10 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let offset = args::offset_of(NAME, a.offset)?;
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
+    let walk = WalkOptions {
+        skip_dependency_dirs: crate::engine::walk::skips_dependencies(include_dependencies, &target.root.rel),
+        ..walk
+    };
     let stop = Stop::new(ctx.cancel.flag(), None);
     let (n, k) = (name.clone(), kind);
     let (files, stats) = crate::blocking(NAME, move || {

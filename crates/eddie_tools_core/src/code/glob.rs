@@ -113,6 +113,8 @@ pub struct Args {
     pub exclude: Option<StringOrList>,
     /// Include dot-files and dot-directories (default false; .git is never searched).
     pub include_hidden: Option<bool>,
+    /// Search dependency folders too: node_modules, .venv, venv, __pycache__, dist, build, target, vendor, ... (default false, unless path or the pattern's leading folders are inside one).
+    pub include_dependencies: Option<bool>,
     /// Honour .gitignore, .ignore and .git/info/exclude (default true).
     pub respect_gitignore: Option<bool>,
     /// Descend into subdirectories (default true).
@@ -136,6 +138,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let path = a.path.unwrap_or_else(|| ".".to_owned());
     let exclude = args::globs(a.exclude);
     let include_hidden = a.include_hidden.unwrap_or(false);
+    let include_dependencies = a.include_dependencies;
     let respect_gitignore = a.respect_gitignore.unwrap_or(true);
     let recursive = a.recursive.unwrap_or(true);
     let case_insensitive = a.case_insensitive.unwrap_or(false);
@@ -187,11 +190,13 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             let depth = pattern.split('/').count() - prefix.split('/').filter(|s| !s.is_empty()).count();
             max_depth = Some(max_depth.map_or(depth, |d: usize| d.min(depth)));
         }
+        let skip_dependency_dirs = walk::skips_dependencies(include_dependencies, &root.rel);
         let opts = WalkOptions {
             respect_gitignore,
             include_hidden,
             max_depth,
             exclude: walk::excludes(&target.root.real, &exclude)?,
+            skip_dependency_dirs,
             ..Default::default()
         };
         let make = || Worker {
@@ -207,13 +212,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         let mut report = index::Report::unsupported();
         let mut indexed = None;
         if exclude.is_empty() && !stop.should_stop() {
-            let key = index::Key::new(
-                target.workspace_real.clone(),
-                target.root.real.clone(),
-                root_rel.clone(),
-                respect_gitignore,
-                include_hidden,
-            );
+            let key = index::Key {
+                skip_dependency_dirs,
+                ..index::Key::new(
+                    target.workspace_real.clone(),
+                    target.root.real.clone(),
+                    root_rel.clone(),
+                    respect_gitignore,
+                    include_hidden,
+                )
+            };
             let keep = |rel: &str| includes.matches(below_root(rel, &root_rel));
             let (names, rep) = index::names(&key, &root.rel, max_depth, &keep);
             report = rep;
@@ -222,8 +230,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
                 for rel in &n.files {
                     w.take(&key.path_of(rel), rel);
                 }
-                let (g, h, e) = n.ignored;
-                (vec![w], IgnoreCounts::from_parts(g, h, e))
+                (vec![w], IgnoreCounts::from_parts(n.ignored))
             });
         }
         let (workers, ignored) = match indexed {
@@ -301,7 +308,8 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     family: "code",
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
-    aliases: &[],
+    // TunaCode's `glob(pattern, directory, exclude_dirs=[...])`.
+    aliases: &[("directory", "path"), ("exclude_dirs", "exclude")],
     definition: include_str!("glob.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

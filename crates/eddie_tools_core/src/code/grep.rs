@@ -109,6 +109,8 @@ pub struct Args {
     pub respect_gitignore: Option<bool>,
     /// Include dot-files and dot-directories (default false; .git is never searched).
     pub include_hidden: Option<bool>,
+    /// Search dependency folders too: node_modules, .venv, venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one).
+    pub include_dependencies: Option<bool>,
     /// Deadline in milliseconds (default 30000); partial results are returned flagged timedOut.
     #[schemars(range(min = 0))]
     pub timeout_ms: Option<Count>,
@@ -117,7 +119,7 @@ pub struct Args {
     pub first_match_timeout_ms: Option<Count>,
     /// Order of the files: path (default) or relevance (files with a definition of the match first, then source before tests before vendored code, then the most recently modified; ties by path).
     pub sort_by: Option<SortBy>,
-    /// default, or tunacode: TunaCode's grep (case-insensitive literal search unless case_sensitive / use_regex, 2 context lines, 50 results, dependency folders skipped, a 3 s first-match deadline, TunaCode's output). Any of directory, use_regex, case_sensitive, include_files, exclude_files or search_type also selects it.
+    /// default, or tunacode: TunaCode's grep (case-insensitive literal search unless case_sensitive / use_regex, 2 context lines, 50 results, a 3 s first-match deadline, TunaCode's output). Any of directory, use_regex, case_sensitive, include_files, exclude_files or search_type also selects it.
     pub style: Option<Style>,
     /// TunaCode: the folder to search (as path).
     #[serde(rename = "directory")]
@@ -230,8 +232,10 @@ pub struct Query {
     pub tunacode: bool,
     /// TunaCode's `search_type`, as asked.
     pub search_type: Option<SearchType>,
-    /// Skip dependency folders (node_modules, .venv, dist, build, target, ...).
-    pub skip_dependency_dirs: bool,
+    /// Search dependency folders (node_modules, .venv, dist, build, target, ...) too; by
+    /// default they are skipped unless the search path is inside one
+    /// ([`walk::skips_dependencies`]).
+    pub include_dependencies: Option<bool>,
     /// The pattern is a plain string.
     pub literal: bool,
     /// Case-insensitive.
@@ -332,7 +336,7 @@ impl Query {
             sort_by: a.sort_by.unwrap_or(SortBy::Path),
             tunacode,
             search_type: a.search_type,
-            skip_dependency_dirs: tunacode,
+            include_dependencies: a.include_dependencies,
             literal,
             case_insensitive,
             matcher,
@@ -691,26 +695,24 @@ fn binary_without_match(q: &Query, size: u64, flags: u8) -> bool {
 /// Search (blocking): through the root's index when it can answer, else by scanning.
 pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found> {
     let includes = Includes::new(&q.include, false)?;
-    // The index covers the walk's own options; dependency folders skipped on request (TunaCode's
-    // style) and a first-match deadline are the scan's.
-    if ctx_target.file.is_some()
-        || !q.exclude.is_empty()
-        || q.skip_dependency_dirs
-        || q.first_match.is_some()
-        || stop.should_stop()
-    {
+    // The index covers the walk's own options; exclude patterns and a first-match deadline are
+    // the scan's.
+    if ctx_target.file.is_some() || !q.exclude.is_empty() || q.first_match.is_some() || stop.should_stop() {
         let mut found = scan(ctx_target, q, stop, &includes)?;
         found.index = index::Report::unsupported();
         rank(&mut found, q, ctx_target);
         return Ok(found);
     }
-    let key = index::Key::new(
-        ctx_target.workspace_real.clone(),
-        ctx_target.root.real.clone(),
-        ctx_target.root.rel.clone(),
-        q.respect_gitignore,
-        q.include_hidden,
-    );
+    let key = index::Key {
+        skip_dependency_dirs: walk::skips_dependencies(q.include_dependencies, &ctx_target.root.rel),
+        ..index::Key::new(
+            ctx_target.workspace_real.clone(),
+            ctx_target.root.real.clone(),
+            ctx_target.root.rel.clone(),
+            q.respect_gitignore,
+            q.include_hidden,
+        )
+    };
     let root_rel = ctx_target.root.rel.as_str();
     let keep = |rel: &str| includes.matches(below_root(rel, root_rel));
     let flags = index::plan::Flags { literal: q.literal, case_insensitive: q.case_insensitive };
@@ -782,13 +784,12 @@ fn verify(key: &index::Key, sel: index::Selection, q: &Query, stop: &Stop, inclu
         binary += sel.skipped.iter().filter(|(size, flags)| binary_without_match(q, *size, *flags)).count();
     }
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    let (g, h, e) = sel.ignored;
     Found {
         files,
         searched,
         binary,
         unreadable,
-        ignored: IgnoreCounts::from_parts(g, h, e),
+        ignored: IgnoreCounts::from_parts(sel.ignored),
         timed_out: stop.timed_out() && !stop.cancelled(),
         cancelled: stop.cancelled(),
         store_full: stored.load(Ordering::Relaxed) > STORE_LIMIT,
@@ -814,7 +815,7 @@ fn scan(ctx_target: &args::Target, q: &Query, stop: &Stop, includes: &Includes) 
             respect_gitignore: q.respect_gitignore,
             include_hidden: q.include_hidden,
             exclude: walk::excludes(&ctx_target.root.real, &q.exclude)?,
-            skip_dependency_dirs: q.skip_dependency_dirs,
+            skip_dependency_dirs: walk::skips_dependencies(q.include_dependencies, &ctx_target.root.rel),
             ..Default::default()
         };
         let (workers, ignored) =
@@ -1352,10 +1353,12 @@ mod tests {
         let re =
             grep(t.path(), json!({"pattern": "a.b", "directory": ".", "use_regex": true})).await.unwrap();
         assert_eq!(re.data["totalMatches"], 2);
-        // Canonical grep keeps its defaults: case-sensitive regex, no context, dependency
-        // folders searched when not ignored.
+        // Canonical grep keeps its defaults: case-sensitive regex, no context; dependency
+        // folders are left out of every search unless asked.
         let out = grep(t.path(), json!({"pattern": "TODO"})).await.unwrap();
-        assert_eq!(out.data["totalMatches"], 5);
+        assert_eq!(out.data["totalMatches"], 3);
+        let all = grep(t.path(), json!({"pattern": "TODO", "includeDependencies": true})).await.unwrap();
+        assert_eq!(all.data["totalMatches"], 5);
         assert!(out.data.get("style").is_none());
         assert!(out.content.starts_with("grep \"TODO\""));
         // Both spellings of one thing are refused.
@@ -1408,10 +1411,12 @@ mod tests {
         let order = |out: &ToolOutput| -> Vec<String> {
             out.data["files"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect()
         };
-        let out =
-            grep(t.path(), json!({"pattern": "parse_config", "sortBy": "relevance", "outputMode": "files"}))
-                .await
-                .unwrap();
+        let out = grep(
+            t.path(),
+            json!({"pattern": "parse_config", "sortBy": "relevance", "outputMode": "files", "includeDependencies": true}),
+        )
+        .await
+        .unwrap();
         assert_eq!(
             order(&out),
             [

@@ -38,6 +38,8 @@ pub struct Args {
     pub respect_gitignore: Option<bool>,
     /// Include dot-files and dot-directories (default false; .git is never searched).
     pub include_hidden: Option<bool>,
+    /// Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one).
+    pub include_dependencies: Option<bool>,
     /// Most files listed (default 200).
     #[schemars(range(min = 1))]
     pub max_files: Option<Count>,
@@ -49,6 +51,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let recursive = a.recursive.unwrap_or(false);
     let kind = a.kind;
     let include = Includes::new(&args::globs(a.include), false)?;
+    let include_dependencies = a.include_dependencies;
     let walk = WalkOptions {
         respect_gitignore: a.respect_gitignore.unwrap_or(true),
         include_hidden: a.include_hidden.unwrap_or(false),
@@ -58,6 +61,10 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let max_files = args::cap_of(NAME, "maxFiles", a.max_files, 1_000_000, DEFAULT_MAX_FILES)?;
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
+    let walk = WalkOptions {
+        skip_dependency_dirs: crate::engine::walk::skips_dependencies(include_dependencies, &target.root.rel),
+        ..walk
+    };
     let stop = Stop::new(ctx.cancel.flag(), None);
     let (files, stats) = crate::blocking(NAME, move || {
         let opts = ScanOptions { include: &include, walk, needle: None, needle_ignore_case: false };

@@ -66,7 +66,8 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         let tree = Tree::walk_filtered(&resolved.real, &resolved.lexical, opts, &cancel, &filter)?;
         let (gitignored, git_dirs) = filter.counts();
         let (dot_entries, dependencies) = tree.left_out();
-        let ignored = IgnoreCounts::from_parts(gitignored, dot_entries + git_dirs, dependencies).to_json();
+        let ignored =
+            IgnoreCounts::from_parts((gitignored, dot_entries + git_dirs, 0, dependencies)).to_json();
         let page = Page {
             root_label: &path,
             prefix: &prefix,

@@ -58,6 +58,8 @@ pub struct Args {
     pub respect_gitignore: Option<bool>,
     /// Include dot-files and dot-directories (default false; .git is never searched).
     pub include_hidden: Option<bool>,
+    /// Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one).
+    pub include_dependencies: Option<bool>,
     /// Most files and definitions returned (default 20 each).
     #[schemars(range(min = 1))]
     pub max_results: Option<Count>,
@@ -91,6 +93,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         })),
         respect_gitignore: Some(a.respect_gitignore.unwrap_or(true)),
         include_hidden: Some(a.include_hidden.unwrap_or(false)),
+        include_dependencies: a.include_dependencies,
         max_per_file: Some(Count(3.0)),
         max_line_length: Some(Count(200.0)),
         ..Default::default()

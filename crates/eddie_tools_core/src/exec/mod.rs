@@ -1,7 +1,7 @@
 //! The `exec` family: processes and project automation from the reference agents.
 //!
-//! - `run`: a program with arguments, no shell (Stack `run`, Floyd `run`, TunaCode `bash`,
-//!   Alfredo `execute_command`).
+//! - `run`: a shell command line (Stack `run`, Alfredo `execute_command`, TunaCode
+//!   `run_command`), or a program with arguments and no shell (Floyd `run`).
 //! - background processes (Stack `server`): `process_start`, `process_read`, `process_write`,
 //!   `process_wait`, `process_kill`, `process_list`.
 //! - project runners (Floyd, Stack): `detect_project` (also Stack `project_scan`),
@@ -107,7 +107,7 @@ mod tests {
             (out.data["status"].as_str(), out.data["signal"].as_str()),
             (Some("timeout"), Some("SIGTERM"))
         );
-        let e = registry::run("run", &json!({"command": "a | b"}), &ctx).await.unwrap_err();
+        let e = registry::run("run", &json!({"command": "a | b", "shell": false}), &ctx).await.unwrap_err();
         assert_eq!(e.code().as_str(), "INVALID_ARGUMENT");
         let e = registry::run("run", &json!({"command": "ls", "cwd": "/"}), &ctx).await.unwrap_err();
         assert_eq!(e.code().as_str(), "OUTSIDE_WORKSPACE");

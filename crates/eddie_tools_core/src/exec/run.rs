@@ -1,7 +1,14 @@
-//! `run`: one program with arguments, no shell (Stack `run`, Floyd `run`, TunaCode `bash`,
-//! Alfredo `execute_command`), or with `shell: true` a whole shell command line run by bash.
-//! Either way the command is checked for destructive patterns first
-//! ([`crate::engine::process::risk`]); a finding needs a second, explicit confirm.
+//! `run`: a shell command line run by bash (Stack `run`, Alfredo `execute_command`, TunaCode
+//! `run_command`: `command` alone), or one program with `args` and no shell (Floyd `run`).
+//! A plain line (words and quotes, a program first) runs the same without the shell, so its
+//! program is checked (`NOT_FOUND`) before anyone is asked. `shell: false` splits a command
+//! line into words without a shell; `shell: true` always uses bash. Either way the command is
+//! checked for destructive patterns first ([`crate::engine::process::risk`]); a finding needs
+//! a second, explicit confirm.
+//!
+//! Called by TunaCode's name (`run_command`) or Alfredo's (`execute_command`), the result text
+//! has that agent's sections (`STDOUT:` / `STDERR:`, and Alfredo's `Command exited with code
+//! N`): see [`crate::registry::IMPLIED`].
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -11,9 +18,11 @@ use super::args;
 use super::args::{Env, Text, Word};
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
-use crate::engine::process::command::{self, Invocation, execute, split_words};
+use crate::engine::process::capture::Captured;
+use crate::engine::process::command::{self, Ending, Invocation, Outcome, execute, split_words};
+use crate::engine::process::env;
 use crate::engine::process::risk::{self, Finding};
-use crate::engine::process::{env, sandbox};
+use crate::engine::process::sandbox;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -26,10 +35,10 @@ pub const SCHEMA: &str = "eddie.tool.run.result.v1";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
-    /// The program (or a whole command line when args is omitted; it is split like a shell would, without expansions). With shell: true, a shell command line.
+    /// A shell command line, run by bash (pipes, redirections, expansions and && work; a plain line such as `npm test` runs the same without it); or, with args, the program to run without a shell.
     #[schemars(length(min = 1))]
     pub command: String,
-    /// Run `command` with bash (`bash -c`): pipes, redirections, expansions and `&&` work. Default false.
+    /// Run `command` with bash (`bash -c`). Default: true without args, false with args. shell: false splits a command line into words without a shell (no expansions).
     pub shell: Option<Flag>,
     /// Arguments, passed as they are.
     pub args: Option<Vec<Word>>,
@@ -47,6 +56,20 @@ pub struct Args {
     pub max_output_bytes: Option<f64>,
     /// Text written to the command's stdin (default: empty stdin).
     pub stdin: Option<Text>,
+    /// The result text: default, tunacode (STDOUT/STDERR sections, as TunaCode's run_command) or alfredo (STDOUT/STDERR, then "Command exited with code N", as Alfredo's execute_command). Those names choose theirs.
+    pub style: Option<Style>,
+}
+
+/// Whose result text a call gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Style {
+    /// `$ command`, how it ended, then each stream.
+    Default,
+    /// TunaCode's `run_command`: `STDOUT:` and `STDERR:` sections.
+    Tunacode,
+    /// Alfredo's `execute_command`: the sections, then `Command exited with code N`.
+    Alfredo,
 }
 
 /// The invocation `a` asks for.
@@ -55,28 +78,30 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
     if line.trim().is_empty() || line.contains('\0') {
         return Err(ToolError::invalid("command must be a non-empty string"));
     }
-    let shell = a.shell.is_some_and(|f| f.0);
-    let (program, rest) = match a.args {
-        Some(_) if shell => {
+    let split = |line: &str| {
+        split_words(line).map_err(|op| {
+            ToolError::invalid(format!(
+                "with shell: false, `command` is split into words without a shell, and it contains {op}. Drop \
+                 shell: false to run it with bash, or pass the program as `command` and its arguments as `args`."
+            ))
+        })
+    };
+    let (program, rest) = match (a.args, a.shell.map(|f| f.0)) {
+        (Some(_), Some(true)) => {
             return Err(ToolError::invalid(
                 "with shell: true, `command` is the whole command line: put the arguments in it and drop `args`",
             ));
         }
-        None if shell => (shell_program(), vec!["-c".to_owned(), line]),
-        Some(list) => (line, args::words(Some(list))),
-        None => {
-            let mut words = split_words(&line).map_err(|op| {
-                ToolError::invalid(format!(
-                    "run does not use a shell by default, and `command` contains {op}. Pass shell: true to run it \
-                     with bash, or pass the program as `command` and its arguments as `args`."
-                ))
-            })?;
-            if words.is_empty() {
-                return Err(ToolError::invalid("command must be a non-empty string"));
-            }
-            let program = words.remove(0);
-            (program, words)
-        }
+        (Some(list), _) => (line, args::words(Some(list))),
+        (None, Some(true)) => (shell_program(), vec!["-c".to_owned(), line]),
+        (None, Some(false)) => first_word(split(&line)?)?,
+        // A command line alone is a shell's, as every seed documents it. A plain one (words
+        // and quotes, a program rather than a shell builtin) runs the same without the shell:
+        // its program is checked before anyone is asked.
+        (None, None) => match split_words(&line) {
+            Ok(words) if words.first().is_some_and(|w| !needs_shell(w)) => first_word(words)?,
+            _ => (shell_program(), vec!["-c".to_owned(), line]),
+        },
     };
     let keep = args::words(a.keep_env);
     let (env, dropped_env) = env::child_env(ctx, args::env_value(a.env).as_ref(), &keep)?;
@@ -94,6 +119,87 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
         stdin: args::text(a.stdin),
         sandbox,
     })
+}
+
+/// The program and its arguments of a split command line.
+fn first_word(mut words: Vec<String>) -> Result<(String, Vec<String>)> {
+    if words.is_empty() {
+        return Err(ToolError::invalid("command must be a non-empty string"));
+    }
+    let program = words.remove(0);
+    Ok((program, words))
+}
+
+/// Whether a command line whose first word is `word` needs the shell: a variable assignment,
+/// or a bash builtin or keyword (`cd`, `export`, `source`, `if`, ...), which no program on
+/// PATH stands for.
+fn needs_shell(word: &str) -> bool {
+    const BUILTINS: &[&str] = &[
+        ".",
+        ":",
+        "alias",
+        "bg",
+        "bind",
+        "break",
+        "builtin",
+        "caller",
+        "case",
+        "cd",
+        "command",
+        "compgen",
+        "complete",
+        "continue",
+        "declare",
+        "dirs",
+        "disown",
+        "enable",
+        "eval",
+        "exec",
+        "exit",
+        "export",
+        "fc",
+        "fg",
+        "for",
+        "function",
+        "getopts",
+        "hash",
+        "help",
+        "history",
+        "if",
+        "jobs",
+        "let",
+        "local",
+        "logout",
+        "mapfile",
+        "popd",
+        "pushd",
+        "read",
+        "readarray",
+        "readonly",
+        "return",
+        "select",
+        "set",
+        "shift",
+        "shopt",
+        "source",
+        "suspend",
+        "time",
+        "times",
+        "trap",
+        "type",
+        "typeset",
+        "ulimit",
+        "umask",
+        "unalias",
+        "unset",
+        "until",
+        "wait",
+        "while",
+        "{",
+        "[[",
+        "((",
+    ];
+    word.contains('=') || BUILTINS.contains(&word)
 }
 
 /// bash, or `sh` where there is no bash.
@@ -150,8 +256,38 @@ pub fn confirm_text(verb: &str, inv: &Invocation) -> String {
     }
 }
 
+/// The result text in a seed's sections ([`Style`]); `None` for the default.
+fn sections(outcome: &Outcome, inv: &Invocation, style: Style) -> Option<String> {
+    let stream = |c: &Captured, empty: &str| {
+        if c.total_bytes == 0 {
+            return empty.to_owned();
+        }
+        let mut s = String::new();
+        c.render_into(&mut s);
+        s.trim_end_matches('\n').to_owned()
+    };
+    let body = format!(
+        "STDOUT:\n{}\n\nSTDERR:\n{}",
+        stream(&outcome.stdout, "(no output)"),
+        stream(&outcome.stderr, "(no errors)")
+    );
+    match style {
+        Style::Default => None,
+        Style::Tunacode if outcome.status() == "ok" => Some(body),
+        Style::Tunacode => Some(format!("{body}\n\n{}", outcome.summary(inv))),
+        Style::Alfredo => {
+            let end = match (outcome.ending, outcome.exit_code) {
+                (Ending::Exited, Some(code)) => format!("Command exited with code {code}"),
+                _ => format!("Command did not finish: {}", outcome.summary(inv)),
+            };
+            Some(format!("{body}\n\n{end}"))
+        }
+    }
+}
+
 /// Run `run`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let style = a.style.unwrap_or(Style::Default);
     let inv = parse(a, ctx)?;
     command::check_program(&inv)?;
     let findings = assess(&inv, ctx);
@@ -160,7 +296,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         return Ok(declined(SCHEMA, &inv, risk));
     }
     let outcome = execute(&inv, ctx, None).await?;
-    let content = outcome.render(&inv);
+    let content = sections(&outcome, &inv, style).unwrap_or_else(|| outcome.render(&inv));
     let mut data = outcome.into_json(&inv);
     merge(&mut data, risk);
     Ok(ToolOutput::new(SCHEMA, content, data))
@@ -178,3 +314,48 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     input: Some(super::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn invocation(args: serde_json::Value) -> Result<Invocation> {
+        let dir = tempfile::tempdir().map_err(|e| ToolError::internal(e.to_string()))?;
+        let ctx = Ctx::new(dir.path().to_str().unwrap_or_default())?;
+        parse(crate::call::args::parse(NAME, &args)?, &ctx)
+    }
+
+    #[test]
+    fn a_command_line_runs_with_bash_unless_it_is_plain_or_has_args() {
+        let argv = |args| invocation(args).map(|i| (i.program, i.args));
+        // Plain words and quotes: the program itself, no shell.
+        assert_eq!(
+            argv(json!({"command": "npm run \"a b\""})).ok(),
+            Some(("npm".into(), vec!["run".into(), "a b".into()]))
+        );
+        // Shell syntax, a builtin, an assignment: bash.
+        for line in ["ls | wc -l", "echo $HOME", "cd sub", "A=1 env", "ls *.py", "export X=1"] {
+            let (program, rest) = argv(json!({"command": line})).unwrap_or_default();
+            assert_eq!(
+                (program.as_str(), rest),
+                (shell_program().as_str(), vec!["-c".to_owned(), line.to_owned()]),
+                "{line}"
+            );
+        }
+        // args: a program, never a shell; shell: true with args is refused.
+        assert_eq!(
+            argv(json!({"command": "echo", "args": ["$X", "|"]})).ok(),
+            Some(("echo".into(), vec!["$X".into(), "|".into()]))
+        );
+        assert!(argv(json!({"command": "echo", "args": ["x"], "shell": true})).is_err());
+        // shell: false splits, and refuses what needs a shell; shell: true always uses bash.
+        assert_eq!(
+            argv(json!({"command": "cd sub", "shell": false})).ok(),
+            Some(("cd".into(), vec!["sub".into()]))
+        );
+        assert!(argv(json!({"command": "a | b", "shell": false})).is_err());
+        assert_eq!(argv(json!({"command": "ls", "shell": true})).map(|(p, _)| p).ok(), Some(shell_program()));
+    }
+}

@@ -204,7 +204,10 @@ pub async fn finish(
     prompt: String,
 ) -> Result<Finished> {
     let new_bytes = loaded.doc.encode(new_text, &loaded.path)?;
-    let (diff, stat) = diff::unified(Some(&loaded.path), Some(&loaded.path), &loaded.doc.text, new_text);
+    // The diff names the file as the workspace sees it (`a/src/x.ts`, also for an absolute path).
+    let rel = ctx.workspace.relative(&loaded.resolved.lexical);
+    let name = if rel.is_empty() { loaded.path.as_str() } else { rel.as_str() };
+    let (diff, stat) = diff::unified(Some(name), Some(name), &loaded.doc.text, new_text);
     let shown = diff::capped(&diff, 16 * 1024);
     let unchanged = |cancelled: bool| Finished {
         diff: diff.clone(),

@@ -3,7 +3,12 @@
 //!
 //! `offset` lines are skipped (0-based; negative counts from the end), then up to `limit`
 //! lines (default 2000) are returned, each cut at `maxLineLength` characters, the whole page
-//! capped at `maxBytes` of output and `limitBytes` of file. The file is decoded in its own
+//! capped at `maxBytes` of output and `limitBytes` of file.
+//!
+//! A read by bytes (Alfredo's `limit_bytes`, or `byteOffset`) returns the file's text from
+//! `byteOffset` (default 0) to at most `limitBytes` further, both moved back to a character
+//! start: no line numbers, no line cut and no line limit unless asked, and `nextByteOffset`
+//! where the next read continues, so every byte of a one-line file is reachable. The file is decoded in its own
 //! encoding (UTF-8, UTF-16, legacy code pages); binary files are reported, never decoded. The
 //! result carries the content `hash` that edits accept as `expectedHash`, and `nextOffset`
 //! when more lines follow. Cost: one pass per file version to build the sparse line index,
@@ -15,7 +20,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{encoding_of, non_empty, on_unless_off};
+use super::{encoding_of, non_empty};
 use crate::call::args::lenient::{Flag, JsInt};
 use crate::context::Ctx;
 use crate::engine::text::doc::Enc;
@@ -44,8 +49,10 @@ pub struct Args {
     pub offset: Option<JsInt>,
     /// Most lines to return (default 2000; 0 or -1 = no line limit).
     pub limit: Option<JsInt>,
-    /// Read at most this many bytes of the file from the offset (also: limit_bytes).
+    /// Read at most this many bytes of the file from the start or byteOffset (also: limit_bytes): the text as it is, without line numbers or line cuts unless asked, ending at a character boundary; nextByteOffset says where to continue.
     pub limit_bytes: Option<JsInt>,
+    /// Start at this byte of the file (moved back to a character start), e.g. the nextByteOffset of a read cut by limitBytes. Not with offset.
+    pub byte_offset: Option<JsInt>,
     /// Cut lines longer than this many characters (default 2000).
     pub max_line_length: Option<JsInt>,
     /// Cap of the returned text in bytes (default 50000).
@@ -63,30 +70,50 @@ struct Opts {
     offset: i64,
     limit: u64,
     limit_bytes: Option<u64>,
+    /// A read by bytes: from this byte.
+    byte_offset: Option<u64>,
     max_line: usize,
     max_bytes: usize,
     numbers: bool,
     forced: Option<Enc>,
 }
 
+/// The most a read by bytes returns at once.
+pub const MAX_LIMIT_BYTES: u64 = 16 << 20;
+
 fn options(a: Args) -> Result<Opts> {
     let path = non_empty("path", a.path)?;
-    let offset = a.offset.map_or(0, |n| n.0);
-    let limit = match a.limit.map(|n| n.0) {
-        None => DEFAULT_LIMIT,
-        Some(n) if n <= 0 => u64::MAX,
-        Some(n) => n as u64,
+    let byte_offset = match a.byte_offset.map(|n| n.0) {
+        None => None,
+        Some(_) if a.offset.is_some() => {
+            return Err(ToolError::invalid("give offset (lines) or byteOffset (bytes), not both"));
+        }
+        Some(n) if n < 0 => return Err(ToolError::invalid("byteOffset must be 0 or more")),
+        Some(n) => Some(n as u64),
     };
     let limit_bytes = match a.limit_bytes.map(|n| n.0) {
         None => None,
         Some(n) if n < 1 => return Err(ToolError::invalid("limitBytes must be at least 1")),
-        Some(n) => Some(n as u64),
+        Some(n) => Some((n as u64).min(MAX_LIMIT_BYTES)),
     };
-    let max_line = a.max_line_length.map_or(DEFAULT_LINE_CHARS, |n| n.0.max(1) as usize);
-    let max_bytes = a.max_bytes.map_or(DEFAULT_MAX_BYTES, |n| n.0.max(1) as usize);
-    let numbers = on_unless_off(a.line_numbers);
+    // A read by bytes is the text of a byte range: no line limit, cut or numbers unless asked.
+    let by_bytes = byte_offset.is_some() || limit_bytes.is_some();
+    let offset = a.offset.map_or(0, |n| n.0);
+    let limit = match a.limit.map(|n| n.0) {
+        None if by_bytes => u64::MAX,
+        None => DEFAULT_LIMIT,
+        Some(n) if n <= 0 => u64::MAX,
+        Some(n) => n as u64,
+    };
+    let limit_bytes = if by_bytes { Some(limit_bytes.unwrap_or(DEFAULT_MAX_BYTES as u64)) } else { None };
+    let max_line = a
+        .max_line_length
+        .map_or(if by_bytes { usize::MAX } else { DEFAULT_LINE_CHARS }, |n| n.0.max(1) as usize);
+    let max_bytes =
+        a.max_bytes.map_or(if by_bytes { usize::MAX } else { DEFAULT_MAX_BYTES }, |n| n.0.max(1) as usize);
+    let numbers = a.line_numbers.map_or(!by_bytes, |f| f.0);
     let forced = encoding_of(a.encoding.as_deref())?;
-    Ok(Opts { path, offset, limit, limit_bytes, max_line, max_bytes, numbers, forced })
+    Ok(Opts { path, offset, limit, limit_bytes, byte_offset, max_line, max_bytes, numbers, forced })
 }
 
 /// Run `read_file`.
@@ -119,7 +146,7 @@ fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
         "encoding": if idx.det.binary { Value::Null } else { json!(idx.det.enc.name()) },
         "bom": idx.det.bom, "eol": eol_name(&idx), "totalLines": idx.lines,
         "startLine": 0, "endLine": 0, "linesReturned": 0, "truncated": false, "nextOffset": null,
-        "longLinesCut": 0,
+        "nextByteOffset": null, "longLinesCut": 0,
     });
     if idx.det.binary {
         let content = format!(
@@ -142,21 +169,44 @@ fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
     if args.forced.is_some() {
         base["encoding"] = json!(enc.name());
     }
-    let start = if args.offset < 0 {
-        idx.lines.saturating_sub(args.offset.unsigned_abs())
-    } else {
-        args.offset as u64
-    };
     let io = |e: std::io::Error| ToolError::fs(&e, "read", Some(lexical));
-    let Some(pos) = idx.line_start(&file, start).map_err(io)? else {
-        let content = if idx.lines == 0 {
-            format!("{} is empty.", args.path)
-        } else {
-            format!("{} has {} lines; offset {} is past the end.", args.path, idx.lines, start)
+    let start_of = |line: u64| idx.line_start(&file, line).map_err(io);
+    let located = match args.byte_offset {
+        // From a byte (moved back to a character start; never into the BOM).
+        Some(at) => match start_of(0)? {
+            Some(text_start) if at.max(text_start) < idx.size => {
+                let pos = idx.char_start(&file, at.max(text_start)).map_err(io)?.max(text_start);
+                Some((pos, idx.line_of(&file, pos).map_err(io)?))
+            }
+            _ => None,
+        },
+        None => {
+            let start = if args.offset < 0 {
+                idx.lines.saturating_sub(args.offset.unsigned_abs())
+            } else {
+                args.offset as u64
+            };
+            start_of(start)?.map(|pos| (pos, start))
+        }
+    };
+    let Some((pos, start)) = located else {
+        let content = match args.byte_offset {
+            _ if idx.lines == 0 => format!("{} is empty.", args.path),
+            Some(at) => format!("{} has {} bytes; byteOffset {at} is past the end.", args.path, idx.size),
+            None => format!("{} has {} lines; offset {} is past the end.", args.path, idx.lines, args.offset),
         };
         return Ok(ToolOutput::new(SCHEMA, content, base));
     };
-    let page = collect(&file, &idx, enc, pos, start, args).map_err(io)?;
+    // A byte limit ends at a character start, so the next read begins with a whole character;
+    // a limit below one character still reads that character.
+    let raw_end = match args.limit_bytes {
+        Some(n) => match idx.char_start(&file, idx.size.min(pos.saturating_add(n))).map_err(io)? {
+            end if end <= pos => idx.char_end(&file, pos).map_err(io)?,
+            end => end,
+        },
+        None => idx.size,
+    };
+    let page = collect(&file, &idx, enc, pos, start, raw_end, args).map_err(io)?;
     let returned = page.lines.len() as u64;
     let next = start + returned;
     let more = next < idx.lines && page.stopped_early;
@@ -178,13 +228,17 @@ fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
             idx.lines
         ));
     } else if page.byte_cut {
-        content.push_str(&format!("\n\n[Stopped after {} bytes of {}.]", page.bytes_read, idx.size));
+        content.push_str(&format!(
+            "\n\n[Stopped after {} bytes, at byte {raw_end} of {}. Continue with byteOffset={raw_end}.]",
+            page.bytes_read, idx.size
+        ));
     }
     base["startLine"] = json!(start + 1);
     base["endLine"] = json!(next);
     base["linesReturned"] = json!(returned);
     base["truncated"] = json!(more || page.byte_cut);
     base["nextOffset"] = if more { json!(next) } else { Value::Null };
+    base["nextByteOffset"] = if page.byte_cut { json!(raw_end) } else { Value::Null };
     base["longLinesCut"] = json!(page.long_lines);
     Ok(ToolOutput::new(SCHEMA, content, base))
 }
@@ -200,18 +254,18 @@ struct Page {
     bytes_read: u64,
 }
 
-/// Read lines from byte `pos` (the start of line `first`).
+/// Read lines from byte `pos` (in line `first`) up to byte `raw_end`.
 fn collect(
     file: &std::fs::File,
     idx: &LineIndex,
     enc: Enc,
     pos: u64,
     first: u64,
+    raw_end: u64,
     args: &Opts,
 ) -> std::io::Result<Page> {
     let unit = enc.unit();
     let line_cap = args.max_line.saturating_mul(4).saturating_add(8);
-    let raw_end = args.limit_bytes.map_or(idx.size, |n| idx.size.min(pos.saturating_add(n)));
     let mut page = Page {
         lines: Vec::new(),
         text_len: 0,
@@ -389,6 +443,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[
         ("limit_bytes", "limitBytes"),
+        ("byte_offset", "byteOffset"),
         ("max_line_length", "maxLineLength"),
         ("max_bytes", "maxBytes"),
         ("line_numbers", "lineNumbers"),
@@ -432,8 +487,47 @@ mod tests {
         let out = read_text(text.as_bytes(), json!({"offset": 50}));
         assert!(out.content.contains("past the end"), "{}", out.content);
         let out = read_text(b"abcdef\nghi\n", json!({"limit_bytes": 9, "lineNumbers": false}));
-        assert_eq!(out.content, "abcdef\ngh\n\n[Stopped after 9 bytes of 11.]");
+        assert_eq!(
+            out.content,
+            "abcdef\ngh\n\n[Stopped after 9 bytes, at byte 9 of 11. Continue with byteOffset=9.]"
+        );
         assert_eq!(out.data["truncated"], true);
+        assert_eq!(out.data["nextByteOffset"], 9);
+    }
+
+    #[test]
+    fn byte_reads_end_on_characters_and_continue() {
+        // UTF-8: "aé" is 3 bytes; a 2-byte limit stops before é, and the next read starts at it.
+        let out = read_text("aébc\nline2\n".as_bytes(), json!({"limitBytes": 2}));
+        assert_eq!(out.content, "a\n\n[Stopped after 1 bytes, at byte 1 of 12. Continue with byteOffset=1.]");
+        let out = read_text("aébc\nline2\n".as_bytes(), json!({"byteOffset": 2, "limitBytes": 4}));
+        assert_eq!(out.content.split("\n\n[").next(), Some("ébc"), "a byte inside é starts at é");
+        // From the middle of the file: the line it falls in is known; no line numbers unless asked.
+        let out = read_text(b"one\ntwo\nthree\n", json!({"byteOffset": 5, "limitBytes": 100}));
+        assert_eq!(
+            (out.content.as_str(), &out.data["startLine"], &out.data["nextByteOffset"]),
+            ("wo\nthree", &json!(2), &Value::Null)
+        );
+        let out = read_text(b"one\ntwo\nthree\n", json!({"byteOffset": 4, "lineNumbers": true}));
+        assert_eq!(out.content, "     2\ttwo\n     3\tthree");
+        // UTF-16 with a BOM: never the BOM, never half a unit or half a surrogate pair.
+        let mut u16 = vec![0xFF, 0xFE];
+        "x😀y".encode_utf16().for_each(|u| u16.extend_from_slice(&u.to_le_bytes()));
+        let out = read_text(&u16, json!({"limitBytes": 5}));
+        assert_eq!(out.content.split("\n\n[").next(), Some("x"));
+        assert_eq!(out.data["nextByteOffset"], 4);
+        let out = read_text(&u16, json!({"byteOffset": 6, "limitBytes": 100}));
+        assert_eq!(out.content, "😀y", "the low half moves back to the pair's start");
+        let out = read_text(&u16, json!({"byteOffset": 0, "limitBytes": 100}));
+        assert_eq!(out.content, "x😀y");
+        // A limit below one character still reads it (a read always moves on).
+        let out = read_text("€€".as_bytes(), json!({"limitBytes": 1}));
+        assert_eq!((out.content.split("\n\n[").next(), &out.data["nextByteOffset"]), (Some("€"), &json!(3)));
+        // Past the end, and the two offsets at once.
+        assert!(read_text(b"ab", json!({"byteOffset": 9})).content.contains("past the end"));
+        let a =
+            crate::call::args::normalise(&TOOL, json!({"path": "f", "offset": 1, "byte_offset": 2})).unwrap();
+        assert!(options(crate::call::args::parse(NAME, &a).unwrap()).is_err());
     }
 
     #[test]

@@ -4,12 +4,16 @@
 //! An existing text file keeps its encoding, BOM and line-ending style (LF in `content` becomes
 //! CRLF in a CRLF file); `overwrite: false` refuses an existing file with `ALREADY_EXISTS`;
 //! `createBackup` copies the old content to `<path>.bak` in the same atomic commit.
+//!
+//! TunaCode's `write_file` only creates files ("use `update_file` for modifications"): a call
+//! in TunaCode's style (`style: "tunacode"`, or TunaCode's `filepath` key, see
+//! [`crate::registry::IMPLIED`]) refuses an existing file unless it says `overwrite: true`.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{encoding_of, non_empty, on, on_unless_off};
+use super::{encoding_of, non_empty, on};
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::store::commit::{Change, commit};
@@ -33,7 +37,7 @@ pub struct Args {
     pub content: String,
     /// Append instead of replacing.
     pub append: Option<Flag>,
-    /// Allow replacing an existing file (default true).
+    /// Allow replacing an existing file (default true; false in TunaCode's style).
     pub overwrite: Option<Flag>,
     /// TunaCode's inverted `overwrite` (also: no_overwrite).
     #[schemars(skip)]
@@ -46,6 +50,18 @@ pub struct Args {
     pub expected_hash: Option<String>,
     /// Accept lines such as '// ... rest of the code ...' literally (by default they are refused as omission placeholders).
     pub allow_placeholders: Option<Flag>,
+    /// default, or tunacode: TunaCode's write_file, which creates new files and refuses to overwrite one (use edit_file). TunaCode's `filepath` key selects it.
+    pub style: Option<Style>,
+}
+
+/// Whose behaviour a call gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Style {
+    /// Create or replace.
+    Default,
+    /// TunaCode's: create only.
+    Tunacode,
 }
 
 /// Run `write_file`.
@@ -54,7 +70,9 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let content = a.content;
     let append = on(a.append);
     let backup = on(a.create_backup);
-    let overwrite = on_unless_off(a.overwrite) && !on(a.no_overwrite);
+    let tunacode = a.style == Some(Style::Tunacode);
+    let overwrite_given = a.overwrite.is_some();
+    let overwrite = a.overwrite.map_or(!tunacode, |f| f.0) && !on(a.no_overwrite);
     let forced = encoding_of(a.encoding.as_deref())?;
     let expected = a.expected_hash;
     let allow_placeholders = on(a.allow_placeholders);
@@ -86,7 +104,12 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         }
     }
     if existing.is_some() && !overwrite && !append {
-        return Err(exists_error(&path, "overwrite: false forbids replacing it; use edit_file to change it"));
+        let why = if tunacode && !overwrite_given {
+            "write_file only creates new files here (TunaCode's write_file); use update_file (edit_file) to change it"
+        } else {
+            "overwrite: false forbids replacing it; use edit_file to change it"
+        };
+        return Err(exists_error(&path, why));
     }
     // Encoding and BOM: the existing file's, unless `encoding` says otherwise. A chosen
     // UTF-16 gets a BOM; a chosen UTF-8 keeps the BOM the file had.

@@ -243,9 +243,51 @@ pub const TOOL_ALIASES: &[(&str, &str)] = &[
     ("run_command", "run"),
 ];
 
-/// The tool an alias names for these arguments: `search_files` is a glob in Floyd and a content
-/// search in Alfredo, whose calls say `regex` (and `file_pattern`).
-pub fn route<'a>(name: &'a str, args: &serde_json::Value) -> &'a str {
+/// What a seed's own spelling of a call means beyond its names: a call of `tool` (a model
+/// name or one of [`TOOL_ALIASES`]) that gives `key` (any call of it, when `key` is `None`) gets
+/// `arg: value` unless it says `arg` itself. So a seed's call gets the seed's behaviour where the
+/// seeds disagree, and the canonical call keeps ours.
+pub struct Implied {
+    /// The tool or alias called.
+    pub tool: &'static str,
+    /// The key only that seed's calls have (`None`: the name alone is the seed's).
+    pub key: Option<&'static str>,
+    /// The argument it implies.
+    pub arg: &'static str,
+    /// Its value, as JSON text (`"\"tunacode\""`, `"true"`).
+    pub value: &'static str,
+}
+
+/// The seeds' implied arguments (see [`Implied`]).
+pub const IMPLIED: &[Implied] = &[
+    // TunaCode's `write_file {filepath, content}` creates files and never overwrites one.
+    Implied { tool: "write_file", key: Some("filepath"), arg: "style", value: r#""tunacode""# },
+    // TunaCode's `run_command` and Alfredo's `execute_command` run their command line with the
+    // shell (a missing program is the shell's exit 127, as theirs report it) and answer in
+    // their own sections.
+    Implied { tool: "run_command", key: None, arg: "shell", value: "true" },
+    Implied { tool: "run_command", key: None, arg: "style", value: r#""tunacode""# },
+    Implied { tool: "execute_command", key: None, arg: "shell", value: "true" },
+    Implied { tool: "execute_command", key: None, arg: "style", value: r#""alfredo""# },
+];
+
+/// The tool an alias names for these arguments, with the arguments the seed's spelling implies
+/// added ([`IMPLIED`]): `search_files` is a glob in Floyd and a content search in Alfredo, whose
+/// calls say `regex` (and `file_pattern`).
+pub fn route<'a>(name: &'a str, args: &mut Value) -> &'a str {
+    if let Some(obj) = args.as_object_mut() {
+        for i in IMPLIED.iter().filter(|i| i.tool == name) {
+            let given = |k: &str| obj.get(k).is_some_and(|v| !v.is_null());
+            // `args` is a program's: no shell to imply.
+            if i.arg == "shell" && given("args") {
+                continue;
+            }
+            if i.key.is_none_or(given) && !given(i.arg) {
+                let value = serde_json::from_str(i.value).unwrap_or_else(|_| Value::from(i.value));
+                obj.insert(i.arg.to_owned(), value);
+            }
+        }
+    }
     if name == "search_files" && (args.get("regex").is_some() || args.get("file_pattern").is_some()) {
         return "grep";
     }
@@ -280,6 +322,39 @@ pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_seed_spelling_implies_the_seed_behaviour_and_nothing_else() {
+        use serde_json::json;
+        let routed = |name: &'static str, mut args: Value| (route(name, &mut args), args);
+        // TunaCode's key selects TunaCode's write_file; an explicit style wins; others untouched.
+        assert_eq!(
+            routed("write_file", json!({"filepath": "a", "content": ""})),
+            ("write_file", json!({"filepath": "a", "content": "", "style": "tunacode"}))
+        );
+        assert_eq!(
+            routed("write_file", json!({"filepath": "a", "style": "default"})).1,
+            json!({"filepath": "a", "style": "default"})
+        );
+        assert_eq!(routed("write_file", json!({"filePath": "a"})).1, json!({"filePath": "a"}));
+        // The seeds' shell-command names: bash and their sections; a program with args stays one.
+        assert_eq!(
+            routed("execute_command", json!({"command": "pytest"})),
+            ("execute_command", json!({"command": "pytest", "shell": true, "style": "alfredo"}))
+        );
+        assert_eq!(
+            routed("run_command", json!({"command": "ls", "args": ["-l"]})).1,
+            json!({"command": "ls", "args": ["-l"], "style": "tunacode"})
+        );
+        assert_eq!(routed("run", json!({"command": "ls"})).1, json!({"command": "ls"}));
+        assert_eq!(routed("search_files", json!({"regex": "a", "path": "."})).0, "grep");
+        // Every implied argument is one its tool takes.
+        for i in IMPLIED {
+            let spec = find(i.tool).unwrap_or_else(|| panic!("{} is not a tool", i.tool));
+            let def = definition(spec.name).cloned().unwrap_or_default();
+            assert!(def["jsonSchema"]["properties"].get(i.arg).is_some(), "{}: {}", i.tool, i.arg);
+        }
+    }
 
     #[test]
     fn tool_aliases_name_existing_tools_and_shadow_none() {

@@ -129,6 +129,8 @@ pub struct Key {
     /// `file_search`'s walk: `.git` entered, dependency directories skipped unless
     /// `Some(false)`, an unlistable directory fails the walk.
     pub file_search: Option<bool>,
+    /// `grep`'s and `glob`'s walk: dependency directories skipped (their default).
+    pub skip_dependency_dirs: bool,
 }
 
 impl Key {
@@ -140,7 +142,15 @@ impl Key {
         respect_gitignore: bool,
         include_hidden: bool,
     ) -> Self {
-        Self { workspace, root, root_rel, respect_gitignore, include_hidden, file_search: None }
+        Self {
+            workspace,
+            root,
+            root_rel,
+            respect_gitignore,
+            include_hidden,
+            file_search: None,
+            skip_dependency_dirs: false,
+        }
     }
 
     fn walk_options(&self) -> WalkOptions {
@@ -149,7 +159,7 @@ impl Key {
             include_hidden: self.include_hidden,
             visit_dirs: true,
             keep_git: self.file_search.is_some(),
-            skip_dependency_dirs: self.file_search == Some(true),
+            skip_dependency_dirs: self.file_search == Some(true) || self.skip_dependency_dirs,
             strict: self.file_search.is_some(),
             ..Default::default()
         }
@@ -191,16 +201,22 @@ impl Walked {
         self.files.binary_search_by(|(r, _)| r.as_str().cmp(rel)).ok()
     }
 
-    fn counts(&self) -> (usize, usize, usize) {
-        let mut c = (0, 0, 0);
+    fn counts(&self) -> crate::engine::walk::Parts {
+        let mut c = (0, 0, 0, 0);
         for h in &self.hidden {
-            match h.why {
-                Hidden::Gitignore => c.0 += 1,
-                Hidden::Dot => c.1 += 1,
-                Hidden::Excluded => c.2 += 1,
-            }
+            count(&mut c, h.why);
         }
         c
+    }
+}
+
+/// Count one hidden entry in `c` ([`crate::engine::walk::Parts`]).
+fn count(c: &mut crate::engine::walk::Parts, why: Hidden) {
+    match why {
+        Hidden::Gitignore => c.0 += 1,
+        Hidden::Dot => c.1 += 1,
+        Hidden::Excluded => c.2 += 1,
+        Hidden::Dependency => c.3 += 1,
     }
 }
 
@@ -738,8 +754,8 @@ pub struct Selection {
     pub search: Vec<String>,
     /// (size, flags) of each included file the index ruled out.
     pub skipped: Vec<(u64, u8)>,
-    /// (gitignore, hidden, excluded): what the walk hid.
-    pub ignored: (usize, usize, usize),
+    /// What the walk hid ([`crate::engine::walk::Parts`]).
+    pub ignored: crate::engine::walk::Parts,
 }
 
 /// The files of `key`'s root that may match `pattern`, among those `keep` accepts; `None`
@@ -792,8 +808,8 @@ pub fn select(
 pub struct Names {
     /// Workspace-relative paths, sorted.
     pub files: Vec<String>,
-    /// (gitignore, hidden, excluded).
-    pub ignored: (usize, usize, usize),
+    /// What the walk hid ([`crate::engine::walk::Parts`]).
+    pub ignored: crate::engine::walk::Parts,
 }
 
 /// The name index: what a walk of `key`'s root started at `start_rel` would visit.
@@ -837,11 +853,7 @@ pub fn names(
     }
     for h in &w.hidden {
         if (under(&h.parent) || h.parent == start_rel) && h.depth >= base && within(h.depth + 1) {
-            match h.why {
-                Hidden::Gitignore => out.ignored.0 += 1,
-                Hidden::Dot => out.ignored.1 += 1,
-                Hidden::Excluded => out.ignored.2 += 1,
-            }
+            count(&mut out.ignored, h.why);
         }
     }
     rep.used = true;

@@ -76,8 +76,9 @@ pub fn unified(path_old: Option<&str>, path_new: Option<&str>, old: &str, new: &
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
     let ops = capture_diff_slices_deadline(Algorithm::Myers, &ol, &nl, Some(deadline));
     let mut out = String::new();
-    let a = path_old.map_or_else(|| "/dev/null".to_owned(), |p| format!("a/{p}"));
-    let b = path_new.map_or_else(|| "/dev/null".to_owned(), |p| format!("b/{p}"));
+    // An absolute path still makes one `a/` prefix, never `a//home/...`.
+    let a = path_old.map_or_else(|| "/dev/null".to_owned(), |p| format!("a/{}", p.trim_start_matches('/')));
+    let b = path_new.map_or_else(|| "/dev/null".to_owned(), |p| format!("b/{}", p.trim_start_matches('/')));
     out.push_str(&format!("--- {a}\n+++ {b}\n"));
     let mut stat = Stat::default();
     for group in group_diff_ops(ops, CONTEXT) {
@@ -215,6 +216,9 @@ mod tests {
         let (d, s) = unified(None, Some("n"), "", "x\n");
         assert_eq!((d.as_str(), s.added), ("--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+x\n", 1));
         assert_eq!(unified(Some("f"), Some("f"), "same", "same").0, "");
+        // An absolute path makes one prefix (was `--- a//home/u/f`).
+        let (d, _) = unified(Some("/home/u/f"), Some("/home/u/f"), "a\n", "b\n");
+        assert!(d.starts_with("--- a/home/u/f\n+++ b/home/u/f\n"), "{d}");
     }
 
     #[test]

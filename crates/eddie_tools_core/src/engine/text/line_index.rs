@@ -292,6 +292,88 @@ impl LineIndex {
         }
         Ok(Some(pos))
     }
+
+    /// The 0-based line that byte `pos` lies in (counting the line feeds before it).
+    pub fn line_of(&self, file: &std::fs::File, pos: u64) -> std::io::Result<u64> {
+        let k = self.checkpoints.partition_point(|&c| c <= pos).saturating_sub(1);
+        let (mut line, mut at) = match self.checkpoints.get(k) {
+            Some(&c) if c <= pos => (k as u64 * STEP, c),
+            _ => (0, 0),
+        };
+        let unit = self.det.enc.unit() as u64;
+        let mut buf = vec![0u8; 64 * 1024];
+        while at < pos {
+            let want = usize::try_from(pos - at).unwrap_or(usize::MAX).min(buf.len());
+            let n = read_at_most(file, &mut buf[..want], at)?;
+            let usable = if unit == 2 { n & !1 } else { n };
+            if usable == 0 {
+                break;
+            }
+            let chunk = &buf[..usable];
+            line += if unit == 1 {
+                memchr::memchr_iter(b'\n', chunk).count() as u64
+            } else {
+                chunk.chunks_exact(2).filter(|p| pair(self.det.enc, p[0], p[1]) == 0x0A).count() as u64
+            };
+            at += usable as u64;
+        }
+        Ok(line.min(self.lines.saturating_sub(1)))
+    }
+
+    /// `pos` moved back to the start of the character it falls in (UTF-8: off continuation
+    /// bytes; UTF-16: to a whole unit, and off the low half of a surrogate pair). The size
+    /// itself is a boundary.
+    pub fn char_start(&self, file: &std::fs::File, pos: u64) -> std::io::Result<u64> {
+        if pos >= self.size {
+            return Ok(self.size);
+        }
+        let mut buf = [0u8; 2];
+        match self.det.enc {
+            Enc::Utf8 => {
+                let mut at = pos;
+                for _ in 0..3 {
+                    if at == 0 || read_at_most(file, &mut buf[..1], at)? == 0 || buf[0] & 0xC0 != 0x80 {
+                        break;
+                    }
+                    at -= 1;
+                }
+                Ok(at)
+            }
+            Enc::Utf16Le | Enc::Utf16Be => {
+                let at = pos - pos % 2;
+                if at >= 2 && read_at_most(file, &mut buf, at)? == 2 {
+                    let unit = pair(self.det.enc, buf[0], buf[1]);
+                    if (0xDC00..0xE000).contains(&unit) {
+                        return Ok(at - 2);
+                    }
+                }
+                Ok(at)
+            }
+            Enc::Legacy(_) => Ok(pos),
+        }
+    }
+
+    /// The end of the character that starts at `pos` (a boundary from [`Self::char_start`]).
+    pub fn char_end(&self, file: &std::fs::File, pos: u64) -> std::io::Result<u64> {
+        let mut buf = [0u8; 2];
+        let len = match self.det.enc {
+            Enc::Utf8 => match read_at_most(file, &mut buf[..1], pos)? {
+                0 => 0,
+                _ => match buf[0] {
+                    0xF0..=0xFF => 4,
+                    0xE0..=0xEF => 3,
+                    0xC0..=0xDF => 2,
+                    _ => 1,
+                },
+            },
+            Enc::Utf16Le | Enc::Utf16Be => match read_at_most(file, &mut buf, pos)? {
+                2 if (0xD800..0xDC00).contains(&pair(self.det.enc, buf[0], buf[1])) => 4,
+                _ => 2,
+            },
+            Enc::Legacy(_) => 1,
+        };
+        Ok((pos + len).min(self.size))
+    }
 }
 
 #[cfg(test)]

@@ -57,37 +57,49 @@ pub struct IgnoreCounts {
     gitignore: AtomicUsize,
     hidden: AtomicUsize,
     excluded: AtomicUsize,
+    dependencies: AtomicUsize,
 }
 
+/// What a walk hid, per reason: (gitignore, hidden, excluded by patterns, dependency folders).
+pub type Parts = (usize, usize, usize, usize);
+
 impl IgnoreCounts {
-    /// Counts found another way (`project_map`'s tree walk).
-    pub fn from_parts(gitignore: usize, hidden: usize, excluded: usize) -> Self {
+    /// Counts found another way (the index, `project_map`'s tree walk).
+    pub fn from_parts((gitignore, hidden, excluded, dependencies): Parts) -> Self {
         Self {
             gitignore: AtomicUsize::new(gitignore),
             hidden: AtomicUsize::new(hidden),
             excluded: AtomicUsize::new(excluded),
+            dependencies: AtomicUsize::new(dependencies),
         }
     }
 
-    /// `{total, gitignore, hidden, excluded}`.
+    /// `{total, gitignore, hidden, excluded}` (`excluded`: by the exclude patterns and as
+    /// dependency folders).
     pub fn to_json(&self) -> Value {
         let (g, h, e) = self.parts();
         json!({ "total": g + h + e, "gitignore": g, "hidden": h, "excluded": e })
     }
 
-    /// (gitignore, hidden, excluded).
+    /// (gitignore, hidden, excluded by patterns or as dependency folders).
     pub fn parts(&self) -> (usize, usize, usize) {
+        let (g, h, e, d) = self.all_parts();
+        (g, h, e + d)
+    }
+
+    fn all_parts(&self) -> Parts {
         (
             self.gitignore.load(Ordering::Relaxed),
             self.hidden.load(Ordering::Relaxed),
             self.excluded.load(Ordering::Relaxed),
+            self.dependencies.load(Ordering::Relaxed),
         )
     }
 
     /// One line for the model, empty when nothing was hidden.
     pub fn note(&self) -> String {
-        let (g, h, e) = self.parts();
-        if g + h + e == 0 {
+        let (g, h, e, d) = self.all_parts();
+        if g + h + e + d == 0 {
             return String::new();
         }
         let mut parts = Vec::new();
@@ -100,7 +112,13 @@ impl IgnoreCounts {
         if e > 0 {
             parts.push(format!("{e} by exclude patterns"));
         }
-        let n = g + h + e;
+        if d > 0 {
+            parts.push(format!(
+                "{d} dependency {} such as node_modules (includeDependencies: true to include)",
+                if d == 1 { "folder" } else { "folders" }
+            ));
+        }
+        let n = g + h + e + d;
         format!(
             "Not searched: {n} {} hidden — {}.",
             if n == 1 { "entry" } else { "entries" },
@@ -200,8 +218,10 @@ pub enum Hidden {
     Gitignore,
     /// A dot-file (or `.git`).
     Dot,
-    /// The caller's exclude patterns or a dependency directory.
+    /// The caller's exclude patterns.
     Excluded,
+    /// A dependency directory ([`DEPENDENCY_DIRS`]).
+    Dependency,
 }
 
 /// Ignore files along the path from the workspace root: each level holds the matchers of
@@ -614,12 +634,15 @@ impl Walker<'_> {
             v.hidden(&job.rel, job.depth, Hidden::Gitignore);
             return None;
         }
-        if (is_dir && opts.skip_dependency_dirs && crate::engine::walk::is_dependency_dir(bytes))
-            // Absolute: the patterns are rooted where they were built, which may be above `root`.
-            || opts.exclude.as_ref().is_some_and(|ex| ex.matched(path, is_dir).is_ignore())
-        {
+        // Absolute: the patterns are rooted where they were built, which may be above `root`.
+        if opts.exclude.as_ref().is_some_and(|ex| ex.matched(path, is_dir).is_ignore()) {
             counts.excluded.fetch_add(1, Ordering::Relaxed);
             v.hidden(&job.rel, job.depth, Hidden::Excluded);
+            return None;
+        }
+        if is_dir && opts.skip_dependency_dirs && is_dependency_dir(bytes) {
+            counts.dependencies.fetch_add(1, Ordering::Relaxed);
+            v.hidden(&job.rel, job.depth, Hidden::Dependency);
             return None;
         }
         let name_str = name.to_string_lossy();
@@ -683,9 +706,27 @@ pub fn is_dependency_dir(name: &[u8]) -> bool {
     DEPENDENCY_DIRS.iter().any(|d| d.as_bytes() == name)
 }
 
+/// Whether a search of the workspace-relative `root_rel` skips dependency directories: unless
+/// asked (`includeDependencies: true`) or the caller named a folder inside one
+/// (`node_modules/react`), where everything below is what was asked for.
+pub fn skips_dependencies(include_dependencies: Option<bool>, root_rel: &str) -> bool {
+    !include_dependencies.unwrap_or(false) && !root_rel.split('/').any(|c| is_dependency_dir(c.as_bytes()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dependency_folders_are_skipped_unless_asked_or_named() {
+        assert!(skips_dependencies(None, ""));
+        assert!(skips_dependencies(Some(false), "src/app"));
+        assert!(!skips_dependencies(Some(true), ""));
+        assert!(!skips_dependencies(None, "node_modules/react"));
+        assert!(!skips_dependencies(None, "packages/web/node_modules"));
+        // A name that only contains one is not one.
+        assert!(skips_dependencies(None, "my_node_modules_notes"));
+    }
 
     #[test]
     fn the_note_goes_on_its_own_line_only_when_something_was_hidden() {

@@ -24,10 +24,10 @@ const NAME: &str = "process_start";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Args {
-    /// The program (or a whole command line when args is omitted). With shell: true, a shell command line.
+    /// A shell command line, run by bash; or, with args, the program to run without a shell.
     #[schemars(length(min = 1))]
     pub command: String,
-    /// Run `command` with bash (`bash -c`). Default false.
+    /// Run `command` with bash (`bash -c`). Default: true without args, false with args. shell: false splits a command line into words without a shell.
     pub shell: Option<crate::call::args::lenient::Flag>,
     // Its arguments, passed as they are (the hand-written schema gave `args` no description,
     // and a doc comment here would become one).
@@ -71,6 +71,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             timeout: None,
             max_output_bytes: None,
             stdin: None,
+            style: None,
         },
         ctx,
     )?;
