@@ -47,6 +47,24 @@ export interface ToolContext {
    * (`ws://host:port/devtools/browser/<id>`) instead of launching headless Chromium. Default: `EDDIE_BROWSER_WS`.
    */
   browser?: { endpoint?: string | null } | null
+  /**
+   * The sandbox every command of the call runs in (`run`, `bash`, `process_start`, the runners, git hooks).
+   * Given, it is required: where it cannot be enforced the call fails with `SANDBOX_UNAVAILABLE` before anything runs.
+   * Default: `workspace-write` with the network on, applied as far as the system allows (`data.sandbox.enforced` says).
+   */
+  sandbox?: SandboxMode | SandboxPolicy | null
+}
+
+/** `ctx.sandbox` modes: write in the workspace, temp and caches only; write nowhere; no file-system limit. */
+export type SandboxMode = 'workspace-write' | 'read-only' | 'off'
+
+/** `ctx.sandbox` in full. */
+export interface SandboxPolicy {
+  mode: SandboxMode
+  /** More writable directories (absolute, or relative to the workspace); `workspace-write` only. */
+  writableRoots?: string[]
+  /** `off`: nothing; `loopback`: only servers the command starts itself; `on` (default): everything. */
+  network?: 'off' | 'loopback' | 'on'
 }
 
 /** `ctx.network`: entries are host names, `*.suffix`, IP addresses or CIDR ranges. */
@@ -1677,8 +1695,19 @@ export type RunData = {
     command: string
     reason: string
   }>
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
-/** Run a shell command line in the workspace with bash (pipes, redirections and expansions work), or a program with args and no shell, and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. (`run`, mutating, asks ctx.confirm) */
+/** Run a shell command line in the workspace with bash (pipes, redirections and expansions work), or a program with args and no shell, and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. Commands run in a sandbox: by default they write only in the workspace, the temp directory and the package managers' caches (data.sandbox says what applied). (`run`, mutating, asks ctx.confirm) */
 export declare function runCommand(args: RunArgs, ctx: ToolContext): Promise<ToolResult<RunData>>
 export declare const runCommandTool: ToolDefinition<RunArgs, RunData>
 
@@ -1744,8 +1773,19 @@ export type ProcessStartData = {
     command: string
     reason: string
   }>
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
-/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. (`process_start`, mutating, asks ctx.confirm) */
+/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. It runs in the same sandbox as run (data.sandbox). (`process_start`, mutating, asks ctx.confirm) */
 export declare function processStart(args: ProcessStartArgs, ctx: ToolContext): Promise<ToolResult<ProcessStartData>>
 export declare const processStartTool: ToolDefinition<ProcessStartArgs, ProcessStartData>
 
@@ -2056,6 +2096,17 @@ export type RunTestsData = {
     total: number
     failures: Array<string>
   }
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
 /** Run the project's tests (detected command or an explicit one) and return the exit code, duration, output, and for known runners (cargo, pytest, jest, vitest, node:test, mocha, go) the passed/failed/skipped counts and failed test names. (`run_tests`, mutating, asks ctx.confirm) */
 export declare function runTests(args: RunTestsArgs, ctx: ToolContext): Promise<ToolResult<RunTestsData>>
@@ -2155,6 +2206,17 @@ export type LintData = {
   }> | null
   /** Which tool's report the findings were read from. */
   findingsFrom?: string | null
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
 /** Run the project's linter (detected command or an explicit one). (`lint`, mutating, asks ctx.confirm) */
 export declare function lint(args: LintArgs, ctx: ToolContext): Promise<ToolResult<LintData>>
@@ -2244,6 +2306,17 @@ export type FormatData = {
   }
   /** Workspace-relative paths whose contents the formatter changed or created, below the target (gitignored and dependency folders not compared); null when more than 50,000 files were below it. */
   changedFiles?: Array<string> | null
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
 /** Format the project's code (detected command or an explicit one). (`format`, mutating, asks ctx.confirm) */
 export declare function format(args: FormatArgs, ctx: ToolContext): Promise<ToolResult<FormatData>>
@@ -2343,6 +2416,17 @@ export type TypecheckData = {
   }> | null
   /** Which tool's report the findings were read from. */
   findingsFrom?: string | null
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
 /** Type-check the project (detected command or an explicit one). (`typecheck`, mutating, asks ctx.confirm) */
 export declare function typecheck(args: TypecheckArgs, ctx: ToolContext): Promise<ToolResult<TypecheckData>>
@@ -2430,6 +2514,17 @@ export type BuildData = {
     total: number
     failures: Array<string>
   }
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
+  }
 }
 /** Build the project (detected command or an explicit one). (`build`, mutating, asks ctx.confirm) */
 export declare function build(args: BuildArgs, ctx: ToolContext): Promise<ToolResult<BuildData>>
@@ -2516,6 +2611,17 @@ export type InstallData = {
     skipped: number
     total: number
     failures: Array<string>
+  }
+  /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
+  sandbox: {
+    mode: "workspace-write" | "read-only" | "off"
+    network: "off" | "loopback" | "on"
+    /** The mode and network were applied by the kernel (Landlock and namespaces). */
+    enforced: boolean
+    /** Why it is not (fully) enforced. */
+    reason?: string
+    /** Where the command could write (workspace-write). */
+    writableRoots: Array<string>
   }
 }
 /** Install the project's dependencies (detected command or an explicit one). (`install`, mutating, asks ctx.confirm) */
@@ -2906,6 +3012,9 @@ export type GitLogArgs = {
   follow?: boolean
   /** Include the changed files of each commit with added/deleted line counts. */
   files?: boolean
+  /** The order: default (as git log: newest commit date first), topo (--topo-order: no
+parent before its children, lines of history kept together) or date (--date-order). */
+  order?: "default" | "topo" | "date"
 }
 /** `data` of a `git_log` result. */
 export type GitLogData = {
@@ -2930,7 +3039,7 @@ export type GitLogData = {
   truncated: boolean
   [key: string]: unknown
 }
-/** Commit history of the git repository containing path, read without running git, newest first: at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
+/** Commit history of the git repository containing path, read without running git, in git log's order (order: default, newest commit date first with git's tie-breaking; topo as --topo-order; date as --date-order): at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
 export declare function gitLog(args: GitLogArgs, ctx: ToolContext): Promise<ToolResult<GitLogData>>
 export declare const gitLogTool: ToolDefinition<GitLogArgs, GitLogData>
 
@@ -3063,8 +3172,11 @@ export declare const gitUnstageTool: ToolDefinition<GitUnstageArgs, GitUnstageDa
 export type GitCommitArgs = {
   /** The commit message (first line: the subject). */
   message: string
-  /** A folder inside the repository (default: the workspace root; also: repo_path, repoPath). */
+  /** A folder inside the repository (default: the workspace root; also: repoPath). */
   path?: string
+  /** Stack's spelling of path. A call spelt as Stack's (with repo_path) and without files
+stages every change first, untracked files included (ignored ones not), as Stack does. */
+  repo_path?: string
   /** Stage these files first, relative to path (also: stageFiles, file). */
   files?: string | Array<string>
   /** Stage every change first, untracked files included (like git add -A). */
@@ -3086,9 +3198,20 @@ export type GitCommitData = {
   amend?: boolean
   files?: Array<string>
   filesChanged?: number
+  stagedAll?: boolean
+  hooks?: {
+    ran: Array<string>
+    skipped: Array<{
+      name: string
+      path?: string
+      reason: string
+      [key: string]: unknown
+    }>
+    [key: string]: unknown
+  }
   [key: string]: unknown
 }
-/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too) with stageAll, else what is staged, else all tracked changes. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run; a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation, and again when the branch is protected. (`git_commit`, mutating, asks ctx.confirm) */
+/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too, ignored ones not) with stageAll or when called with Stack's repo_path and no files, else what is staged, else all tracked changes. The result lists the files that went in. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run when they lie inside the workspace (one outside never runs; the result says so); a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation once: the commit, the hooks that will run, and a protected branch. Only the workspace's files are ever committed (OUTSIDE_WORKSPACE otherwise). (`git_commit`, mutating, asks ctx.confirm) */
 export declare function gitCommit(args: GitCommitArgs, ctx: ToolContext): Promise<ToolResult<GitCommitData>>
 export declare const gitCommitTool: ToolDefinition<GitCommitArgs, GitCommitData>
 
@@ -3137,7 +3260,7 @@ export type GitBranchData = {
   count?: number
   [key: string]: unknown
 }
-/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten), delete (an unmerged branch needs force: true; a protected branch asks again). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`, mutating, asks ctx.confirm) */
+/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten, and with OUTSIDE_WORKSPACE when it would change files outside the workspace), delete (an unmerged branch needs force: true; a protected branch adds a prompt). Names follow git check-ref-format (INVALID_ARGUMENT naming the rule). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`, mutating, asks ctx.confirm) */
 export declare function gitBranch(args: GitBranchArgs, ctx: ToolContext): Promise<ToolResult<GitBranchData>>
 export declare const gitBranchTool: ToolDefinition<GitBranchArgs, GitBranchData>
 
@@ -3245,7 +3368,7 @@ export type GitPushData = {
   force?: boolean
   [key: string]: unknown
 }
-/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL; network remotes are refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`, mutating, asks ctx.confirm) */
+/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS, AUTH_FAILED when refused; ssh is refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`, mutating, asks ctx.confirm) */
 export declare function gitPush(args: GitPushArgs, ctx: ToolContext): Promise<ToolResult<GitPushData>>
 export declare const gitPushTool: ToolDefinition<GitPushArgs, GitPushData>
 
@@ -3271,7 +3394,7 @@ export type GitPullData = {
   files?: Array<unknown>
   [key: string]: unknown
 }
-/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`, mutating, asks ctx.confirm) */
+/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS; ssh is refused with UNSUPPORTED_SCHEME) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`, mutating, asks ctx.confirm) */
 export declare function gitPull(args: GitPullArgs, ctx: ToolContext): Promise<ToolResult<GitPullData>>
 export declare const gitPullTool: ToolDefinition<GitPullArgs, GitPullData>
 

@@ -167,11 +167,11 @@ function searchCodebase(args, ctx) {
 function projectMap(args, ctx) {
   return binding.callTool(34, args, ctx)
 }
-/** Run a shell command line in the workspace with bash (pipes, redirections and expansions work), or a program with args and no shell, and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. (`run`) */
+/** Run a shell command line in the workspace with bash (pipes, redirections and expansions work), or a program with args and no shell, and return its exit code, duration and output (head and tail of each stream; counts of what was omitted; error lines from the omitted middle kept). The whole process tree is killed on timeout. Secret-looking environment variables are not passed unless given in env. Destructive commands (recursive deletes outside the workspace, dd/mkfs/shred, git reset --hard, git clean -fdx, git push --force, recursive chmod outside the workspace, fork bombs, curl | sh) need a second, explicit confirmation; data.risk lists what was found. Commands run in a sandbox: by default they write only in the workspace, the temp directory and the package managers' caches (data.sandbox says what applied). (`run`) */
 function runCommand(args, ctx) {
   return binding.callTool(35, args, ctx)
 }
-/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. (`process_start`) */
+/** Start a long-running program (a dev server, a watcher) in the background and return its id at once. Read its output with process_read, wait for it with process_wait, stop it with process_kill. It and everything it starts are killed when the host exits. It runs in the same sandbox as run (data.sandbox). (`process_start`) */
 function processStart(args, ctx) {
   return binding.callTool(36, args, ctx)
 }
@@ -267,7 +267,7 @@ function gitStatus(args, ctx) {
 function gitDiff(args, ctx) {
   return binding.callTool(59, args, ctx)
 }
-/** Commit history of the git repository containing path, read without running git, newest first: at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
+/** Commit history of the git repository containing path, read without running git, in git log's order (order: default, newest commit date first with git's tie-breaking; topo as --topo-order; date as --date-order): at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
 function gitLog(args, ctx) {
   return binding.callTool(60, args, ctx)
 }
@@ -287,11 +287,11 @@ function gitStage(args, ctx) {
 function gitUnstage(args, ctx) {
   return binding.callTool(64, args, ctx)
 }
-/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too) with stageAll, else what is staged, else all tracked changes. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run; a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation, and again when the branch is protected. (`git_commit`) */
+/** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too, ignored ones not) with stageAll or when called with Stack's repo_path and no files, else what is staged, else all tracked changes. The result lists the files that went in. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run when they lie inside the workspace (one outside never runs; the result says so); a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation once: the commit, the hooks that will run, and a protected branch. Only the workspace's files are ever committed (OUTSIDE_WORKSPACE otherwise). (`git_commit`) */
 function gitCommit(args, ctx) {
   return binding.callTool(65, args, ctx)
 }
-/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten), delete (an unmerged branch needs force: true; a protected branch asks again). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`) */
+/** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten, and with OUTSIDE_WORKSPACE when it would change files outside the workspace), delete (an unmerged branch needs force: true; a protected branch adds a prompt). Names follow git check-ref-format (INVALID_ARGUMENT naming the rule). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`) */
 function gitBranch(args, ctx) {
   return binding.callTool(66, args, ctx)
 }
@@ -311,11 +311,11 @@ function gitRestoreCheckpoint(args, ctx) {
 function gitListCheckpoints(args, ctx) {
   return binding.callTool(70, args, ctx)
 }
-/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL; network remotes are refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`) */
+/** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS, AUTH_FAILED when refused; ssh is refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`) */
 function gitPush(args, ctx) {
   return binding.callTool(71, args, ctx)
 }
-/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`) */
+/** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS; ssh is refused with UNSUPPORTED_SCHEME) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`) */
 function gitPull(args, ctx) {
   return binding.callTool(72, args, ctx)
 }
