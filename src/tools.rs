@@ -7,6 +7,22 @@ use napi_derive::napi;
 use crate::convert::{Rendered, output as output_object, reject, to_json};
 use crate::ctx::{AbortHook, Converted, convert};
 
+/// What a call needs from JS, converted on the JS thread: the arguments as JSON and the core
+/// ctx (or the error to reject with), and the abort hook to release when it settles.
+type Prepared = (std::result::Result<(serde_json::Value, Ctx), ToolError>, Option<AbortHook>);
+
+/// Convert `args` and `ctx` of a call of `name` (on the JS thread).
+fn prepare(env: &Env, name: &str, args: Unknown<'_>, ctx: Option<Object<'_>>, may_confirm: bool) -> Prepared {
+    let converted = to_json(env, args, 0)
+        .map_err(|e| ToolError::invalid(format!("arguments of {name} must be JSON-compatible: {}", e.reason)))
+        .and_then(|a| a.ok_or_else(|| ToolError::invalid(format!("arguments of {name} must be an object"))))
+        .and_then(|a| convert(env, ctx, may_confirm).map(|(c, hook)| ((a, c), hook)));
+    match converted {
+        Ok(((args, converted), hook)) => (Ok((args, host_ctx(converted))), hook),
+        Err(e) => (Err(e), None),
+    }
+}
+
 /// Run tool `name` for JS: convert `args` and `ctx` on the JS thread, then one call into the
 /// core's pipeline ([`call::call`]: argument policy, panics, aborts), settled on the JS thread.
 pub(crate) fn spawn<'env>(
@@ -18,14 +34,7 @@ pub(crate) fn spawn<'env>(
     let spec = registry::find(name);
     // Only tools that may ask get a confirm channel (creating one costs a threadsafe function).
     let may_confirm = spec.is_none_or(|s| s.confirms() || s.permission != registry::Permission::None);
-    let converted = to_json(env, args, 0)
-        .map_err(|e| ToolError::invalid(format!("arguments of {name} must be JSON-compatible: {}", e.reason)))
-        .and_then(|a| a.ok_or_else(|| ToolError::invalid(format!("arguments of {name} must be an object"))))
-        .and_then(|a| convert(env, ctx, may_confirm).map(|(c, hook)| ((a, c), hook)));
-    let (prepared, hook) = match converted {
-        Ok(((args, converted), hook)) => (Ok((args, host_ctx(converted))), hook),
-        Err(e) => (Err(e), None),
-    };
+    let (prepared, hook) = prepare(env, name, args, ctx, may_confirm);
     if spec.and_then(|s| registry::blocking_form(s.name)).is_some() {
         // A few syscalls: run on libuv's pool, which settles faster than a future does.
         let call = BlockingCall { name, prepared: Some(prepared), hook };
@@ -173,14 +182,8 @@ pub fn plan_call<'env>(
     args: Unknown<'_>,
     ctx: Option<Object<'_>>,
 ) -> Result<PromiseRaw<'env, Array<'env>>> {
-    let prepared = to_json(env, args, 0)
-        .map_err(|e| ToolError::invalid(format!("arguments of {name} must be JSON-compatible: {}", e.reason)))
-        .and_then(|a| a.ok_or_else(|| ToolError::invalid(format!("arguments of {name} must be an object"))))
-        .and_then(|a| convert(env, ctx, false).map(|(c, hook)| ((a, host_ctx(c)), hook)));
-    let (prepared, hook) = match prepared {
-        Ok((p, hook)) => (Ok(p), hook),
-        Err(e) => (Err(e), None),
-    };
+    // A plan never asks: no confirm channel.
+    let (prepared, hook) = prepare(env, &name, args, ctx, false);
     let work = async move {
         let (args, ctx) = prepared?;
         call::plan(&name, args, ctx).await
