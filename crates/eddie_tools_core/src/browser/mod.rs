@@ -1,7 +1,8 @@
 //! The `browser` family: Chrome or Chromium driven over the DevTools Protocol ([`cdp`]), launched
 //! headless under the process supervisor ([`launch`]) or attached to, one per process
-//! ([`session`]). Tools act on a tab (`tabId`, else the current one). Every request a page
-//! makes is vetted by the network guard of the web family; downloads are off. See the README.
+//! ([`session`]). Tools act on a tab (`tabId`, else the current one). Every connection a
+//! launched browser makes goes through its proxy (`engine::net::proxy`), vetted by the network
+//! guard; popups become tabs; downloads are off. See the README.
 
 pub mod cdp;
 pub mod click;
