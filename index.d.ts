@@ -560,7 +560,7 @@ export type WriteFileArgs = {
   append?: boolean
   /** Allow replacing an existing file (default true; false in TunaCode's style). */
   overwrite?: boolean
-  /** Copy the previous content to <path>.bak first. */
+  /** Copy the previous content to `<path>.bak` first. */
   createBackup?: boolean
   /** Encoding for the file (default: the existing file's, else UTF-8). */
   encoding?: string
@@ -3964,7 +3964,7 @@ export type BrowserScreenshotArgs = {
   selector?: string
   /** Capture only this element (a ref from browser_read_page or browser_find, e.g. e12). */
   ref?: string
-  /** Where to write the PNG, inside the workspace (default .eddie/screenshots/<time>-tab<N>.png). */
+  /** Where to write the PNG, inside the workspace (default `.eddie/screenshots/<time>-tab<N>.png`). */
   path?: string
   /** Pixel budget (default 1200000): a larger capture is scaled down to fit. */
   maxPixels?: number

@@ -4,7 +4,7 @@
 //! in a module of its family. Arguments are taken as JSON and coerced the way the
 //! `@eddie/tools` handlers coerce them; results are `{schema, content, data}`. Every path
 //! goes through [`workspace::Workspace::resolve`], every write through
-//! [`atomic::write_atomic`], and every failure is a [`error::ToolError`] with a stable code.
+//! [`engine::store`], and every failure is a [`error::ToolError`] with a stable code.
 #![deny(missing_docs)]
 
 #[cfg(feature = "browser")]

@@ -37,7 +37,7 @@ pub struct Args {
     /// Capture only this element (a ref from browser_read_page or browser_find, e.g. e12).
     #[serde(rename = "ref")]
     pub r#ref: Option<String>,
-    /// Where to write the PNG, inside the workspace (default .eddie/screenshots/<time>-tab<N>.png).
+    /// Where to write the PNG, inside the workspace (default `.eddie/screenshots/<time>-tab<N>.png`).
     pub path: Option<String>,
     /// Pixel budget (default 1200000): a larger capture is scaled down to fit.
     pub max_pixels: Option<JsInt>,

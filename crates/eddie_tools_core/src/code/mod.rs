@@ -1,6 +1,6 @@
 //! The `code` family: search and code navigation for agents — `grep`, `glob`, the tree-sitter
 //! symbol tools (`list_symbols`, `find_symbol`, `find_references`, `search_codebase`) and
-//! `project_map`. Every walk goes through the one ignore engine ([`walk`]), which honours
+//! `project_map`. Every walk goes through the one ignore engine ([`crate::engine::walk`]), which honours
 //! `.gitignore`, `respectGitignore` and `includeHidden` and counts what it hid. An abort
 //! returns what was found so far, flagged `cancelled` (`partial_on_cancel`).
 

@@ -48,7 +48,7 @@ impl<'de> Deserialize<'de> for CommandArg {
 
 crate::value_schema!(CommandArg, {"anyOf": [{"type": "string", "minLength": 1}, {"type": "array", "items": {"type": "string"}}]});
 
-/// What a runner takes (each runner's `Args`, declared by [`runner_args`]).
+/// What a runner takes (each runner's `Args`, declared by `runner_args!`).
 #[derive(Debug)]
 pub struct Input {
     /// `path`: the target.

@@ -20,7 +20,7 @@ pub struct Counts {
     pub skipped: u64,
     /// Which runner's summary was recognised.
     pub runner: Option<&'static str>,
-    /// Names of failed tests (the first [`MAX_FAILURES`]).
+    /// Names of failed tests (the first `MAX_FAILURES`).
     pub failures: Vec<String>,
 }
 

@@ -5,7 +5,7 @@
 //! `------- SEARCH` / `=======` / `+++++++ REPLACE` block (aider's `<<<<<<<`/`>>>>>>>` too) is
 //! located in the original file first, in any order, and the set is applied only if every
 //! block matches once and none overlap. Matching follows the fuzzy ladder of
-//! [`super::matcher`] unless `fuzzy: false`; the result names the stage that matched.
+//! [`crate::engine::patch::matcher`] unless `fuzzy: false`; the result names the stage that matched.
 
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -42,7 +42,7 @@ pub struct Args {
     /// TunaCode's inverted `overwrite` (also: no_overwrite).
     #[schemars(skip)]
     pub no_overwrite: Option<Flag>,
-    /// Copy the previous content to <path>.bak first.
+    /// Copy the previous content to `<path>.bak` first.
     pub create_backup: Option<Flag>,
     /// Encoding for the file (default: the existing file's, else UTF-8).
     pub encoding: Option<String>,

@@ -5,7 +5,7 @@
 //!
 //! Each HIR node is summarised either by the exact set of strings it can match (kept while
 //! small) or by a set of prefixes, a set of suffixes and a query over its inside. Sets that
-//! grow past [`SET_LIMIT`] are first folded into the query, then shortened.
+//! grow past `SET_LIMIT` are first folded into the query, then shortened.
 
 use std::collections::BTreeSet;
 
