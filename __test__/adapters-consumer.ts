@@ -1,7 +1,7 @@
 // Compiled with `tsc --noEmit` (strict) only: the adapters' types against the real SDK packages.
 /// <reference types="vscode" />
 import type * as vscode from 'vscode'
-import { createSession, selectTools, toModelText, describeConfirmation, runTool, type ToolName, type ToolArgsMap, type ToolDataMap } from '../adapters/index.js'
+import { createSession, selectTools, toModelText, describeConfirmation, planConfirmation, runTool, type ToolName, type ToolArgsMap, type ToolDataMap } from '../adapters/index.js'
 import { toAiSdkTools, aiSdkToolApproval } from '../adapters/ai-sdk.js'
 import { toOpenAITools, runOpenAIToolCalls } from '../adapters/openai.js'
 import { toAnthropicTools, runAnthropicToolUses, toAnthropicRunnableTools } from '../adapters/anthropic.js'
@@ -26,6 +26,14 @@ export async function use(model: Parameters<typeof generateText>[0]['model'], op
   const args: ToolArgsMap['run'] = { command: 'ls', args: ['-la'], env: { A: '1', B: null } }
   const text = toModelText(viaSession) + toModelText(new Error('x'))
   const message: string | null = await describeConfirmation('write_file', { path: 'a', content: 'b' }, session)
+  // approve first: show every prompt, then approve exactly those
+  const gated = createSession({ cwd: '/tmp', maxPermission: 'dangerous', sandbox: { mode: 'workspace-write', network: 'off' } })
+  const plan = await planConfirmation('run', { command: 'rm -rf build' }, gated)
+  if (plan) await gated.run('run', { command: 'rm -rf build' }, { approved: plan })
+  await gated.run('write_file', { path: 'a', content: 'b' }, { approved: true })
+  // @ts-expect-error approvals name prompt kinds that exist
+  await gated.run('write_file', { path: 'a', content: 'b' }, { approved: { kinds: ['everything'] } })
+  const ended: boolean = gated.end()
 
   // AI SDK: the ToolSet goes straight into generateText
   const tools: ToolSet = toAiSdkTools(specs, session)
@@ -49,5 +57,5 @@ export async function use(model: Parameters<typeof generateText>[0]['model'], op
   // VS Code: the real namespace fits
   const disposables = registerVsCodeTools(vs, context, { families: ['code'] })
   const manifest = vsCodeManifest({ maxPermission: 'none' })
-  return (hits.files?.length ?? 0) + text.length + (message?.length ?? 0) + run.steps.length + replies.length + outputs.length + results.length + runnable.length + lc.length + disposables.length + manifest.length + args.command.length + bad.length
+  return (hits.files?.length ?? 0) + text.length + (message?.length ?? 0) + run.steps.length + replies.length + outputs.length + results.length + runnable.length + lc.length + disposables.length + manifest.length + args.command.length + bad.length + Number(ended)
 }

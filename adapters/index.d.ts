@@ -18,8 +18,12 @@ export declare const PERMISSIONS: readonly Permission[]
 export interface SessionOptions {
   /** The workspace root (default: process.cwd()). */
   cwd?: string
-  /** Asked before a tool changes anything or runs a command. Missing = declined. */
+  /** Asked each prompt a call needs that no approval covers. Missing: such a call fails with APPROVAL_REQUIRED and nothing runs. */
   confirm?: (message: string) => boolean | Promise<boolean>
+  /** The host's ceiling: a tool above this level is refused with POLICY_DENIED, no one asked. */
+  maxPermission?: Permission
+  /** The sandbox every command of the session's calls runs in (see ToolContext.sandbox). */
+  sandbox?: ToolContext['sandbox']
   /** How ask_user / ask_followup_question reach the user. */
   ask?: (question: string) => string | Promise<string>
   env?: Record<string, string | undefined>
@@ -37,8 +41,11 @@ export declare const RESULT_SHAPES: readonly ResultShape[]
 /** Per-call options. */
 export interface CallOptions {
   signal?: AbortSignal
-  /** The host already asked the user about this call: every confirm answers yes. */
-  approved?: boolean
+  /**
+   * What the host approved before the call: a plan from `planConfirmation` (or its prompts) covers
+   * exactly those prompts; `true` covers only the tool's own question. Anything else still goes to `confirm`.
+   */
+  approved?: ToolContext['approved'] | ConfirmationPlan
   /** Replaces the session's confirm for this call. */
   confirm?: (message: string) => boolean | Promise<boolean>
   onOutput?: (chunk: OutputChunk) => void
@@ -53,6 +60,19 @@ export interface Session {
   ctx(call?: CallOptions): ToolContext
   run<N extends ToolName>(name: N, args: ToolArgsMap[N], call?: CallOptions): Promise<ToolResult<ToolDataMap[N]>>
   run(name: string, args: Record<string, unknown>, call?: CallOptions): Promise<ToolResult>
+  /** End the session: the tools it allowed ask again. Returns whether it had any grants. */
+  end(): boolean
+}
+
+/** One prompt a call would ask. */
+export interface ConfirmationPrompt {
+  kind: 'action' | 'destructive' | 'hooks' | 'protected'
+  text: string
+}
+/** Every prompt a call would ask, and their texts joined for a dialog. */
+export interface ConfirmationPlan {
+  prompts: ConfirmationPrompt[]
+  message: string
 }
 
 export declare function createSession(options?: SessionOptions | Session): Session
@@ -98,10 +118,14 @@ export type Settled<D = unknown> =
 export declare function settle<N extends ToolName>(session: Session, name: N, args: ToolArgsMap[N], call?: CallOptions): Promise<Settled<ToolDataMap[N]>>
 export declare function settle(session: Session, name: string, args: Record<string, unknown>, call?: CallOptions): Promise<Settled>
 
-/** Whether a call would ask the user now (false: never confirms, or the session already granted it). */
+/** Whether a call of the tool would ask now, by its level alone (false: level none, or a moderate tool the session granted). */
 export declare function wouldAsk(name: ToolName | (string & {}), session?: Session | SessionOptions): Promise<boolean>
 
-/** The confirm text the call would show, computed without changing anything; null when the tool does not confirm. */
+/** Every prompt the call would ask, computed without changing anything; null when it would not ask (or fails before asking). */
+export declare function planConfirmation<N extends ToolName>(name: N, args: ToolArgsMap[N], session?: Session | SessionOptions): Promise<ConfirmationPlan | null>
+export declare function planConfirmation(name: string, args: Record<string, unknown>, session?: Session | SessionOptions): Promise<ConfirmationPlan | null>
+
+/** The text of every prompt the call would ask (`planConfirmation(...).message`); null when it would not ask. */
 export declare function describeConfirmation<N extends ToolName>(name: N, args: ToolArgsMap[N], session?: Session | SessionOptions): Promise<string | null>
 export declare function describeConfirmation(name: string, args: Record<string, unknown>, session?: Session | SessionOptions): Promise<string | null>
 
