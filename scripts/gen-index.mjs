@@ -80,6 +80,23 @@ js += `const byName = new Map(specs.map((s) => [s.name, s]))\n\n`
 js += `/** A ToolDefinition (as @eddie/tools defines it) whose handler is the native tool. */\n`
 js += `function define(name, run) {\n  const spec = byName.get(name)\n  return {\n    name: spec.name,\n    description: spec.description,\n    jsonSchema: spec.jsonSchema,\n    outputSchema: spec.outputSchema,\n    handler: (args, ctx) => run(args, ctx),\n  }\n}\n\n`
 // Each tool is one native entry point, called by its place in the registry (toolSpecs() order).
+// The place is only right for the binary this file was generated from: at load, every place
+// must still hold the tool of that export's name, or require fails (no call reaches the wrong tool).
+js += `/**\n * The tool each export calls, by its place in toolSpecs(): [model name, JS name]. Throws at require\n * when the native binary's tools are not these, in this order (index.js generated from another build).\n * @param {{name: string, jsName: string}[]} actual\n * @param {[string, string][]} expected\n */\n`
+js += `function checkExports(actual, expected) {\n`
+js += `  const drift = []\n`
+js += `  expected.forEach(([name, jsName], i) => {\n`
+js += `    const s = actual[i]\n`
+js += `    if (!s || s.name !== name || s.jsName !== jsName) drift.push(\`\${jsName} calls tool #\${i}, which is \${s ? \`\${s.name} (\${s.jsName})\` : 'missing'}, not \${name}\`)\n`
+js += `  })\n`
+js += `  for (const s of actual.slice(expected.length)) drift.push(\`\${s.name} (\${s.jsName}) has no export\`)\n`
+js += `  if (!drift.length) return\n`
+js += `  const more = drift.length > 5 ? \` (and \${drift.length - 5} more)\` : ''\n`
+js += `  const error = new Error(\`index.js does not match the native binary's tools; regenerate it (npm run build): \${drift.slice(0, 5).join('; ')}\${more}\`)\n`
+js += `  error.code = 'NATIVE_BINDING_MISMATCH'\n`
+js += `  throw error\n`
+js += `}\n`
+js += `checkExports(specs, [\n${specs.map((s) => `  [${JSON.stringify(s.name)}, ${JSON.stringify(s.jsName)}],\n`).join('')}])\n\n`
 js += `// Each tool runs through binding.callTool(index, …): its place in toolSpecs().\n`
 specs.forEach((s, i) => {
   js += `/** ${s.description.split('\n')[0].replaceAll('*/', '*\\/')} (\`${s.name}\`) */\n`
@@ -103,6 +120,7 @@ const exported = [
   ...helperNames.map((h) => [h, `binding.${h}`]),
   ['runTool', 'binding.runTool'],
   ['toolSpecs', 'binding.toolSpecs'],
+  ['toolSpec', 'binding.toolSpec'],
   ['errorCodes', 'binding.errorCodes'],
   ['toolAliases', 'binding.toolAliases'],
   ['planCall', 'binding.planCall'],
@@ -234,6 +252,8 @@ export interface ToolError extends Error {
   /** bash: output captured before the failure. */
   stdout?: string
   stderr?: string
+  /** UNKNOWN_TOOL: the closest tool names, best first (empty when none is near). */
+  suggestions?: string[]
 }
 
 /** A registry entry: eddie's definition plus whether the tool mutates and confirms. */
@@ -265,6 +285,11 @@ export declare const TASK_LIST_RESULT_SCHEMA: Record<string, unknown>
 export declare const PLAN_RESULT_SCHEMA: Record<string, unknown>
 /** Every tool with its schemas and facts, builtinTools first. */
 export declare function toolSpecs(): NativeToolSpec[]
+/**
+ * The spec of one tool by its model name, JS name or another agent's name (\`toolAliases()\`). Throws the core's
+ * \`UNKNOWN_TOOL\` otherwise ("Unknown tool: grepp. Did you mean \`grep\`?"), with the closest names as \`suggestions\`.
+ */
+export declare function toolSpec(name: string): NativeToolSpec
 /** Every error code, in declaration order. */
 export declare function errorCodes(): ErrorCode[]
 /** The other agents' tool names that runTool accepts (\`read\` → \`read_file\`, \`execute_command\` → \`run\`, …), as {alias: canonical}. */

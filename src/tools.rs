@@ -148,9 +148,7 @@ pub fn run_tool<'env>(
     match registry::static_name(&name) {
         Some(name) => spawn(env, name, args, ctx),
         None => env.spawn_future_with_callback(
-            async move {
-                Ok(ToolError::new(eddie_tools_core::ErrorCode::UnknownTool, format!("Unknown tool: {name}")))
-            },
+            async move { Ok(call::unknown_tool(&name)) },
             |env, e: ToolError| -> Result<Object> { Err(reject(env, &e)) },
         ),
     }
@@ -242,22 +240,31 @@ pub struct NativeToolSpec {
 /// Every tool of every family, `builtinTools` first.
 #[napi(catch_unwind)]
 pub fn tool_specs() -> Vec<NativeToolSpec> {
-    registry::tools()
-        .filter_map(|t| {
-            let def = registry::definition(t.name)?;
-            Some(NativeToolSpec {
-                name: t.name.to_owned(),
-                js_name: t.js_name.to_owned(),
-                family: t.family.to_owned(),
-                permission: t.permission.as_str().to_owned(),
-                description: def.get("description").and_then(|d| d.as_str()).unwrap_or_default().to_owned(),
-                json_schema: def.get("jsonSchema").cloned().unwrap_or_default(),
-                output_schema: def.get("outputSchema").cloned().unwrap_or_default(),
-                mutating: t.mutating(),
-                confirms: t.confirms() || t.permission != registry::Permission::None,
-            })
-        })
-        .collect()
+    registry::tools().filter_map(native_spec).collect()
+}
+
+/// The spec of tool `name`: its model name (`file_read`), JS name (`fileRead`), or another
+/// agent's name (`toolAliases()`). Throws the core's `UNKNOWN_TOOL` otherwise, whose message names
+/// the closest tools and whose `suggestions` lists them.
+#[napi(catch_unwind)]
+pub fn tool_spec(env: &Env, name: String) -> Result<NativeToolSpec> {
+    registry::find(&name).and_then(native_spec).ok_or_else(|| reject(env, &call::unknown_tool(&name)))
+}
+
+/// The JS view of one registry entry.
+fn native_spec(t: &'static registry::ToolSpec) -> Option<NativeToolSpec> {
+    let def = registry::definition(t.name)?;
+    Some(NativeToolSpec {
+        name: t.name.to_owned(),
+        js_name: t.js_name.to_owned(),
+        family: t.family.to_owned(),
+        permission: t.permission.as_str().to_owned(),
+        description: def.get("description").and_then(|d| d.as_str()).unwrap_or_default().to_owned(),
+        json_schema: def.get("jsonSchema").cloned().unwrap_or_default(),
+        output_schema: def.get("outputSchema").cloned().unwrap_or_default(),
+        mutating: t.mutating(),
+        confirms: t.confirms() || t.permission != registry::Permission::None,
+    })
 }
 
 /// The stable error codes, in declaration order.

@@ -89,18 +89,25 @@ fn unknown_key(spec: &ToolSpec, props: &Map<String, Value>, key: &str) -> ToolEr
         .with_prop("argument", key)
 }
 
-/// The candidate closest to `key`: the same up to case and `_`/`-` (`max_depth` →
-/// `maxDepth`), else the nearest by edit distance when it is near enough to be a typo.
-fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str> + Clone) -> Option<&'a str> {
+/// The candidate closest to `key` (see [`closest_n`]).
+fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    closest_n(key, candidates, 1).into_iter().next()
+}
+
+/// The candidates closest to `key`, best first, at most `limit`: those the same up to case and
+/// `_`/`-` (`max_depth` → `maxDepth`), then the nearest by edit distance (a swap of two
+/// neighbours counts as one edit) when near enough to be a typo. Ties go in name order.
+pub(crate) fn closest_n<'a>(key: &str, candidates: impl Iterator<Item = &'a str>, limit: usize) -> Vec<&'a str> {
     let fold = |s: &str| s.chars().filter(|c| !matches!(c, '_' | '-')).collect::<String>().to_lowercase();
     let folded = fold(key);
-    if let Some(same) = candidates.clone().find(|c| fold(c) == folded) {
-        return Some(same);
-    }
-    let (best, distance) = candidates
-        .map(|c| (c, strsim::levenshtein(&folded, &fold(c))))
-        .min_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)))?;
-    (distance <= (folded.chars().count() / 3).max(1)).then_some(best)
+    let near = (folded.chars().count() / 3).max(1);
+    let mut ranked: Vec<(usize, &str)> = candidates
+        .map(|c| (strsim::osa_distance(&folded, &fold(c)), c))
+        .filter(|(distance, _)| *distance <= near)
+        .collect();
+    ranked.sort_unstable();
+    ranked.dedup_by(|a, b| a.1 == b.1);
+    ranked.into_iter().take(limit).map(|(_, c)| c).collect()
 }
 
 // ---- typed arguments: each tool's `Args` (serde + schemars) is parsed once and is the

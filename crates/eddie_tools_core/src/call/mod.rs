@@ -38,13 +38,29 @@ pub(crate) fn admit(
     ctx.cancel.check()?;
     let name = registry::route(name, &mut args);
     let Some(spec) = registry::find(name) else {
-        return Err(ToolError::new(ErrorCode::UnknownTool, format!("Unknown tool: {name}")));
+        return Err(unknown_tool(name));
     };
     let Some(family) = registry::family_of(spec.name) else {
         return Err(ToolError::internal(format!("tool {} has no family {}", spec.name, spec.family)));
     };
     let args = args::normalise(spec, args)?;
     Ok((spec, family, args))
+}
+
+/// `UNKNOWN_TOOL` for `name`, naming the closest tools by edit distance over the model names
+/// and the other agents' names ([`registry::TOOL_ALIASES`]; a JS name such as `readFile` folds
+/// to its model name): "Unknown tool: grepp. Did you mean `grep`?". The error carries them as
+/// `suggestions` (an empty list when nothing is near), so a host need not compute its own.
+pub fn unknown_tool(name: &str) -> ToolError {
+    let names = registry::tools().map(|t| t.name).chain(registry::TOOL_ALIASES.iter().map(|(alias, _)| *alias));
+    let near = args::closest_n(name, names, 3);
+    let quoted: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+    let hint = match quoted.split_last() {
+        None => String::new(),
+        Some((last, [])) => format!(". Did you mean {last}?"),
+        Some((last, rest)) => format!(". Did you mean {} or {last}?", rest.join(", ")),
+    };
+    ToolError::new(ErrorCode::UnknownTool, format!("Unknown tool: {name}{hint}")).with_prop("suggestions", near)
 }
 
 /// Admit the call for the gate: the tool's level on the ctx, the host's ceiling checked.
@@ -183,6 +199,51 @@ mod tests {
         c.cancel.cancel();
         let e = call("nope", json!({}), c.clone()).await.unwrap_err();
         assert_eq!(e.code(), ErrorCode::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn unknown_tools_name_the_closest_tools() {
+        let (_t, c) = ctx();
+        let cases: &[(&str, Option<&str>)] = &[
+            ("grepp", Some("grep")),
+            // A swap of two neighbours is one edit.
+            ("gerp", Some("grep")),
+            ("file_raed", Some("file_read")),
+            // JS names and other spellings fold to the model name.
+            ("readFiel", Some("read_file")),
+            ("File-Read", Some("file_read")),
+            // The other agents' names are suggested as themselves.
+            ("execute_comand", Some("execute_command")),
+            ("git_stats", Some("git_status")),
+            ("nope", None),
+            ("zzzzzzzzzzzzzz", None),
+        ];
+        for (name, want) in cases {
+            let e = call(name, json!({}), c.clone()).await.unwrap_err();
+            assert_eq!(e.code(), ErrorCode::UnknownTool);
+            let suggestions = e.props()["suggestions"].as_array().unwrap();
+            match want {
+                Some(first) => {
+                    assert_eq!(suggestions[0], *first, "{name}: {}", e.message());
+                    assert!(
+                        e.message().starts_with(&format!("Unknown tool: {name}. Did you mean `{first}`")),
+                        "{}",
+                        e.message()
+                    );
+                }
+                None => {
+                    assert!(suggestions.is_empty(), "{name}: {suggestions:?}");
+                    assert_eq!(e.message(), format!("Unknown tool: {name}"));
+                }
+            }
+        }
+        // Several near names: at most three, best first, in one sentence.
+        let e = unknown_tool("git_sho");
+        let s = e.props()["suggestions"].as_array().unwrap();
+        assert!(!s.is_empty() && s.len() <= 3 && s[0] == "git_show", "{s:?}");
+        if s.len() > 1 {
+            assert!(e.message().contains(" or `"), "{}", e.message());
+        }
     }
 
     #[tokio::test]

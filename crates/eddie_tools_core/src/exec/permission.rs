@@ -37,7 +37,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         return Err(ToolError::invalid("toolName must be a non-empty string"));
     }
     let Some(spec) = registry::find(&name) else {
-        return Err(ToolError::new(crate::error::ErrorCode::UnknownTool, format!("Unknown tool: {name}")));
+        return Err(crate::call::unknown_tool(&name));
     };
     let asks = spec.permission != Permission::None || spec.confirms();
     let (granted_now, will_ask) = match spec.permission {
