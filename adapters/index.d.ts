@@ -57,6 +57,8 @@ export interface Session {
   cwd: string
   readonly resultShape?: ResultShape
   env?: Record<string, string | undefined>
+  /** The sandbox every command of the session's calls runs in. */
+  sandbox?: ToolContext['sandbox']
   ctx(call?: CallOptions): ToolContext
   run<N extends ToolName>(name: N, args: ToolArgsMap[N], call?: CallOptions): Promise<ToolResult<ToolDataMap[N]>>
   run(name: string, args: Record<string, unknown>, call?: CallOptions): Promise<ToolResult>
@@ -88,7 +90,10 @@ export interface SelectOptions {
 export declare function selectTools(options?: SelectOptions): NativeToolSpec[]
 export declare function resolveTools(tools?: readonly ToolRef[] | null): NativeToolSpec[]
 export declare function allSpecs(): NativeToolSpec[]
+/** The spec of a tool by its model name, JS name or another agent's name; otherwise throws the core's UNKNOWN_TOOL (the closest names in its message and `suggestions`). */
 export declare function specByName(name: string): NativeToolSpec
+/** The name a call of `name` goes through as: another agent's name as given (it may imply arguments), else the model name. Throws UNKNOWN_TOOL like specByName. */
+export declare function calledName(name: string): string
 
 /** The input schema a model sees (type object, missing property descriptions added; `loose`: no root additionalProperties). */
 export declare function modelSchema(spec: NativeToolSpec, options?: { loose?: boolean }): { type: 'object'; [key: string]: unknown }

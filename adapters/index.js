@@ -3,11 +3,27 @@
 // the confirm text a call would show (for hosts that approve before the call).
 //
 // Everything is derived from `toolSpecs()`, so a new family is covered without touching this file.
+// @ts-check
 'use strict'
 const { randomUUID } = require('node:crypto')
 const native = require('../index.js')
 const { withDescriptions } = require('./descriptions.js')
 
+/**
+ * @typedef {import('../index.js').NativeToolSpec} NativeToolSpec
+ * @typedef {import('../index.js').ToolContext} ToolContext
+ * @typedef {import('../index.js').ToolResult} ToolResult
+ * @typedef {import('./index.js').Permission} Permission
+ * @typedef {import('./index.js').ToolRef} ToolRef
+ * @typedef {import('./index.js').SelectOptions} SelectOptions
+ * @typedef {import('./index.js').SessionOptions} SessionOptions
+ * @typedef {import('./index.js').CallOptions} CallOptions
+ * @typedef {import('./index.js').Session} Session
+ * @typedef {import('./index.js').ResultShape} ResultShape
+ * @typedef {import('./index.js').ConfirmationPlan} ConfirmationPlan
+ */
+
+/** @type {Permission[]} */
 const PERMISSIONS = ['none', 'moderate', 'dangerous']
 
 /**
@@ -15,6 +31,7 @@ const PERMISSIONS = ['none', 'moderate', 'dangerous']
  * is kept); `dedupe: 'eddie'` keeps the other one (eddie's verbatim built-in). A pair is only
  * thinned when both of its tools were selected.
  */
+/** @type {[string, string][]} */
 const OVERLAPS = [
   ['read_file', 'file_read'],
   ['write_file', 'file_write'],
@@ -24,6 +41,7 @@ const OVERLAPS = [
   ['ask_followup_question', 'ask_user'],
 ]
 
+/** @type {NativeToolSpec[] | null} */
 let specCache = null
 /** toolSpecs(), read once (the registry is fixed for the life of the process). */
 function allSpecs() {
@@ -31,6 +49,7 @@ function allSpecs() {
   return specCache
 }
 
+/** @type {Record<string, string> | null} */
 let aliasCache = null
 /** The other agents' tool names (`read`, `execute_command`, ...) and the tools they run. */
 function aliases() {
@@ -38,21 +57,37 @@ function aliases() {
   return aliasCache
 }
 
-/** The spec of a tool by its model name, JS name, or another agent's name (`toolAliases()`). */
+/** Whether `name` is another agent's name for a tool (`toolAliases()`). */
+function isAlias(/** @type {string} */ name) {
+  return Object.prototype.hasOwnProperty.call(aliases(), name)
+}
+
+/**
+ * The spec of a tool by its model name, JS name, or another agent's name (`toolAliases()`).
+ * Otherwise throws the core's `UNKNOWN_TOOL`, whose message names the closest tools ("Unknown
+ * tool: grepp. Did you mean `grep`?") and whose `suggestions` lists them.
+ * @param {string} name
+ * @returns {NativeToolSpec}
+ */
 function specByName(name) {
-  const canonical = Object.prototype.hasOwnProperty.call(aliases(), name) ? aliases()[name] : name
-  const spec = allSpecs().find((s) => s.name === canonical || s.jsName === canonical)
-  if (!spec) {
-    const error = new Error(`UNKNOWN_TOOL: no tool named \`${name}\``)
-    error.code = 'UNKNOWN_TOOL'
-    throw error
-  }
-  return spec
+  const canonical = isAlias(name) ? aliases()[name] : name
+  return allSpecs().find((s) => s.name === canonical || s.jsName === canonical) ?? native.toolSpec(String(name))
+}
+
+/**
+ * The name to call `name` by: an alias goes through as given (a seed's spelling can imply
+ * arguments, and `search_files` picks its tool by its arguments), anything else as its model name.
+ * @param {string} name
+ */
+function calledName(name) {
+  return isAlias(name) ? name : specByName(name).name
 }
 
 /**
  * The specs of `tools`: undefined = every tool; otherwise names (model or JS), specs, or
  * ToolDefinitions (`allTools`, `builtinTools`, anything with a `name`).
+ * @param {readonly ToolRef[] | null} [tools]
+ * @returns {NativeToolSpec[]}
  */
 function resolveTools(tools) {
   if (tools === undefined || tools === null) return allSpecs()
@@ -60,7 +95,7 @@ function resolveTools(tools) {
   const seen = new Set()
   const out = []
   for (const t of tools) {
-    const spec = specByName(typeof t === 'string' ? t : t?.name)
+    const spec = specByName(typeof t === 'string' ? t : /** @type {{name?: string} | null | undefined} */ (t)?.name ?? String(t))
     if (!seen.has(spec.name)) {
       seen.add(spec.name)
       out.push(spec)
@@ -73,6 +108,8 @@ function resolveTools(tools) {
  * Choose tools: `families` (default all), `maxPermission` ('none' | 'moderate' | 'dangerous',
  * default 'dangerous'), `names` (only these), and `dedupe` (true: drop eddie's tool of each
  * overlapping pair; 'eddie': drop the other one). Returns specs, in registry order.
+ * @param {SelectOptions} [options]
+ * @returns {NativeToolSpec[]}
  */
 function selectTools(options = {}) {
   const { families, maxPermission = 'dangerous', dedupe = false, names } = options
@@ -80,12 +117,13 @@ function selectTools(options = {}) {
   if (max < 0) throw new RangeError(`maxPermission must be one of ${PERMISSIONS.join(', ')}`)
   const specs = allSpecs()
   const known = new Set(specs.map((s) => s.family))
-  for (const f of families ?? []) {
+  for (const f of /** @type {string[]} */ (families ?? [])) {
     if (!known.has(f)) throw new RangeError(`unknown family \`${f}\`; the families are ${[...known].join(', ')}`)
   }
   const only = names ? new Set(resolveTools(names).map((s) => s.name)) : null
   let chosen = specs.filter(
-    (s) => (!families || families.includes(s.family)) && PERMISSIONS.indexOf(s.permission) <= max && (!only || only.has(s.name)),
+    (s) =>
+      (!families || /** @type {string[]} */ (families).includes(s.family)) && PERMISSIONS.indexOf(s.permission) <= max && (!only || only.has(s.name)),
   )
   if (dedupe) {
     const present = new Set(chosen.map((s) => s.name))
@@ -103,11 +141,14 @@ function selectTools(options = {}) {
  * once per session, a `dangerous` one on every call (the core's one gate). Each call gets its own
  * ctx (its own `signal`) with the same `sessionId`. `maxPermission` is the host's ceiling (a tool
  * above it is refused with `POLICY_DENIED`). `session.end()` forgets what the session allowed.
+ * @param {SessionOptions | Session} [options]
+ * @returns {Session}
  */
 function createSession(options = {}) {
-  if (options && typeof options.run === 'function' && typeof options.ctx === 'function') return options
+  if (isSession(options)) return options
   const { cwd = process.cwd(), confirm, ask, env, onOutput, maxPermission, sandbox, resultShape = 'text', sessionId = `eddie-session-${randomUUID()}` } = options
   if (!RESULT_SHAPES.includes(resultShape)) throw new RangeError(`resultShape must be one of ${RESULT_SHAPES.join(', ')}`)
+  /** @type {Session} */
   const session = {
     sessionId,
     cwd,
@@ -120,11 +161,12 @@ function createSession(options = {}) {
      * anything else the call asks still goes to `confirm`.
      */
     ctx(call = {}) {
+      /** @type {ToolContext} */
       const ctx = { cwd: session.cwd, sessionId: session.sessionId }
       if (session.env !== undefined) ctx.env = session.env
       if (maxPermission !== undefined) ctx.maxPermission = maxPermission
       if (session.sandbox !== undefined) ctx.sandbox = session.sandbox
-      if (call.approved !== undefined && call.approved !== null && call.approved !== false) ctx.approved = call.approved
+      if (call.approved !== undefined && call.approved !== null && /** @type {unknown} */ (call.approved) !== false) ctx.approved = call.approved
       const c = call.confirm ?? confirm
       if (c) ctx.confirm = c
       if (ask) ctx.ask = ask
@@ -137,10 +179,8 @@ function createSession(options = {}) {
      * Run one tool in this session; resolves to the result or rejects with the coded error. Another
      * agent's name (`execute_command`) runs with that agent's behaviour (see toolAliases()).
      */
-    run(name, args, call = {}) {
-      const spec = specByName(name)
-      const called = Object.prototype.hasOwnProperty.call(aliases(), name) ? name : spec.name
-      return native.runTool(called, args ?? {}, session.ctx(call))
+    run(/** @type {string} */ name, /** @type {Record<string, unknown>} */ args, /** @type {CallOptions} */ call = {}) {
+      return native.runTool(calledName(name), args ?? {}, session.ctx(call))
     },
     /** End the session: the tools it allowed ask again. */
     end() {
@@ -151,10 +191,22 @@ function createSession(options = {}) {
 }
 
 /**
+ * Whether `options` is already a session (adapters accept either).
+ * @param {SessionOptions | Session} options
+ * @returns {options is Session}
+ */
+function isSession(options) {
+  return Boolean(options) && typeof (/** @type {Session} */ (options).run) === 'function' && typeof (/** @type {Session} */ (options).ctx) === 'function'
+}
+
+/**
  * The input schema a model sees: the tool's JSON Schema with `type: 'object'` and the property
  * descriptions the registry lacks (from descriptions.js). `loose`: without the root
  * `additionalProperties: false`, for hosts that validate arguments themselves (our aliases must
  * reach the core, which refuses unknown keys with a better message).
+ * @param {NativeToolSpec} spec
+ * @param {{loose?: boolean}} [options]
+ * @returns {{type: 'object', [key: string]: unknown}}
  */
 function modelSchema(spec, { loose = false } = {}) {
   const schema = withDescriptions(spec.name, { type: 'object', ...spec.jsonSchema })
@@ -162,14 +214,22 @@ function modelSchema(spec, { loose = false } = {}) {
   return schema
 }
 
-/** `{code, message}` of anything thrown (`INTERNAL` when it carries no code). */
+/**
+ * `{code, message}` of anything thrown (`INTERNAL` when it carries no code).
+ * @param {any} error
+ * @returns {{code: string, message: string}}
+ */
 function errorInfo(error) {
   const code = typeof error?.code === 'string' ? error.code : 'INTERNAL'
   const message = typeof error?.message === 'string' ? error.message : String(error)
   return { code, message }
 }
 
-/** The text a model reads: a result's `content`, or `CODE: message` for an error. */
+/**
+ * The text a model reads: a result's `content`, or `CODE: message` for an error.
+ * @param {any} resultOrError
+ * @returns {string}
+ */
 function toModelText(resultOrError) {
   if (resultOrError && typeof resultOrError === 'object' && typeof resultOrError.content === 'string' && !(resultOrError instanceof Error)) {
     return resultOrError.content
@@ -178,12 +238,19 @@ function toModelText(resultOrError) {
   return message.startsWith(`${code}:`) ? message : `${code}: ${message}`
 }
 
-/** What a model reads: `text` (the result's text), or a seed's envelope as JSON. */
+/**
+ * What a model reads: `text` (the result's text), or a seed's envelope as JSON.
+ * @type {ResultShape[]}
+ */
 const RESULT_SHAPES = ['text', 'stack', 'floyd']
 
-/** The extra properties of a coded error (`path`, `candidates`, ...), or undefined. */
+/**
+ * The extra properties of a coded error (`path`, `candidates`, ...), or undefined.
+ * @param {unknown} error
+ */
 function errorDetails(error) {
   if (!error || typeof error !== 'object') return undefined
+  /** @type {Record<string, unknown>} */
   const details = {}
   for (const [k, v] of Object.entries(error)) if (!['code', 'message', 'name', 'stack', 'cause'].includes(k)) details[k] = v
   return Object.keys(details).length ? details : undefined
@@ -195,12 +262,14 @@ function errorDetails(error) {
  * - `'floyd'` (Floyd): `{success: true, data}` or `{success: false, error: {code, message, details?}}`;
  * where `result`/`data` is the tool's `data` with the text a model reads as `content` (unless
  * `data` has its own). `'text'` gives `{success, text}`.
+ * @param {ResultShape} shape
+ * @param {any} resultOrError
  */
 function toResultShape(shape, resultOrError) {
   if (!RESULT_SHAPES.includes(shape)) throw new RangeError(`resultShape must be one of ${RESULT_SHAPES.join(', ')}`)
   const ok = resultOrError && typeof resultOrError === 'object' && typeof resultOrError.content === 'string' && !(resultOrError instanceof Error)
   if (ok) {
-    const { content, data } = resultOrError
+    const { content, data } = /** @type {ToolResult} */ (resultOrError)
     const body = data && typeof data === 'object' && !Array.isArray(data) ? { content, ...data } : { content, value: data }
     if (shape === 'stack') return { success: true, result: body }
     if (shape === 'floyd') return { success: true, data: body }
@@ -214,7 +283,11 @@ function toResultShape(shape, resultOrError) {
   return { success: false, error: toModelText(resultOrError) }
 }
 
-/** The text a model reads for `resultOrError` in `shape`: the text, or the envelope as JSON. */
+/**
+ * The text a model reads for `resultOrError` in `shape`: the text, or the envelope as JSON.
+ * @param {ResultShape | undefined} shape
+ * @param {unknown} resultOrError
+ */
 function shapedText(shape, resultOrError) {
   return shape === 'text' || shape === undefined ? toModelText(resultOrError) : JSON.stringify(toResultShape(shape, resultOrError))
 }
@@ -222,6 +295,10 @@ function shapedText(shape, resultOrError) {
 /**
  * Run a call and never throw: `{ok: true, result, text}` or `{ok: false, error, text}` where
  * `text` is what the model should read (in the session's `resultShape`).
+ * @param {Session} session
+ * @param {string} name
+ * @param {Record<string, unknown>} args
+ * @param {CallOptions} [call]
  */
 async function settle(session, name, args, call) {
   try {
@@ -235,6 +312,7 @@ async function settle(session, name, args, call) {
 /**
  * Stack 2.9's `get_tool_schemas()`: every tool (or those of `tools`) as `{name, description,
  * parameters}`, parameters being the JSON Schema a model fills.
+ * @param {readonly ToolRef[] | null} [tools]
  */
 function getToolSchemas(tools) {
   return resolveTools(tools).map((spec) => ({ name: spec.name, description: spec.description, parameters: modelSchema(spec) }))
@@ -244,6 +322,8 @@ function getToolSchemas(tools) {
  * Stack 2.9's `get_tool(name)`: a function of the arguments that runs the tool in `session` and
  * resolves to Stack's `{success, result | error}` (it never rejects). `name` may be Stack's own
  * (`read`, `search`, `run`, ...).
+ * @param {string} name
+ * @param {Session | SessionOptions} [session]
  */
 function getTool(name, session) {
   specByName(name)
@@ -262,6 +342,8 @@ function getTool(name, session) {
  * that never ask and for `moderate` tools the session has already granted (as the read-only
  * `check_permission` tool tells); true otherwise (and when in doubt). `planConfirmation` is exact
  * for a given call (a destructive command asks even when the tool is granted).
+ * @param {string} name
+ * @param {Session | SessionOptions} [session]
  */
 async function wouldAsk(name, session) {
   const spec = specByName(name)
@@ -270,7 +352,7 @@ async function wouldAsk(name, session) {
   const s = createSession(session)
   try {
     const { data } = await native.runTool('check_permission', { toolName: spec.name }, { cwd: s.cwd, sessionId: s.sessionId })
-    return data?.willAsk !== false
+    return /** @type {{willAsk?: boolean} | undefined} */ (data)?.willAsk !== false
   } catch {
     return true
   }
@@ -283,6 +365,10 @@ async function wouldAsk(name, session) {
  * the call would not ask (a tool that never asks, a `moderate` tool the session has granted) or
  * fails before asking (the real call will report it). Show `message`, then run the call with
  * `approved: plan` (or `plan.prompts`): the approval covers exactly these prompts.
+ * @param {string} name
+ * @param {Record<string, unknown>} args
+ * @param {Session | SessionOptions} [session]
+ * @returns {Promise<ConfirmationPlan | null>}
  */
 async function planConfirmation(name, args, session) {
   const spec = specByName(name)
@@ -292,24 +378,34 @@ async function planConfirmation(name, args, session) {
   delete ctx.confirm
   let prompts
   try {
-    prompts = await native.planCall(spec.name, args ?? {}, ctx)
+    prompts = await native.planCall(calledName(name), args ?? {}, ctx)
   } catch {
     return null
   }
   if (!prompts.length) return null
-  return { prompts, message: prompts.map((p) => p.text).join('\n\n') }
+  return { prompts: /** @type {ConfirmationPlan['prompts']} */ (prompts), message: prompts.map((p) => p.text).join('\n\n') }
 }
 
-/** The text of `planConfirmation` (every prompt the call would ask), or null. */
+/**
+ * The text of `planConfirmation` (every prompt the call would ask), or null.
+ * @param {string} name
+ * @param {Record<string, unknown>} args
+ * @param {Session | SessionOptions} [session]
+ */
 async function describeConfirmation(name, args, session) {
   const plan = await planConfirmation(name, args, session)
   return plan ? plan.message : null
 }
 
-/** Remove `null` members of plain objects, recursively (the core already treats null as absent). */
+/**
+ * Remove `null` members of plain objects, recursively (the core already treats null as absent).
+ * @param {unknown} value
+ * @returns {any}
+ */
 function dropNulls(value) {
   if (Array.isArray(value)) return value.map(dropNulls)
   if (value && typeof value === 'object') {
+    /** @type {Record<string, unknown>} */
     const out = {}
     for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = dropNulls(v)
     return out
@@ -322,6 +418,7 @@ module.exports = {
   PERMISSIONS,
   allSpecs,
   specByName,
+  calledName,
   modelSchema,
   resolveTools,
   selectTools,
