@@ -19,9 +19,15 @@
 // (SANDBOX_UNAVAILABLE where it cannot be enforced); without it, the default applies best effort.
 // --stream copies a running command's output to stderr as it comes. Background processes
 // (process_start) end when the CLI exits: they belong to the process that started them.
+//
+// The host path is the adapters' (`adapters/index.js`): the core's lookup (an unknown name gets
+// the core's did-you-mean), one session per run, and planConfirmation for what --yes approves.
+// @ts-check
 'use strict'
 const readline = require('node:readline')
-const tools = require('../index.js')
+const { allSpecs, specByName, createSession, planConfirmation, errorInfo } = require('../adapters/index.js')
+
+/** @typedef {import('../index.js').NativeToolSpec} NativeToolSpec */
 
 const EXIT = { ok: 0, failed: 1, usage: 2, declined: 3 }
 const USAGE = `usage: eddie-tools <tool> ['<json args>' | -] [--yes [--allow-destructive]] [--cwd DIR] [--stream] [--json | --text] [--sandbox MODE]
@@ -41,60 +47,63 @@ function version() {
 }
 
 function list() {
-  return tools
-    .toolSpecs()
+  return allSpecs()
     .map((s) => `  ${s.name.padEnd(28)} ${s.family.padEnd(8)} ${s.permission}${s.mutating ? ', mutating' : ''}`)
     .join('\n')
 }
 
+/**
+ * Print the usage and the tool list, and exit with `code`.
+ * @param {number} code
+ * @returns {never}
+ */
 function usage(code) {
   const out = code === 0 ? process.stdout : process.stderr
   out.write(`${USAGE}\ntools:\n${list()}\n`)
   process.exit(code)
 }
 
-/** Edit distance (insertions, deletions, substitutions), for did-you-mean. */
-function distance(a, b) {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i]
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
-    }
-    prev = cur
-  }
-  return prev[b.length]
-}
-
-/** The spec of tool `name` (model or JS name), or exits 2 with the closest names. */
+/**
+ * The spec of tool `name` (model, JS or another agent's name), or exits 2 with the core's
+ * UNKNOWN_TOOL, which names the closest tools (and lists them as `suggestions`).
+ * @param {string} name
+ * @returns {NativeToolSpec}
+ */
 function specOf(name) {
-  const specs = tools.toolSpecs()
-  const canonical = tools.toolAliases()[name] ?? name
-  const spec = specs.find((s) => s.name === canonical || s.jsName === canonical)
-  if (spec) return spec
-  const key = name.toLowerCase().replace(/[-\s]/g, '_')
-  const ranked = specs
-    .map((s) => ({ s, d: Math.min(distance(key, s.name), distance(name, s.jsName)) }))
-    .filter(({ s, d }) => d <= Math.max(2, Math.floor(key.length / 3)) || s.name.includes(key))
-    .sort((a, b) => a.d - b.d || a.s.name.localeCompare(b.s.name))
-    .slice(0, 3)
-    .map(({ s }) => s.name)
-  const hint = ranked.length ? ` Did you mean ${ranked.map((n) => `\`${n}\``).join(', ')}?` : ''
-  fail(EXIT.usage, 'UNKNOWN_TOOL', `unknown tool \`${name}\`.${hint} Run \`eddie-tools help\` for the list.`)
+  try {
+    return specByName(name)
+  } catch (e) {
+    const { code, message } = errorInfo(e)
+    const suggestions = /** @type {{suggestions?: string[]}} */ (e).suggestions
+    return fail(EXIT.usage, code, `${message} Run \`eddie-tools help\` for the list.`, suggestions ? { suggestions } : {})
+  }
 }
 
-function fail(exit, code, message) {
-  process.stderr.write(`${JSON.stringify({ error: { code, message } }, null, 2)}\n`)
+/**
+ * Print `{error: {code, message, ...extra}}` on stderr and exit with `exit`.
+ * @param {number} exit
+ * @param {string} code
+ * @param {string} message
+ * @param {Record<string, unknown>} [extra]
+ * @returns {never}
+ */
+function fail(exit, code, message, extra = {}) {
+  process.stderr.write(`${JSON.stringify({ error: { code, message, ...extra } }, null, 2)}\n`)
   process.exit(exit)
 }
 
-/** A placeholder value for a schema, for the example in `help <tool>`. */
+/**
+ * A placeholder value for a schema, for the example in `help <tool>`.
+ * @param {any} schema
+ * @param {string} key
+ * @returns {unknown}
+ */
 function sample(schema, key) {
   if (!schema || typeof schema !== 'object') return null
   if (schema.default !== undefined) return schema.default
   if (schema.enum) return schema.enum[0]
   if (schema.anyOf) return sample(schema.anyOf[0], key)
-  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type
+  const type = Array.isArray(schema.type) ? schema.type.find((/** @type {string} */ t) => t !== 'null') : schema.type
   switch (type) {
     case 'string': return /path|file|dir/i.test(key) ? 'src/index.ts' : `<${key}>`
     case 'integer': case 'number': return schema.minimum ?? 1
@@ -105,13 +114,22 @@ function sample(schema, key) {
   }
 }
 
-/** Arguments with every required property filled in. */
+/**
+ * Arguments with every required property filled in.
+ * @param {any} schema
+ */
 function example(schema) {
+  /** @type {Record<string, unknown>} */
   const out = {}
   for (const key of schema.required ?? []) out[key] = sample(schema.properties?.[key], key)
   return out
 }
 
+/**
+ * `help [<tool>]`: the usage, or one tool's schema and a runnable example.
+ * @param {string | undefined} name
+ * @returns {never}
+ */
 function help(name) {
   if (!name) usage(0)
   const s = specOf(name)
@@ -132,14 +150,19 @@ function help(name) {
 }
 
 async function readStdin() {
+  /** @type {Buffer[]} */
   const chunks = []
   for await (const chunk of process.stdin) chunks.push(chunk)
   return Buffer.concat(chunks).toString('utf8')
 }
 
-/** `eddie-tools vscode-manifest`: the languageModelTools block, printed or merged into a package.json. */
+/**
+ * `eddie-tools vscode-manifest`: the languageModelTools block, printed or merged into a package.json.
+ * @param {string[]} argv
+ */
 function vscodeManifest(argv) {
   const fs = require('node:fs')
+  /** @type {import('../adapters/vscode.js').VsCodeToolsOptions} */
   const options = {}
   let write = null
   for (let i = 0; i < argv.length; i++) {
@@ -149,8 +172,8 @@ function vscodeManifest(argv) {
       return argv[++i]
     }
     if (a === '--write') write = value()
-    else if (a === '--families') options.families = value().split(',').map((f) => f.trim()).filter(Boolean)
-    else if (a === '--max-permission') options.maxPermission = value()
+    else if (a === '--families') options.families = /** @type {any[]} */ (value().split(',').map((f) => f.trim()).filter(Boolean))
+    else if (a === '--max-permission') options.maxPermission = /** @type {any} */ (value())
     else if (a === '--no-dedupe') options.dedupe = false
     else if (a === '--prefix') options.prefix = value()
     else fail(EXIT.usage, 'INVALID_ARGUMENT', `unknown option ${a}\n${USAGE}`)
@@ -159,7 +182,7 @@ function vscodeManifest(argv) {
   try {
     tools = require('../adapters/vscode.js').vsCodeManifest(options)
   } catch (e) {
-    fail(EXIT.usage, 'INVALID_ARGUMENT', e.message)
+    fail(EXIT.usage, 'INVALID_ARGUMENT', errorInfo(e).message)
   }
   if (!write) {
     process.stdout.write(`${JSON.stringify({ contributes: { languageModelTools: tools } }, null, 2)}\n`)
@@ -169,7 +192,8 @@ function vscodeManifest(argv) {
   try {
     pkg = JSON.parse(fs.readFileSync(write, 'utf8'))
   } catch (e) {
-    fail(EXIT.failed, e.code === 'ENOENT' ? 'NOT_FOUND' : 'PARSE', `cannot read ${write}: ${e.message}`)
+    const { code, message } = errorInfo(e)
+    fail(EXIT.failed, code === 'ENOENT' ? 'NOT_FOUND' : 'PARSE', `cannot read ${write}: ${message}`)
   }
   pkg.contributes = { ...(pkg.contributes ?? {}), languageModelTools: tools }
   const tmp = `${write}.${process.pid}.tmp`
@@ -184,7 +208,9 @@ async function main() {
     try {
       await require('../mcp/server.js').main(argv.slice(1))
     } catch (e) {
-      fail(EXIT.usage, e.code ?? 'INVALID_ARGUMENT', e.message)
+      const { message } = errorInfo(e)
+      const code = /** @type {{code?: string}} */ (e)?.code ?? 'INVALID_ARGUMENT'
+      fail(EXIT.usage, code, message)
     }
     return
   }
@@ -194,7 +220,9 @@ async function main() {
   let stream = false
   let text = false
   let cwd = process.cwd()
+  /** @type {import('../index.js').SandboxMode | undefined} */
   let sandbox
+  /** @type {string[]} */
   const rest = []
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
@@ -205,7 +233,7 @@ async function main() {
       cwd = argv[++i]
     } else if (a === '--sandbox') {
       if (i + 1 >= argv.length) fail(EXIT.usage, 'INVALID_ARGUMENT', '--sandbox needs a mode: workspace-write, read-only or off')
-      sandbox = argv[++i]
+      sandbox = /** @type {import('../index.js').SandboxMode} */ (argv[++i])
     } else if (a === '--stream') stream = true
     else if (a === '--text') text = true
     else if (a === '--json') text = false
@@ -218,18 +246,20 @@ async function main() {
   }
   if (rest[0] === 'help') help(rest[1])
   if (rest.length < 1 || rest.length > 2) usage(EXIT.usage)
-  const spec = specOf(rest[0])
+  // An unknown tool is a usage error (exit 2) before anything else.
+  specOf(rest[0])
   let json = rest[1] ?? '{}'
   if (json === '-') json = await readStdin()
   let args
   try {
     args = JSON.parse(json)
   } catch (e) {
-    fail(EXIT.usage, 'INVALID_ARGUMENT', `arguments are not valid JSON: ${e.message}`)
+    fail(EXIT.usage, 'INVALID_ARGUMENT', `arguments are not valid JSON: ${errorInfo(e).message}`)
   }
   if (allowDestructive && !yes) fail(EXIT.usage, 'INVALID_ARGUMENT', '--allow-destructive goes with --yes')
   let declined = false
   // A person at a terminal is asked every prompt the flags do not cover.
+  /** @param {string} message */
   const confirm = async (message) => {
     const rl = readline.createInterface({ input: process.stdin, output: process.stderr })
     const reply = await new Promise((resolve) => rl.question(`${message} [y/N] `, resolve))
@@ -238,45 +268,48 @@ async function main() {
     if (!answer) declined = true
     return answer
   }
-  // What --yes (and --allow-destructive) approve, printed first: the approver sees every prompt.
-  const kinds = yes ? ['action', 'hooks', 'protected', ...(allowDestructive ? ['destructive'] : [])] : []
-  const name = rest[0] in tools.toolAliases() ? rest[0] : spec.name
-  if (yes) {
-    try {
-      for (const p of await tools.planCall(name, args, { cwd, env: process.env, ...(sandbox !== undefined ? { sandbox } : {}) })) {
-        const covered = kinds.includes(p.kind)
-        process.stderr.write(`${covered ? 'approved by --yes' : 'NOT approved by --yes (needs --allow-destructive)'}: [${p.kind}] ${p.text}\n`)
-      }
-    } catch {
-      // The call itself reports what is wrong.
-    }
-  }
+  /** @param {string} question */
   const ask = async (question) => {
     const rl = readline.createInterface({ input: process.stdin, output: process.stderr })
     const answer = await new Promise((resolve) => rl.question(`${question}\n> `, resolve))
     rl.close()
     return answer
   }
-  const onOutput = stream ? (chunk) => process.stderr.write(chunk.text) : undefined
+  const tty = Boolean(process.stdin.isTTY)
+  const session = createSession({
+    cwd,
+    env: process.env,
+    sandbox,
+    confirm: tty ? confirm : undefined,
+    ask: tty ? ask : undefined,
+    onOutput: stream ? (chunk) => process.stderr.write(chunk.text) : undefined,
+  })
+  // What --yes (and --allow-destructive) approve, printed first: the approver sees every prompt.
+  /** @type {import('../adapters/index.js').ConfirmationPrompt['kind'][]} */
+  const kinds = yes ? ['action', 'hooks', 'protected', ...(allowDestructive ? /** @type {const} */ (['destructive']) : [])] : []
+  if (yes) {
+    // null: nothing to ask, or the call fails before asking (the call itself reports it).
+    const plan = await planConfirmation(rest[0], args, session)
+    for (const p of plan?.prompts ?? []) {
+      const covered = kinds.includes(p.kind)
+      process.stderr.write(`${covered ? 'approved by --yes' : 'NOT approved by --yes (needs --allow-destructive)'}: [${p.kind}] ${p.text}\n`)
+    }
+  }
   const controller = new AbortController()
   process.once('SIGINT', () => controller.abort())
   try {
-    const ctx = { cwd, env: process.env, signal: controller.signal, onOutput }
-    if (process.stdin.isTTY) {
-      ctx.ask = ask
-      ctx.confirm = confirm
-    }
-    if (yes) ctx.approved = { kinds }
-    if (sandbox !== undefined) ctx.sandbox = sandbox
     // An alias goes through as given: one (search_files) names a tool by its arguments.
-    const result = await tools.runTool(name, args, ctx)
+    const result = await session.run(rest[0], args, { signal: controller.signal, approved: yes ? { kinds } : undefined })
     process.stdout.write(text ? `${result.content}\n` : `${JSON.stringify(result, null, 2)}\n`)
     process.exitCode = declined ? EXIT.declined : EXIT.ok
   } catch (e) {
-    const error = { code: e.code, message: e.message }
-    for (const k of ['exitCode', 'signal', 'timedOut', 'stdout', 'stderr']) if (k in e) error[k] = e[k]
+    const { code, message } = errorInfo(e)
+    /** @type {Record<string, unknown>} */
+    const error = { code, message }
+    const err = /** @type {Record<string, unknown>} */ (e)
+    for (const k of ['exitCode', 'signal', 'timedOut', 'stdout', 'stderr']) if (k in err) error[k] = err[k]
     process.stderr.write(`${JSON.stringify({ error }, null, 2)}\n`)
-    process.exitCode = declined || e.code === 'APPROVAL_REQUIRED' || e.code === 'DECLINED' ? EXIT.declined : EXIT.failed
+    process.exitCode = declined || code === 'APPROVAL_REQUIRED' || code === 'DECLINED' ? EXIT.declined : EXIT.failed
   }
 }
 
