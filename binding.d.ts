@@ -112,6 +112,13 @@ export declare function terminateAllProcesses(): number
 /** The other agents' tool names that `runTool` accepts, as `{alias: canonicalName}`. */
 export declare function toolAliases(): Record<string, string>
 
+/**
+ * The spec of tool `name`: its model name (`file_read`), JS name (`fileRead`), or another
+ * agent's name (`toolAliases()`). Throws the core's `UNKNOWN_TOOL` otherwise, whose message names
+ * the closest tools and whose `suggestions` lists them.
+ */
+export declare function toolSpec(name: string): NativeToolSpec
+
 /** Every tool of every family, `builtinTools` first. */
 export declare function toolSpecs(): Array<NativeToolSpec>
 

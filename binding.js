@@ -850,5 +850,6 @@ module.exports.sanitiseTaskId = nativeBinding.sanitiseTaskId
 module.exports.sanitiseTaskListName = nativeBinding.sanitiseTaskListName
 module.exports.terminateAllProcesses = nativeBinding.terminateAllProcesses
 module.exports.toolAliases = nativeBinding.toolAliases
+module.exports.toolSpec = nativeBinding.toolSpec
 module.exports.toolSpecs = nativeBinding.toolSpecs
 module.exports.writeTaskListDocument = nativeBinding.writeTaskListDocument

@@ -116,6 +116,8 @@ export interface ToolError extends Error {
   /** bash: output captured before the failure. */
   stdout?: string
   stderr?: string
+  /** UNKNOWN_TOOL: the closest tool names, best first (empty when none is near). */
+  suggestions?: string[]
 }
 
 /** A registry entry: eddie's definition plus whether the tool mutates and confirms. */
@@ -4254,6 +4256,11 @@ export declare const TASK_LIST_RESULT_SCHEMA: Record<string, unknown>
 export declare const PLAN_RESULT_SCHEMA: Record<string, unknown>
 /** Every tool with its schemas and facts, builtinTools first. */
 export declare function toolSpecs(): NativeToolSpec[]
+/**
+ * The spec of one tool by its model name, JS name or another agent's name (`toolAliases()`). Throws the core's
+ * `UNKNOWN_TOOL` otherwise ("Unknown tool: grepp. Did you mean `grep`?"), with the closest names as `suggestions`.
+ */
+export declare function toolSpec(name: string): NativeToolSpec
 /** Every error code, in declaration order. */
 export declare function errorCodes(): ErrorCode[]
 /** The other agents' tool names that runTool accepts (`read` → `read_file`, `execute_command` → `run`, …), as {alias: canonical}. */

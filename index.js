@@ -26,6 +26,132 @@ function define(name, run) {
   }
 }
 
+/**
+ * The tool each export calls, by its place in toolSpecs(): [model name, JS name]. Throws at require
+ * when the native binary's tools are not these, in this order (index.js generated from another build).
+ * @param {{name: string, jsName: string}[]} actual
+ * @param {[string, string][]} expected
+ */
+function checkExports(actual, expected) {
+  const drift = []
+  expected.forEach(([name, jsName], i) => {
+    const s = actual[i]
+    if (!s || s.name !== name || s.jsName !== jsName) drift.push(`${jsName} calls tool #${i}, which is ${s ? `${s.name} (${s.jsName})` : 'missing'}, not ${name}`)
+  })
+  for (const s of actual.slice(expected.length)) drift.push(`${s.name} (${s.jsName}) has no export`)
+  if (!drift.length) return
+  const more = drift.length > 5 ? ` (and ${drift.length - 5} more)` : ''
+  const error = new Error(`index.js does not match the native binary's tools; regenerate it (npm run build): ${drift.slice(0, 5).join('; ')}${more}`)
+  error.code = 'NATIVE_BINDING_MISMATCH'
+  throw error
+}
+checkExports(specs, [
+  ["bash", "bash"],
+  ["file_read", "fileRead"],
+  ["file_write", "fileWrite"],
+  ["file_search", "fileSearch"],
+  ["get_folder_tree_structure", "getFolderTreeStructure"],
+  ["get_plan", "getPlan"],
+  ["complete_task", "completeTask"],
+  ["update_plan", "updatePlan"],
+  ["agent__new_task_list", "agentNewTaskList"],
+  ["agent__new_task", "agentNewTask"],
+  ["agent__get_task_list", "agentGetTaskList"],
+  ["agent__set_task_status", "agentSetTaskStatus"],
+  ["agent__delete_task", "agentDeleteTask"],
+  ["read_file", "readFile"],
+  ["write_file", "writeFile"],
+  ["edit_file", "editFile"],
+  ["multi_edit", "multiEdit"],
+  ["apply_unified_diff", "applyUnifiedDiff"],
+  ["apply_patch", "applyPatch"],
+  ["assess_patch_risk", "assessPatchRisk"],
+  ["edit_range", "editRange"],
+  ["insert_at", "insertAt"],
+  ["delete_range", "deleteRange"],
+  ["copy_file", "copyFile"],
+  ["move_file", "moveFile"],
+  ["delete_file", "deleteFile"],
+  ["list_directory", "listDirectory"],
+  ["get_file_info", "getFileInfo"],
+  ["grep", "grep"],
+  ["glob", "glob"],
+  ["list_symbols", "listSymbols"],
+  ["find_symbol", "findSymbol"],
+  ["find_references", "findReferences"],
+  ["search_codebase", "searchCodebase"],
+  ["project_map", "projectMap"],
+  ["run", "runCommand"],
+  ["process_start", "processStart"],
+  ["process_read", "processRead"],
+  ["process_write", "processWrite"],
+  ["process_wait", "processWait"],
+  ["process_kill", "processKill"],
+  ["process_list", "processList"],
+  ["detect_project", "detectProject"],
+  ["run_tests", "runTests"],
+  ["lint", "lint"],
+  ["format", "format"],
+  ["typecheck", "typecheck"],
+  ["build", "build"],
+  ["install", "install"],
+  ["check_permission", "checkPermission"],
+  ["ask_user", "askUser"],
+  ["ask_followup_question", "askFollowupQuestion"],
+  ["attempt_completion", "attemptCompletion"],
+  ["web_fetch", "webFetch"],
+  ["fetch", "fetch"],
+  ["download", "download"],
+  ["check_url", "checkUrl"],
+  ["web_search", "webSearch"],
+  ["git_status", "gitStatus"],
+  ["git_diff", "gitDiff"],
+  ["git_log", "gitLog"],
+  ["git_show", "gitShow"],
+  ["git_blame", "gitBlame"],
+  ["git_stage", "gitStage"],
+  ["git_unstage", "gitUnstage"],
+  ["git_commit", "gitCommit"],
+  ["git_branch", "gitBranch"],
+  ["is_protected_branch", "isProtectedBranch"],
+  ["git_checkpoint", "gitCheckpoint"],
+  ["git_restore_checkpoint", "gitRestoreCheckpoint"],
+  ["git_list_checkpoints", "gitListCheckpoints"],
+  ["git_push", "gitPush"],
+  ["git_pull", "gitPull"],
+  ["memory_save", "memorySave"],
+  ["memory_delete", "memoryDelete"],
+  ["memory_list", "memoryList"],
+  ["memory_recall", "memoryRecall"],
+  ["create_task", "createTask"],
+  ["list_tasks", "listTasks"],
+  ["update_task", "updateTask"],
+  ["delete_task", "deleteTask"],
+  ["create_plan", "createPlan"],
+  ["execute_plan", "executePlan"],
+  ["cache_store", "cacheStore"],
+  ["cache_retrieve", "cacheRetrieve"],
+  ["cache_delete", "cacheDelete"],
+  ["cache_clear", "cacheClear"],
+  ["cache_keys", "cacheKeys"],
+  ["cache_stats", "cacheStats"],
+  ["context_load", "contextLoad"],
+  ["project_scan", "projectScan"],
+  ["browser_status", "browserStatus"],
+  ["browser_navigate", "browserNavigate"],
+  ["browser_read_page", "browserReadPage"],
+  ["browser_screenshot", "browserScreenshot"],
+  ["browser_click", "browserClick"],
+  ["browser_type", "browserType"],
+  ["browser_find", "browserFind"],
+  ["browser_get_tabs", "browserGetTabs"],
+  ["browser_new_tab", "browserNewTab"],
+  ["browser_close_tab", "browserCloseTab"],
+  ["browser_console", "browserConsole"],
+  ["browser_network", "browserNetwork"],
+  ["screenshot", "screenshot"],
+])
+
 // Each tool runs through binding.callTool(index, …): its place in toolSpecs().
 /** Run a shell command securely in the project workspace. (`bash`) */
 function bash(args, ctx) {
@@ -780,6 +906,7 @@ exports.renderTaskListContent = binding.renderTaskListContent
 exports.formatTaskListResult = binding.formatTaskListResult
 exports.runTool = binding.runTool
 exports.toolSpecs = binding.toolSpecs
+exports.toolSpec = binding.toolSpec
 exports.errorCodes = binding.errorCodes
 exports.toolAliases = binding.toolAliases
 exports.planCall = binding.planCall

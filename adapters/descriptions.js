@@ -1,6 +1,7 @@
 // Descriptions for the properties whose schema has none (eddie's verbatim schemas, and a few of the
 // files family's). The adapters add them when they build what a model sees; the registry and
 // `toolSpecs()` stay as they are. Keys: tool name → property path (`a.b`, `a[]` for items).
+// @ts-check
 'use strict'
 
 const TASK = {
@@ -9,7 +10,7 @@ const TASK = {
   completed: 'Whether the task is done (true when status is complete).',
   details: 'Optional notes for the task.',
 }
-const planTasks = (prefix) => Object.fromEntries(Object.entries(TASK).map(([k, v]) => [`${prefix}[].${k}`, v]))
+const planTasks = (/** @type {string} */ prefix) => Object.fromEntries(Object.entries(TASK).map(([k, v]) => [`${prefix}[].${k}`, v]))
 const PLAN_FILE = 'Plan file name inside the plan directory (default plan.json; no path separators).'
 const ABRIDGED = 'Show only pending and in-progress tasks.'
 const LIST = 'Task list name (stored as .tasks/<name>.json; no path separators).'
@@ -89,10 +90,16 @@ const PROPERTY_DESCRIPTIONS = {
   process_start: { args: 'Arguments, passed as they are (no shell).' },
 }
 
-/** A copy of `schema` (tool `name`'s input schema) with the missing property descriptions added. */
+/**
+ * A copy of `schema` (tool `name`'s input schema) with the missing property descriptions added.
+ * @param {string} name
+ * @param {Record<string, any>} schema
+ * @returns {any}
+ */
 function withDescriptions(name, schema) {
-  const table = PROPERTY_DESCRIPTIONS[name]
+  const table = /** @type {Record<string, Record<string, string>>} */ (PROPERTY_DESCRIPTIONS)[name]
   if (!table) return schema
+  /** @type {(s: any, path: string) => any} */
   const walk = (s, path) => {
     if (!s || typeof s !== 'object' || Array.isArray(s)) return s
     const out = { ...s }

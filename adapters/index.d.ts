@@ -45,7 +45,7 @@ export interface CallOptions {
    * What the host approved before the call: a plan from `planConfirmation` (or its prompts) covers
    * exactly those prompts; `true` covers only the tool's own question. Anything else still goes to `confirm`.
    */
-  approved?: ToolContext['approved'] | ConfirmationPlan
+  approved?: ToolContext['approved'] | ConfirmationPlan | ConfirmationPrompt[]
   /** Replaces the session's confirm for this call. */
   confirm?: (message: string) => boolean | Promise<boolean>
   onOutput?: (chunk: OutputChunk) => void
@@ -112,6 +112,7 @@ export type FloydEnvelope<D = unknown> =
 export declare function toResultShape(shape: 'stack', resultOrError: ToolResult | unknown): StackEnvelope
 export declare function toResultShape(shape: 'floyd', resultOrError: ToolResult | unknown): FloydEnvelope
 export declare function toResultShape(shape: 'text', resultOrError: ToolResult | unknown): { success: boolean; text?: string; error?: string }
+export declare function toResultShape(shape: ResultShape, resultOrError: ToolResult | unknown): StackEnvelope | FloydEnvelope | { success: boolean; text?: string; error?: string }
 /** Stack 2.9's `get_tool_schemas()`: `{name, description, parameters}` of every tool (or of `tools`). */
 export declare function getToolSchemas(tools?: readonly ToolRef[] | null): Array<{ name: ToolName; description: string; parameters: { type: 'object'; [key: string]: unknown } }>
 /** Stack 2.9's `get_tool(name)`: runs the tool in `session` and resolves to Stack's envelope (never rejects). */

@@ -166,7 +166,10 @@ function createSession(options = {}) {
       if (session.env !== undefined) ctx.env = session.env
       if (maxPermission !== undefined) ctx.maxPermission = maxPermission
       if (session.sandbox !== undefined) ctx.sandbox = session.sandbox
-      if (call.approved !== undefined && call.approved !== null && /** @type {unknown} */ (call.approved) !== false) ctx.approved = call.approved
+      if (call.approved !== undefined && call.approved !== null && /** @type {unknown} */ (call.approved) !== false) {
+        // A plan, its prompts, or their texts: the core takes each form.
+        ctx.approved = /** @type {ToolContext['approved']} */ (call.approved)
+      }
       const c = call.confirm ?? confirm
       if (c) ctx.confirm = c
       if (ask) ctx.ask = ask

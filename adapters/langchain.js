@@ -1,13 +1,17 @@
 // `@eddie/tools-native/langchain`: LangChain tools (`DynamicStructuredTool` with the tool's JSON
 // Schema) for `@langchain/core` (an optional peer dependency).
+// @ts-check
 'use strict'
 const { resolveTools, createSession, settle, errorInfo, modelSchema } = require('./index.js')
 
+/** `@langchain/core/tools` (an optional peer dependency). */
 function loadCore() {
   try {
     return require('@langchain/core/tools')
   } catch (cause) {
-    const error = new Error('@eddie/tools-native/langchain needs `@langchain/core` (an optional peer dependency): `npm install @langchain/core`.', { cause })
+    const error = /** @type {Error & {code?: string}} */ (
+      new Error('@eddie/tools-native/langchain needs `@langchain/core` (an optional peer dependency): `npm install @langchain/core`.', { cause })
+    )
     error.code = 'LANGCHAIN_MISSING'
     throw error
   }
@@ -18,6 +22,8 @@ function loadCore() {
  * `content` is the text a model reads, its `artifact` the result's `data` (for code). An error does
  * not throw: the content is `CODE: message` and the artifact `{error: {code, message}}`, so an agent
  * loop hands it to the model to fix. The run's `signal` (RunnableConfig) becomes ctx.signal.
+ * @param {readonly import('./index.js').ToolRef[] | null | undefined} tools
+ * @param {import('./index.js').Session | import('./index.js').SessionOptions} session
  */
 function toLangChainTools(tools, session) {
   const { DynamicStructuredTool } = loadCore()
@@ -33,7 +39,7 @@ function toLangChainTools(tools, session) {
         schema: modelSchema(spec, { loose: true }),
         responseFormat: 'content_and_artifact',
         func: async (input, _runManager, config) => {
-          const settled = await settle(s, spec.name, input ?? {}, { signal: config?.signal })
+          const settled = await settle(s, spec.name, /** @type {Record<string, unknown>} */ (input ?? {}), { signal: config?.signal })
           return settled.ok ? [settled.text, settled.result.data] : [settled.text, { error: errorInfo(settled.error) }]
         },
       }),

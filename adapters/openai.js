@@ -8,8 +8,17 @@
 // with `additionalProperties: false`, so strict schemas send it as a list of `{name, value}`
 // entries (a JSON-encoded `value` when the map holds any JSON), and `runOpenAIToolCalls` turns the
 // list back into the object, guided by the tool's own schema.
+// @ts-check
 'use strict'
-const { resolveTools, createSession, settle, specByName, modelSchema } = require('./index.js')
+const { resolveTools, createSession, settle, specByName, modelSchema, errorInfo } = require('./index.js')
+
+/**
+ * A JSON Schema node, as the registry gives it (any shape JSON Schema allows).
+ * @typedef {any} Schema
+ * @typedef {import('./index.js').Session} Session
+ * @typedef {import('./index.js').SessionOptions} SessionOptions
+ * @typedef {import('./index.js').ToolRef} ToolRef
+ */
 
 /** Keywords strict mode accepts, per OpenAI's supported-schema list. */
 const STRICT_KEYWORDS = new Set([
@@ -20,12 +29,21 @@ const STRICT_KEYWORDS = new Set([
   'minItems', 'maxItems',
 ])
 
+/**
+ * The types a schema node names.
+ * @param {Schema} schema
+ * @returns {string[]}
+ */
 function typesOf(schema) {
   if (Array.isArray(schema.type)) return schema.type
   return schema.type === undefined ? [] : [schema.type]
 }
 
-/** A free-form map: an object with no declared properties whose additionalProperties is not false. */
+/**
+ * A free-form map: an object with no declared properties whose additionalProperties is not false.
+ * @param {Schema} schema
+ * @returns {boolean}
+ */
 function isMap(schema) {
   return (
     !!schema && typeof schema === 'object' && typesOf(schema).includes('object') && !schema.properties &&
@@ -33,7 +51,11 @@ function isMap(schema) {
   )
 }
 
-/** The strict form of a map: a list of `{name, value}` entries. */
+/**
+ * The strict form of a map: a list of `{name, value}` entries.
+ * @param {Schema} schema
+ * @returns {Schema}
+ */
 function strictMap(schema) {
   const valueSchema = schema.additionalProperties
   const anyJson = valueSchema === true || (typeof valueSchema === 'object' && Object.keys(valueSchema).length === 0)
@@ -53,10 +75,14 @@ function strictMap(schema) {
   }
 }
 
-/** Make `schema` accept null as well (for optional properties). */
+/**
+ * Make `schema` accept null as well (for optional properties).
+ * @param {Schema} schema
+ * @returns {Schema}
+ */
 function nullable(schema) {
   if (schema.anyOf) {
-    return schema.anyOf.some((b) => typesOf(b).includes('null')) ? schema : { ...schema, anyOf: [...schema.anyOf, { type: 'null' }] }
+    return schema.anyOf.some((/** @type {Schema} */ b) => typesOf(b).includes('null')) ? schema : { ...schema, anyOf: [...schema.anyOf, { type: 'null' }] }
   }
   const types = typesOf(schema)
   if (types.length === 0) return { anyOf: [schema, { type: 'null' }] }
@@ -66,27 +92,33 @@ function nullable(schema) {
   return out
 }
 
-/** The strict-mode form of one schema node (`keepNull`: already allowed to be null). */
+/**
+ * The strict-mode form of one schema node (`keepNull`: already allowed to be null).
+ * @param {Schema} schema
+ * @returns {Schema}
+ */
 function strictSchema(schema, _nested = false) {
   if (schema === true || schema === undefined) return { type: 'string', description: 'Any JSON value, JSON-encoded.' }
   if (!schema || typeof schema !== 'object') return schema
   if (isMap(schema)) return strictMap(schema)
+  /** @type {Record<string, any>} */
   const out = {}
   for (const [k, v] of Object.entries(schema)) {
     if (!STRICT_KEYWORDS.has(k)) continue
     if (k === 'properties' || k === 'required' || k === 'additionalProperties') continue
     if (k === 'items') out.items = strictSchema(v, true)
-    else if (k === 'anyOf') out.anyOf = v.map((b) => strictSchema(b, true))
+    else if (k === 'anyOf') out.anyOf = v.map((/** @type {Schema} */ b) => strictSchema(b, true))
     else if (k === '$defs' || k === 'definitions') out[k] = Object.fromEntries(Object.entries(v).map(([n, d]) => [n, strictSchema(d, true)]))
     else out[k] = v
   }
   // An enum without a type gets the type of its values (strict mode wants a type on every node).
   if (out.type === undefined && Array.isArray(out.enum) && out.enum.length) {
-    const kinds = [...new Set(out.enum.map((v) => (v === null ? 'null' : Number.isInteger(v) ? 'integer' : typeof v)))]
+    const kinds = [...new Set(out.enum.map((/** @type {unknown} */ v) => (v === null ? 'null' : Number.isInteger(v) ? 'integer' : typeof v)))]
     if (kinds.every((k) => ['string', 'integer', 'number', 'boolean', 'null'].includes(k))) out.type = kinds.length === 1 ? kinds[0] : kinds
   }
   if (schema.properties || typesOf(schema).includes('object')) {
     const required = new Set(schema.required ?? [])
+    /** @type {Record<string, Schema>} */
     const properties = {}
     for (const [name, prop] of Object.entries(schema.properties ?? {})) {
       const converted = strictSchema(prop, true)
@@ -99,7 +131,11 @@ function strictSchema(schema, _nested = false) {
   return out
 }
 
-/** A tool's input schema as strict mode accepts it. */
+/**
+ * A tool's input schema as strict mode accepts it.
+ * @param {Record<string, unknown>} jsonSchema
+ * @returns {Record<string, unknown>}
+ */
 function toStrictSchema(jsonSchema) {
   return strictSchema({ type: 'object', ...jsonSchema })
 }
@@ -107,8 +143,11 @@ function toStrictSchema(jsonSchema) {
 /**
  * The schema sent when `strict` is false: the tool's own schema, plus `additionalProperties:
  * false` on objects with declared properties (unknown keys are refused by the core anyway).
+ * @param {Record<string, unknown>} jsonSchema
+ * @returns {Record<string, unknown>}
  */
 function toLooseSchema(jsonSchema) {
+  /** @type {(s: Schema) => Schema} */
   const walk = (s) => {
     if (!s || typeof s !== 'object' || Array.isArray(s)) return s
     const out = { ...s }
@@ -127,6 +166,8 @@ function toLooseSchema(jsonSchema) {
  * Tool definitions for the OpenAI API. `api`: 'chat' (default; `{type: 'function', function:
  * {...}}`) or 'responses' (`{type: 'function', name, ...}`). `strict` (default true): strict
  * schemas as described above.
+ * @param {readonly ToolRef[] | null | undefined} tools
+ * @param {{api?: 'chat' | 'responses', strict?: boolean}} [options]
  */
 function toOpenAITools(tools, options = {}) {
   const { api = 'chat', strict = true } = options
@@ -142,12 +183,16 @@ function toOpenAITools(tools, options = {}) {
  * Arguments as the tool expects them, from what a strict-mode model sent: nulls dropped where the
  * schema declares properties (they mean "absent"), entry lists turned back into maps (where a null
  * value keeps its meaning, e.g. "unset this variable"), JSON-encoded values parsed.
+ * @param {any} value
+ * @param {Schema} schema
+ * @returns {any}
  */
 function decodeArgs(value, schema) {
   if (!schema || typeof schema !== 'object') return value
   if (isMap(schema)) {
     if (!Array.isArray(value)) return value
     const anyJson = schema.additionalProperties === true || Object.keys(schema.additionalProperties).length === 0
+    /** @type {Record<string, unknown>} */
     const out = {}
     for (const entry of value) {
       if (!entry || typeof entry !== 'object' || typeof entry.name !== 'string') return value
@@ -165,6 +210,7 @@ function decodeArgs(value, schema) {
   }
   if (Array.isArray(value)) return schema.items ? value.map((v) => decodeArgs(v, schema.items)) : value
   if (value && typeof value === 'object' && schema.properties) {
+    /** @type {Record<string, unknown>} */
     const out = {}
     for (const [k, v] of Object.entries(value)) {
       if (v === null) continue
@@ -173,25 +219,34 @@ function decodeArgs(value, schema) {
     return out
   }
   if (schema.anyOf && value && typeof value === 'object') {
-    const branch = schema.anyOf.find((b) => (Array.isArray(value) ? typesOf(b).includes('array') : b.properties || isMap(b)))
+    const branch = schema.anyOf.find((/** @type {Schema} */ b) => (Array.isArray(value) ? typesOf(b).includes('array') : b.properties || isMap(b)))
     return branch ? decodeArgs(value, branch) : value
   }
   return value
 }
 
+/**
+ * The arguments a model sent (JSON text, or already an object).
+ * @param {unknown} raw
+ * @returns {any}
+ */
 function parseArguments(raw) {
   if (raw === undefined || raw === null || raw === '') return {}
   if (typeof raw !== 'string') return raw
   try {
     return JSON.parse(raw)
   } catch (e) {
-    const error = new Error(`INVALID_ARGUMENT: the arguments are not valid JSON (${e.message})`)
+    const error = /** @type {Error & {code?: string}} */ (new Error(`INVALID_ARGUMENT: the arguments are not valid JSON (${errorInfo(e).message})`))
     error.code = 'INVALID_ARGUMENT'
     throw error
   }
 }
 
-/** One call in either shape: chat `{id, function: {name, arguments}}` or responses `{call_id, name, arguments}`. */
+/**
+ * One call in either shape: chat `{id, function: {name, arguments}}` or responses `{call_id, name, arguments}`.
+ * @param {any} call
+ * @returns {{api: 'chat' | 'responses', id: string, name: string, arguments: unknown}}
+ */
 function normalizeCall(call) {
   if (call?.function) return { api: 'chat', id: call.id, name: call.function.name, arguments: call.function.arguments }
   return { api: 'responses', id: call?.call_id ?? call?.id, name: call?.name, arguments: call?.arguments }
@@ -203,9 +258,13 @@ function normalizeCall(call) {
  * `{type: 'function_call_output', call_id, output}` items. Errors become their `CODE: message`
  * text; nothing throws. `options.signal` aborts the calls. Calls of items that are not
  * function calls (e.g. Responses `message` items) are skipped.
+ * @param {readonly any[] | null | undefined} calls
+ * @param {Session | SessionOptions} [session]
+ * @param {{signal?: AbortSignal}} [options]
  */
 async function runOpenAIToolCalls(calls, session, options = {}) {
   const s = createSession(session)
+  /** @type {({role: 'tool', tool_call_id: string, content: string} | {type: 'function_call_output', call_id: string, output: string})[]} */
   const out = []
   for (const raw of calls ?? []) {
     if (raw?.type && raw.type !== 'function' && raw.type !== 'function_call') continue
@@ -216,7 +275,8 @@ async function runOpenAIToolCalls(calls, session, options = {}) {
       const args = decodeArgs(parseArguments(call.arguments), { type: 'object', ...spec.jsonSchema })
       text = (await settle(s, spec.name, args, { signal: options.signal })).text
     } catch (e) {
-      text = `${e.code ?? 'INVALID_ARGUMENT'}: ${e.message.replace(/^[A-Z_]+: /, '')}`
+      const code = /** @type {{code?: string}} */ (e)?.code ?? 'INVALID_ARGUMENT'
+      text = `${code}: ${errorInfo(e).message.replace(/^[A-Z_]+: /, '')}`
     }
     out.push(call.api === 'chat' ? { role: 'tool', tool_call_id: call.id, content: text } : { type: 'function_call_output', call_id: call.id, output: text })
   }
@@ -227,6 +287,9 @@ async function runOpenAIToolCalls(calls, session, options = {}) {
  * Tools for the SDK's own loop, `client.chat.completions.runTools({tools, ...})`: each is
  * `{type: 'function', function: {name, description, parameters, parse, function}}` with strict
  * schemas by default; `function` returns the text a model reads (an error as `CODE: message`).
+ * @param {readonly ToolRef[] | null | undefined} tools
+ * @param {Session | SessionOptions} [session]
+ * @param {{strict?: boolean, signal?: AbortSignal}} [options]
  */
 function toOpenAIRunnableTools(tools, session, options = {}) {
   const s = createSession(session)
@@ -240,8 +303,8 @@ function toOpenAIRunnableTools(tools, session, options = {}) {
         description: spec.description,
         parameters: strict ? toStrictSchema(modelSchema(spec)) : toLooseSchema(modelSchema(spec)),
         strict,
-        parse: (raw) => parseArguments(raw),
-        function: async (args) => (await settle(s, spec.name, decodeArgs(args, schema), { signal: options.signal })).text,
+        parse: (/** @type {unknown} */ raw) => parseArguments(raw),
+        function: async (/** @type {unknown} */ args) => (await settle(s, spec.name, decodeArgs(args, schema), { signal: options.signal })).text,
       },
     }
   })

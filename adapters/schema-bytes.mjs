@@ -1,6 +1,7 @@
 // Schema bytes per request: JSON.stringify length of every tool's definition as each adapter
 // sends it (name, description, input schema), for all tools and for `dedupe: true`.
 // Run: node adapters/schema-bytes.mjs
+// @ts-check
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
@@ -13,11 +14,13 @@ const { toMcpTool } = require('../mcp/server.js')
 const { toLangChainTools } = require('./langchain.js')
 const { toAiSdkTools } = await import('./ai-sdk.mjs')
 
-const bytes = (v) => Buffer.byteLength(JSON.stringify(v))
+const bytes = (/** @type {unknown} */ v) => Buffer.byteLength(JSON.stringify(v))
 
 export function measure() {
   const rows = []
-  for (const [label, names] of [['all tools', undefined], ['dedupe: true', selectTools({ dedupe: true })]]) {
+  /** @type {[string, import('../index.js').NativeToolSpec[] | undefined][]} */
+  const sets = [['all tools', undefined], ['dedupe: true', selectTools({ dedupe: true })]]
+  for (const [label, names] of sets) {
     const specs = names ?? native.toolSpecs()
     const raw = specs.map((s) => ({ name: s.name, description: s.description, parameters: s.jsonSchema }))
     const mcp = specs.map((s) => {
@@ -35,7 +38,12 @@ export function measure() {
       'openai non-strict': bytes(toOpenAITools(specs, { strict: false })),
       anthropic: bytes(toAnthropicTools(specs)),
       'ai-sdk (as the provider receives it)': bytes(
-        Object.entries(toAiSdkTools(specs, {})).map(([name, t]) => ({ type: 'function', name, description: t.description, inputSchema: t.inputSchema.jsonSchema })),
+        Object.entries(toAiSdkTools(specs, {})).map(([name, t]) => ({
+          type: 'function',
+          name,
+          description: t.description,
+          inputSchema: /** @type {{jsonSchema: unknown}} */ (/** @type {unknown} */ (t.inputSchema)).jsonSchema,
+        })),
       ),
       langchain: bytes(toLangChainTools(specs, {}).map((t) => ({ name: t.name, description: t.description, schema: t.schema }))),
       'mcp tools/list (input only)': bytes(mcp),
@@ -45,6 +53,6 @@ export function measure() {
   return rows
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop())) {
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop() ?? '')) {
   for (const row of measure()) console.log(JSON.stringify(row, null, 1))
 }

@@ -8,16 +8,29 @@
 // `confirmationMessages`, VS Code shows them, and `invoke` then runs with exactly those prompts
 // approved. A prompt the call asks that was not shown (the workspace changed in between) goes to
 // `options.confirm`; without one the call fails with `APPROVAL_REQUIRED` and nothing runs.
+// @ts-check
 'use strict'
 const { selectTools, resolveTools, createSession, planConfirmation, settle, modelSchema } = require('./index.js')
 
+/**
+ * @typedef {import('./vscode.js').VsCodeApi} VsCodeApi
+ * @typedef {import('./vscode.js').VsCodeToolsOptions} VsCodeToolsOptions
+ * @typedef {import('./vscode.js').RegisterVsCodeToolsOptions} RegisterVsCodeToolsOptions
+ * @typedef {import('./vscode.js').VsCodeCancellationToken} VsCodeCancellationToken
+ * @typedef {import('./vscode.js').VsCodeManifestTool} VsCodeManifestTool
+ * @typedef {import('./index.js').CallOptions} CallOptions
+ * @typedef {import('./index.js').ConfirmationPrompt} ConfirmationPrompt
+ */
+
 const DEFAULT_PREFIX = 'eddie_'
 
+/** @param {VsCodeToolsOptions} options */
 function pickSpecs(options) {
   if (options.tools) return resolveTools(options.tools)
   return selectTools({ families: options.families, maxPermission: options.maxPermission, dedupe: options.dedupe ?? true })
 }
 
+/** @param {string} name */
 function title(name) {
   return name.replace(/_+/g, ' ').replace(/^./, (c) => c.toUpperCase())
 }
@@ -26,6 +39,8 @@ function title(name) {
  * The `contributes.languageModelTools` entries. Options: `tools` (names or specs), else `families`,
  * `maxPermission`, `dedupe` (default true); `prefix` (default 'eddie_': VS Code tool names are
  * global, shared by every extension).
+ * @param {VsCodeToolsOptions} [options]
+ * @returns {VsCodeManifestTool[]}
  */
 function vsCodeManifest(options = {}) {
   const prefix = options.prefix ?? DEFAULT_PREFIX
@@ -43,14 +58,22 @@ function vsCodeManifest(options = {}) {
   })
 }
 
-/** The workspace of a call: `options.cwd`, else the first workspace folder, else the process's. */
+/**
+ * The workspace of a call: `options.cwd`, else the first workspace folder, else the process's.
+ * @param {VsCodeApi} vscode
+ * @param {RegisterVsCodeToolsOptions} options
+ * @returns {string}
+ */
 function workspaceOf(vscode, options) {
   if (options.cwd) return typeof options.cwd === 'function' ? options.cwd() : options.cwd
   const folder = vscode.workspace?.workspaceFolders?.[0]
   return folder?.uri?.fsPath ?? process.cwd()
 }
 
-/** An AbortSignal that follows a CancellationToken. */
+/**
+ * An AbortSignal that follows a CancellationToken.
+ * @param {VsCodeCancellationToken | undefined} token
+ */
 function signalOf(token) {
   if (!token) return undefined
   const controller = new AbortController()
@@ -65,23 +88,30 @@ function signalOf(token) {
  * options). Disposables go to `context.subscriptions`; returns them too. Options as
  * `vsCodeManifest`, plus `cwd`, `env`, `ask`, `onOutput`, `confirm` (for confirms VS Code did not
  * show; default no).
+ * @param {VsCodeApi} vscode
+ * @param {{subscriptions: {dispose(): unknown}[]} | undefined} context
+ * @param {RegisterVsCodeToolsOptions} [options]
  */
 function registerVsCodeTools(vscode, context, options = {}) {
   const prefix = options.prefix ?? DEFAULT_PREFIX
   const session = createSession({ cwd: workspaceOf(vscode, options), env: options.env, ask: options.ask, onOutput: options.onOutput })
+  /** @type {Map<string, ConfirmationPrompt[]>} */
   const shown = new Map()
-  const keyOf = (name, input) => `${name}\u0000${JSON.stringify(input ?? {})}`
+  const keyOf = (/** @type {string} */ name, /** @type {unknown} */ input) => `${name}\u0000${JSON.stringify(input ?? {})}`
+  /** @type {{dispose(): unknown}[]} */
   const disposables = []
   for (const spec of pickSpecs(options)) {
+    /** @type {import('./vscode.js').VsCodeLanguageModelTool<Record<string, unknown>>} */
     const tool = {
       async prepareInvocation(prepare) {
         session.cwd = workspaceOf(vscode, options)
         const plan = spec.confirms ? await planConfirmation(spec.name, prepare.input, session) : null
+        /** @type {{invocationMessage: string, confirmationMessages?: {title: string, message: string}}} */
         const prepared = { invocationMessage: `${spec.name}` }
         if (plan) {
           shown.set(keyOf(spec.name, prepare.input), plan.prompts)
           // Bounded: a prepared call that is never invoked is dropped with the oldest.
-          while (shown.size > 1000) shown.delete(shown.keys().next().value)
+          while (shown.size > 1000) shown.delete(/** @type {string} */ (shown.keys().next().value))
           prepared.confirmationMessages = { title: title(spec.name), message: plan.message }
         }
         return prepared
@@ -91,6 +121,7 @@ function registerVsCodeTools(vscode, context, options = {}) {
         const key = keyOf(spec.name, invocation.input)
         const approved = shown.get(key)
         shown.delete(key)
+        /** @type {CallOptions} */
         const call = { signal: signalOf(token), approved }
         if (options.confirm) call.confirm = options.confirm
         const settled = await settle(session, spec.name, invocation.input ?? {}, call)

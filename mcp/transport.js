@@ -5,9 +5,12 @@
 // - a line that is not JSON gets a parse error (-32700);
 // - a request that is not a valid JSON-RPC request (`params: "x"`) gets -32600/-32602 with its
 //   id (the SDK's transport dropped it, and the client waited for ever).
+// @ts-check
 'use strict'
 
 const MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+
+/** @typedef {import('@modelcontextprotocol/sdk/types.js').JSONRPCMessage} JSONRPCMessage */
 
 class EddieStdioTransport {
   /**
@@ -18,14 +21,21 @@ class EddieStdioTransport {
     this._stdout = options.stdout ?? process.stdout
     this._max = options.maxMessageBytes ?? MAX_MESSAGE_BYTES
     this._schema = options.schema
+    /** @type {Buffer[]} */
     this._chunks = []
     this._size = 0
     this._skipping = false
     this._skippedHead = ''
     this._started = false
-    this._ondata = (chunk) => this._take(chunk)
-    this._onerror = (error) => this.onerror?.(error)
+    this._ondata = (/** @type {Buffer | string} */ chunk) => this._take(chunk)
+    this._onerror = (/** @type {Error} */ error) => this.onerror?.(error)
     this._onend = () => this.close()
+    /** @type {((message: JSONRPCMessage) => void) | undefined} */
+    this.onmessage = undefined
+    /** @type {((error: Error) => void) | undefined} */
+    this.onerror = undefined
+    /** @type {(() => void) | undefined} */
+    this.onclose = undefined
   }
 
   async start() {
@@ -36,6 +46,7 @@ class EddieStdioTransport {
     this._stdin.on('end', this._onend)
   }
 
+  /** @param {Buffer | string} chunk */
   _take(chunk) {
     let buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)
     for (;;) {
@@ -68,6 +79,7 @@ class EddieStdioTransport {
     }
   }
 
+  /** @param {string} head */
   _tooLarge(head) {
     const m = /"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)/.exec(head)
     let id = null
@@ -79,16 +91,17 @@ class EddieStdioTransport {
     this._reply(id, -32600, `message too large: the limit is ${this._max} bytes (${Math.round(this._max / 1048576)} MiB); nothing was done`)
   }
 
+  /** @param {string} line */
   _line(line) {
     let value
     try {
       value = JSON.parse(line)
     } catch (e) {
-      this._reply(null, -32700, `parse error: ${e.message}`)
+      this._reply(null, -32700, `parse error: ${/** @type {Error} */ (e).message}`)
       return
     }
     if (this._schema.safeParse(value).success) {
-      this.onmessage?.(value)
+      this.onmessage?.(/** @type {JSONRPCMessage} */ (value))
       return
     }
     const isObject = value !== null && typeof value === 'object' && !Array.isArray(value)
@@ -105,12 +118,22 @@ class EddieStdioTransport {
     this._reply(id, -32600, 'invalid request: not a JSON-RPC 2.0 message ({jsonrpc: "2.0", id, method, params?})')
   }
 
+  /**
+   * @param {string | number | null} id
+   * @param {number} code
+   * @param {string} message
+   */
   _reply(id, code, message) {
-    this.send({ jsonrpc: '2.0', id, error: { code, message } }).catch(() => {})
+    // JSON-RPC answers an unreadable request with `id: null`, which the SDK's type leaves out.
+    this.send(/** @type {JSONRPCMessage} */ (/** @type {unknown} */ ({ jsonrpc: '2.0', id, error: { code, message } }))).catch(() => {})
   }
 
+  /**
+   * @param {JSONRPCMessage} message
+   * @returns {Promise<void>}
+   */
   send(message) {
-    return new Promise((resolve) => {
+    return new Promise((/** @type {(value?: void) => void} */ resolve) => {
       if (this._stdout.write(`${JSON.stringify(message)}\n`)) resolve()
       else this._stdout.once('drain', resolve)
     })
