@@ -97,7 +97,11 @@ fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&
 /// The candidates closest to `key`, best first, at most `limit`: those the same up to case and
 /// `_`/`-` (`max_depth` → `maxDepth`), then the nearest by edit distance (a swap of two
 /// neighbours counts as one edit) when near enough to be a typo. Ties go in name order.
-pub(crate) fn closest_n<'a>(key: &str, candidates: impl Iterator<Item = &'a str>, limit: usize) -> Vec<&'a str> {
+pub(crate) fn closest_n<'a>(
+    key: &str,
+    candidates: impl Iterator<Item = &'a str>,
+    limit: usize,
+) -> Vec<&'a str> {
     let fold = |s: &str| s.chars().filter(|c| !matches!(c, '_' | '-')).collect::<String>().to_lowercase();
     let folded = fold(key);
     let near = (folded.chars().count() / 3).max(1);

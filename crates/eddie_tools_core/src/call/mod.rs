@@ -52,7 +52,8 @@ pub(crate) fn admit(
 /// to its model name): "Unknown tool: grepp. Did you mean `grep`?". The error carries them as
 /// `suggestions` (an empty list when nothing is near), so a host need not compute its own.
 pub fn unknown_tool(name: &str) -> ToolError {
-    let names = registry::tools().map(|t| t.name).chain(registry::TOOL_ALIASES.iter().map(|(alias, _)| *alias));
+    let names =
+        registry::tools().map(|t| t.name).chain(registry::TOOL_ALIASES.iter().map(|(alias, _)| *alias));
     let near = args::closest_n(name, names, 3);
     let quoted: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
     let hint = match quoted.split_last() {
@@ -60,7 +61,8 @@ pub fn unknown_tool(name: &str) -> ToolError {
         Some((last, [])) => format!(". Did you mean {last}?"),
         Some((last, rest)) => format!(". Did you mean {} or {last}?", rest.join(", ")),
     };
-    ToolError::new(ErrorCode::UnknownTool, format!("Unknown tool: {name}{hint}")).with_prop("suggestions", near)
+    ToolError::new(ErrorCode::UnknownTool, format!("Unknown tool: {name}{hint}"))
+        .with_prop("suggestions", near)
 }
 
 /// Admit the call for the gate: the tool's level on the ctx, the host's ceiling checked.
