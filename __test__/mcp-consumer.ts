@@ -1,0 +1,17 @@
+// Typecheck only (npm run typecheck): `@eddie/tools-native/mcp` is typed through its `exports` entry.
+import { createServer, selectSpecs, toMcpTool, main, type ServerOptions } from '@eddie/tools-native/mcp'
+
+const options: ServerOptions = { roots: ['.'], families: ['code'], maxPermission: 'moderate', confirm: 'allow', sandbox: 'read-only' }
+const server = createServer(options)
+void server.connect
+const names: string[] = selectSpecs(options).map((s) => s.name)
+const listed = toMcpTool(selectSpecs()[0]!)
+const title: string | undefined = listed.annotations?.title
+const started: Promise<void> = main(['--root', '.'])
+// @ts-expect-error: confirm is 'allow' or 'deny'
+createServer({ confirm: 'yes' })
+// @ts-expect-error: the levels are none, moderate and dangerous
+createServer({ maxPermission: 'all' })
+void names
+void title
+void started
