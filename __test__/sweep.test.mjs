@@ -14,8 +14,9 @@
 //  5. 50-way concurrency on the plan and task-list stores;
 //  6. reproductions of fixed defects;
 //  7. outputs: every successful result of every call above has `schema` equal to its tool's
-//     outputSchema `$id` and `data` valid against that outputSchema (ajv), and every tool produces
-//     at least one such result (a happy-path call per tool, driven by a table, makes sure of it).
+//     outputSchema `$id` and `data` valid against that outputSchema (ajv) with no key the schema
+//     does not declare, and every tool produces at least one such result (a happy-path call per
+//     tool, driven by a table, makes sure of it).
 // A summary line gives the number of tool calls made.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -80,6 +81,27 @@ for (const spec of SPECS) {
   }
 }
 
+/**
+ * Keys a result carries that its schema does not declare (where the schema lists properties and
+ * says nothing of others): the schema is incomplete. eddie's schemas are the contract's, verbatim,
+ * and eddie's plan keeps the keys its caller sent: they are not held to this.
+ */
+function undeclared(tool, schema, value, at) {
+  if (!schema || value === null || typeof value !== 'object') return
+  for (const b of schema.anyOf ?? [schema]) {
+    if (Array.isArray(value)) {
+      if (b.items) for (const x of value.slice(0, 3)) undeclared(tool, b.items, x, `${at}/#`)
+    } else if (b.properties) {
+      for (const [k, x] of Object.entries(value)) {
+        if (k in b.properties) undeclared(tool, b.properties[k], x, `${at}/${k}`)
+        else if (b.additionalProperties === undefined) outputFailure(`${tool} undeclared ${at}/${k}`, `${tool}: data${at}/${k} is not declared by its outputSchema: ${json(x).slice(0, 100)}`)
+      }
+    } else if (typeof b.additionalProperties === 'object') {
+      for (const x of Object.values(value).slice(0, 3)) undeclared(tool, b.additionalProperties, x, `${at}/*`)
+    }
+  }
+}
+
 /** Check a successful result against its tool's outputSchema (malformed results are problem()'s). */
 function checkOutput(spec, args, r) {
   if (!r || typeof r.schema !== 'string' || !('data' in r)) return
@@ -88,6 +110,7 @@ function checkOutput(spec, args, r) {
   if (!v) return
   validated.set(spec.name, validated.get(spec.name) + 1)
   if (r.schema !== id) outputFailure(`${spec.name} schema ${r.schema}`, `${spec.name} ${show(args)}: result.schema is ${show(r.schema)}, its outputSchema's $id is ${id}`)
+  if (spec.family !== 'eddie') undeclared(spec.name, spec.outputSchema, r.data, '')
   if (v.validate(r.data)) return
   for (const e of v.validate.errors) {
     const key = `${spec.name} ${e.schemaPath} ${e.instancePath.replace(/\/\d+/g, '/#')}`
