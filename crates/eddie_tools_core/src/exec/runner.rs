@@ -245,7 +245,9 @@ pub async fn run(
     let (outcome, counts, report) = execute_observed(&inv, ctx, action, parser.is_some()).await?;
     let found = parser.and_then(|p| findings::parse(p, &report, &inv.cwd, &workspace_real).map(|f| (p, f)));
     let changed = match before {
-        Some(before) => Some(changes::changed(&before, &snapshot(&workspace_real, &scope, &scope_rel).await?)),
+        Some(before) => {
+            Some(changes::changed(&before, &snapshot(&workspace_real, &scope, &scope_rel).await?))
+        }
         None => None,
     };
     let tests = counts.to_json();
@@ -400,7 +402,8 @@ fn to_data(
     run::merge(&mut data, extra);
     data["tests"] = tests;
     if matches!(action, Action::Lint | Action::Typecheck) {
-        data["findings"] = found.map_or(Value::Null, |(_, f)| f.iter().map(findings::Finding::to_json).collect());
+        data["findings"] =
+            found.map_or(Value::Null, |(_, f)| f.iter().map(findings::Finding::to_json).collect());
         data["findingsFrom"] = found.map_or(Value::Null, |(p, _)| json!(p.name()));
     }
     if let Some(changed) = changed {
