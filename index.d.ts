@@ -3338,6 +3338,8 @@ export type GitListCheckpointsData = {
     commit: string
     message?: string
     date?: string
+    /** The commit time, in seconds since the Unix epoch (the order: newest first). */
+    time?: number
     head?: string | null
     [key: string]: unknown
   }>

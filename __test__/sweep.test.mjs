@@ -12,7 +12,11 @@
 //  4. output caps: edits and writes whose text crosses every cap with a 2-, 3- or 4-byte character
 //     at every offset of the cut;
 //  5. 50-way concurrency on the plan and task-list stores;
-//  6. reproductions of fixed defects.
+//  6. reproductions of fixed defects;
+//  7. outputs: every successful result of every call above has `schema` equal to its tool's
+//     outputSchema `$id` and `data` valid against that outputSchema (ajv) with no key the schema
+//     does not declare, and every tool produces at least one such result (a happy-path call per
+//     tool, driven by a table, makes sure of it).
 // A summary line gives the number of tool calls made.
 import { test, after } from 'node:test'
 import assert from 'node:assert/strict'
@@ -24,6 +28,8 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { createServer } from 'node:http'
+import Ajv from 'ajv'
 import * as tools from '../index.js'
 
 const SPECS = tools.toolSpecs()
@@ -47,11 +53,77 @@ const TMP = (() => {
 let calls = 0
 const started = Date.now()
 
-/** Call a tool by its spec: the exported function (runTool when there is none). */
+// ---------------------------------------------------------------------------------------------
+// Output checks: every successful result the sweep sees is checked against its tool's declaration.
+
+/** One compiled validator per outputSchema `$id` (tools sharing an `$id` must share the schema). */
+const ajv = new Ajv({ allErrors: true, strict: true })
+const VALIDATE = new Map()
+/** Problems found by the output checks, one entry per (tool, schema path, keyword), with an example. */
+const outputFailures = new Map()
+/** Successful results checked, per tool. */
+const validated = new Map(SPECS.map((s) => [s.name, 0]))
+function outputFailure(key, text) {
+  if (!outputFailures.has(key)) outputFailures.set(key, text)
+}
+for (const spec of SPECS) {
+  const schema = spec.outputSchema
+  if (typeof schema?.$id !== 'string') { outputFailure(`${spec.name} $id`, `${spec.name}: its outputSchema has no $id`); continue }
+  const seen = VALIDATE.get(schema.$id)
+  if (seen) {
+    try { assert.deepEqual(schema, seen.schema) } catch { outputFailure(`${spec.name} $id`, `${spec.name}: its outputSchema ${schema.$id} differs from ${seen.tool}'s of the same $id`) }
+    continue
+  }
+  try {
+    VALIDATE.set(schema.$id, { tool: spec.name, schema, validate: ajv.compile(schema) })
+  } catch (e) {
+    outputFailure(`${spec.name} compile`, `${spec.name}: its outputSchema does not compile: ${e.message}`)
+  }
+}
+
+/**
+ * Keys a result carries that its schema does not declare (where the schema lists properties and
+ * says nothing of others): the schema is incomplete. eddie's schemas are the contract's, verbatim,
+ * and eddie's plan keeps the keys its caller sent: they are not held to this.
+ */
+function undeclared(tool, schema, value, at) {
+  if (!schema || value === null || typeof value !== 'object') return
+  for (const b of schema.anyOf ?? [schema]) {
+    if (Array.isArray(value)) {
+      if (b.items) for (const x of value.slice(0, 3)) undeclared(tool, b.items, x, `${at}/#`)
+    } else if (b.properties) {
+      for (const [k, x] of Object.entries(value)) {
+        if (k in b.properties) undeclared(tool, b.properties[k], x, `${at}/${k}`)
+        else if (b.additionalProperties === undefined) outputFailure(`${tool} undeclared ${at}/${k}`, `${tool}: data${at}/${k} is not declared by its outputSchema: ${json(x).slice(0, 100)}`)
+      }
+    } else if (typeof b.additionalProperties === 'object') {
+      for (const x of Object.values(value).slice(0, 3)) undeclared(tool, b.additionalProperties, x, `${at}/*`)
+    }
+  }
+}
+
+/** Check a successful result against its tool's outputSchema (malformed results are problem()'s). */
+function checkOutput(spec, args, r) {
+  if (!r || typeof r.schema !== 'string' || !('data' in r)) return
+  const id = spec.outputSchema?.$id
+  const v = VALIDATE.get(id)
+  if (!v) return
+  validated.set(spec.name, validated.get(spec.name) + 1)
+  if (r.schema !== id) outputFailure(`${spec.name} schema ${r.schema}`, `${spec.name} ${show(args)}: result.schema is ${show(r.schema)}, its outputSchema's $id is ${id}`)
+  if (spec.family !== 'eddie') undeclared(spec.name, spec.outputSchema, r.data, '')
+  if (v.validate(r.data)) return
+  for (const e of v.validate.errors) {
+    const key = `${spec.name} ${e.schemaPath} ${e.instancePath.replace(/\/\d+/g, '/#')}`
+    outputFailure(key, `${spec.name} ${show(args)}: data${e.instancePath} ${e.message} (${e.schemaPath}${e.params ? ` ${show(e.params)}` : ''}); data: ${json(r.data).slice(0, 300)}`)
+  }
+}
+
+/** Call a tool by its spec: the exported function (runTool when there is none); a result is checked against its outputSchema. */
 function invoke(spec, args, ctx) {
   calls++
   const fn = tools[spec.jsName]
-  return typeof fn === 'function' ? fn(args, ctx) : tools.runTool(spec.name, args, ctx)
+  const p = typeof fn === 'function' ? fn(args, ctx) : tools.runTool(spec.name, args, ctx)
+  return p.then((r) => { checkOutput(spec, args, r); return r })
 }
 
 /** `{value}`, `{error}` or `{hung: true}` after at most `ms`; then `ms` is how long it took. */
@@ -812,6 +884,103 @@ test('fixed: a lone CR ends a line for a codex patch, and every other line keeps
   const r = await tools.applyPatch({ patch: '*** Begin Patch\n*** Update File: cr.txt\n@@\n-three\n+THREE\n*** End Patch\n' }, { cwd: dir, confirm: async () => true })
   assert.equal(r.data.applied, true)
   assert.equal(readFileSync(join(dir, 'cr.txt'), 'utf8'), 'one\r\ntwo\rTHREE\nfour\r\n')
+})
+
+// ---------------------------------------------------------------------------------------------
+// 7. Outputs: every successful result above was checked by invoke(); here every tool gets a call
+// that succeeds (the baseline arguments, plus the table's where they are not enough), and the
+// checks' findings over the whole file are asserted.
+
+/** A loopback server for the web and browser tools: a page, a file and a SearXNG endpoint. Bounded: it serves at most 1000 requests. */
+async function serveLoopback() {
+  let served = 0
+  const server = createServer((req, res) => {
+    if (++served > 1000) { res.writeHead(503); res.end(); return }
+    const path = new URL(req.url, 'http://x').pathname
+    if (path === '/page') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      res.end('<!doctype html><html><head><title>Sweep page</title></head><body><h1>Hello</h1><p>A paragraph.</p><input id="q"><button id="go">Go</button></body></html>')
+    } else if (path === '/file.bin') {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' })
+      res.end(Buffer.from('binary\0data'))
+    } else if (path === '/searx/search') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ query: 'x', number_of_results: 1, results: [{ url: 'https://example.com/', title: 'Example', content: 'An example', engine: 'sweep', publishedDate: null }] }))
+    } else {
+      res.writeHead(404, { 'content-type': 'text/plain' })
+      res.end('not here')
+    }
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { base: `http://127.0.0.1:${server.address().port}`, close: () => { server.close(); server.closeAllConnections?.() } }
+}
+
+/**
+ * What a tool needs beyond its baseline arguments to succeed: `args(base)` (base: the loopback
+ * server's URL; an undefined value drops a baseline argument) and `ctx(base, arena)`; `more(base)`:
+ * further arguments whose results take other shapes (each must succeed too). The git family runs
+ * in a repository (gitArena).
+ */
+const HAPPY = {
+  web_fetch: { args: (base) => ({ url: `${base}/page` }), more: (base) => [{ url: `${base}/page`, format: 'text' }, { url: `${base}/page`, format: 'html', maxChars: 20 }] },
+  fetch: { args: (base) => ({ url: `${base}/page` }) },
+  check_url: { args: (base) => ({ url: `${base}/page` }), more: (base) => [{ url: `${base}/missing` }] },
+  run_tests: { more: () => [{ command: ['sh', '-c', 'printf "ok 1 - a\\nnot ok 2 - b\\n# pass 1\\n# fail 1\\n"; exit 1'] }] },
+  git_diff: { more: () => [{ staged: true }, { stat: true }] },
+  git_log: { more: () => [{ maxCount: 1, files: true }] },
+  git_show: { more: () => [{ revision: 'HEAD~1' }] },
+  git_branch: { more: () => [{ action: 'list' }] },
+  download: { args: (base) => ({ url: `${base}/file.bin`, path: 'file.bin' }) },
+  web_search: { ctx: (base) => ({ env: { SEARXNG_URL: `${base}/searx`, BRAVE_API_KEY: '', TAVILY_API_KEY: '' } }) },
+  browser_navigate: { args: (base) => ({ url: `${base}/page` }) },
+  browser_new_tab: { args: (base) => ({ url: `${base}/page` }) },
+  browser_find: { args: () => ({ query: 'Go' }) },
+  browser_type: { args: () => ({ selector: '#q', text: 'typed' }) },
+  browser_click: { args: () => ({ selector: '#go', x: undefined, y: undefined }) },
+  list_symbols: { args: () => ({ path: 'src/main.ts' }) },
+  screenshot: { args: (base) => ({ url: `${base}/page`, destination: 'shot.png' }) },
+}
+
+test('outputs: every tool succeeds at least once, and every successful result of the sweep matches its outputSchema and $id', async (t) => {
+  const server = await serveLoopback()
+  const a = makeArena()
+  const yes = { cwd: a.ws, confirm: async () => true, ask: async () => 'an answer' }
+  await startProcesses(a, yes)
+  const failures = []
+  try {
+    for (const spec of SPECS) {
+      reset(a)
+      if (spec.family === 'git') await gitArena(a.ws)
+      const happy = HAPPY[spec.name] ?? {}
+      const base = baseline(spec, { ids: a.ids, command: 'true' })
+      const ctx = { ...yes, network: { allowHosts: ['127.0.0.1'] }, ...happy.ctx?.(server.base, a) }
+      for (const extra of [happy.args?.(server.base), ...(happy.more?.(server.base) ?? [])]) {
+        const args = Object.fromEntries(Object.entries({ ...base, ...extra }).filter(([, v]) => v !== undefined))
+        const run = () => settle(invoke(spec, args, ctx), boundFor(spec))
+        const o = await (spec.family === 'browser' ? browserExclusive(run) : run())
+        if (!o.value) failures.push(`${spec.name} ${show(args)}: no result: ${problem(o) ?? outcomeText(o).slice(0, 300)}`)
+        if (spec.mutating) {
+          reset(a)
+          if (spec.family === 'git') await gitArena(a.ws)
+        }
+      }
+    }
+  } finally {
+    await stopProcesses(a)
+    server.close()
+  }
+  for (const spec of SPECS) t.diagnostic(`${spec.name}: ${validated.get(spec.name)} results validated`)
+  const total = [...validated.values()].reduce((x, y) => x + y, 0)
+  t.diagnostic(`outputs: ${total} results validated over ${SPECS.length} tools`)
+  assert.deepEqual(failures, [])
+  assert.deepEqual(SPECS.filter((s) => !validated.get(s.name)).map((s) => s.name), [], 'tools with no result validated')
+  assert.deepEqual([...outputFailures.values()], [])
+  // The checks can fail: every outputSchema refuses a value of the wrong type, and one with a required key refuses {}.
+  for (const spec of SPECS) {
+    const { validate } = VALIDATE.get(spec.outputSchema.$id)
+    assert.equal(validate('not the data'), false, `${spec.name}'s outputSchema accepts a string`)
+    if (spec.outputSchema.required?.length) assert.equal(validate({}), false, `${spec.name}'s outputSchema accepts {}`)
+  }
 })
 
 after(() => {

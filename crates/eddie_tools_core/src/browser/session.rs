@@ -455,15 +455,26 @@ async fn pump(b: std::sync::Weak<Browser>, mut events: mpsc::UnboundedReceiver<E
     }
 }
 
+/// A tab's CDP event, to the handler of its domain (a paused request is vetted on its own task).
 fn on_event(b: &Arc<Browser>, tab: &Arc<Tab>, ev: Event) {
-    let p = &ev.params;
+    let method = ev.method.as_str();
+    if method == "Fetch.requestPaused" {
+        let (b, tab, p) = (Arc::clone(b), Arc::clone(tab), ev.params);
+        tokio::spawn(async move { vet_request(&b, &tab, &p).await });
+    } else if method.starts_with("Page.") {
+        on_page_event(b, tab, method, &ev.params);
+    } else if method.starts_with("Runtime.") || method.starts_with("Log.") {
+        on_console_event(tab, method, &ev.params);
+    } else if method.starts_with("Network.") {
+        on_network_event(b, tab, method, &ev.params);
+    }
+}
+
+/// Loads, navigations, lifecycle events and dialogs (dismissed, and logged to the console).
+fn on_page_event(b: &Browser, tab: &Tab, method: &str, p: &Value) {
     let main = |f: &Value| f.as_str() == Some(tab.target.as_str());
     let bump = |f: fn(&mut Signals)| tab.signals.send_modify(f);
-    match ev.method.as_str() {
-        "Fetch.requestPaused" => {
-            let (b, tab, p) = (Arc::clone(b), Arc::clone(tab), ev.params);
-            tokio::spawn(async move { vet_request(&b, &tab, &p).await });
-        }
+    match method {
         "Page.frameStartedLoading" | "Page.frameRequestedNavigation" | "Page.frameStartedNavigating"
             if main(&p["frameId"]) =>
         {
@@ -517,6 +528,13 @@ fn on_event(b: &Arc<Browser>, tab: &Arc<Tab>, ev: Event) {
             let accept = p["type"] == "beforeunload";
             b.conn.send(Some(&tab.session), "Page.handleJavaScriptDialog", json!({"accept": accept}));
         }
+        _ => {}
+    }
+}
+
+/// Console messages, uncaught exceptions and log entries, into the tab's console log.
+fn on_console_event(tab: &Tab, method: &str, p: &Value) {
+    match method {
         "Runtime.consoleAPICalled" => {
             let text = p["args"]
                 .as_array()
@@ -572,6 +590,13 @@ fn on_event(b: &Arc<Browser>, tab: &Arc<Tab>, ev: Event) {
                 })
             });
         }
+        _ => {}
+    }
+}
+
+/// Requests and their outcomes, into the tab's network log and its in-flight count.
+fn on_network_event(b: &Browser, tab: &Tab, method: &str, p: &Value) {
+    match method {
         "Network.requestWillBeSent" => {
             let id = p["requestId"].as_str().unwrap_or("").to_owned();
             let url = p["request"]["url"].as_str().unwrap_or("").to_owned();
@@ -617,7 +642,7 @@ fn on_event(b: &Arc<Browser>, tab: &Arc<Tab>, ev: Event) {
         }
         "Network.loadingFinished" | "Network.loadingFailed" => {
             let id = p["requestId"].as_str().unwrap_or("");
-            let failed = ev.method == "Network.loadingFailed";
+            let failed = method == "Network.loadingFailed";
             let counted = tab
                 .with(|s| {
                     let blocked_map = s.blocked.clone();

@@ -2,16 +2,18 @@
 //! the detected command for the action (or an explicit `command`), run as a supervised tree
 //! with the same capture as `run`, plus test counts for known runners.
 
+use std::path::Path;
+
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 use super::args::{self, Env, Text, Word};
 use super::run;
 use crate::context::Ctx;
-use crate::engine::process::command::{self, Invocation, execute, split_words};
+use crate::engine::process::command::{self, Invocation, Outcome, execute, split_words};
 use crate::engine::process::env;
 use crate::error::{ErrorCode, Result, ToolError};
-use crate::exec::detect_project::{Action, detect};
+use crate::exec::detect_project::{Action, Project, detect};
 use crate::exec::testcounts::Counts;
 use crate::exec::{changes, findings, target};
 use crate::output::ToolOutput;
@@ -196,35 +198,7 @@ pub async fn run(
         Some(name) => Some(target::chosen(action, &name.0, &dir, env.get("PATH").map(String::as_str))?),
         None => None,
     };
-    let (mut argv, source) = match (a.command, chosen) {
-        (None, Some(argv)) => (target::apply(action, argv, &extras, &scripts)?, "chosen"),
-        (None, None) => match project
-            .commands
-            .get(&action)
-            .map(|d| target::apply(action, d.argv.clone(), &extras, &scripts))
-        {
-            Some(Ok(argv)) => (argv, "detected"),
-            Some(Err(e)) => return Err(e),
-            None => {
-                let kinds =
-                    if project.types.is_empty() { "none".to_owned() } else { project.types.join(", ") };
-                return Err(ToolError::new(
-                    ErrorCode::NoRunner,
-                    format!(
-                        "No {} command found for {shown} (project types: {kinds}). Pass `command`, e.g. {{\"command\": \"npm run {}\"}}.",
-                        action.key(),
-                        action.key()
-                    ),
-                ));
-            }
-        },
-        (Some(CommandArg::Line(s)), _) => match split_words(&s) {
-            Ok(words) if !words.is_empty() => (words, "explicit"),
-            // Shell syntax in a project command (`npm test && npm run lint`): use sh.
-            _ => (vec!["/bin/sh".to_owned(), "-c".to_owned(), s], "explicit"),
-        },
-        (Some(CommandArg::Words(words)), _) => (words, "explicit"),
-    };
+    let (mut argv, source) = command_line(action, a.command, chosen, &project, &extras, &scripts, &shown)?;
     argv.extend(extra);
     // lint and typecheck: ask a known tool for its machine-readable report.
     let parser = if matches!(action, Action::Lint | Action::Typecheck) && source != "explicit" {
@@ -264,41 +238,113 @@ pub async fn run(
     let scope_rel =
         scope.strip_prefix(&workspace_real).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
     let before = if action == Action::Format {
-        let (w, s, r) = (workspace_real.clone(), scope.clone(), scope_rel.clone());
-        Some(crate::blocking("format", move || changes::snapshot(&w, &s, &r)).await?)
+        Some(snapshot(&workspace_real, &scope, &scope_rel).await?)
     } else {
         None
     };
+    let (outcome, counts, report) = execute_observed(&inv, ctx, action, parser.is_some()).await?;
+    let found = parser.and_then(|p| findings::parse(p, &report, &inv.cwd, &workspace_real).map(|f| (p, f)));
+    let changed = match before {
+        Some(before) => {
+            Some(changes::changed(&before, &snapshot(&workspace_real, &scope, &scope_rel).await?))
+        }
+        None => None,
+    };
+    let tests = counts.to_json();
+    let content = render(&inv, &outcome, found.as_ref(), changed.as_ref(), &tests, &counts);
+    let data = to_data(outcome.into_json(&inv), extra, tests, action, found.as_ref(), changed);
+    Ok(ToolOutput::new(schema, content, data))
+}
+
+/// The command line to run and where it came from: an explicit `command`, the chosen `runner`,
+/// or the command detected for `action`.
+fn command_line(
+    action: Action,
+    command: Option<CommandArg>,
+    chosen: Option<Vec<String>>,
+    project: &Project,
+    extras: &target::Extras<'_>,
+    scripts: &serde_json::Map<String, Value>,
+    shown: &str,
+) -> Result<(Vec<String>, &'static str)> {
+    Ok(match (command, chosen) {
+        (None, Some(argv)) => (target::apply(action, argv, extras, scripts)?, "chosen"),
+        (None, None) => match project
+            .commands
+            .get(&action)
+            .map(|d| target::apply(action, d.argv.clone(), extras, scripts))
+        {
+            Some(Ok(argv)) => (argv, "detected"),
+            Some(Err(e)) => return Err(e),
+            None => {
+                let kinds =
+                    if project.types.is_empty() { "none".to_owned() } else { project.types.join(", ") };
+                return Err(ToolError::new(
+                    ErrorCode::NoRunner,
+                    format!(
+                        "No {} command found for {shown} (project types: {kinds}). Pass `command`, e.g. {{\"command\": \"npm run {}\"}}.",
+                        action.key(),
+                        action.key()
+                    ),
+                ));
+            }
+        },
+        (Some(CommandArg::Line(s)), _) => match split_words(&s) {
+            Ok(words) if !words.is_empty() => (words, "explicit"),
+            // Shell syntax in a project command (`npm test && npm run lint`): use sh.
+            _ => (vec!["/bin/sh".to_owned(), "-c".to_owned(), s], "explicit"),
+        },
+        (Some(CommandArg::Words(words)), _) => (words, "explicit"),
+    })
+}
+
+/// What is below `scope` now (for `format`), on the blocking pool.
+async fn snapshot(workspace_real: &Path, scope: &Path, scope_rel: &str) -> Result<changes::Snapshot> {
+    let (w, s, r) = (workspace_real.to_path_buf(), scope.to_path_buf(), scope_rel.to_owned());
+    crate::blocking("format", move || changes::snapshot(&w, &s, &r)).await
+}
+
+/// Run the command, counting tests (`run_tests`) or keeping the standard output a linter's
+/// report is read from (when `report` is asked for).
+async fn execute_observed(
+    inv: &Invocation,
+    ctx: &Ctx,
+    action: Action,
+    report_wanted: bool,
+) -> Result<(Outcome, Counts, String)> {
     let mut counts = Counts::default();
     let mut report = String::new();
     let outcome = if action == Action::Test {
         let mut observe = |_: &'static str, line: &str| counts.observe(line);
-        execute(&inv, ctx, Some(&mut observe)).await?
-    } else if parser.is_some() {
+        execute(inv, ctx, Some(&mut observe)).await?
+    } else if report_wanted {
         let mut observe = |stream: &'static str, line: &str| {
             if stream == "stdout" && report.len() < REPORT_LIMIT {
                 report.push_str(line);
                 report.push('\n');
             }
         };
-        execute(&inv, ctx, Some(&mut observe)).await?
+        execute(inv, ctx, Some(&mut observe)).await?
     } else {
-        execute(&inv, ctx, None).await?
+        execute(inv, ctx, None).await?
     };
-    let found = parser.and_then(|p| findings::parse(p, &report, &inv.cwd, &workspace_real).map(|f| (p, f)));
-    let changed = match before {
-        Some(before) => {
-            let (w, s, r) = (workspace_real.clone(), scope.clone(), scope_rel.clone());
-            let after = crate::blocking("format", move || changes::snapshot(&w, &s, &r)).await?;
-            Some(changes::changed(&before, &after))
-        }
-        None => None,
-    };
-    let tests = counts.to_json();
-    let mut content = match &found {
+    Ok((outcome, counts, report))
+}
+
+/// The text for the model: the command's output (its findings in place of a linter's JSON
+/// report), the files a formatter changed, and the test counts after the summary line.
+fn render(
+    inv: &Invocation,
+    outcome: &Outcome,
+    found: Option<&(findings::Parser, Vec<findings::Finding>)>,
+    changed: Option<&Option<Vec<String>>>,
+    tests: &Value,
+    counts: &Counts,
+) -> String {
+    let mut content = match found {
         // The report replaces the tool's JSON in the text; data.stdout keeps the JSON.
         Some((p, f)) => {
-            let mut c = format!("$ {}\n{}\n", inv.display(), outcome.summary(&inv));
+            let mut c = format!("$ {}\n{}\n", inv.display(), outcome.summary(inv));
             c.push_str(&findings::render(*p, f));
             if outcome.stderr.total_bytes > 0 {
                 c.push_str("--- stderr ---\n");
@@ -309,9 +355,9 @@ pub async fn run(
             }
             c
         }
-        None => outcome.render(&inv),
+        None => outcome.render(inv),
     };
-    if let Some(changed) = &changed {
+    if let Some(changed) = changed {
         match changed {
             Some(list) if list.is_empty() => content.push_str("files changed: none\n"),
             Some(list) => content.push_str(&format!("files changed ({}): {}\n", list.len(), list.join(", "))),
@@ -340,16 +386,28 @@ pub async fn run(
             .map_or(0, |i| content[i + 1..].find('\n').map_or(content.len(), |j| i + j + 2));
         content.insert_str(at, &line);
     }
-    let mut data = outcome.into_json(&inv);
+    content
+}
+
+/// `data`: the command's outcome, the runner's fields, the test counts, a linter's findings and
+/// the files a formatter changed.
+fn to_data(
+    mut data: Value,
+    extra: Value,
+    tests: Value,
+    action: Action,
+    found: Option<&(findings::Parser, Vec<findings::Finding>)>,
+    changed: Option<Option<Vec<String>>>,
+) -> Value {
     run::merge(&mut data, extra);
     data["tests"] = tests;
     if matches!(action, Action::Lint | Action::Typecheck) {
         data["findings"] =
-            found.as_ref().map_or(Value::Null, |(_, f)| f.iter().map(findings::Finding::to_json).collect());
-        data["findingsFrom"] = found.as_ref().map_or(Value::Null, |(p, _)| json!(p.name()));
+            found.map_or(Value::Null, |(_, f)| f.iter().map(findings::Finding::to_json).collect());
+        data["findingsFrom"] = found.map_or(Value::Null, |(p, _)| json!(p.name()));
     }
     if let Some(changed) = changed {
         data["changedFiles"] = changed.map_or(Value::Null, |l| json!(l));
     }
-    Ok(ToolOutput::new(schema, content, data))
+    data
 }
