@@ -366,8 +366,8 @@ pub mod lenient {
             let b = match &v {
                 Value::Bool(b) => Some(*b),
                 Value::Number(n) => match n.as_f64() {
-                    Some(x) if x == 0.0 => Some(false),
-                    Some(x) if x == 1.0 => Some(true),
+                    Some(0.0) => Some(false),
+                    Some(1.0) => Some(true),
                     _ => None,
                 },
                 Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
