@@ -271,11 +271,11 @@ macro_rules! value_schema {
 ///
 /// | type | accepts | refuses (`INVALID_ARGUMENT`, naming the key and what was given) |
 /// |---|---|---|
-/// | [`Flag`] | `true`/`false`; `1`/`0`; the strings `"true"`, `"false"`, `"yes"`, `"no"`, `"on"`, `"off"`, `"1"`, `"0"` (any case) and `""` (false) | anything else: "must be a boolean (got "maybe")" |
-/// | [`Int`] | a JSON integer, a number with no fraction (`3.0`), a string holding one (`"50"`) | fractions, other strings, other types: "must be an integer (got 1.5)" |
-/// | [`Cap<MAX>`](Cap) | an [`Int`] from 1 to `MAX` (a result count, a limit) | 0, negatives, over `MAX`: "must be an integer from 1 to 100 (got 500)" |
-/// | [`Offset<MAX>`](Offset) | an [`Int`] from 0 to `MAX` (a line, a byte position, a number of context lines) | negatives, over `MAX` |
-/// | [`Seconds<DEFAULT_MS, MAX_S, ZERO_IS_NONE>`](Seconds) | a number of seconds (fractions allowed, `0.5`), or a string holding one, up to `MAX_S` | negatives, over `MAX_S` ("must be a number of seconds above 0 and at most 300 (got 900)"); `0` unless the tool declares `ZERO_IS_NONE` (then `0` means none: no limit, or no wait) |
+/// | [`Flag`](lenient::Flag) | `true`/`false`; `1`/`0`; the strings `"true"`, `"false"`, `"yes"`, `"no"`, `"on"`, `"off"`, `"1"`, `"0"` (any case) and `""` (false) | anything else: "must be a boolean (got "maybe")" |
+/// | [`Int`](lenient::Int) | a JSON integer, a number with no fraction (`3.0`), a string holding one (`"50"`) | fractions, other strings, other types: "must be an integer (got 1.5)" |
+/// | [`Cap<MAX>`](lenient::Cap) | an [`Int`](lenient::Int) from 1 to `MAX` (a result count, a limit) | 0, negatives, over `MAX`: "must be an integer from 1 to 100 (got 500)" |
+/// | [`Offset<MAX>`](lenient::Offset) | an [`Int`](lenient::Int) from 0 to `MAX` (a line, a byte position, a number of context lines) | negatives, over `MAX` |
+/// | [`Seconds<DEFAULT_MS, MAX_S, ZERO_IS_NONE>`](lenient::Seconds) | a number of seconds (fractions allowed, `0.5`), or a string holding one, up to `MAX_S` | negatives, over `MAX_S` ("must be a number of seconds above 0 and at most 300 (got 900)"); `0` unless the tool declares `ZERO_IS_NONE` (then `0` means none: no limit, or no wait) |
 ///
 /// Strings are accepted because models send them (`"maxResults": "50"`); the schemas say the
 /// honest type (`boolean`, `integer`, `number`, with the bounds) so that models send numbers.
