@@ -1797,7 +1797,7 @@ export type ProcessReadArgs = {
   id: string
   /** Byte position to read from (a nextCursor from an earlier call). */
   cursor?: number
-  /** Most bytes to return (default 32768). */
+  /** Most bytes to return (default 32768, at most 1 MiB). */
   maxBytes?: number
 }
 /** `data` of a `process_read` result. */

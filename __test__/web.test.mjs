@@ -499,7 +499,7 @@ test('extraction quality: main text present, navigation and boilerplate gone, on
     const visible = readFileSync(join(dir, f), 'utf8').replace(/<(script|style)[\s\S]*?<\/\1>/gi, '').replace(/<[^>]+>/g, '')
       .replace(/&nbsp;|&#160;/g, ' ').replace(/&copy;|&#169;/g, '©').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').replace(/\s+/g, ' ')
     for (const g of gone) if (!g.startsWith('<') && !visible.includes(g.replace(/`/g, ''))) failures.push(`${f}: the page never had ${JSON.stringify(g)} (a test that cannot fail)`)
-    const r = await tools.webFetch({ url: `${s.base}/${f}`, maxChars: 10 ** 8, noCache: true }, open(ws))
+    const r = await tools.webFetch({ url: `${s.base}/${f}`, maxChars: 10 ** 7, noCache: true }, open(ws))
     assert.equal(r.data.mainContent, true, f)
     assert.ok(r.data.title, f)
     for (const k of keep) if (!r.content.includes(k)) failures.push(`${f}: missing ${JSON.stringify(k)}`)

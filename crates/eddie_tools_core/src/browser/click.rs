@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::element::{self, Which};
-use super::{open, page_info, seconds, settle_navigation, tab_id};
-use crate::call::args::lenient::JsInt;
+use super::{open, page_info, settle_navigation, tab_id};
+use crate::call::args::lenient::{Int, Seconds};
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
@@ -34,15 +34,15 @@ pub struct Args {
     /// Viewport y coordinate in CSS pixels (with x).
     pub y: Option<f64>,
     /// The tab (browser_get_tabs lists them); default: the current tab.
-    pub tab_id: Option<JsInt>,
+    pub tab_id: Option<Int>,
     /// Time limit in seconds for the element to become clickable and for a navigation it starts (default 10, at most 120).
-    pub timeout: Option<f64>,
+    pub timeout: Option<Seconds<10_000, 120>>,
 }
 
 /// Run `browser_click`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let tab = tab_id(a.tab_id)?;
-    let limit = seconds(a.timeout, 10.0, 120.0)?;
+    let limit = Seconds::duration(a.timeout);
     let which = Which::of(a.r#ref.as_deref(), a.selector.as_deref(), a.x, a.y)?
         .ok_or_else(|| ToolError::invalid("give ref, selector, or x and y"))?;
     let (b, t) = open(ctx, tab).await?;

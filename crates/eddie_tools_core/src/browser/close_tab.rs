@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{session, tab_id};
-use crate::call::args::lenient::JsInt;
+use crate::call::args::lenient::Int;
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
@@ -19,7 +19,7 @@ const NAME: &str = "browser_close_tab";
 #[serde(rename_all = "camelCase")]
 pub struct Args {
     /// The tab to close (browser_get_tabs lists them); default: the current tab.
-    pub tab_id: Option<JsInt>,
+    pub tab_id: Option<Int>,
 }
 
 /// Run `browser_close_tab`.

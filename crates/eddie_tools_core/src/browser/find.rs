@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{open, page_info, tab_id, tree};
-use crate::call::args::lenient::JsInt;
+use crate::call::args::lenient::{Cap, Int};
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
@@ -26,9 +26,9 @@ pub struct Args {
     #[schemars(length(min = 1))]
     pub query: String,
     /// How many matches (default 5, at most 50).
-    pub limit: Option<JsInt>,
+    pub limit: Option<Cap<50>>,
     /// The tab (browser_get_tabs lists them); default: the current tab.
-    pub tab_id: Option<JsInt>,
+    pub tab_id: Option<Int>,
 }
 
 /// Run `browser_find`.
@@ -37,11 +37,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     if tree::words(&a.query).is_empty() {
         return Err(ToolError::invalid("query must contain at least one word"));
     }
-    let limit = match a.limit.map(|l| l.0) {
-        None => 5,
-        Some(n) if n < 1 => return Err(ToolError::invalid("limit must be at least 1")),
-        Some(n) => n.min(50) as usize,
-    };
+    let limit = Cap::or(a.limit, 5);
     let (b, t) = open(ctx, tab).await?;
     let (nodes, attrs, (url, _)) =
         tokio::join!(tree::fetch(&b, &t), tree::attributes(&b, &t), page_info(&b, &t));

@@ -15,7 +15,7 @@ const NAME: &str = "browser_get_tabs";
 
 /// The arguments of `browser_get_tabs` (none).
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 #[schemars(extend("properties" = {}))]
 pub struct Args {}
 

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::call::args::lenient::JsInt;
+use crate::call::args::lenient::Int;
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::registry::Family;
@@ -67,7 +67,7 @@ pub const FAMILY: Family = Family {
 };
 
 /// `tabId` as a tab number.
-pub fn tab_id(t: Option<JsInt>) -> Result<Option<u32>> {
+pub fn tab_id(t: Option<Int>) -> Result<Option<u32>> {
     match t.map(|t| t.0) {
         None => Ok(None),
         Some(n) if !(1..=i64::from(u32::MAX)).contains(&n) => Err(ToolError::new(
@@ -75,17 +75,6 @@ pub fn tab_id(t: Option<JsInt>) -> Result<Option<u32>> {
             format!("no tab {n}; tab ids start at 1 (browser_get_tabs lists them)"),
         )),
         Some(n) => Ok(Some(n as u32)),
-    }
-}
-
-/// A time limit in seconds (fractions allowed) within `(0, max]`, else `default`.
-pub fn seconds(t: Option<f64>, default_s: f64, max_s: f64) -> Result<Duration> {
-    match t {
-        None => Ok(Duration::from_secs_f64(default_s)),
-        Some(s) if !s.is_finite() || s <= 0.0 => {
-            Err(ToolError::invalid("timeout must be a positive number of seconds"))
-        }
-        Some(s) => Ok(Duration::from_secs_f64(s.min(max_s))),
     }
 }
 
@@ -211,9 +200,7 @@ mod tests {
 
     #[test]
     fn tab_ids_and_seconds_are_checked() {
-        assert_eq!(tab_id(Some(JsInt(2))).ok(), Some(Some(2)));
-        assert!(tab_id(Some(JsInt(0))).is_err());
-        assert!(seconds(Some(0.0), 1.0, 2.0).is_err());
-        assert_eq!(seconds(Some(9.0), 1.0, 2.0).ok(), Some(Duration::from_secs(2)));
+        assert_eq!(tab_id(Some(Int(2))).ok(), Some(Some(2)));
+        assert!(tab_id(Some(Int(0))).is_err());
     }
 }

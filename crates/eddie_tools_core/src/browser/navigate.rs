@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::session::{Browser, Tab};
-use super::{open, page_info, seconds, tab_id, wait_signals};
-use crate::call::args::lenient::JsInt;
+use super::{open, page_info, tab_id, wait_signals};
+use crate::call::args::lenient::{Int, Seconds};
 use crate::context::Ctx;
 use crate::engine::net::{self, Guard};
 use crate::error::{ErrorCode, Result, ToolError};
@@ -52,11 +52,11 @@ pub struct Args {
     #[schemars(length(min = 1))]
     pub url: String,
     /// The tab (browser_get_tabs lists them); default: the current tab.
-    pub tab_id: Option<JsInt>,
+    pub tab_id: Option<Int>,
     /// When the navigation is done: load (default), domcontentloaded or networkidle.
     pub wait_until: Option<WaitUntil>,
     /// Time limit in seconds (default 30, at most 300); fractions allowed.
-    pub timeout: Option<f64>,
+    pub timeout: Option<Seconds<30_000, 300>>,
 }
 
 /// A URL checked as far as can be without the browser: `INVALID_URL`, `UNSUPPORTED_SCHEME`,
@@ -187,7 +187,7 @@ pub async fn go(
 /// Run `browser_navigate`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let tab = tab_id(a.tab_id)?;
-    let limit = seconds(a.timeout, 30.0, 300.0)?;
+    let limit = Seconds::duration(a.timeout);
     let until = a.wait_until.unwrap_or_default();
     let url = check_url(ctx, &a.url).await?;
     let (b, t) = open(ctx, tab).await?;

@@ -6,9 +6,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{open, tab_id};
-use crate::call::args::lenient::{Flag, JsInt};
+use crate::call::args::lenient::{Cap, Flag, Int, Offset};
 use crate::context::Ctx;
-use crate::error::{Result, ToolError};
+use crate::error::Result;
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
@@ -20,25 +20,21 @@ const NAME: &str = "browser_network";
 #[serde(rename_all = "camelCase")]
 pub struct Args {
     /// Only requests after this cursor (the nextCursor of a previous call; default 0).
-    pub since: Option<JsInt>,
+    pub since: Option<Offset>,
     /// Every request, not only the failed ones.
     pub all: Option<Flag>,
     /// At most this many, the latest (default 100, at most 2000).
-    pub limit: Option<JsInt>,
+    pub limit: Option<Cap<2000>>,
     /// The tab (browser_get_tabs lists them); default: the current tab.
-    pub tab_id: Option<JsInt>,
+    pub tab_id: Option<Int>,
 }
 
 /// Run `browser_network`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let tab = tab_id(a.tab_id)?;
-    let since = a.since.map_or(0, |s| s.0.max(0) as u64);
-    let limit = match a.limit.map(|l| l.0) {
-        None => 100,
-        Some(n) if n < 1 => return Err(ToolError::invalid("limit must be at least 1")),
-        Some(n) => n.min(2000) as usize,
-    };
-    let all = a.all.is_some_and(|f| f.0);
+    let since = Offset::or(a.since, 0) as u64;
+    let limit = Cap::or(a.limit, 100);
+    let all = Flag::on(a.all);
     let (_b, t) = open(ctx, tab).await?;
     let (reqs, next) = t.with(|s| {
         let picked: Vec<_> = s

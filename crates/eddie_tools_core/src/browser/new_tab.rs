@@ -5,7 +5,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::navigate::{self, WaitUntil};
-use super::{seconds, session};
+use super::session;
+use crate::call::args::lenient::Seconds;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
@@ -21,12 +22,12 @@ pub struct Args {
     /// A URL to open in it (default about:blank); checked like browser_navigate's.
     pub url: Option<String>,
     /// Time limit in seconds for loading the URL (default 30, at most 300).
-    pub timeout: Option<f64>,
+    pub timeout: Option<Seconds<30_000, 300>>,
 }
 
 /// Run `browser_new_tab`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    let limit = seconds(a.timeout, 30.0, 300.0)?;
+    let limit = Seconds::duration(a.timeout);
     let url = match a.url.as_deref().filter(|u| !u.trim().is_empty()) {
         Some(u) => Some(navigate::check_url(ctx, u).await?),
         None => None,

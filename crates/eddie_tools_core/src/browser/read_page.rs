@@ -8,9 +8,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{open, page_info, tab_id, tree};
-use crate::call::args::lenient::JsInt;
+use crate::call::args::lenient::{Cap, Int};
 use crate::context::Ctx;
-use crate::error::{Result, ToolError};
+use crate::error::Result;
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
@@ -24,19 +24,15 @@ pub const DEFAULT_MAX_CHARS: usize = 20_000;
 #[serde(rename_all = "camelCase")]
 pub struct Args {
     /// The tab (browser_get_tabs lists them); default: the current tab.
-    pub tab_id: Option<JsInt>,
+    pub tab_id: Option<Int>,
     /// Character budget of the text (default 20000, at most 500000); nodes past it are counted, not shown.
-    pub max_chars: Option<JsInt>,
+    pub max_chars: Option<Cap<500_000>>,
 }
 
 /// Run `browser_read_page`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let tab = tab_id(a.tab_id)?;
-    let max = match a.max_chars.map(|m| m.0) {
-        None => DEFAULT_MAX_CHARS,
-        Some(n) if n < 1 => return Err(ToolError::invalid("maxChars must be at least 1")),
-        Some(n) => n.min(500_000) as usize,
-    };
+    let max = Cap::or(a.max_chars, DEFAULT_MAX_CHARS);
     let (b, t) = open(ctx, tab).await?;
     let (nodes, (url, title)) = tokio::join!(tree::fetch(&b, &t), page_info(&b, &t));
     let nodes = nodes?;

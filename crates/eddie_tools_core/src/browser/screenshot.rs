@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::session::{Browser, Tab};
 use super::{element, open, page_info, tab_id};
-use crate::call::args::lenient::{Flag, JsInt};
+use crate::call::args::lenient::{Flag, Int};
 use crate::context::Ctx;
 use crate::engine::store::atomic::write_atomic;
 use crate::error::{ErrorCode, Result, ToolError};
@@ -40,9 +40,9 @@ pub struct Args {
     /// Where to write the PNG, inside the workspace (default `.eddie/screenshots/<time>-tab<N>.png`).
     pub path: Option<String>,
     /// Pixel budget (default 1200000): a larger capture is scaled down to fit.
-    pub max_pixels: Option<JsInt>,
+    pub max_pixels: Option<Int>,
     /// The tab (browser_get_tabs lists them); default: the current tab.
-    pub tab_id: Option<JsInt>,
+    pub tab_id: Option<Int>,
 }
 
 /// A capture.
@@ -126,13 +126,19 @@ pub fn png_size(b: &[u8]) -> Option<(u64, u64)> {
 }
 
 /// The pixel budget.
-pub fn budget(v: Option<JsInt>) -> Result<u64> {
+pub fn budget(v: Option<Int>) -> Result<u64> {
     match v.map(|v| v.0) {
         None => Ok(DEFAULT_MAX_PIXELS),
-        Some(n) if n < 1024 => Err(ToolError::invalid("maxPixels must be at least 1024")),
-        Some(n) => Ok((n as u64).min(50_000_000)),
+        Some(n @ 1024..=MAX_PIXELS) => Ok(n as u64),
+        Some(n) => Err(ToolError::invalid(format!(
+            "maxPixels must be an integer from 1024 to {MAX_PIXELS} (got {n})"
+        ))
+        .with_prop("argument", "maxPixels")),
     }
 }
+
+/// The largest pixel budget.
+const MAX_PIXELS: i64 = 50_000_000;
 
 /// The file to write: `path` inside the workspace, else a fresh name under `.eddie/screenshots/`.
 pub fn target(ctx: &Ctx, path: Option<&str>, tab: u32) -> Result<(PathBuf, String)> {
@@ -161,7 +167,7 @@ pub fn image_json(s: &Shot) -> Value {
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let tab = tab_id(a.tab_id)?;
     let max = budget(a.max_pixels)?;
-    let full = a.full_page.is_some_and(|f| f.0);
+    let full = Flag::on(a.full_page);
     let which = element::Which::of(a.r#ref.as_deref(), a.selector.as_deref(), None, None)?;
     // The path is checked before the browser is involved.
     let _ = target(ctx, a.path.as_deref(), tab.unwrap_or(1))?;

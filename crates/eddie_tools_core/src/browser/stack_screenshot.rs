@@ -8,8 +8,8 @@ use serde_json::json;
 
 use super::navigate::{self, WaitUntil};
 use super::screenshot::{self, Area};
-use super::{seconds, session};
-use crate::call::args::lenient::{Flag, JsInt};
+use super::session;
+use crate::call::args::lenient::{Flag, Int, Seconds};
 use crate::context::Ctx;
 use crate::engine::store::atomic::write_atomic;
 use crate::error::Result;
@@ -31,14 +31,14 @@ pub struct Args {
     /// Capture the whole page instead of the viewport.
     pub full_page: Option<Flag>,
     /// Pixel budget (default 1200000): a larger capture is scaled down to fit.
-    pub max_pixels: Option<JsInt>,
+    pub max_pixels: Option<Int>,
     /// Time limit in seconds for loading the page (default 30, at most 300).
-    pub timeout: Option<f64>,
+    pub timeout: Option<Seconds<30_000, 300>>,
 }
 
 /// Run `screenshot`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    let limit = seconds(a.timeout, 30.0, 300.0)?;
+    let limit = Seconds::duration(a.timeout);
     let max = screenshot::budget(a.max_pixels)?;
     let dest = a.destination.clone().unwrap_or_else(|| "screenshot.png".to_owned());
     let (file, shown) = screenshot::target(ctx, Some(&dest), 0)?;
@@ -49,7 +49,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     session::arm(&b, &t, ctx)?;
     let shot = async {
         let l = navigate::go(&b, &t, &url, WaitUntil::Load, limit).await?;
-        let area = if a.full_page.is_some_and(|f| f.0) { Area::FullPage } else { Area::Viewport };
+        let area = if Flag::on(a.full_page) { Area::FullPage } else { Area::Viewport };
         let s = screenshot::capture(&b, &t, area, max).await?;
         Ok::<_, crate::error::ToolError>((l, s))
     }

@@ -18,7 +18,7 @@ const NAME: &str = "browser_status";
 
 /// The arguments of `browser_status` (none).
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 #[schemars(extend("properties" = {}))]
 pub struct Args {}
 

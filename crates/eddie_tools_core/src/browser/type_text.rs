@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::element::{self, Which};
-use super::{open, page_info, seconds, settle_navigation, tab_id};
-use crate::call::args::lenient::{Flag, JsInt};
+use super::{open, page_info, settle_navigation, tab_id};
+use crate::call::args::lenient::{Flag, Int, Seconds};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
@@ -36,9 +36,9 @@ pub struct Args {
     /// Press Enter afterwards (submits a form).
     pub submit: Option<Flag>,
     /// The tab (browser_get_tabs lists them); default: the current tab.
-    pub tab_id: Option<JsInt>,
+    pub tab_id: Option<Int>,
     /// Time limit in seconds for a navigation that Enter starts (default 10, at most 120).
-    pub timeout: Option<f64>,
+    pub timeout: Option<Seconds<10_000, 120>>,
 }
 
 const FOCUS: &str = r#"function(clear) {
@@ -64,9 +64,9 @@ fn clip(s: &str, n: usize) -> String {
 /// Run `browser_type`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let tab = tab_id(a.tab_id)?;
-    let limit = seconds(a.timeout, 10.0, 120.0)?;
-    let clear = a.clear.is_some_and(|f| f.0);
-    let submit = a.submit.is_some_and(|f| f.0);
+    let limit = Seconds::duration(a.timeout);
+    let clear = Flag::on(a.clear);
+    let submit = Flag::on(a.submit);
     if a.text.contains('\0') {
         return Err(ToolError::invalid("text must not contain NUL"));
     }

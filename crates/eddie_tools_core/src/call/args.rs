@@ -182,6 +182,10 @@ pub fn schema<A: schemars::JsonSchema>() -> Value {
     // The argument policy refuses unknown keys for every generated schema, so say so (strict
     // hosts such as OpenAI's structured outputs need it).
     root.entry("additionalProperties").or_insert(Value::Bool(false));
+    // Strict hosts want `required` even when every argument is optional.
+    if root.get("type").is_some_and(|t| t == "object") {
+        root.entry("required").or_insert(Value::Array(Vec::new()));
+    }
     let mut ordered = Map::new();
     for key in ["type", "properties", "required", "additionalProperties"] {
         if let Some(x) = root.remove(key) {
@@ -273,63 +277,264 @@ macro_rules! value_schema {
     };
 }
 
-/// Argument value types that accept what the families accepted before typed arguments (a
-/// model's `"false"`, a number as a string), with the schema of the plain type.
+/// The one value policy: the argument value types every family's `Args` use, with the same
+/// coercions and the same messages everywhere.
+///
+/// | type | accepts | refuses (`INVALID_ARGUMENT`, naming the key and what was given) |
+/// |---|---|---|
+/// | [`Flag`](lenient::Flag) | `true`/`false`; `1`/`0`; the strings `"true"`, `"false"`, `"yes"`, `"no"`, `"on"`, `"off"`, `"1"`, `"0"` (any case) and `""` (false) | anything else: "must be a boolean (got "maybe")" |
+/// | [`Int`](lenient::Int) | a JSON integer, a number with no fraction (`3.0`), a string holding one (`"50"`) | fractions, other strings, other types: "must be an integer (got 1.5)" |
+/// | [`Cap<MAX>`](lenient::Cap) | an [`Int`](lenient::Int) from 1 to `MAX` (a result count, a limit) | 0, negatives, over `MAX`: "must be an integer from 1 to 100 (got 500)" |
+/// | [`Offset<MAX>`](lenient::Offset) | an [`Int`](lenient::Int) from 0 to `MAX` (a line, a byte position, a number of context lines) | negatives, over `MAX` |
+/// | [`Seconds<DEFAULT_MS, MAX_S, ZERO_IS_NONE>`](lenient::Seconds) | a number of seconds (fractions allowed, `0.5`), or a string holding one, up to `MAX_S` | negatives, over `MAX_S` ("must be a number of seconds above 0 and at most 300 (got 900)"); `0` unless the tool declares `ZERO_IS_NONE` (then `0` means none: no limit, or no wait) |
+///
+/// Strings are accepted because models send them (`"maxResults": "50"`); the schemas say the
+/// honest type (`boolean`, `integer`, `number`, with the bounds) so that models send numbers.
+/// Over-limit values are refused, not clamped: a model that asked for more than a tool gives
+/// learns the limit from the message instead of silently getting less.
 pub mod lenient {
+    use std::time::Duration;
+
+    use serde::de::Error as _;
     use serde::{Deserialize, Deserializer};
-    use serde_json::Value;
+    use serde_json::{Value, json};
 
-    use crate::engine::js;
+    /// Integers beyond 2^53 are not exact in a JSON number a model sends; they are refused.
+    const SAFE: f64 = 9_007_199_254_740_991.0;
 
-    /// A boolean with JavaScript truthiness, except that the strings `"false"`, `"0"` and
-    /// `"no"` are false (Alfredo sends `recursive: "false"`). Schema: boolean.
+    /// `v` as the message shows what was given: its JSON, cut to 40 characters.
+    fn shown(v: &Value) -> String {
+        let s = v.to_string();
+        match s.char_indices().nth(40) {
+            Some((i, _)) => format!("{}…", &s[..i]),
+            None => s,
+        }
+    }
+
+    /// The number in `v`: a JSON number or a string holding a finite one.
+    fn number(v: &Value) -> Option<f64> {
+        match v {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => {
+                let t = s.trim();
+                // Rust's float parser also reads "inf" and "NaN", which are not numbers here.
+                let numeric = !t.is_empty()
+                    && t.chars().all(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E'));
+                numeric.then(|| t.parse::<f64>().ok()).flatten()
+            }
+            _ => None,
+        }
+        .filter(|n| n.is_finite())
+    }
+
+    /// The whole number in `v` (see [`Int`]).
+    fn whole(v: &Value) -> Option<i64> {
+        number(v).filter(|n| n.fract() == 0.0 && n.abs() <= SAFE).map(|n| n as i64)
+    }
+
+    /// A whole number within `min..=max`, else the message naming the range and what was given.
+    fn ranged<E: serde::de::Error>(v: &Value, min: u64, max: u64) -> Result<u64, E> {
+        match whole(v) {
+            Some(n) if n >= 0 && (min..=max).contains(&(n as u64)) => Ok(n as u64),
+            _ if max >= SAFE as u64 => {
+                let from = if min == 0 {
+                    "a non-negative integer".to_owned()
+                } else {
+                    format!("an integer of at least {min}")
+                };
+                Err(E::custom(format!("must be {from} (got {})", shown(v))))
+            }
+            _ => Err(E::custom(format!("must be an integer from {min} to {max} (got {})", shown(v)))),
+        }
+    }
+
+    /// A boolean: `true`/`false`, `1`/`0`, or a string spelling one (`"false"`, `"no"`,
+    /// `"off"`, `"0"` and `""` are false; `"true"`, `"yes"`, `"on"`, `"1"` are true).
+    /// Schema: boolean.
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
     pub struct Flag(pub bool);
+
+    impl Flag {
+        /// The flag, `false` when absent.
+        pub fn on(v: Option<Self>) -> bool {
+            v.is_some_and(|f| f.0)
+        }
+
+        /// The flag, `default` when absent.
+        pub fn or(v: Option<Self>, default: bool) -> bool {
+            v.map_or(default, |f| f.0)
+        }
+
+        /// The flag as an optional `bool`.
+        pub fn get(v: Option<Self>) -> Option<bool> {
+            v.map(|f| f.0)
+        }
+    }
 
     impl<'de> Deserialize<'de> for Flag {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
             let v = Value::deserialize(d)?;
-            Ok(Self(match &v {
-                Value::String(s) => {
-                    !matches!(s.trim().to_ascii_lowercase().as_str(), "" | "false" | "0" | "no")
-                }
-                other => js::truthy(Some(other)),
-            }))
+            let b = match &v {
+                Value::Bool(b) => Some(*b),
+                Value::Number(n) => match n.as_f64() {
+                    Some(0.0) => Some(false),
+                    Some(1.0) => Some(true),
+                    _ => None,
+                },
+                Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
+                    "true" | "yes" | "on" | "1" => Some(true),
+                    "false" | "no" | "off" | "0" | "" => Some(false),
+                    _ => None,
+                },
+                _ => None,
+            };
+            b.map(Self).ok_or_else(|| D::Error::custom(format!("must be a boolean (got {})", shown(&v))))
         }
     }
 
     crate::value_schema!(Flag, {"type": "boolean"});
 
-    /// A boolean with plain JavaScript truthiness (any value). Schema: boolean.
+    /// An integer: a JSON integer, a number with no fraction, or a string holding one
+    /// (`"50"`). Schema: integer.
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-    pub struct Truthy(pub bool);
+    pub struct Int(pub i64);
 
-    impl<'de> Deserialize<'de> for Truthy {
+    impl<'de> Deserialize<'de> for Int {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            Ok(Self(js::truthy(Some(&Value::deserialize(d)?))))
+            let v = Value::deserialize(d)?;
+            whole(&v)
+                .map(Self)
+                .ok_or_else(|| D::Error::custom(format!("must be an integer (got {})", shown(&v))))
         }
     }
 
-    crate::value_schema!(Truthy, {"type": "boolean"});
+    crate::value_schema!(Int, {"type": "integer"});
 
-    /// An integer by JavaScript's `Number()` (a numeric string counts), floored; refused when
-    /// not finite. Schema: integer.
-    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-    pub struct JsInt(pub i64);
+    /// Implements `JsonSchema` for a const-generic value type (inlined where used).
+    macro_rules! generic_schema {
+        ($ty:ident<$(const $p:ident: $t:ty),+>, $name:literal, |$($q:ident),+| $schema:expr) => {
+            impl<$(const $p: $t),+> schemars::JsonSchema for $ty<$($p),+> {
+                fn schema_name() -> std::borrow::Cow<'static, str> {
+                    format!(concat!($name $(, "_{", stringify!($p), "}")+) $(, $p = $p)+).into()
+                }
+                fn inline_schema() -> bool {
+                    true
+                }
+                fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                    $(let $q = $p;)+
+                    match schemars::Schema::try_from($schema) {
+                        Ok(s) => s,
+                        Err(_) => schemars::Schema::default(),
+                    }
+                }
+            }
+        };
+    }
 
-    impl<'de> Deserialize<'de> for JsInt {
+    /// A positive count limit (`maxResults`, `limit`, `count`): an integer from `MIN` (1
+    /// unless given: `maxOutputBytes` starts at 256) to `MAX` (no bound by default). Schema:
+    /// integer, minimum `MIN` (and maximum `MAX` when bounded).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Cap<const MAX: u64 = { u64::MAX }, const MIN: u64 = 1>(pub usize);
+
+    impl<const MAX: u64, const MIN: u64> Cap<MAX, MIN> {
+        /// The cap, `default` when absent.
+        pub fn or(v: Option<Self>, default: usize) -> usize {
+            v.map_or(default, |c| c.0)
+        }
+    }
+
+    impl<'de, const MAX: u64, const MIN: u64> Deserialize<'de> for Cap<MAX, MIN> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let n = ranged(&Value::deserialize(d)?, MIN, MAX)?;
+            Ok(Self(usize::try_from(n).unwrap_or(usize::MAX)))
+        }
+    }
+
+    generic_schema!(Cap<const MAX: u64, const MIN: u64>, "Cap", |max, min| if max >= SAFE as u64 {
+        json!({"type": "integer", "minimum": min})
+    } else {
+        json!({"type": "integer", "minimum": min, "maximum": max})
+    });
+
+    /// A non-negative position or amount (a line or byte offset, a number of context lines):
+    /// an integer from 0 to `MAX` (no bound by default). Schema: integer, minimum 0 (and
+    /// maximum `MAX` when bounded).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Offset<const MAX: u64 = { u64::MAX }>(pub usize);
+
+    impl<const MAX: u64> Offset<MAX> {
+        /// The offset, `default` when absent.
+        pub fn or(v: Option<Self>, default: usize) -> usize {
+            v.map_or(default, |c| c.0)
+        }
+    }
+
+    impl<'de, const MAX: u64> Deserialize<'de> for Offset<MAX> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let n = ranged(&Value::deserialize(d)?, 0, MAX)?;
+            Ok(Self(usize::try_from(n).unwrap_or(usize::MAX)))
+        }
+    }
+
+    generic_schema!(Offset<const MAX: u64>, "Offset", |max| if max >= SAFE as u64 {
+        json!({"type": "integer", "minimum": 0})
+    } else {
+        json!({"type": "integer", "minimum": 0, "maximum": max})
+    });
+
+    /// A time limit in seconds: fractions allowed, a numeric string accepted; `DEFAULT_MS`
+    /// milliseconds when absent; over `MAX_S` or negative refused; `0` refused unless
+    /// `ZERO_IS_NONE`, where it means none (no limit, or no wait: see [`Seconds::get`]).
+    /// Schema: number, `exclusiveMinimum` 0 (or `minimum` 0 with `ZERO_IS_NONE`), maximum
+    /// `MAX_S`.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub struct Seconds<const DEFAULT_MS: u64, const MAX_S: u64, const ZERO_IS_NONE: bool = false>(pub f64);
+
+    impl<const DEFAULT_MS: u64, const MAX_S: u64, const ZERO_IS_NONE: bool>
+        Seconds<DEFAULT_MS, MAX_S, ZERO_IS_NONE>
+    {
+        /// The time given, else the default; `None` for `0` (only where `ZERO_IS_NONE`).
+        pub fn get(v: Option<Self>) -> Option<Duration> {
+            let secs = v.map_or(DEFAULT_MS as f64 / 1000.0, |s| s.0);
+            (secs > 0.0).then(|| Duration::from_secs_f64(secs))
+        }
+
+        /// The time given, else the default (for a limit where `0` is refused).
+        pub fn duration(v: Option<Self>) -> Duration {
+            Self::get(v).unwrap_or(Duration::ZERO)
+        }
+    }
+
+    impl<'de, const DEFAULT_MS: u64, const MAX_S: u64, const ZERO_IS_NONE: bool> Deserialize<'de>
+        for Seconds<DEFAULT_MS, MAX_S, ZERO_IS_NONE>
+    {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
             let v = Value::deserialize(d)?;
-            let n = js::number(Some(&v));
-            if n.is_finite() {
-                Ok(Self(n.floor().clamp(-9e15, 9e15) as i64))
-            } else {
-                Err(serde::de::Error::custom("must be a number"))
+            match number(&v) {
+                Some(n) if n > 0.0 && n <= MAX_S as f64 => Ok(Self(n)),
+                Some(n) if n == 0.0 && ZERO_IS_NONE => Ok(Self(0.0)),
+                _ if ZERO_IS_NONE => Err(D::Error::custom(format!(
+                    "must be a number of seconds from 0 (none) to {MAX_S} (got {})",
+                    shown(&v)
+                ))),
+                _ => Err(D::Error::custom(format!(
+                    "must be a number of seconds above 0 and at most {MAX_S} (got {})",
+                    shown(&v)
+                ))),
             }
         }
     }
 
-    crate::value_schema!(JsInt, {"type": "integer"});
+    generic_schema!(
+        Seconds<const DEFAULT_MS: u64, const MAX_S: u64, const ZERO_IS_NONE: bool>,
+        "Seconds",
+        |_default, max, zero| if zero {
+            json!({"type": "number", "minimum": 0, "maximum": max})
+        } else {
+            json!({"type": "number", "exclusiveMinimum": 0, "maximum": max})
+        }
+    );
 
     /// One string or a list of strings (globs, excludes). Schema: string | string[].
     #[derive(Debug, Clone, PartialEq, Eq)]
@@ -442,6 +647,23 @@ mod tests {
         }
     }
 
+    #[test]
+    fn every_tool_outside_eddie_refuses_unknown_keys_and_lists_required() {
+        // The typed `Args` do not deny unknown fields themselves: this is what refuses them.
+        for t in registry::tools().filter(|t| t.family != crate::eddie::FAMILY.name) {
+            let e = normalise(t, json!({"zzNotAnArgument": 1})).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidArgument, "{}", t.name);
+            assert!(
+                e.message().contains("unknown argument `zzNotAnArgument`"),
+                "{}: {}",
+                t.name,
+                e.message()
+            );
+            let schema = registry::definition(t.name).unwrap()["jsonSchema"].clone();
+            assert!(schema["required"].is_array(), "{}: {schema}", t.name);
+        }
+    }
+
     #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
     #[serde(rename_all = "camelCase", deny_unknown_fields)]
     struct Sample {
@@ -453,8 +675,8 @@ mod tests {
         /// Recurse.
         #[serde(default)]
         recursive: Option<lenient::Flag>,
-        /// Count as a JS number.
-        line: Option<lenient::JsInt>,
+        /// A line.
+        line: Option<lenient::Int>,
         /// Globs.
         include: Option<lenient::StringOrList>,
     }
@@ -462,11 +684,11 @@ mod tests {
     #[test]
     fn typed_arguments_parse_with_fixable_messages() {
         let s: Sample =
-            parse("t", &json!({"pattern": "x", "recursive": "false", "line": "12.7", "include": ["a"]}))
+            parse("t", &json!({"pattern": "x", "recursive": "false", "line": "12", "include": ["a"]}))
                 .unwrap();
         assert_eq!(
             (s.recursive, s.line, s.max_results),
-            (Some(lenient::Flag(false)), Some(lenient::JsInt(12)), None)
+            (Some(lenient::Flag(false)), Some(lenient::Int(12)), None)
         );
         assert_eq!(s.include, Some(lenient::StringOrList::Many(vec!["a".into()])));
         assert_eq!(s.pattern, "x");
@@ -494,7 +716,143 @@ mod tests {
         let e = parse::<Sample>("t", &json!({"pattern": "x", "include": [3]})).unwrap_err();
         assert_eq!(e.message(), "t: `include` must be a string or an array of strings");
         let e = parse::<Sample>("t", &json!({"pattern": "x", "line": "many"})).unwrap_err();
-        assert_eq!(e.message(), "t: `line` must be a number");
+        assert_eq!(e.message(), "t: `line` must be an integer (got \"many\")");
+    }
+
+    #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    struct Values {
+        flag: Option<lenient::Flag>,
+        int: Option<lenient::Int>,
+        max_results: Option<lenient::Cap<100>>,
+        offset: Option<lenient::Offset>,
+        context: Option<lenient::Offset<10>>,
+        timeout: Option<lenient::Seconds<30_000, 300>>,
+        run_timeout: Option<lenient::Seconds<30_000, 600, true>>,
+    }
+
+    fn values(args: Value) -> std::result::Result<Values, String> {
+        parse::<Values>("t", &args).map_err(|e| {
+            assert_eq!(e.code(), ErrorCode::InvalidArgument);
+            e.message().to_owned()
+        })
+    }
+
+    #[test]
+    fn flags_take_booleans_and_their_spellings_only() {
+        for (given, want) in [
+            (json!(true), true),
+            (json!(false), false),
+            (json!("false"), false),
+            (json!(" TRUE "), true),
+            (json!("no"), false),
+            (json!("yes"), true),
+            (json!("off"), false),
+            (json!("0"), false),
+            (json!("1"), true),
+            (json!(""), false),
+            (json!(0), false),
+            (json!(1), true),
+        ] {
+            assert_eq!(values(json!({"flag": given})).unwrap().flag, Some(lenient::Flag(want)), "{given}");
+        }
+        for given in [json!("maybe"), json!(2), json!([]), json!({"a": 1})] {
+            let e = values(json!({"flag": given})).unwrap_err();
+            assert_eq!(e, format!("t: `flag` must be a boolean (got {given})"));
+        }
+        assert!(lenient::Flag::on(Some(lenient::Flag(true))));
+        assert!(!lenient::Flag::on(None));
+    }
+
+    #[test]
+    fn integers_take_strings_and_whole_numbers_only() {
+        for (given, want) in
+            [(json!(50), 50), (json!("50"), 50), (json!(" -3 "), -3), (json!(7.0), 7), (json!("1e3"), 1000)]
+        {
+            assert_eq!(values(json!({"int": given})).unwrap().int, Some(lenient::Int(want)), "{given}");
+        }
+        for given in
+            [json!(1.5), json!("1.5"), json!("fifty"), json!("inf"), json!(true), json!(1e300), json!([1])]
+        {
+            let e = values(json!({"int": given})).unwrap_err();
+            assert_eq!(e, format!("t: `int` must be an integer (got {given})"));
+        }
+    }
+
+    #[test]
+    fn caps_and_offsets_refuse_what_is_out_of_range() {
+        let v = values(json!({"maxResults": "50", "offset": 3, "context": "10"})).unwrap();
+        assert_eq!(
+            (v.max_results, v.offset, v.context),
+            (Some(lenient::Cap(50)), Some(lenient::Offset(3)), Some(lenient::Offset(10)))
+        );
+        assert_eq!(lenient::Cap::<100>::or(None, 7), 7);
+        assert_eq!(lenient::Offset::<10>::or(v.context, 0), 10);
+        for (given, got) in
+            [(json!(0), "0"), (json!(101), "101"), (json!(-1), "-1"), (json!("2.5"), "\"2.5\"")]
+        {
+            let e = values(json!({"maxResults": given})).unwrap_err();
+            assert_eq!(e, format!("t: `maxResults` must be an integer from 1 to 100 (got {got})"));
+        }
+        assert_eq!(
+            values(json!({"offset": -1})).unwrap_err(),
+            "t: `offset` must be a non-negative integer (got -1)"
+        );
+        assert_eq!(
+            values(json!({"context": 11})).unwrap_err(),
+            "t: `context` must be an integer from 0 to 10 (got 11)"
+        );
+        assert_eq!(values(json!({"offset": 0})).unwrap().offset, Some(lenient::Offset(0)));
+    }
+
+    #[test]
+    fn seconds_take_fractions_and_refuse_over_the_max() {
+        use std::time::Duration;
+        type T = lenient::Seconds<30_000, 300>;
+        type Run = lenient::Seconds<30_000, 600, true>;
+        let v = values(json!({"timeout": 0.5, "runTimeout": "2.5"})).unwrap();
+        assert_eq!(T::duration(v.timeout), Duration::from_millis(500));
+        assert_eq!(Run::get(v.run_timeout), Some(Duration::from_millis(2500)));
+        assert_eq!(T::duration(None), Duration::from_secs(30));
+        assert_eq!(Run::get(values(json!({"runTimeout": 0})).unwrap().run_timeout), None);
+        assert_eq!(T::get(values(json!({"timeout": 300})).unwrap().timeout), Some(Duration::from_secs(300)));
+        for (given, got) in
+            [(json!(0), "0"), (json!(-1), "-1"), (json!(300.5), "300.5"), (json!("soon"), "\"soon\"")]
+        {
+            let e = values(json!({"timeout": given})).unwrap_err();
+            assert_eq!(
+                e,
+                format!("t: `timeout` must be a number of seconds above 0 and at most 300 (got {got})")
+            );
+        }
+        for (given, got) in [(json!(-0.5), "-0.5"), (json!(601), "601")] {
+            let e = values(json!({"runTimeout": given})).unwrap_err();
+            assert_eq!(
+                e,
+                format!("t: `runTimeout` must be a number of seconds from 0 (none) to 600 (got {got})")
+            );
+        }
+    }
+
+    #[test]
+    fn value_schemas_say_the_honest_type_and_bounds() {
+        let s = schema::<Values>();
+        assert_eq!(
+            s["properties"],
+            json!({
+                "flag": {"type": "boolean"},
+                "int": {"type": "integer"},
+                "maxResults": {"type": "integer", "minimum": 1, "maximum": 100},
+                "offset": {"type": "integer", "minimum": 0},
+                "context": {"type": "integer", "minimum": 0, "maximum": 10},
+                "timeout": {"type": "number", "exclusiveMinimum": 0, "maximum": 300},
+                "runTimeout": {"type": "number", "minimum": 0, "maximum": 600}
+            }),
+            "{s:#}"
+        );
+        // Every argument optional: `required` is still there, empty (strict hosts want it).
+        assert_eq!(s["required"], json!([]));
+        assert_eq!(s["additionalProperties"], json!(false));
     }
 
     #[test]
@@ -508,7 +866,7 @@ mod tests {
                     "pattern": {"description": "The pattern.", "type": "string"},
                     "maxResults": {"description": "Most results (default 10).", "type": "integer", "minimum": 1},
                     "recursive": {"description": "Recurse.", "type": "boolean"},
-                    "line": {"description": "Count as a JS number.", "type": "integer"},
+                    "line": {"description": "A line.", "type": "integer"},
                     "include": {"description": "Globs.", "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
                 },
                 "required": ["pattern"],

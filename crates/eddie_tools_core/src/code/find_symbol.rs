@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::call::args::lenient::StringOrList;
-use crate::code::args::{self, Count};
+use crate::call::args::lenient::{Cap, Flag, Offset, StringOrList};
+use crate::code::args;
 use crate::code::paging::Page;
 use crate::code::scan::{self, ScanOptions};
 use crate::code::symbols::{self, Kind, Lang};
@@ -54,7 +54,7 @@ pub fn definitions(
 
 /// The arguments of `find_symbol`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// The name to find.
     pub symbol: String,
@@ -63,21 +63,19 @@ pub struct Args {
     /// function, method, class, interface, type, enum, module, variable, constant, property, struct, trait, impl, macro or union. class also matches structs, interface traits, function methods.
     pub kind: Option<Kind>,
     /// Exact, case-sensitive name (default true); false: names containing symbol, ignoring case.
-    pub exact: Option<bool>,
+    pub exact: Option<Flag>,
     /// Only these files (globs, as grep's include).
     pub include: Option<StringOrList>,
     /// Honour .gitignore, .ignore and .git/info/exclude (default true).
-    pub respect_gitignore: Option<bool>,
+    pub respect_gitignore: Option<Flag>,
     /// Include dot-files and dot-directories (default false; .git is never searched).
-    pub include_hidden: Option<bool>,
+    pub include_hidden: Option<Flag>,
     /// Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one).
-    pub include_dependencies: Option<bool>,
+    pub include_dependencies: Option<Flag>,
     /// Most definitions returned (default 50).
-    #[schemars(range(min = 1))]
-    pub max_results: Option<Count>,
+    pub max_results: Option<Cap<1_000_000>>,
     /// Definitions to skip (from pagination.nextOffset).
-    #[schemars(range(min = 0))]
-    pub offset: Option<Count>,
+    pub offset: Option<Offset>,
 }
 
 /// Run the tool.
@@ -85,17 +83,17 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let name = args::non_empty(NAME, "symbol", a.symbol)?;
     let path = a.path.unwrap_or_else(|| ".".to_owned());
     let kind = a.kind;
-    let exact = a.exact.unwrap_or(true);
+    let exact = Flag::or(a.exact, true);
     let include = Includes::new(&args::globs(a.include), false)?;
-    let include_dependencies = a.include_dependencies;
+    let include_dependencies = Flag::get(a.include_dependencies);
     let walk = WalkOptions {
-        respect_gitignore: a.respect_gitignore.unwrap_or(true),
-        include_hidden: a.include_hidden.unwrap_or(false),
+        respect_gitignore: Flag::or(a.respect_gitignore, true),
+        include_hidden: Flag::or(a.include_hidden, false),
         exclude: None,
         ..Default::default()
     };
-    let max_results = args::cap_of(NAME, "maxResults", a.max_results, 1_000_000, DEFAULT_MAX_RESULTS)?;
-    let offset = args::offset_of(NAME, a.offset)?;
+    let max_results = Cap::or(a.max_results, DEFAULT_MAX_RESULTS);
+    let offset = Offset::or(a.offset, 0);
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let walk = WalkOptions {
@@ -244,8 +242,10 @@ mod tests {
             ErrorCode::OutsideWorkspace
         );
         assert_eq!(
-            call(t.path(), json!({"symbol": "x", "exact": "yes"})).await.unwrap_err().code(),
+            call(t.path(), json!({"symbol": "x", "exact": "maybe"})).await.unwrap_err().code(),
             ErrorCode::InvalidArgument
         );
+        // The one value policy: "false" is false, as in every family.
+        assert!(call(t.path(), json!({"symbol": "x", "exact": "false"})).await.is_ok());
     }
 }

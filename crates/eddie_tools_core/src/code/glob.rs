@@ -14,9 +14,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::call::args::lenient::StringOrList;
+use crate::call::args::lenient::{Cap, Flag, Offset, StringOrList};
 
-use crate::code::args::{self, Count, below_root};
+use crate::code::args::{self, below_root};
 use crate::code::paging::Page;
 use crate::context::Ctx;
 use crate::engine::index;
@@ -103,7 +103,7 @@ pub fn literal_prefix(pattern: &str, case_insensitive: bool) -> String {
 
 /// The arguments of `glob`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// Glob pattern, e.g. "**/*.ts", "*.{js,ts,jsx,tsx}", "src/**/test_*.py".
     pub pattern: String,
@@ -112,23 +112,21 @@ pub struct Args {
     /// Skip paths matching these patterns (gitignore syntax): "__pycache__", "**/node_modules/**", "*.min.js".
     pub exclude: Option<StringOrList>,
     /// Include dot-files and dot-directories (default false; .git is never searched).
-    pub include_hidden: Option<bool>,
+    pub include_hidden: Option<Flag>,
     /// Search dependency folders too: node_modules, .venv, venv, __pycache__, dist, build, target, vendor, ... (default false, unless path or the pattern's leading folders are inside one).
-    pub include_dependencies: Option<bool>,
+    pub include_dependencies: Option<Flag>,
     /// Honour .gitignore, .ignore and .git/info/exclude (default true).
-    pub respect_gitignore: Option<bool>,
+    pub respect_gitignore: Option<Flag>,
     /// Descend into subdirectories (default true).
-    pub recursive: Option<bool>,
+    pub recursive: Option<Flag>,
     /// Match names ignoring case (default false).
-    pub case_insensitive: Option<bool>,
+    pub case_insensitive: Option<Flag>,
     /// path (default) or mtime (newest first).
     pub sort_by: Option<Sort>,
     /// Most paths returned (default 1000).
-    #[schemars(range(min = 1))]
-    pub max_results: Option<Count>,
+    pub max_results: Option<Cap<1_000_000>>,
     /// Paths to skip (from pagination.nextOffset).
-    #[schemars(range(min = 0))]
-    pub offset: Option<Count>,
+    pub offset: Option<Offset>,
 }
 
 /// Run the tool.
@@ -137,13 +135,13 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let pattern = pattern.strip_prefix("./").unwrap_or(&pattern).to_owned();
     let path = a.path.unwrap_or_else(|| ".".to_owned());
     let exclude = args::globs(a.exclude);
-    let include_hidden = a.include_hidden.unwrap_or(false);
-    let include_dependencies = a.include_dependencies;
-    let respect_gitignore = a.respect_gitignore.unwrap_or(true);
-    let recursive = a.recursive.unwrap_or(true);
-    let case_insensitive = a.case_insensitive.unwrap_or(false);
-    let max_results = args::cap_of(NAME, "maxResults", a.max_results, 1_000_000, DEFAULT_MAX_RESULTS)?;
-    let offset = args::offset_of(NAME, a.offset)?;
+    let include_hidden = Flag::or(a.include_hidden, false);
+    let include_dependencies = Flag::get(a.include_dependencies);
+    let respect_gitignore = Flag::or(a.respect_gitignore, true);
+    let recursive = Flag::or(a.recursive, true);
+    let case_insensitive = Flag::or(a.case_insensitive, false);
+    let max_results = Cap::or(a.max_results, DEFAULT_MAX_RESULTS);
+    let offset = Offset::or(a.offset, 0);
     let sort = a.sort_by.unwrap_or(Sort::Path);
     let includes = Includes::new(std::slice::from_ref(&pattern), case_insensitive)?;
     let target = args::target(ctx, Some(&path))?;

@@ -20,8 +20,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::call::args::lenient::StringOrList;
-use crate::code::args::{self, Count, below_root};
+use crate::call::args::lenient::{Cap, Flag, Offset, StringOrList};
+use crate::code::args::{self, below_root};
 use crate::code::paging::Page;
 use crate::context::Ctx;
 use crate::engine::index;
@@ -64,29 +64,26 @@ pub enum Mode {
 
 /// The arguments of `grep`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// Regular expression (Rust regex syntax, like ripgrep) or, with literal: true, a plain string.
     pub pattern: String,
     /// File or directory to search, relative to the workspace (default ".").
     pub path: Option<String>,
     /// Treat pattern as a plain string (default false).
-    pub literal: Option<bool>,
+    pub literal: Option<Flag>,
     /// Ignore case (default false).
-    pub case_insensitive: Option<bool>,
+    pub case_insensitive: Option<Flag>,
     /// Only match whole words (default false).
-    pub word_match: Option<bool>,
+    pub word_match: Option<Flag>,
     /// Let matches span lines, through \n, \s or [^x] (default false; as rg -U). . matches a newline only after (?s).
-    pub multiline: Option<bool>,
+    pub multiline: Option<Flag>,
     /// Lines of context before and after each match (default 0).
-    #[schemars(range(min = 0))]
-    pub context: Option<Count>,
+    pub context: Option<Offset<1000>>,
     /// Lines before each match (overrides context).
-    #[schemars(range(min = 0))]
-    pub before: Option<Count>,
+    pub before: Option<Offset<1000>>,
     /// Lines after each match (overrides context).
-    #[schemars(range(min = 0))]
-    pub after: Option<Count>,
+    pub after: Option<Offset<1000>>,
     /// Only search files matching these globs: "*.ts", "*.{js,ts}", "src/**/*.py"; a string may list several separated by commas. A glob without / matches file names at any depth.
     pub include: Option<StringOrList>,
     /// Skip paths matching these patterns (gitignore syntax, relative to path): "*.min.js", "node_modules/", "test/**".
@@ -94,29 +91,23 @@ pub struct Args {
     /// content (default), files or count.
     pub output_mode: Option<Mode>,
     /// Page size: matching lines (content) or entries (files, count). Default 100.
-    #[schemars(range(min = 1))]
-    pub max_results: Option<Count>,
+    pub max_results: Option<Cap<1_000_000>>,
     /// Matching lines shown per file (default 50); the count stays exact.
-    #[schemars(range(min = 1))]
-    pub max_per_file: Option<Count>,
+    pub max_per_file: Option<Cap<1_000_000>>,
     /// Number of files to skip (from pagination.nextOffset).
-    #[schemars(range(min = 0))]
-    pub offset: Option<Count>,
+    pub offset: Option<Offset>,
     /// Characters kept per line (default 400).
-    #[schemars(range(min = 1))]
-    pub max_line_length: Option<Count>,
+    pub max_line_length: Option<Cap<1_000_000>>,
     /// Honour .gitignore, .ignore and .git/info/exclude (default true).
-    pub respect_gitignore: Option<bool>,
+    pub respect_gitignore: Option<Flag>,
     /// Include dot-files and dot-directories (default false; .git is never searched).
-    pub include_hidden: Option<bool>,
+    pub include_hidden: Option<Flag>,
     /// Search dependency folders too: node_modules, .venv, venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one).
-    pub include_dependencies: Option<bool>,
+    pub include_dependencies: Option<Flag>,
     /// Deadline in milliseconds (default 30000); partial results are returned flagged timedOut.
-    #[schemars(range(min = 0))]
-    pub timeout_ms: Option<Count>,
+    pub timeout_ms: Option<Offset<3_600_000>>,
     /// Stop early when nothing has matched after this many milliseconds (default: no such limit; 3000 in TunaCode style). Distinct from timeoutMs, which bounds the whole search.
-    #[schemars(range(min = 0))]
-    pub first_match_timeout_ms: Option<Count>,
+    pub first_match_timeout_ms: Option<Offset<3_600_000>>,
     /// Order of the files: path (default) or relevance (files with a definition of the match first, then source before tests before vendored code, then the most recently modified; ties by path).
     pub sort_by: Option<SortBy>,
     /// default, or tunacode: TunaCode's grep (case-insensitive literal search unless case_sensitive / use_regex, 2 context lines, 50 results, a 3 s first-match deadline, TunaCode's output). Any of directory, use_regex, case_sensitive, include_files, exclude_files or search_type also selects it.
@@ -126,10 +117,10 @@ pub struct Args {
     pub directory: Option<String>,
     /// TunaCode: the pattern is a regular expression (default false: literal text).
     #[serde(rename = "use_regex")]
-    pub use_regex: Option<bool>,
+    pub use_regex: Option<Flag>,
     /// TunaCode: match case (default false).
     #[serde(rename = "case_sensitive")]
-    pub case_sensitive: Option<bool>,
+    pub case_sensitive: Option<Flag>,
     /// TunaCode: comma-separated globs of files to search, with braces: "*.py", "*.js,*.ts", "*.{py,js,ts}".
     #[serde(rename = "include_files")]
     pub include_files: Option<String>,
@@ -261,31 +252,29 @@ impl Query {
         if a.path.is_some() && a.directory.is_some() {
             return Err(ToolError::invalid("grep: give `path` or `directory`, not both"));
         }
-        if a.literal.is_some() && a.use_regex.is_some() {
+        let (literal, use_regex) = (Flag::get(a.literal), Flag::get(a.use_regex));
+        let (case_insensitive, case_sensitive) = (Flag::get(a.case_insensitive), Flag::get(a.case_sensitive));
+        if literal.is_some() && use_regex.is_some() {
             return Err(ToolError::invalid("grep: give `literal` or `use_regex`, not both"));
         }
-        if a.case_insensitive.is_some() && a.case_sensitive.is_some() {
+        if case_insensitive.is_some() && case_sensitive.is_some() {
             return Err(ToolError::invalid("grep: give `caseInsensitive` or `case_sensitive`, not both"));
         }
-        let literal = match (a.literal, a.use_regex) {
+        let literal = match (literal, use_regex) {
             (Some(l), _) => l,
             (None, Some(r)) => !r,
             (None, None) => tunacode,
         };
-        let case_insensitive = match (a.case_insensitive, a.case_sensitive) {
+        let case_insensitive = match (case_insensitive, case_sensitive) {
             (Some(i), _) => i,
             (None, Some(c)) => !c,
             (None, None) => tunacode,
         };
-        let word = a.word_match.unwrap_or(false);
-        let multiline = a.multiline.unwrap_or(false);
-        let context = args::uint_of(NAME, "context", a.context, 1000)?.unwrap_or(if tunacode {
-            TUNACODE_CONTEXT
-        } else {
-            0
-        });
-        let before = args::uint_of(NAME, "before", a.before, 1000)?.unwrap_or(context);
-        let after = args::uint_of(NAME, "after", a.after, 1000)?.unwrap_or(context);
+        let word = Flag::or(a.word_match, false);
+        let multiline = Flag::or(a.multiline, false);
+        let context = Offset::or(a.context, if tunacode { TUNACODE_CONTEXT } else { 0 });
+        let before = Offset::or(a.before, context);
+        let after = Offset::or(a.after, context);
         let mode = a.output_mode.unwrap_or(Mode::Content);
         let mut builder = RegexMatcherBuilder::new();
         builder.case_insensitive(case_insensitive).fixed_strings(literal).word(word);
@@ -303,7 +292,9 @@ impl Query {
         include.extend(a.include_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
         let mut exclude = args::globs(a.exclude);
         exclude.extend(a.exclude_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
-        let first_match = args::uint_of(NAME, "firstMatchTimeoutMs", a.first_match_timeout_ms, 3_600_000)?
+        let first_match = a
+            .first_match_timeout_ms
+            .map(|ms| ms.0)
             .or(tunacode.then_some(TUNACODE_FIRST_MATCH_MS))
             .map(|ms| Duration::from_millis(ms as u64));
         let default_max = if tunacode { TUNACODE_MAX_RESULTS } else { DEFAULT_MAX_RESULTS };
@@ -314,29 +305,20 @@ impl Query {
             after,
             include,
             exclude,
-            max_results: args::cap_of(NAME, "maxResults", a.max_results, 1_000_000, default_max)?,
-            max_per_file: args::cap_of(NAME, "maxPerFile", a.max_per_file, 1_000_000, DEFAULT_MAX_PER_FILE)?,
-            offset: args::offset_of(NAME, a.offset)?,
-            max_line_length: args::cap_of(
-                NAME,
-                "maxLineLength",
-                a.max_line_length,
-                1_000_000,
-                DEFAULT_MAX_LINE_LENGTH,
-            )?,
-            respect_gitignore: a.respect_gitignore.unwrap_or(true),
-            include_hidden: a.include_hidden.unwrap_or(false),
-            timeout: Duration::from_millis(
-                args::uint_of(NAME, "timeoutMs", a.timeout_ms, 3_600_000)?.unwrap_or(DEFAULT_TIMEOUT_MS)
-                    as u64,
-            ),
+            max_results: Cap::or(a.max_results, default_max),
+            max_per_file: Cap::or(a.max_per_file, DEFAULT_MAX_PER_FILE),
+            offset: Offset::or(a.offset, 0),
+            max_line_length: Cap::or(a.max_line_length, DEFAULT_MAX_LINE_LENGTH),
+            respect_gitignore: Flag::or(a.respect_gitignore, true),
+            include_hidden: Flag::or(a.include_hidden, false),
+            timeout: Duration::from_millis(Offset::or(a.timeout_ms, DEFAULT_TIMEOUT_MS) as u64),
             pattern,
             multiline,
             first_match,
             sort_by: a.sort_by.unwrap_or(SortBy::Path),
             tunacode,
             search_type: a.search_type,
-            include_dependencies: a.include_dependencies,
+            include_dependencies: Flag::get(a.include_dependencies),
             literal,
             case_insensitive,
             matcher,

@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::call::args::lenient::StringOrList;
-use crate::code::args::{self, Count};
+use crate::call::args::lenient::{Cap, Flag, StringOrList};
+use crate::code::args;
 use crate::code::scan::{self, ScanOptions};
 use crate::code::symbols::{self, Kind, Symbol};
 use crate::context::Ctx;
@@ -24,41 +24,40 @@ pub const DEFAULT_MAX_FILES: usize = 200;
 
 /// The arguments of `list_symbols`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// A source file or a directory, relative to the workspace.
     pub path: String,
     /// For a directory: include subdirectories (default false).
-    pub recursive: Option<bool>,
+    pub recursive: Option<Flag>,
     /// function, method, class, interface, type, enum, module, variable, constant, property, struct, trait, impl, macro or union. class also matches structs, interface traits, function methods.
     pub kind: Option<Kind>,
     /// Only these files (globs, as grep's include).
     pub include: Option<StringOrList>,
     /// Honour .gitignore, .ignore and .git/info/exclude (default true).
-    pub respect_gitignore: Option<bool>,
+    pub respect_gitignore: Option<Flag>,
     /// Include dot-files and dot-directories (default false; .git is never searched).
-    pub include_hidden: Option<bool>,
+    pub include_hidden: Option<Flag>,
     /// Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one).
-    pub include_dependencies: Option<bool>,
+    pub include_dependencies: Option<Flag>,
     /// Most files listed (default 200).
-    #[schemars(range(min = 1))]
-    pub max_files: Option<Count>,
+    pub max_files: Option<Cap<1_000_000>>,
 }
 
 /// Run the tool.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let path = args::non_empty(NAME, "path", a.path)?;
-    let recursive = a.recursive.unwrap_or(false);
+    let recursive = Flag::or(a.recursive, false);
     let kind = a.kind;
     let include = Includes::new(&args::globs(a.include), false)?;
-    let include_dependencies = a.include_dependencies;
+    let include_dependencies = Flag::get(a.include_dependencies);
     let walk = WalkOptions {
-        respect_gitignore: a.respect_gitignore.unwrap_or(true),
-        include_hidden: a.include_hidden.unwrap_or(false),
+        respect_gitignore: Flag::or(a.respect_gitignore, true),
+        include_hidden: Flag::or(a.include_hidden, false),
         max_depth: if recursive { None } else { Some(1) },
         ..Default::default()
     };
-    let max_files = args::cap_of(NAME, "maxFiles", a.max_files, 1_000_000, DEFAULT_MAX_FILES)?;
+    let max_files = Cap::or(a.max_files, DEFAULT_MAX_FILES);
     let target = args::target(ctx, Some(&path))?;
     scan::check_language(&target)?;
     let walk = WalkOptions {

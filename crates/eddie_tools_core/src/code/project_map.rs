@@ -9,7 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::code::args::{self, Count};
+use crate::call::args::lenient::{Cap, Flag, Offset};
+use crate::code::args;
 use crate::context::Ctx;
 use crate::engine::walk::tree::{Page, Tree, TreeOptions};
 use crate::engine::walk::{GitignoreFilter, IgnoreCounts};
@@ -26,36 +27,33 @@ const DEFAULT_MAX_ENTRIES: usize = 200;
 
 /// The arguments of `project_map`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// Directory to map, relative to the workspace (default ".").
     pub path: Option<String>,
     /// Levels below the first (default 2: three levels).
-    #[schemars(range(min = 0))]
-    pub max_depth: Option<Count>,
+    pub max_depth: Option<Offset<1000>>,
     /// List dot-entries (default false).
-    pub include_hidden: Option<bool>,
+    pub include_hidden: Option<Flag>,
     /// List dependency folders such as node_modules (default false).
-    pub include_dependencies: Option<bool>,
+    pub include_dependencies: Option<Flag>,
     /// Leave out what .gitignore, .ignore and .git/info/exclude ignore (default true); the count is in ignored.gitignore.
-    pub respect_gitignore: Option<bool>,
+    pub respect_gitignore: Option<Flag>,
     /// Flat entries per page (default 200).
-    #[schemars(range(min = 1))]
-    pub max_entries: Option<Count>,
+    pub max_entries: Option<Cap<1_000_000>>,
     /// Flat entries to skip (from pagination.nextOffset).
-    #[schemars(range(min = 0))]
-    pub offset: Option<Count>,
+    pub offset: Option<Offset>,
 }
 
 /// Run the tool.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let path = a.path.unwrap_or_else(|| ".".to_owned());
-    let max_depth = args::uint_of(NAME, "maxDepth", a.max_depth, 1000)?.unwrap_or(DEFAULT_MAX_DEPTH);
-    let include_hidden = a.include_hidden.unwrap_or(false);
-    let include_dependencies = a.include_dependencies.unwrap_or(false);
-    let respect_gitignore = a.respect_gitignore.unwrap_or(true);
-    let max_entries = args::cap_of(NAME, "maxEntries", a.max_entries, 1_000_000, DEFAULT_MAX_ENTRIES)?;
-    let offset = args::offset_of(NAME, a.offset)?;
+    let max_depth = Offset::or(a.max_depth, DEFAULT_MAX_DEPTH);
+    let include_hidden = Flag::or(a.include_hidden, false);
+    let include_dependencies = Flag::or(a.include_dependencies, false);
+    let respect_gitignore = Flag::or(a.respect_gitignore, true);
+    let max_entries = Cap::or(a.max_entries, DEFAULT_MAX_ENTRIES);
+    let offset = Offset::or(a.offset, 0);
     let target = args::target(ctx, Some(&path))?;
     let resolved = ctx.workspace.resolve(&path)?;
     let prefix = ctx.workspace.relative(&resolved.lexical);
@@ -186,9 +184,11 @@ mod tests {
             ErrorCode::OutsideWorkspace
         );
         assert_eq!(
-            call(t.path(), json!({"maxDepth": "3"})).await.unwrap_err().code(),
-            ErrorCode::InvalidArgument
+            call(t.path(), json!({"maxDepth": 1001})).await.unwrap_err().message(),
+            "project_map: `maxDepth` must be an integer from 0 to 1000 (got 1001)"
         );
+        // The one value policy: a number as a string is that number.
+        assert!(call(t.path(), json!({"maxDepth": "3"})).await.is_ok());
         assert_eq!(call(t.path(), json!({"path": "missing"})).await.unwrap_err().code(), ErrorCode::NotFound);
     }
 }

@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::call::args::lenient::StringOrList;
-use crate::code::args::{self, Count};
+use crate::call::args::lenient::{Cap, Flag, StringOrList};
+use crate::code::args;
 use crate::code::grep;
 use crate::code::symbols::{self, Lang, MAX_PARSE_BYTES};
 use crate::context::Ctx;
@@ -42,37 +42,36 @@ const TESTS: &[&str] = &[
 
 /// The arguments of `search_codebase`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// A name or words (a file matching any word is a hit; files matching more words rank higher).
     pub query: String,
     /// Directory to search, relative to the workspace (default ".").
     pub path: Option<String>,
     /// Also search test files and folders (default false).
-    pub include_tests: Option<bool>,
+    pub include_tests: Option<Flag>,
     /// Also search .md, .mdx, .rst, .txt and .adoc files (default false).
-    pub include_docs: Option<bool>,
+    pub include_docs: Option<Flag>,
     /// Match case (default false).
-    pub case_sensitive: Option<bool>,
+    pub case_sensitive: Option<Flag>,
     /// Honour .gitignore, .ignore and .git/info/exclude (default true).
-    pub respect_gitignore: Option<bool>,
+    pub respect_gitignore: Option<Flag>,
     /// Include dot-files and dot-directories (default false; .git is never searched).
-    pub include_hidden: Option<bool>,
+    pub include_hidden: Option<Flag>,
     /// Search dependency folders too: node_modules, .venv, __pycache__, dist, build, target, vendor, ... (default false, unless path is inside one).
-    pub include_dependencies: Option<bool>,
+    pub include_dependencies: Option<Flag>,
     /// Most files and definitions returned (default 20 each).
-    #[schemars(range(min = 1))]
-    pub max_results: Option<Count>,
+    pub max_results: Option<Cap<10_000>>,
 }
 
 /// Run the tool.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let query = args::non_empty(NAME, "query", a.query)?;
     let path = a.path.unwrap_or_else(|| ".".to_owned());
-    let include_tests = a.include_tests.unwrap_or(false);
-    let include_docs = a.include_docs.unwrap_or(false);
-    let case_sensitive = a.case_sensitive.unwrap_or(false);
-    let max_results = args::cap_of(NAME, "maxResults", a.max_results, 10_000, DEFAULT_MAX_RESULTS)?;
+    let include_tests = Flag::or(a.include_tests, false);
+    let include_docs = Flag::or(a.include_docs, false);
+    let case_sensitive = Flag::or(a.case_sensitive, false);
+    let max_results = Cap::or(a.max_results, DEFAULT_MAX_RESULTS);
     let mut terms: Vec<String> = Vec::new();
     for t in query.split_whitespace() {
         if !terms.iter().any(|x| x == t) {
@@ -84,18 +83,18 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let q = grep::Query::new(grep::Args {
         pattern,
         path: Some(path.clone()),
-        case_insensitive: Some(!case_sensitive),
+        case_insensitive: Some(Flag(!case_sensitive)),
         include: Some(StringOrList::One(format!("*.{{{exts}}}"))),
         exclude: Some(StringOrList::Many(if include_tests {
             Vec::new()
         } else {
             TESTS.iter().map(|t| (*t).to_owned()).collect()
         })),
-        respect_gitignore: Some(a.respect_gitignore.unwrap_or(true)),
-        include_hidden: Some(a.include_hidden.unwrap_or(false)),
+        respect_gitignore: Some(Flag(Flag::or(a.respect_gitignore, true))),
+        include_hidden: Some(Flag(Flag::or(a.include_hidden, false))),
         include_dependencies: a.include_dependencies,
-        max_per_file: Some(Count(3.0)),
-        max_line_length: Some(Count(200.0)),
+        max_per_file: Some(Cap(3)),
+        max_line_length: Some(Cap(200)),
         ..Default::default()
     })?;
     let target = args::target(ctx, Some(&path))?;

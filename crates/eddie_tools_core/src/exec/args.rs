@@ -2,15 +2,13 @@
 //! ([`crate::call::args::parse`]): what `run`, the background processes and the runners
 //! accepted before typed arguments, with the schema of the plain type.
 
-use std::time::Duration;
-
 use schemars::JsonSchema;
 use serde::de::{Error as _, Unexpected};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
-use crate::engine::process::command::{DEFAULT_MAX_BYTES, MAX_MAX_BYTES, MAX_TIMEOUT_S};
-use crate::error::{Result, ToolError};
+use crate::call::args::lenient::{Cap, Seconds};
+use crate::engine::process::command::{DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_S, MAX_MAX_BYTES, MAX_TIMEOUT_S};
 
 /// The input schema of `A` ([`crate::call::args::schema`]), with the `null` that an `env`
 /// value may be (it unsets the variable) put back: the tidying drops `null` alternatives
@@ -123,31 +121,15 @@ fn unexpected(v: &Value) -> Unexpected<'_> {
     }
 }
 
-/// `timeout` in seconds: `default_s` when absent, else a number within `[0, max_s]`.
-pub fn timeout_secs(timeout: Option<f64>, default_s: f64, max_s: f64) -> Result<f64> {
-    let secs = timeout.unwrap_or(default_s);
-    if !secs.is_finite() || !(0.0..=max_s).contains(&secs) {
-        return Err(ToolError::invalid(format!("timeout must be between 0 and {max_s} seconds")));
-    }
-    Ok(secs)
-}
+/// A command's `timeout` (`run`): default 120 s, at most a day, `0` = none.
+pub type RunTimeout = Seconds<{ (DEFAULT_TIMEOUT_S * 1000.0) as u64 }, { MAX_TIMEOUT_S as u64 }, true>;
 
-/// A command's `timeout` in seconds: default when absent, `0` for none, else within
-/// `(0, MAX]`.
-pub fn timeout_arg(timeout: Option<f64>, default_s: f64) -> Result<Option<Duration>> {
-    let secs = timeout_secs(timeout, default_s, MAX_TIMEOUT_S)?;
-    Ok((secs > 0.0).then(|| Duration::from_secs_f64(secs)))
-}
+/// `maxOutputBytes` per stream: from 256 to [`MAX_MAX_BYTES`] (default [`DEFAULT_MAX_BYTES`]).
+pub type OutputBytes = Cap<{ MAX_MAX_BYTES as u64 }, 256>;
 
-/// `maxOutputBytes` per stream.
-pub fn max_bytes_arg(max_output_bytes: Option<f64>) -> Result<usize> {
-    match max_output_bytes {
-        None => Ok(DEFAULT_MAX_BYTES),
-        Some(v) if !v.is_finite() || v < 256.0 => {
-            Err(ToolError::invalid("maxOutputBytes must be a number >= 256"))
-        }
-        Some(v) => Ok((v as usize).min(MAX_MAX_BYTES)),
-    }
+/// `maxOutputBytes` as the invocation takes it.
+pub fn max_bytes(v: Option<OutputBytes>) -> usize {
+    Cap::or(v, DEFAULT_MAX_BYTES)
 }
 
 #[cfg(test)]
@@ -159,27 +141,37 @@ mod tests {
     use crate::registry;
 
     #[test]
-    fn timeout_secs_defaults_and_bounds() {
-        assert_eq!(timeout_secs(None, 30.0, 3600.0).unwrap(), 30.0);
-        assert_eq!(timeout_secs(Some(0.0), 30.0, 3600.0).unwrap(), 0.0);
-        assert_eq!(timeout_secs(Some(3600.0), 30.0, 3600.0).unwrap(), 3600.0);
-        let over = timeout_secs(Some(3600.5), 30.0, 3600.0).unwrap_err();
-        assert_eq!(over.message(), "timeout must be between 0 and 3600 seconds");
-        let over = timeout_secs(Some(86_401.0), 1.0, MAX_TIMEOUT_S).unwrap_err();
-        assert_eq!(over.message(), "timeout must be between 0 and 86400 seconds");
-        let neg = timeout_secs(Some(-1.0), 30.0, 3600.0).unwrap_err();
-        assert_eq!(neg.code(), ErrorCode::InvalidArgument);
-        assert_eq!(timeout_arg(Some(0.0), 120.0).unwrap(), None);
-        assert_eq!(timeout_arg(None, 2.5).unwrap(), Some(Duration::from_millis(2500)));
+    fn run_timeouts_take_fractions_and_zero_for_none() {
+        use std::time::Duration;
+        type T = RunTimeout;
+        assert_eq!(T::get(None), Some(Duration::from_secs(120)));
+        assert_eq!(T::get(Some(Seconds(0.0))), None);
+        assert_eq!(T::get(Some(Seconds(2.5))), Some(Duration::from_millis(2500)));
     }
 
     #[tokio::test]
-    async fn a_timeout_that_is_not_a_number_is_refused_by_the_typed_parse() {
+    async fn timeouts_follow_the_one_value_policy() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = crate::context::Ctx::new(dir.path().to_str().unwrap()).unwrap();
-        let e = registry::run("process_wait", &json!({"id": "p1", "timeout": "5"}), &ctx).await.unwrap_err();
+        let e =
+            registry::run("process_wait", &json!({"id": "p1", "timeout": "soon"}), &ctx).await.unwrap_err();
         assert_eq!(e.code(), ErrorCode::InvalidArgument);
-        assert_eq!(e.message(), "process_wait: `timeout` must be a number");
+        assert_eq!(
+            e.message(),
+            "process_wait: `timeout` must be a number of seconds from 0 (none) to 3600 (got \"soon\")"
+        );
+        let e = registry::run("run", &json!({"command": "true", "timeout": 86_401}), &ctx).await.unwrap_err();
+        assert_eq!(
+            e.message(),
+            "run: `timeout` must be a number of seconds from 0 (none) to 86400 (got 86401)"
+        );
+        let e = registry::run("process_write", &json!({"id": "p1", "stdin": "x", "timeout": 0}), &ctx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e.message(),
+            "process_write: `timeout` must be a number of seconds above 0 and at most 3600 (got 0)"
+        );
     }
 
     #[test]
@@ -192,8 +184,9 @@ mod tests {
         assert!(serde_json::from_value::<Text>(json!(1)).is_err());
         assert!(serde_json::from_value::<Env>(json!({"A": null, "B": 1})).is_ok());
         assert!(serde_json::from_value::<Env>(json!("x")).is_err());
-        assert_eq!(max_bytes_arg(None).unwrap(), DEFAULT_MAX_BYTES);
-        assert_eq!(max_bytes_arg(Some(1e12)).unwrap(), MAX_MAX_BYTES);
-        assert_eq!(max_bytes_arg(Some(5.0)).unwrap_err().message(), "maxOutputBytes must be a number >= 256");
+        assert_eq!(max_bytes(None), DEFAULT_MAX_BYTES);
+        assert_eq!(max_bytes(serde_json::from_value(json!("300")).unwrap()), 300);
+        assert!(serde_json::from_value::<OutputBytes>(json!(5)).is_err());
+        assert!(serde_json::from_value::<OutputBytes>(json!(1e12)).is_err());
     }
 }

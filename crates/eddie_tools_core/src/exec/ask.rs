@@ -17,7 +17,7 @@ pub const SCHEMA_FOLLOWUP: &str = "eddie.tool.ask_followup_question.result.v1";
 
 /// The arguments of `ask_user`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct AskUserArgs {
     /// The question.
     #[schemars(length(min = 1))]
@@ -26,7 +26,7 @@ pub struct AskUserArgs {
 
 /// The arguments of `ask_followup_question`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct FollowupArgs {
     /// A clear, specific question.
     #[schemars(length(min = 1))]

@@ -17,7 +17,7 @@ const NAME: &str = "attempt_completion";
 
 /// The arguments of `attempt_completion`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// What was done and how it was verified.
     #[schemars(length(min = 1))]

@@ -399,7 +399,7 @@ const NAME: &str = "detect_project";
 
 /// The arguments of `detect_project`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// Project directory, relative to the workspace (default: the workspace root).
     pub path: Option<Text>,

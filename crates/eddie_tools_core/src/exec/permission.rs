@@ -20,7 +20,7 @@ const NAME: &str = "check_permission";
 
 /// The arguments of `check_permission`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// A tool name, e.g. run_tests.
     #[schemars(length(min = 1))]

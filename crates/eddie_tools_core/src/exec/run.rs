@@ -33,7 +33,7 @@ pub const SCHEMA: &str = "eddie.tool.run.result.v1";
 
 /// The arguments of `run`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// A shell command line, run by bash (pipes, redirections, expansions and && work; a plain line such as `npm test` runs the same without it); or, with args, the program to run without a shell.
     #[schemars(length(min = 1))]
@@ -49,11 +49,9 @@ pub struct Args {
     /// Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped).
     pub keep_env: Option<Vec<Word>>,
     /// Time limit in seconds (default 120; 0 = none). On expiry the whole process tree gets SIGTERM, then SIGKILL after 1 s.
-    #[schemars(range(min = 0, max = 86400))]
-    pub timeout: Option<f64>,
+    pub timeout: Option<args::RunTimeout>,
     /// Bytes of each stream to keep (default 32768): the head and the tail; the middle is counted and its error lines kept.
-    #[schemars(range(min = 256))]
-    pub max_output_bytes: Option<f64>,
+    pub max_output_bytes: Option<args::OutputBytes>,
     /// Text written to the command's stdin (default: empty stdin).
     pub stdin: Option<Text>,
     /// The result text: default, tunacode (STDOUT/STDERR sections, as TunaCode's run_command) or alfredo (STDOUT/STDERR, then "Command exited with code N", as Alfredo's execute_command). Those names choose theirs.
@@ -114,8 +112,8 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
         cwd_shown,
         env,
         dropped_env,
-        timeout: args::timeout_arg(a.timeout, command::DEFAULT_TIMEOUT_S)?,
-        max_bytes: args::max_bytes_arg(a.max_output_bytes)?,
+        timeout: args::RunTimeout::get(a.timeout),
+        max_bytes: args::max_bytes(a.max_output_bytes),
         stdin: args::text(a.stdin),
         sandbox,
     })

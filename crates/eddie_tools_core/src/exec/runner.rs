@@ -19,7 +19,12 @@ use crate::exec::{changes, findings, target};
 use crate::output::ToolOutput;
 
 /// Default time limit of a runner, in seconds (builds and installs can be slow).
-const DEFAULT_TIMEOUT_S: f64 = 600.0;
+/// A runner's `timeout`: default 600 s, at most a day, `0` = none.
+pub type RunnerTimeout = crate::call::args::lenient::Seconds<
+    600_000,
+    { crate::engine::process::command::MAX_TIMEOUT_S as u64 },
+    true,
+>;
 /// Most of a linter's report read for findings (its standard output).
 const REPORT_LIMIT: usize = 64 * 1024 * 1024;
 
@@ -70,13 +75,13 @@ pub struct Input {
     /// `args`.
     pub args: Option<Vec<Word>>,
     /// `timeout`.
-    pub timeout: Option<f64>,
+    pub timeout: Option<RunnerTimeout>,
     /// `env`.
     pub env: Option<Env>,
     /// `keepEnv`.
     pub keep_env: Option<Vec<Word>>,
     /// `maxOutputBytes`.
-    pub max_output_bytes: Option<f64>,
+    pub max_output_bytes: Option<crate::exec::args::OutputBytes>,
 }
 
 /// Declares a runner's `Args`: the runners take the same arguments, and their schemas differ
@@ -85,7 +90,7 @@ macro_rules! runner_args {
     ($action:literal) => {
         /// The arguments of the runner.
         #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        #[serde(rename_all = "camelCase")]
         pub struct Args {
             #[doc = concat!("What to ", $action, ": a file or directory inside the project (default: the whole project). The project is found by walking up from it.")]
             pub path: Option<crate::exec::args::Text>,
@@ -104,15 +109,13 @@ macro_rules! runner_args {
             #[doc = concat!("Extra arguments appended to the ", $action, " command (e.g. a test filter).")]
             pub args: Option<Vec<crate::exec::args::Word>>,
             /// Time limit in seconds (default 600; 0 = none).
-            #[schemars(range(min = 0, max = 86400))]
-            pub timeout: Option<f64>,
+            pub timeout: Option<crate::exec::runner::RunnerTimeout>,
             /// Variables to set for the command (null unsets one). Passed even when they look secret.
             pub env: Option<crate::exec::args::Env>,
             /// Inherited variables to pass even though their names look secret (by default TOKEN/SECRET/PASSWORD/KEY-like variables are dropped).
             pub keep_env: Option<Vec<crate::exec::args::Word>>,
             /// Bytes of each stream to keep (default 32768): the head and the tail; the middle is counted and its error lines kept.
-            #[schemars(range(min = 256))]
-            pub max_output_bytes: Option<f64>,
+            pub max_output_bytes: Option<crate::exec::args::OutputBytes>,
         }
 
         impl From<Args> for crate::exec::runner::Input {
@@ -214,8 +217,8 @@ pub async fn run(
         cwd_shown: shown,
         env,
         dropped_env,
-        timeout: args::timeout_arg(a.timeout, DEFAULT_TIMEOUT_S)?,
-        max_bytes: args::max_bytes_arg(a.max_output_bytes)?,
+        timeout: RunnerTimeout::get(a.timeout),
+        max_bytes: args::max_bytes(a.max_output_bytes),
         stdin: None,
         sandbox: crate::engine::process::sandbox::plan(ctx)?,
     };

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::apply::run_ops;
-use super::{non_empty, on};
+use super::non_empty;
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::patch::parse_any;
@@ -33,7 +33,7 @@ pub struct Args {
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let patch = non_empty("patch", a.patch)?;
     let ops = parse_any(&patch)?;
-    run_ops(ctx, ops, None, on(a.dry_run), on(a.allow_placeholders), SCHEMA).await
+    run_ops(ctx, ops, None, Flag::on(a.dry_run), Flag::on(a.allow_placeholders), SCHEMA).await
 }
 
 /// The `apply_patch` tool.

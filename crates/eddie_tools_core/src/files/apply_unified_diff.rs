@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::apply::run_ops;
-use super::{non_empty, on};
+use super::non_empty;
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::patch::parse_unified;
@@ -40,12 +40,12 @@ pub struct Args {
 /// Run `apply_unified_diff`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let diff = non_empty("diff", a.diff)?;
-    let dry_run = on(a.dry_run);
+    let dry_run = Flag::on(a.dry_run);
     let root = a.root_path;
     let ops = parse_unified(&diff)?;
-    let allow = on(a.allow_placeholders);
+    let allow = Flag::on(a.allow_placeholders);
     let mut out = run_ops(ctx, ops, root.as_deref(), dry_run, allow, SCHEMA).await?;
-    if on(a.assess_risk) {
+    if Flag::on(a.assess_risk) {
         let risk = crate::files::assess_patch_risk::assess(&diff, ctx)?;
         out.content = format!(
             "{}\nRisk: {} (score {}).",

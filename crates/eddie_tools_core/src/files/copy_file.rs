@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{inside, non_empty, on};
+use super::{inside, non_empty};
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::store::commit::{Change, commit};
@@ -72,7 +72,7 @@ pub fn landing(ctx: &Ctx, source: &str, dest: &str) -> Result<String> {
 /// Run `copy_file`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let (source, dest) = endpoints(a.source, a.destination)?;
-    let overwrite = on(a.overwrite);
+    let overwrite = Flag::on(a.overwrite);
     let src = ctx.workspace.resolve(&source)?;
     ctx.workspace.resolve(&dest)?;
     let dest = landing(ctx, &source, &dest)?;

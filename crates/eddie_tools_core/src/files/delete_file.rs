@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{non_empty, not_root, on, own_path};
+use super::{non_empty, not_root, own_path};
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
@@ -60,7 +60,7 @@ fn survey(p: &Path, shown: &str) -> Result<(&'static str, u64, u64)> {
 /// Run `delete_file`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let path = non_empty("path", a.path)?;
-    let force = on(a.force);
+    let force = Flag::on(a.force);
     let (r, own) = own_path(ctx, &path)?;
     not_root(ctx, &r, &path, "deleted")?;
     let (o, s) = (own.clone(), path.clone());

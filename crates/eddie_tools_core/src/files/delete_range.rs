@@ -5,8 +5,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{edit_result, load_with, non_empty, on};
-use crate::call::args::lenient::{Flag, JsInt};
+use super::{edit_result, load_with, non_empty};
+use crate::call::args::lenient::{Flag, Int};
 use crate::context::Ctx;
 use crate::engine::patch::matcher::lines;
 use crate::error::Result;
@@ -23,9 +23,9 @@ pub struct Args {
     #[schemars(length(min = 1))]
     pub path: String,
     // The first line, 1-based (no description in the schema, so not `pub`).
-    start_line: JsInt,
+    start_line: Int,
     // The last line, inclusive.
-    end_line: JsInt,
+    end_line: Int,
     /// Compute and return the diff without writing.
     pub dry_run: Option<Flag>,
     /// The `hash` a read returned; the edit is refused with STALE if the file changed since.
@@ -38,7 +38,7 @@ pub struct Args {
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let path = non_empty("path", a.path)?;
     let (start, end) = (a.start_line.0, a.end_line.0);
-    let dry_run = on(a.dry_run);
+    let dry_run = Flag::on(a.dry_run);
     let loaded = load_with(ctx, &path, a.expected_hash.as_deref(), a.encoding.as_deref()).await?;
     let text = &loaded.doc.text;
     let table = lines(text);

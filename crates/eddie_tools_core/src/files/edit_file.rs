@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Loaded, edit_result, load_with, non_empty, on, on_unless_off};
+use super::{Loaded, edit_result, load_with, non_empty};
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::patch::matcher::{self, Found, Request};
@@ -176,9 +176,9 @@ pub fn summary(text: &str, found: &[Found]) -> String {
 /// Run `edit_file`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let path = non_empty("path", a.path)?;
-    let fuzzy = on_unless_off(a.fuzzy);
-    let all = on(a.all);
-    let dry_run = on(a.dry_run);
+    let fuzzy = Flag::or(a.fuzzy, true);
+    let all = Flag::on(a.all);
+    let dry_run = Flag::on(a.dry_run);
     let (diff, old, new) = (a.diff, a.old_string, a.new_string);
     let blocks = match (&diff, &old, &new) {
         (Some(d), None, None) => Some(parse_blocks(d)?),
@@ -197,7 +197,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let loaded: Loaded = load_with(ctx, &path, a.expected_hash.as_deref(), a.encoding.as_deref()).await?;
     let text = &loaded.doc.text;
-    let allow = on(a.allow_placeholders);
+    let allow = Flag::on(a.allow_placeholders);
     match &blocks {
         Some(b) => b.iter().try_for_each(|b| placeholder::check(&b.replace, text, allow, &path))?,
         None => placeholder::check(new.as_deref().unwrap_or_default(), text, allow, &path)?,

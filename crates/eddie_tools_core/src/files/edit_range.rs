@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{edit_result, load_checked, non_empty, on};
-use crate::call::args::lenient::{Flag, JsInt};
+use super::{edit_result, load_checked, non_empty};
+use crate::call::args::lenient::{Flag, Int};
 use crate::context::Ctx;
 use crate::engine::patch::matcher::{Line, lines};
 use crate::engine::text::doc::eol_style;
@@ -24,9 +24,9 @@ pub struct Args {
     #[schemars(length(min = 1))]
     pub path: String,
     // The first line to replace, 1-based (no description in the schema, so not `pub`).
-    start_line: JsInt,
+    start_line: Int,
     // The last line, inclusive.
-    end_line: JsInt,
+    end_line: Int,
     // The new lines (empty: delete the range).
     content: String,
     /// Compute and return the diff without writing.
@@ -89,9 +89,10 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let path = non_empty("path", a.path)?;
     let (start, end) = (a.start_line.0, a.end_line.0);
     let content = a.content;
-    let dry_run = on(a.dry_run);
+    let dry_run = Flag::on(a.dry_run);
     let (expected, encoding) = (a.expected_hash.as_deref(), a.encoding.as_deref());
-    let loaded = load_checked(ctx, &path, expected, encoding, &content, on(a.allow_placeholders)).await?;
+    let loaded =
+        load_checked(ctx, &path, expected, encoding, &content, Flag::on(a.allow_placeholders)).await?;
     let text = &loaded.doc.text;
     let table = lines(text);
     let (i0, i1) = check_range(&table, start, end, &path)?;

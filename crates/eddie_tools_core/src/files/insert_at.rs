@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{edit_result, load_checked, non_empty, on};
-use crate::call::args::lenient::{Flag, JsInt};
+use super::{edit_result, load_checked, non_empty};
+use crate::call::args::lenient::{Flag, Int};
 use crate::context::Ctx;
 use crate::engine::patch::matcher::lines;
 use crate::engine::text::doc::eol_style;
@@ -25,7 +25,7 @@ pub struct Args {
     #[schemars(length(min = 1))]
     pub path: String,
     // The line to insert before, 1-based (no description in the schema, so not `pub`).
-    line_number: JsInt,
+    line_number: Int,
     // The new lines.
     content: String,
     /// Compute and return the diff without writing.
@@ -60,9 +60,10 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let path = non_empty("path", a.path)?;
     let line = a.line_number.0;
     let content = a.content;
-    let dry_run = on(a.dry_run);
+    let dry_run = Flag::on(a.dry_run);
     let (expected, encoding) = (a.expected_hash.as_deref(), a.encoding.as_deref());
-    let loaded = load_checked(ctx, &path, expected, encoding, &content, on(a.allow_placeholders)).await?;
+    let loaded =
+        load_checked(ctx, &path, expected, encoding, &content, Flag::on(a.allow_placeholders)).await?;
     let text = &loaded.doc.text;
     let total = lines(text).len() as i64;
     if line < 1 || line > total + 1 {

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::call::args::lenient::{Flag, JsInt};
+use crate::call::args::lenient::{Cap, Flag};
 use crate::context::Ctx;
 use crate::engine::walk::{self, Entry, Root, Stop, Visitor, WalkOptions};
 use crate::error::{Result, ToolError};
@@ -41,18 +41,9 @@ pub struct Args {
     /// Leave out .gitignored entries (default: true when recursive).
     pub respect_gitignore: Option<Flag>,
     /// Most entries to return (also: max_entries).
-    pub max_entries: Option<JsInt>,
+    pub max_entries: Option<Cap>,
     /// Deepest level when recursive.
-    pub max_depth: Option<JsInt>,
-}
-
-/// The input schema (every argument is optional: `required` is empty, as it always was).
-fn input_schema() -> Value {
-    let mut v = crate::call::args::schema::<Args>();
-    if let Some(o) = v.as_object_mut() {
-        o.entry("required").or_insert_with(|| json!([]));
-    }
-    v
+    pub max_depth: Option<Cap>,
 }
 
 fn marker(ft: &std::fs::FileType, meta: Option<&std::fs::Metadata>) -> (&'static str, &'static str) {
@@ -101,12 +92,12 @@ impl Visitor for Listing {
 /// Run `list_directory`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let path = a.path.filter(|p| !p.is_empty()).unwrap_or_else(|| ".".into());
-    let recursive = a.recursive.is_some_and(|f| f.0);
-    let hidden = a.include_hidden.is_some_and(|f| f.0);
-    let gitignore = a.respect_gitignore.map_or(recursive, |f| f.0);
+    let recursive = Flag::on(a.recursive);
+    let hidden = Flag::on(a.include_hidden);
+    let gitignore = Flag::or(a.respect_gitignore, recursive);
     let default_max = if recursive { 1000 } else { 200 };
-    let max = a.max_entries.map_or(default_max, |n| n.0.max(1) as usize);
-    let depth = a.max_depth.map(|d| d.0.max(1) as usize);
+    let max = Cap::or(a.max_entries, default_max);
+    let depth = a.max_depth.map(|d| d.0);
     let r = ctx.workspace.resolve(&path)?;
     let workspace_real = crate::workspace::realpath(ctx.workspace.root())?;
     let shown = path.clone();
@@ -214,6 +205,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("max_depth", "maxDepth"),
     ],
     definition: include_str!("list_directory.json"),
-    input: Some(input_schema),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -90,16 +90,6 @@ pub fn encoding_of(label: Option<&str>) -> Result<Option<Enc>> {
     label.map(Enc::from_label).transpose()
 }
 
-/// A [`lenient::Flag`](crate::call::args::lenient::Flag) that defaults to `false`.
-pub fn on(f: Option<crate::call::args::lenient::Flag>) -> bool {
-    f.is_some_and(|f| f.0)
-}
-
-/// A [`lenient::Flag`](crate::call::args::lenient::Flag) that defaults to `true`.
-pub fn on_unless_off(f: Option<crate::call::args::lenient::Flag>) -> bool {
-    f.is_none_or(|f| f.0)
-}
-
 /// [`load`] `path` with the call's `expectedHash` and `encoding` label.
 pub async fn load_with(
     ctx: &Ctx,
@@ -393,16 +383,13 @@ mod tests {
                 _ => parse::<delete_range::Args>(tool, &a).map(|x| format!("{x:?}")),
             })
         };
-        // "12" is 12 and 2.9 is 2 (Number(), floored); "false" and "no" are false.
+        // "12" is 12 and 2.0 is 2 (the one value policy); "false" and "no" are false.
         let got = typed(
             "delete_range",
-            json!({"file_path": "a", "startLine": "12", "end_line": 2.9, "dryRun": "no"}),
+            json!({"file_path": "a", "startLine": "12", "end_line": 2.0, "dryRun": "no"}),
         )
         .unwrap();
-        assert!(
-            got.contains("start_line: JsInt(12), end_line: JsInt(2), dry_run: Some(Flag(false))"),
-            "{got}"
-        );
+        assert!(got.contains("start_line: Int(12), end_line: Int(2), dry_run: Some(Flag(false))"), "{got}");
         let got =
             typed("write_file", json!({"path": "a", "content": "", "no_overwrite": "false", "append": 1}))
                 .unwrap();
@@ -420,6 +407,8 @@ mod tests {
         let e = typed("multi_edit", json!({"path": "a", "edits": [{"oldString": "x"}]})).unwrap_err();
         assert_eq!(e.message(), "multi_edit: `edits[0]` newString must be a string");
         let e = typed("delete_range", json!({"path": "a", "startLine": "many", "endLine": 1})).unwrap_err();
-        assert_eq!(e.message(), "delete_range: `startLine` must be a number");
+        assert_eq!(e.message(), "delete_range: `startLine` must be an integer (got \"many\")");
+        let e = typed("delete_range", json!({"path": "a", "startLine": 2.9, "endLine": 3})).unwrap_err();
+        assert_eq!(e.message(), "delete_range: `startLine` must be an integer (got 2.9)");
     }
 }

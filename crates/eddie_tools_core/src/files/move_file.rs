@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{inside, not_root, on, own_path};
+use super::{inside, not_root, own_path};
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::error::{Result, ToolError, exists_error};
@@ -35,7 +35,7 @@ pub struct Args {
 /// Run `move_file`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let (source, dest) = endpoints(a.source, a.destination)?;
-    let overwrite = on(a.overwrite);
+    let overwrite = Flag::on(a.overwrite);
     let (src, src_own) = own_path(ctx, &source)?;
     not_root(ctx, &src, &source, "moved")?;
     ctx.workspace.resolve(&dest)?;

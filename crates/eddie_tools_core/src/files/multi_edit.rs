@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
-use super::{edit_result, load_with, non_empty, on, on_unless_off};
+use super::{edit_result, load_with, non_empty};
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::patch::matcher::{self, Found, Request};
@@ -136,15 +136,15 @@ fn sequential(
 /// Run `multi_edit`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let path = non_empty("path", a.path)?;
-    let fuzzy = on_unless_off(a.fuzzy);
-    let dry_run = on(a.dry_run);
+    let fuzzy = Flag::or(a.fuzzy, true);
+    let dry_run = Flag::on(a.dry_run);
     if a.edits.is_empty() {
         return Err(ToolError::invalid("edits must not be empty"));
     }
     let edits: Vec<Edit> = a.edits.into_iter().map(|e| (e.old_string, e.new_string, e.all)).collect();
     let loaded = load_with(ctx, &path, a.expected_hash.as_deref(), a.encoding.as_deref()).await?;
     let text = &loaded.doc.text;
-    let allow = on(a.allow_placeholders);
+    let allow = Flag::on(a.allow_placeholders);
     for (i, (_, new, _)) in edits.iter().enumerate() {
         crate::files::placeholder::check(new, text, allow, &path)
             .map_err(|e| error_for(e, i, edits.len()))?;

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{encoding_of, non_empty};
-use crate::call::args::lenient::{Flag, JsInt};
+use crate::call::args::lenient::{Cap, Flag, Int, Offset};
 use crate::context::Ctx;
 use crate::engine::text::doc::Enc;
 use crate::engine::text::line_index::{self, LineIndex};
@@ -46,17 +46,17 @@ pub struct Args {
     #[schemars(length(min = 1))]
     pub path: String,
     /// Lines to skip (0-based). Negative: start that many lines before the end.
-    pub offset: Option<JsInt>,
+    pub offset: Option<Int>,
     /// Most lines to return (default 2000; 0 or -1 = no line limit).
-    pub limit: Option<JsInt>,
+    pub limit: Option<Int>,
     /// Read at most this many bytes of the file from the start or byteOffset (also: limit_bytes): the text as it is, without line numbers or line cuts unless asked, ending at a character boundary; nextByteOffset says where to continue.
-    pub limit_bytes: Option<JsInt>,
+    pub limit_bytes: Option<Cap<MAX_LIMIT_BYTES>>,
     /// Start at this byte of the file (moved back to a character start), e.g. the nextByteOffset of a read cut by limitBytes. Not with offset.
-    pub byte_offset: Option<JsInt>,
+    pub byte_offset: Option<Offset>,
     /// Cut lines longer than this many characters (default 2000).
-    pub max_line_length: Option<JsInt>,
+    pub max_line_length: Option<Cap>,
     /// Cap of the returned text in bytes (default 50000).
-    pub max_bytes: Option<JsInt>,
+    pub max_bytes: Option<Cap>,
     /// Prefix lines with their numbers (default true).
     pub line_numbers: Option<Flag>,
     /// Encoding label to use instead of detection (e.g. latin1, utf-16le, shift_jis).
@@ -83,19 +83,11 @@ pub const MAX_LIMIT_BYTES: u64 = 16 << 20;
 
 fn options(a: Args) -> Result<Opts> {
     let path = non_empty("path", a.path)?;
-    let byte_offset = match a.byte_offset.map(|n| n.0) {
-        None => None,
-        Some(_) if a.offset.is_some() => {
-            return Err(ToolError::invalid("give offset (lines) or byteOffset (bytes), not both"));
-        }
-        Some(n) if n < 0 => return Err(ToolError::invalid("byteOffset must be 0 or more")),
-        Some(n) => Some(n as u64),
-    };
-    let limit_bytes = match a.limit_bytes.map(|n| n.0) {
-        None => None,
-        Some(n) if n < 1 => return Err(ToolError::invalid("limitBytes must be at least 1")),
-        Some(n) => Some((n as u64).min(MAX_LIMIT_BYTES)),
-    };
+    if a.byte_offset.is_some() && a.offset.is_some() {
+        return Err(ToolError::invalid("give offset (lines) or byteOffset (bytes), not both"));
+    }
+    let byte_offset = a.byte_offset.map(|n| n.0 as u64);
+    let limit_bytes = a.limit_bytes.map(|n| n.0 as u64);
     // A read by bytes is the text of a byte range: no line limit, cut or numbers unless asked.
     let by_bytes = byte_offset.is_some() || limit_bytes.is_some();
     let offset = a.offset.map_or(0, |n| n.0);
@@ -106,12 +98,9 @@ fn options(a: Args) -> Result<Opts> {
         Some(n) => n as u64,
     };
     let limit_bytes = if by_bytes { Some(limit_bytes.unwrap_or(DEFAULT_MAX_BYTES as u64)) } else { None };
-    let max_line = a
-        .max_line_length
-        .map_or(if by_bytes { usize::MAX } else { DEFAULT_LINE_CHARS }, |n| n.0.max(1) as usize);
-    let max_bytes =
-        a.max_bytes.map_or(if by_bytes { usize::MAX } else { DEFAULT_MAX_BYTES }, |n| n.0.max(1) as usize);
-    let numbers = a.line_numbers.map_or(!by_bytes, |f| f.0);
+    let max_line = a.max_line_length.map_or(if by_bytes { usize::MAX } else { DEFAULT_LINE_CHARS }, |n| n.0);
+    let max_bytes = a.max_bytes.map_or(if by_bytes { usize::MAX } else { DEFAULT_MAX_BYTES }, |n| n.0);
+    let numbers = Flag::or(a.line_numbers, !by_bytes);
     let forced = encoding_of(a.encoding.as_deref())?;
     Ok(Opts { path, offset, limit, limit_bytes, byte_offset, max_line, max_bytes, numbers, forced })
 }

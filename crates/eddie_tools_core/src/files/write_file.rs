@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{encoding_of, non_empty, on};
+use super::{encoding_of, non_empty};
 use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::store::commit::{Change, commit};
@@ -68,14 +68,14 @@ pub enum Style {
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let path = non_empty("path", a.path)?;
     let content = a.content;
-    let append = on(a.append);
-    let backup = on(a.create_backup);
+    let append = Flag::on(a.append);
+    let backup = Flag::on(a.create_backup);
     let tunacode = a.style == Some(Style::Tunacode);
     let overwrite_given = a.overwrite.is_some();
-    let overwrite = a.overwrite.map_or(!tunacode, |f| f.0) && !on(a.no_overwrite);
+    let overwrite = a.overwrite.map_or(!tunacode, |f| f.0) && !Flag::on(a.no_overwrite);
     let forced = encoding_of(a.encoding.as_deref())?;
     let expected = a.expected_hash;
-    let allow_placeholders = on(a.allow_placeholders);
+    let allow_placeholders = Flag::on(a.allow_placeholders);
     let resolved = ctx.workspace.resolve(&path)?;
     let _lock = crate::engine::store::locks::lock(&resolved.real).await;
     let (real, lexical) = (resolved.real.clone(), resolved.lexical.clone());

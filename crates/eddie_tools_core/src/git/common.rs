@@ -354,15 +354,6 @@ pub fn changed_paths(
     Ok(out)
 }
 
-/// A byte budget argument.
-pub fn budget(v: Option<i64>) -> Result<usize> {
-    match v {
-        None => Ok(DEFAULT_BUDGET),
-        Some(n) if n >= 0 => Ok(usize::try_from(n).unwrap_or(MAX_BUDGET).min(MAX_BUDGET)),
-        Some(_) => Err(ToolError::invalid(format!("maxBytes must be an integer from 0 to {MAX_BUDGET}"))),
-    }
-}
-
 /// Diff options shared by the tools.
 pub fn diff_options(context: u32, pathspecs: &[String]) -> git2::DiffOptions {
     let mut o = git2::DiffOptions::new();
@@ -529,13 +520,4 @@ pub fn render_text(r: &Rendered, with_patch: bool) -> String {
         ));
     }
     out
-}
-
-/// The input schema of a tool with no required argument.
-pub fn schema_no_required<A: schemars::JsonSchema>() -> Value {
-    let mut v = crate::call::args::schema::<A>();
-    if let Some(o) = v.as_object_mut() {
-        o.entry("required").or_insert_with(|| json!([]));
-    }
-    v
 }

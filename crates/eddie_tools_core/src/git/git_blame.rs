@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::common;
-use crate::call::args::lenient::JsInt;
+use crate::call::args::lenient::Cap;
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
@@ -28,9 +28,9 @@ pub struct Args {
     /// Blame the file as of this revision (default: the working tree on top of HEAD).
     pub revision: Option<String>,
     /// First line (1-based).
-    pub start_line: Option<JsInt>,
+    pub start_line: Option<Cap>,
     /// Last line (inclusive).
-    pub end_line: Option<JsInt>,
+    pub end_line: Option<Cap>,
 }
 
 fn blame(
@@ -189,21 +189,13 @@ fn render(d: &Value) -> String {
     out
 }
 
-fn line_arg(name: &str, v: Option<JsInt>) -> Result<Option<usize>> {
-    match v {
-        None => Ok(None),
-        Some(JsInt(n)) if n >= 1 => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
-        Some(_) => Err(ToolError::invalid(format!("{name} must be an integer of at least 1"))),
-    }
-}
-
 /// Run `git_blame`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let dir = super::locate(ctx, a.path.as_deref())?;
     if a.file.is_empty() {
         return Err(ToolError::invalid("file must be a non-empty path"));
     }
-    let range = (line_arg("startLine", a.start_line)?, line_arg("endLine", a.end_line)?);
+    let range = (a.start_line.map(|n| n.0), a.end_line.map(|n| n.0));
     let rev = a.revision.filter(|r| !r.is_empty());
     let c = ctx.clone();
     let data = crate::blocking(NAME, move || blame(&dir, &c, &a.file, rev.as_deref(), range)).await?;

@@ -258,7 +258,7 @@ fn plan(ctx: &Ctx, dir: &std::path::Path, action: Action, a: &Args, name: Option
                     merged = true;
                 }
             }
-            let force = a.force.is_some_and(|f| f.0);
+            let force = Flag::on(a.force);
             if !merged && !force {
                 return Err(ToolError::invalid(format!(
                     "branch {name} is not fully merged (its commit {} is not in HEAD or its upstream); pass force: true to delete it anyway",
@@ -387,7 +387,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         _ => return Err(ToolError::invalid("give one of action (+ name), create or delete")),
     };
     if matches!(action, Action::List | Action::Current) {
-        let remote = a.remote.is_some_and(|f| f.0);
+        let remote = Flag::on(a.remote);
         let ws = ctx.workspace.clone();
         let data = crate::blocking(NAME, move || {
             let (repo, _) = common::checkout(&ws, &dir)?;
@@ -458,6 +458,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("include_remote", "remote"),
     ],
     definition: include_str!("git_branch.json"),
-    input: Some(common::schema_no_required::<Args>),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -411,7 +411,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[("repo_path", "path"), ("note", "message"), ("label", "message"), ("name", "message")],
     definition: include_str!("git_checkpoint.json"),
-    input: Some(common::schema_no_required::<Args>),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {
         Box::pin(async move { run(crate::call::args::parse("git_checkpoint", args)?, ctx).await })
     },
@@ -443,7 +443,7 @@ pub const LIST: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[("repo_path", "path")],
     definition: include_str!("git_list_checkpoints.json"),
-    input: Some(common::schema_no_required::<ListArgs>),
+    input: Some(crate::call::args::schema::<ListArgs>),
     run: |args, ctx| {
         Box::pin(async move { run_list(crate::call::args::parse("git_list_checkpoints", args)?, ctx).await })
     },

@@ -192,7 +192,7 @@ fn plan(ctx: &Ctx, dir: &Path, a: &Args) -> Result<Plan> {
     if let Some(b) = &branch {
         common::check_ref_lock(&repo, &format!("refs/heads/{b}"))?;
     }
-    let amend = a.amend.is_some_and(|f| f.0);
+    let amend = Flag::on(a.amend);
     if amend && head.is_none() {
         return Err(ToolError::new(ErrorCode::NothingToCommit, "amend: there is no commit to amend yet"));
     }
@@ -214,7 +214,7 @@ fn plan(ctx: &Ctx, dir: &Path, a: &Args) -> Result<Plan> {
     let (staging, to_stage) = if !specs.is_empty() {
         let p = git_stage::stage_plan(&repo, &scope, &specs)?;
         (Staging::Specs(specs), p)
-    } else if stack_all || a.stage_all.is_some_and(|f| f.0) {
+    } else if stack_all || Flag::on(a.stage_all) {
         (Staging::All, git_stage::stage_plan(&repo, &scope, &[])?)
     } else if staged_now.is_empty() {
         let tracked = tracked_changes(&repo, &scope)?;
@@ -225,7 +225,7 @@ fn plan(ctx: &Ctx, dir: &Path, a: &Args) -> Result<Plan> {
     let mut paths: Vec<String> = staged_now.into_iter().chain(to_stage).collect();
     paths.sort();
     paths.dedup();
-    let allow_empty = a.allow_empty.is_some_and(|f| f.0);
+    let allow_empty = Flag::on(a.allow_empty);
     if paths.is_empty() && !allow_empty && !amend {
         return Err(ToolError::new(
             ErrorCode::NothingToCommit,

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::common;
-use crate::call::args::lenient::{Flag, JsInt, StringOrList};
+use crate::call::args::lenient::{Flag, Offset, StringOrList};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
@@ -36,10 +36,10 @@ pub struct Args {
     /// Detect renames (default true, as git does).
     pub renames: Option<Flag>,
     /// Lines of context around each change (default 3).
-    pub context: Option<JsInt>,
+    pub context: Option<Offset<10_000>>,
     /// Byte budget of patch text (default 50000); files whose patch does not fit are listed
     /// with their numbers and counted in omittedBytes.
-    pub max_bytes: Option<JsInt>,
+    pub max_bytes: Option<Offset<{ common::MAX_BUDGET as u64 }>>,
     /// Numbers only, no patch text (like --numstat).
     pub stat: Option<Flag>,
 }
@@ -135,20 +135,16 @@ fn diff(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<serde_json::Value> 
 /// Run `git_diff`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let dir = super::locate(ctx, a.path.as_deref())?;
-    let context = match a.context {
-        None => 3,
-        Some(JsInt(n)) if (0..=10_000).contains(&n) => u32::try_from(n).unwrap_or(3),
-        Some(_) => return Err(ToolError::invalid("context must be an integer from 0 to 10000")),
-    };
+    let context = u32::try_from(Offset::or(a.context, 3)).unwrap_or(3);
     let plan = Plan {
         files: common::list(a.files),
-        staged: a.staged.is_some_and(|f| f.0),
+        staged: Flag::on(a.staged),
         from: a.from.filter(|s| !s.is_empty()),
         to: a.to.filter(|s| !s.is_empty()),
-        renames: a.renames.is_none_or(|f| f.0),
+        renames: Flag::or(a.renames, true),
         context,
-        budget: common::budget(a.max_bytes.map(|n| n.0))?,
-        patch: !a.stat.is_some_and(|f| f.0),
+        budget: Offset::or(a.max_bytes, common::DEFAULT_BUDGET),
+        patch: !Flag::on(a.stat),
     };
     let c = ctx.clone();
     let mut data = crate::blocking(NAME, move || diff(&dir, &c, plan)).await?;
@@ -185,6 +181,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("numstat", "stat"),
     ],
     definition: include_str!("git_diff.json"),
-    input: Some(common::schema_no_required::<Args>),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::common;
 use super::history::{self, Order};
-use crate::call::args::lenient::{Flag, JsInt};
+use crate::call::args::lenient::{Cap, Flag, Offset};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
@@ -22,8 +22,8 @@ use crate::output::ToolOutput;
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.git_log.result.v1";
 const NAME: &str = "git_log";
-const DEFAULT_COUNT: i64 = 10;
-const MAX_COUNT: i64 = 100_000;
+const DEFAULT_COUNT: usize = 10;
+const MAX_COUNT: usize = 100_000;
 
 /// The arguments of `git_log`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -34,9 +34,9 @@ pub struct Args {
     /// The revision to start from (default HEAD), or a range `a..b`.
     pub revision: Option<String>,
     /// At most this many commits (default 10; also: limit, max_count, n).
-    pub max_count: Option<JsInt>,
+    pub max_count: Option<Cap<{ MAX_COUNT as u64 }>>,
     /// Skip this many matching commits first.
-    pub skip: Option<JsInt>,
+    pub skip: Option<Offset<{ u32::MAX as u64 }>>,
     /// Only commits with a commit date at or after this (ISO 8601, `2 weeks ago`, `yesterday`).
     pub since: Option<String>,
     /// Only commits with a commit date at or before this.
@@ -320,33 +320,25 @@ fn render(d: &Value) -> String {
     out
 }
 
-fn count(name: &str, v: Option<JsInt>, default: i64, max: i64) -> Result<usize> {
-    match v {
-        None => Ok(usize::try_from(default).unwrap_or(0)),
-        Some(JsInt(n)) if (0..=max).contains(&n) => Ok(usize::try_from(n).unwrap_or(0)),
-        Some(_) => Err(ToolError::invalid(format!("{name} must be an integer from 0 to {max}"))),
-    }
-}
-
 /// Run `git_log`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let dir = super::locate(ctx, a.path.as_deref())?;
-    let follow = a.follow.is_some_and(|f| f.0);
+    let follow = Flag::on(a.follow);
     let file = a.file.filter(|f| !f.is_empty());
     if follow && file.is_none() {
         return Err(ToolError::invalid("follow needs file: the path to follow across renames"));
     }
     let plan = Plan {
         revision: a.revision.filter(|r| !r.is_empty()),
-        max: count("maxCount", a.max_count, DEFAULT_COUNT, MAX_COUNT)?,
-        skip: count("skip", a.skip, 0, i64::from(u32::MAX))?,
+        max: Cap::or(a.max_count, DEFAULT_COUNT),
+        skip: Offset::or(a.skip, 0),
         since: date_arg("since", a.since)?,
         until: date_arg("until", a.until)?,
         author: regex_arg("author", a.author)?,
         grep: regex_arg("grep", a.grep)?,
         file,
         follow,
-        files: a.files.is_some_and(|f| f.0),
+        files: Flag::on(a.files),
         order: a.order.unwrap_or_default(),
     };
     let c = ctx.clone();
@@ -379,6 +371,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("sort", "order"),
     ],
     definition: include_str!("git_log.json"),
-    input: Some(common::schema_no_required::<Args>),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -209,7 +209,7 @@ fn push_plan(ctx: &Ctx, dir: &Path, a: &PushArgs) -> Result<Option<PushPlan>> {
     };
     let url = remote_target(&repo, &root, &remote)?;
     let theirs = remote_head(ctx, &repo, &url, &remote, &remote_branch, git2::Direction::Push)?;
-    let force = a.force.is_some_and(|f| f.0);
+    let force = Flag::on(a.force);
     let pattern = common::protection(&repo, ctx, &remote_branch)?;
     if theirs == Some(local) {
         return Ok(None);
@@ -682,7 +682,7 @@ pub const PUSH: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Dangerous,
     aliases: REMOTE_ALIASES,
     definition: include_str!("git_push.json"),
-    input: Some(common::schema_no_required::<PushArgs>),
+    input: Some(crate::call::args::schema::<PushArgs>),
     run: |args, ctx| {
         Box::pin(async move { run_push(crate::call::args::parse("git_push", args)?, ctx).await })
     },
@@ -697,7 +697,7 @@ pub const PULL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Dangerous,
     aliases: REMOTE_ALIASES,
     definition: include_str!("git_pull.json"),
-    input: Some(common::schema_no_required::<PullArgs>),
+    input: Some(crate::call::args::schema::<PullArgs>),
     run: |args, ctx| {
         Box::pin(async move { run_pull(crate::call::args::parse("git_pull", args)?, ctx).await })
     },

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::common;
-use crate::call::args::lenient::{JsInt, StringOrList};
+use crate::call::args::lenient::{Offset, StringOrList};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
@@ -29,7 +29,7 @@ pub struct Args {
     /// Limit the commit's diff to these files.
     pub files: Option<StringOrList>,
     /// Byte budget of the patch text or file content (default 50000).
-    pub max_bytes: Option<JsInt>,
+    pub max_bytes: Option<Offset<{ common::MAX_BUDGET as u64 }>>,
 }
 
 fn show_file(repo: &git2::Repository, rev: &str, spec: &str, budget: usize) -> Result<Value> {
@@ -147,7 +147,7 @@ fn render(d: &mut Value) -> String {
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let dir = super::locate(ctx, a.path.as_deref())?;
     let rev = a.revision.filter(|r| !r.is_empty()).unwrap_or_else(|| "HEAD".into());
-    let budget = common::budget(a.max_bytes.map(|n| n.0))?;
+    let budget = Offset::or(a.max_bytes, common::DEFAULT_BUDGET);
     let file = a.file.filter(|f| !f.is_empty());
     let files = common::list(a.files);
     let c = ctx.clone();
@@ -188,6 +188,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("max_bytes", "maxBytes"),
     ],
     definition: include_str!("git_show.json"),
-    input: Some(common::schema_no_required::<Args>),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

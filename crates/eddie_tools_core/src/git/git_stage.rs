@@ -230,7 +230,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Moderate,
     aliases: ALIASES,
     definition: include_str!("git_stage.json"),
-    input: Some(common::schema_no_required::<Args>),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse("git_stage", args)?, ctx).await }),
 };
 
@@ -243,7 +243,7 @@ pub const UNSTAGE: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::Moderate,
     aliases: ALIASES,
     definition: include_str!("git_unstage.json"),
-    input: Some(common::schema_no_required::<Args>),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {
         Box::pin(async move { run_unstage(crate::call::args::parse("git_unstage", args)?, ctx).await })
     },

@@ -28,14 +28,6 @@ pub struct Args {
     pub include_ignored: Option<Flag>,
 }
 
-fn input_schema() -> serde_json::Value {
-    let mut v = crate::call::args::schema::<Args>();
-    if let Some(o) = v.as_object_mut() {
-        o.entry("required").or_insert_with(|| json!([]));
-    }
-    v
-}
-
 fn letters(s: git2::Status) -> (char, char) {
     use git2::Status as S;
     if s.contains(S::CONFLICTED) {
@@ -223,7 +215,7 @@ fn render(d: &Value) -> String {
 /// Run `git_status`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let dir = super::locate(ctx, a.path.as_deref())?;
-    let ignored = a.include_ignored.is_some_and(|f| f.0);
+    let ignored = Flag::on(a.include_ignored);
     let ws = ctx.workspace.clone();
     let data = crate::blocking(NAME, move || status(&ws, &dir, ignored)).await?;
     Ok(ToolOutput::new(SCHEMA, render(&data), data))
@@ -238,6 +230,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[("repo_path", "path"), ("include_ignored", "includeIgnored"), ("ignored", "includeIgnored")],
     definition: include_str!("git_status.json"),
-    input: Some(input_schema),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

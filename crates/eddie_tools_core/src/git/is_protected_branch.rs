@@ -74,6 +74,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("branchName", "branch"),
     ],
     definition: include_str!("is_protected_branch.json"),
-    input: Some(common::schema_no_required::<Args>),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

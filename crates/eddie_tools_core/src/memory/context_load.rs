@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::call::args::lenient::JsInt;
+use crate::call::args::lenient::Cap;
 use crate::context::Ctx;
 use crate::engine::store::safe_dir::{Kind, SafeDir};
 use crate::error::{Result, ToolError};
@@ -27,8 +27,8 @@ use crate::output::ToolOutput;
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.context_load.result.v1";
 const NAME: &str = "context_load";
-const DEFAULT_BUDGET: i64 = 32 * 1024;
-const MAX_BUDGET: i64 = 1 << 20;
+const DEFAULT_BUDGET: usize = 32 * 1024;
+const MAX_BUDGET: u64 = 1 << 20;
 
 /// The arguments of `context_load`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -39,15 +39,7 @@ pub struct Args {
     /// Folders (Stack's project names) whose instruction files to load as well.
     pub projects: Option<Vec<String>>,
     /// The byte budget for the files' text (default 32768, at most 1 MiB).
-    pub max_bytes: Option<JsInt>,
-}
-
-fn input_schema() -> Value {
-    let mut v = crate::call::args::schema::<Args>();
-    if let Some(o) = v.as_object_mut() {
-        o.entry("required").or_insert_with(|| json!([]));
-    }
-    v
+    pub max_bytes: Option<Cap<MAX_BUDGET>>,
 }
 
 /// Files looked for in every folder of the chain, in order of precedence.
@@ -292,11 +284,7 @@ fn discover(ctx: &Ctx, ws_real: &Path, target: &Path) -> (Vec<Found>, usize) {
 
 /// Run `context_load`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    let budget = match a.max_bytes.map(|b| b.0) {
-        None => DEFAULT_BUDGET,
-        Some(n) if n < 1 => return Err(ToolError::invalid("maxBytes must be at least 1")),
-        Some(n) => n.min(MAX_BUDGET),
-    } as usize;
+    let budget = Cap::or(a.max_bytes, DEFAULT_BUDGET);
     let ws_real = ctx.workspace.resolve(".")?.real;
     let mut targets = Vec::new();
     let mut given = vec![a.path.clone().unwrap_or_else(|| ".".into())];
@@ -384,7 +372,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("context_load.json"),
-    input: Some(input_schema),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
 

@@ -22,14 +22,6 @@ pub struct Args {
     pub scope: Option<Scope>,
 }
 
-fn input_schema() -> Value {
-    let mut v = crate::call::args::schema::<Args>();
-    if let Some(o) = v.as_object_mut() {
-        o.entry("required").or_insert_with(|| json!([]));
-    }
-    v
-}
-
 /// Run `memory_list`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let file = super::memory_file(ctx, a.scope.unwrap_or_default())?;
@@ -68,6 +60,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("memory_list.json"),
-    input: Some(input_schema),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

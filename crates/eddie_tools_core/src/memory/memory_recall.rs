@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Scope, md};
-use crate::call::args::lenient::JsInt;
+use crate::call::args::lenient::Cap;
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
@@ -14,7 +14,7 @@ use crate::output::ToolOutput;
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.memory_recall.result.v1";
 const NAME: &str = "memory_recall";
-const MAX_RESULTS: i64 = 100;
+const MAX_RESULTS: u64 = 100;
 
 /// The arguments of `memory_recall`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -23,7 +23,7 @@ pub struct Args {
     /// What to look for (words; case and punctuation are ignored).
     pub query: String,
     /// How many entries at most (default 5, at most 100; also: max_results).
-    pub max_results: Option<JsInt>,
+    pub max_results: Option<Cap<MAX_RESULTS>>,
     /// `project` (the workspace's MEMORY.md, default) or `user`.
     pub scope: Option<Scope>,
 }
@@ -33,11 +33,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     if a.query.trim().is_empty() {
         return Err(ToolError::invalid("query must not be empty"));
     }
-    let max = match a.max_results.map(|m| m.0) {
-        None => 5,
-        Some(n) if n < 1 => return Err(ToolError::invalid("maxResults must be at least 1")),
-        Some(n) => n.min(MAX_RESULTS) as usize,
-    };
+    let max = Cap::or(a.max_results, 5);
     let file = super::memory_file(ctx, a.scope.unwrap_or_default())?;
     let f = file.clone();
     let query = a.query;

@@ -32,14 +32,6 @@ pub struct Args {
     pub path: Option<String>,
 }
 
-fn input_schema() -> Value {
-    let mut v = crate::call::args::schema::<Args>();
-    if let Some(o) = v.as_object_mut() {
-        o.entry("required").or_insert_with(|| json!([]));
-    }
-    v
-}
-
 /// The language of a file name, by extension or name.
 fn language(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
@@ -286,6 +278,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("project_scan.json"),
-    input: Some(input_schema),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

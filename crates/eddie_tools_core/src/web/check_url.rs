@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{chain_json, timeout_of};
-use crate::call::args::lenient::{Flag, JsInt};
+use super::chain_json;
+use crate::call::args::lenient::{Flag, Seconds};
 use crate::context::Ctx;
 use crate::engine::net::{self, Guard, Request};
 use crate::error::Result;
@@ -26,7 +26,7 @@ pub struct Args {
     #[schemars(length(min = 1))]
     pub url: String,
     /// Time limit in seconds (default 15, at most 120).
-    pub timeout: Option<JsInt>,
+    pub timeout: Option<Seconds<15_000, 120>>,
     /// Follow redirects (default true; also: follow_redirects).
     pub follow_redirects: Option<Flag>,
 }
@@ -34,8 +34,8 @@ pub struct Args {
 /// Run `check_url`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let url = net::parse_url(&a.url)?;
-    let timeout = timeout_of(a.timeout, 15, 120)?;
-    let follow = a.follow_redirects.is_none_or(|f| f.0);
+    let timeout = Seconds::duration(a.timeout);
+    let follow = Flag::or(a.follow_redirects, true);
     let guard = Guard::for_ctx(ctx);
     guard.precheck(&url)?;
     let (resp, method, ms) = net::bounded(ctx, timeout, &format!("checking {url}"), async {

@@ -20,8 +20,8 @@ use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::{cap_of, chain_json, head, timeout_of};
-use crate::call::args::lenient::{Flag, JsInt};
+use super::{chain_json, head};
+use crate::call::args::lenient::{Cap, Flag, Seconds};
 use crate::context::{Ctx, OutputChunk, Prompt};
 use crate::engine::net::{self, Guard, Request};
 use crate::engine::store::safe_dir::{self, Created, Kind, SafeDir};
@@ -51,9 +51,9 @@ pub struct Args {
     /// Replace an existing file (default true, and the confirm says so); false refuses an existing file with ALREADY_EXISTS.
     pub overwrite: Option<Flag>,
     /// Size cap in bytes (default 100 MiB); a larger body fails with TOO_LARGE and nothing is written.
-    pub max_bytes: Option<JsInt>,
+    pub max_bytes: Option<Cap<{ MAX_MAX_BYTES as u64 }>>,
     /// Total time limit in seconds (default 300, at most 3600).
-    pub timeout: Option<JsInt>,
+    pub timeout: Option<Seconds<300_000, 3600>>,
 }
 
 fn progress(ctx: &Ctx, text: String) -> Option<crate::context::BoxFuture<()>> {
@@ -164,9 +164,9 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     if a.path.is_empty() {
         return Err(ToolError::invalid("path must be a non-empty string"));
     }
-    let overwrite = a.overwrite.is_none_or(|f| f.0);
-    let cap = cap_of("maxBytes", a.max_bytes, DEFAULT_MAX_BYTES, MAX_MAX_BYTES)?;
-    let timeout = timeout_of(a.timeout, 300, 3600)?;
+    let overwrite = Flag::or(a.overwrite, true);
+    let cap = Cap::or(a.max_bytes, DEFAULT_MAX_BYTES);
+    let timeout = Seconds::duration(a.timeout);
     let guard = Guard::for_ctx(ctx);
     guard.precheck(&url)?;
     let target = ctx.workspace.resolve(&a.path)?;

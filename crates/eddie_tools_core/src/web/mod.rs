@@ -10,13 +10,9 @@ pub mod extract;
 pub mod search;
 pub mod web_fetch;
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
-use crate::call::args::lenient::JsInt;
 use crate::engine::net::Hop;
-use crate::error::{Result, ToolError};
 use crate::registry::Family;
 
 /// The family.
@@ -42,24 +38,6 @@ pub const FAMILY: Family = Family {
     ],
     partial_on_cancel: false,
 };
-
-/// `timeout` (seconds) within `1..=max`, else `default`.
-pub fn timeout_of(t: Option<JsInt>, default_s: u64, max_s: u64) -> Result<Duration> {
-    match t.map(|t| t.0) {
-        None => Ok(Duration::from_secs(default_s)),
-        Some(n) if n < 1 => Err(ToolError::invalid("timeout must be at least 1 (seconds)")),
-        Some(n) => Ok(Duration::from_secs((n as u64).min(max_s))),
-    }
-}
-
-/// A byte cap within `1..=max`, else `default`.
-pub fn cap_of(what: &str, v: Option<JsInt>, default: usize, max: usize) -> Result<usize> {
-    match v.map(|v| v.0) {
-        None => Ok(default),
-        Some(n) if n < 1 => Err(ToolError::invalid(format!("{what} must be at least 1"))),
-        Some(n) => Ok((n as u64).min(max as u64) as usize),
-    }
-}
 
 /// The redirect chain as JSON.
 pub fn chain_json(chain: &[Hop]) -> Value {

@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{head, timeout_of};
-use crate::call::args::lenient::JsInt;
+use super::head;
+use crate::call::args::lenient::{Cap, Seconds};
 use crate::context::Ctx;
 use crate::engine::net::{self, Guard, Request, env_lookup};
 use crate::error::{ErrorCode, Result, ToolError};
@@ -70,7 +70,7 @@ pub struct Args {
     pub query: String,
     /// How many results (1–20, default 5).
     #[schemars(range(min = 1, max = 20))]
-    pub count: Option<JsInt>,
+    pub count: Option<Cap<20>>,
     /// Only results from the last day, week, month or year.
     pub freshness: Option<Freshness>,
     /// Language of the results, an ISO 639-1 code such as en or fr.
@@ -80,7 +80,7 @@ pub struct Args {
     /// The provider to use when several are configured (default: brave, then tavily, then searxng).
     pub provider: Option<Provider>,
     /// Time limit in seconds (default 20, at most 120).
-    pub timeout: Option<JsInt>,
+    pub timeout: Option<Seconds<20_000, 120>>,
 }
 
 /// One result.
@@ -290,14 +290,8 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     if query.is_empty() {
         return Err(ToolError::invalid("query must be a non-empty string"));
     }
-    let count = match a.count.map(|c| c.0) {
-        None => 5,
-        Some(n) if !(1..=20).contains(&n) => {
-            return Err(ToolError::invalid("count must be between 1 and 20"));
-        }
-        Some(n) => n as usize,
-    };
-    let timeout = timeout_of(a.timeout, 20, 120)?;
+    let count = Cap::or(a.count, 5);
+    let timeout = Seconds::duration(a.timeout);
     let available = configured(ctx);
     let (provider, secret) = match a.provider {
         Some(p) => available.into_iter().find(|(q, _)| *q == p).ok_or_else(|| {

@@ -13,9 +13,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::chain_json;
 use super::extract::{self, Kind};
-use super::{cap_of, chain_json, timeout_of};
-use crate::call::args::lenient::{Flag, JsInt};
+use crate::call::args::lenient::{Cap, Flag, Offset, Seconds};
 use crate::context::{Ctx, NetworkPolicy};
 use crate::engine::net::{self, Guard, Hop, Request};
 use crate::error::{Result, ToolError};
@@ -69,13 +69,13 @@ pub struct Args {
     /// markdown (default: the main content), text, html (the main content's HTML) or raw (the body as served).
     pub format: Option<Format>,
     /// Most characters to return (default 10000; also: max_chars, max_length).
-    pub max_chars: Option<JsInt>,
+    pub max_chars: Option<Cap<10_000_000>>,
     /// Character offset to continue from (the previous call's nextStartIndex; also: start_index).
-    pub start_index: Option<JsInt>,
+    pub start_index: Option<Offset>,
     /// Cap of the body in bytes, enforced while reading (default 5 MiB, at most 100 MiB).
-    pub max_bytes: Option<JsInt>,
+    pub max_bytes: Option<Cap<{ MAX_MAX_BYTES as u64 }>>,
     /// Total time limit in seconds (default 30, at most 300).
-    pub timeout: Option<JsInt>,
+    pub timeout: Option<Seconds<30_000, 300>>,
     /// Follow a redirect to another host (default true); either way the chain is reported.
     pub follow_cross_host: Option<Flag>,
     /// Skip the 15-minute in-process cache.
@@ -232,20 +232,12 @@ fn input_schema() -> Value {
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let url = net::parse_url(&a.url)?;
     let format = a.format.unwrap_or_default();
-    let max_chars = match a.max_chars.map(|n| n.0) {
-        None => DEFAULT_MAX_CHARS,
-        Some(n) if n < 1 => return Err(ToolError::invalid("maxChars must be at least 1")),
-        Some(n) => n.min(10_000_000) as usize,
-    };
-    let start = match a.start_index.map(|n| n.0) {
-        None => 0,
-        Some(n) if n < 0 => return Err(ToolError::invalid("startIndex must be 0 or more")),
-        Some(n) => n as usize,
-    };
-    let cap = cap_of("maxBytes", a.max_bytes, DEFAULT_MAX_BYTES, MAX_MAX_BYTES)?;
-    let timeout = timeout_of(a.timeout, 30, 300)?;
-    let cross = a.follow_cross_host.is_none_or(|f| f.0);
-    let no_cache = a.no_cache.is_some_and(|f| f.0);
+    let max_chars = Cap::or(a.max_chars, DEFAULT_MAX_CHARS);
+    let start = Offset::or(a.start_index, 0);
+    let cap = Cap::or(a.max_bytes, DEFAULT_MAX_BYTES);
+    let timeout = Seconds::duration(a.timeout);
+    let cross = Flag::or(a.follow_cross_host, true);
+    let no_cache = Flag::on(a.no_cache);
     let policy = net::policy_of(ctx);
     let guard = Guard::new(&policy);
     guard.precheck(&url)?;

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::super::run::merge;
 use super::ProcId;
-use crate::call::args::lenient::Truthy;
+use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::process::supervisor::DEFAULT_GRACE;
 use crate::error::Result;
@@ -21,20 +21,20 @@ const NAME: &str = "process_kill";
 
 /// The arguments of `process_kill`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// Process id from process_start (e.g. "p1").
     #[schemars(length(min = 1))]
     pub id: ProcId,
     /// Kill at once with SIGKILL.
-    pub force: Option<Truthy>,
+    pub force: Option<Flag>,
 }
 
 /// Run `process_kill`: `SIGTERM` to every process of the tree, `SIGKILL` after a second
 /// (`force`: at once). Resolves when the whole tree is gone.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let proc = super::find(ctx, &a.id)?;
-    let force = a.force.is_some_and(|t| t.0);
+    let force = Flag::on(a.force);
     let was_running = proc.exit().is_none();
     if was_running {
         proc.kill(force);

@@ -15,7 +15,7 @@ const NAME: &str = "process_list";
 
 /// The arguments of `process_list` (none).
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 #[schemars(extend("properties" = {}))]
 pub struct Args {}
 

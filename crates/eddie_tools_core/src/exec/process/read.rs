@@ -6,6 +6,7 @@ use serde_json::json;
 
 use super::super::run::merge;
 use super::ProcId;
+use crate::call::args::lenient::{Cap, Offset};
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
@@ -19,33 +20,21 @@ const NAME: &str = "process_read";
 
 /// The arguments of `process_read`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// Process id from process_start (e.g. "p1").
     #[schemars(length(min = 1))]
     pub id: ProcId,
     /// Byte position to read from (a nextCursor from an earlier call).
-    #[schemars(range(min = 0))]
-    pub cursor: Option<f64>,
-    /// Most bytes to return (default 32768).
-    #[schemars(range(min = 1))]
-    pub max_bytes: Option<f64>,
+    pub cursor: Option<Offset>,
+    /// Most bytes to return (default 32768, at most 1 MiB).
+    pub max_bytes: Option<Cap<{ super::LOG_CAP as u64 }>>,
 }
 
 /// Run `process_read`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    let cursor = match a.cursor {
-        None => 0,
-        Some(v) if v.is_finite() && v >= 0.0 => v as u64,
-        Some(_) => {
-            return Err(ToolError::invalid("cursor must be a number >= 0 (a nextCursor from earlier)"));
-        }
-    };
-    let max = match a.max_bytes {
-        None => DEFAULT_MAX,
-        Some(v) if v.is_finite() && v >= 1.0 => (v as usize).min(super::LOG_CAP),
-        Some(_) => return Err(ToolError::invalid("maxBytes must be a number >= 1")),
-    };
+    let cursor = Offset::or(a.cursor, 0) as u64;
+    let max = Cap::or(a.max_bytes, DEFAULT_MAX);
     let proc = super::find(ctx, &a.id)?;
     let (text, from, dropped, end) = {
         let log = proc.log.lock().map_err(|_| ToolError::internal("process log poisoned"))?;

@@ -22,7 +22,7 @@ const NAME: &str = "process_start";
 
 /// The arguments of `process_start`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// A shell command line, run by bash; or, with args, the program to run without a shell.
     #[schemars(length(min = 1))]
@@ -42,8 +42,7 @@ pub struct Args {
     /// Before returning, wait for a regex in the output, a port, or the exit.
     pub wait_for: Option<WaitFor>,
     /// Wait until 127.0.0.1/::1 accepts connections on this port before returning (Stack's server; the same as waitFor: {port}).
-    #[schemars(range(min = 1, max = 65535))]
-    pub port: Option<u64>,
+    pub port: Option<crate::call::args::lenient::Cap<65535>>,
     /// Stack's server: accepted; the process always runs in the background (read it with process_read, stop it with process_kill).
     pub background: Option<crate::call::args::lenient::Flag>,
 }

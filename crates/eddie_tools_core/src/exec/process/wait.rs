@@ -9,37 +9,33 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::super::args::timeout_secs;
 use super::super::run::merge;
 use super::{Proc, ProcId};
-use crate::call::args::lenient::Truthy;
+use crate::call::args::lenient::{Cap, Flag, Offset, Seconds};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.process_wait.result.v1";
-/// Default wait, in seconds.
-const DEFAULT_TIMEOUT_S: f64 = 30.0;
-/// Longest wait, in seconds.
-const MAX_TIMEOUT_S: f64 = 3600.0;
+/// A wait: default 30 s, at most an hour, `0` = do not wait (check once).
+pub type Wait = Seconds<30_000, 3600, true>;
 /// How often a port is probed.
 const PORT_POLL: Duration = Duration::from_millis(100);
 
 /// `waitFor` (process_start): what to wait for.
 #[derive(Debug, Deserialize, JsonSchema)]
+// Nested: the argument policy checks only the top-level keys, so this object refuses its own.
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WaitFor {
     /// Wait until the output (from cursor) matches this regular expression (Rust regex syntax).
     pub regex: Option<String>,
     /// Wait until 127.0.0.1/::1 accepts TCP connections on this port.
-    #[schemars(range(min = 1, max = 65535))]
-    pub port: Option<u64>,
+    pub port: Option<Cap<65535>>,
     /// Wait until the process exits (the default when neither regex nor port is given).
-    pub exit: Option<Truthy>,
+    pub exit: Option<Flag>,
     /// Seconds to wait (default 30).
-    #[schemars(range(min = 0, max = 3600))]
-    pub timeout: Option<f64>,
+    pub timeout: Option<Wait>,
 }
 
 /// What to wait for.
@@ -55,7 +51,7 @@ pub struct Condition {
 impl Condition {
     /// The condition `w` asks for, scanning the output from `cursor` (default 0); with none of
     /// `regex`, `port` and `exit`, `exit`.
-    pub fn new(w: WaitFor, cursor: Option<f64>) -> Result<Self> {
+    pub fn new(w: WaitFor, cursor: Option<Offset>) -> Result<Self> {
         let regex =
             match w.regex {
                 None => None,
@@ -64,15 +60,11 @@ impl Condition {
                 })?),
                 Some(_) => return Err(ToolError::invalid("regex must be a non-empty string")),
             };
-        let port = match w.port {
-            None => None,
-            Some(p @ 1..=65535) => Some(p as u16),
-            Some(_) => return Err(ToolError::invalid("port must be an integer between 1 and 65535")),
-        };
-        let exit = w.exit.is_some_and(|t| t.0) || (regex.is_none() && port.is_none());
-        let secs = timeout_secs(w.timeout, DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S)?;
-        let cursor = cursor.filter(|v| v.is_finite() && *v >= 0.0).map_or(0, |v| v as u64);
-        Ok(Self { regex, port, exit, timeout: Duration::from_secs_f64(secs), cursor })
+        let port = w.port.map(|p| u16::try_from(p.0).unwrap_or(u16::MAX));
+        let exit = Flag::on(w.exit) || (regex.is_none() && port.is_none());
+        let timeout = Wait::get(w.timeout).unwrap_or(Duration::ZERO);
+        let cursor = Offset::or(cursor, 0) as u64;
+        Ok(Self { regex, port, exit, timeout, cursor })
     }
 }
 
@@ -174,7 +166,7 @@ const NAME: &str = "process_wait";
 
 /// The arguments of `process_wait`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// Process id from process_start (e.g. "p1").
     #[schemars(length(min = 1))]
@@ -182,16 +174,13 @@ pub struct Args {
     /// Wait until the output (from cursor) matches this regular expression (Rust regex syntax).
     pub regex: Option<String>,
     /// Wait until 127.0.0.1/::1 accepts TCP connections on this port.
-    #[schemars(range(min = 1, max = 65535))]
-    pub port: Option<u64>,
+    pub port: Option<Cap<65535>>,
     /// Wait until the process exits (the default when neither regex nor port is given).
-    pub exit: Option<Truthy>,
+    pub exit: Option<Flag>,
     /// Seconds to wait (default 30).
-    #[schemars(range(min = 0, max = 3600))]
-    pub timeout: Option<f64>,
+    pub timeout: Option<Wait>,
     /// Search the output from this position (default 0).
-    #[schemars(range(min = 0))]
-    pub cursor: Option<f64>,
+    pub cursor: Option<Offset>,
 }
 
 /// Run `process_wait`.

@@ -9,7 +9,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::super::run::merge;
 use super::ProcId;
-use crate::call::args::lenient::Truthy;
+use crate::call::args::lenient::{Flag, Seconds};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
@@ -23,7 +23,7 @@ const NAME: &str = "process_write";
 
 /// The arguments of `process_write`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Args {
     /// Process id from process_start (e.g. "p1").
     #[schemars(length(min = 1))]
@@ -31,21 +31,16 @@ pub struct Args {
     /// Text to write (add \n to end a line).
     pub stdin: Option<String>,
     /// Close stdin after writing (sends EOF).
-    pub close_stdin: Option<Truthy>,
+    pub close_stdin: Option<Flag>,
     /// Seconds to wait for the process to take the text (default 10); then TIMEOUT.
-    #[schemars(range(min = 0, max = 3600))]
-    pub timeout: Option<f64>,
+    pub timeout: Option<Seconds<{ (WRITE_LIMIT_S * 1000.0) as u64 }, 3600>>,
 }
 
 /// Run `process_write`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let input = a.stdin.unwrap_or_default();
-    let close = a.close_stdin.is_some_and(|t| t.0);
-    let limit = match a.timeout {
-        None => WRITE_LIMIT_S,
-        Some(v) if v.is_finite() && v > 0.0 && v <= 3600.0 => v,
-        Some(_) => return Err(ToolError::invalid("timeout must be a number of seconds in (0, 3600]")),
-    };
+    let close = Flag::on(a.close_stdin);
+    let limit = a.timeout.map_or(WRITE_LIMIT_S, |s| s.0);
     if input.is_empty() && !close {
         return Err(ToolError::invalid("give stdin text to write, or closeStdin: true"));
     }

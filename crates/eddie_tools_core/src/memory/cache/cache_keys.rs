@@ -5,15 +5,15 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Tier;
-use crate::call::args::lenient::JsInt;
+use crate::call::args::lenient::Cap;
 use crate::context::Ctx;
-use crate::error::{Result, ToolError};
+use crate::error::Result;
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.cache_keys.result.v1";
 const NAME: &str = "cache_keys";
-const MAX_LIMIT: i64 = 10_000;
+const MAX_LIMIT: u64 = 10_000;
 
 /// The arguments of `cache_keys`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -24,17 +24,13 @@ pub struct Args {
     /// A glob the keys must match: `*` any run, `?` one character, `[abc]`, `{a,b}`; `\` escapes (also: glob).
     pub pattern: Option<String>,
     /// At most this many keys (default 1000, at most 10000).
-    pub limit: Option<JsInt>,
+    pub limit: Option<Cap<MAX_LIMIT>>,
 }
 
 /// Run `cache_keys` on the calling thread.
 pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let matcher = super::pattern(a.pattern.as_deref())?;
-    let limit = match a.limit.map(|l| l.0) {
-        None => 1000,
-        Some(n) if n < 1 => return Err(ToolError::invalid("limit must be at least 1")),
-        Some(n) => n.min(MAX_LIMIT) as usize,
-    };
+    let limit = Cap::or(a.limit, 1000);
     let now = super::now_ms();
     let stores = super::existing(ctx, &super::tiers(a.tier), a.tier.is_none())?;
     let keep = |k: &str| matcher.as_ref().is_none_or(|m| m.is_match(k));
@@ -77,7 +73,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("cache_keys.json"),
-    input: Some(|| super::none_required(crate::call::args::schema::<Args>())),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {
         Box::pin(async move {
             let (args, ctx) = (args.clone(), ctx.clone());

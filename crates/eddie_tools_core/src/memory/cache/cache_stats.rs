@@ -79,7 +79,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("cache_stats.json"),
-    input: Some(|| super::none_required(crate::call::args::schema::<Args>())),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {
         Box::pin(async move {
             let (args, ctx) = (args.clone(), ctx.clone());

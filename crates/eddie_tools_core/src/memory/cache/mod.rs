@@ -518,11 +518,3 @@ pub fn blocking<A: serde::de::DeserializeOwned>(
 ) -> Result<crate::output::ToolOutput> {
     f(crate::call::args::parse(name, args)?, ctx)
 }
-
-/// An empty `required` list in a generated schema (tools with only optional arguments).
-pub fn none_required(mut v: Value) -> Value {
-    if let Some(o) = v.as_object_mut() {
-        o.entry("required").or_insert_with(|| json!([]));
-    }
-    v
-}

@@ -41,14 +41,6 @@ pub struct Args {
     pub task_list_name: Option<String>,
 }
 
-fn input_schema() -> Value {
-    let mut v = crate::call::args::schema::<Args>();
-    if let Some(o) = v.as_object_mut() {
-        o.entry("required").or_insert_with(|| json!([]));
-    }
-    v
-}
-
 /// Run `list_tasks`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let name = super::list_name(a.task_list_name.as_deref(), super::DEFAULT_LIST)?;
@@ -97,6 +89,6 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("list_tasks.json"),
-    input: Some(input_schema),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
