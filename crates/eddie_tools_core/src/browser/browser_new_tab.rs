@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::navigate::{self, WaitUntil};
+use super::browser_navigate::{self as navigate, WaitUntil};
 use super::{seconds, session};
 use crate::context::Ctx;
 use crate::error::Result;
@@ -57,7 +57,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::Moderate,
     aliases: &[],
-    definition: include_str!("new_tab.json"),
+    definition: include_str!("browser_new_tab.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

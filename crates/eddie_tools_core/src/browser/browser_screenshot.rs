@@ -211,7 +211,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     effects: crate::registry::Effects::Writes,
     permission: crate::registry::Permission::Moderate,
     aliases: &[],
-    definition: include_str!("screenshot.json"),
+    definition: include_str!("browser_screenshot.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -90,7 +90,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     effects: crate::registry::Effects::ReadOnly,
     permission: crate::registry::Permission::None,
     aliases: &[],
-    definition: include_str!("status.json"),
+    definition: include_str!("browser_status.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

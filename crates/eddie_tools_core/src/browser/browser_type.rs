@@ -192,7 +192,7 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     effects: crate::registry::Effects::Confirms,
     permission: crate::registry::Permission::Dangerous,
     aliases: &[],
-    definition: include_str!("type_text.json"),
+    definition: include_str!("browser_type.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::navigate::{self, WaitUntil};
-use super::screenshot::{self, Area};
+use super::browser_navigate::{self as navigate, WaitUntil};
+use super::browser_screenshot::{self as screenshot, Area};
 use super::{seconds, session};
 use crate::call::args::lenient::{Flag, JsInt};
 use crate::context::Ctx;

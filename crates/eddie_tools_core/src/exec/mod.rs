@@ -15,16 +15,16 @@
 //! with `status: "cancelled"` (the family is `partial_on_cancel`).
 
 pub mod args;
-pub mod ask;
+pub mod ask_user;
 pub mod attempt_completion;
 pub mod build;
 pub mod changes;
+pub mod check_permission;
 pub mod detect_project;
 pub mod findings;
 pub mod format;
 pub mod install;
 pub mod lint;
-pub mod permission;
 pub mod process;
 pub mod run;
 pub mod run_tests;
@@ -40,12 +40,12 @@ pub const FAMILY: Family = Family {
     name: "exec",
     tools: &[
         run::TOOL,
-        process::start::TOOL,
-        process::read::TOOL,
-        process::write::TOOL,
-        process::wait::TOOL,
-        process::kill::TOOL,
-        process::list::TOOL,
+        process::process_start::TOOL,
+        process::process_read::TOOL,
+        process::process_write::TOOL,
+        process::process_wait::TOOL,
+        process::process_kill::TOOL,
+        process::process_list::TOOL,
         detect_project::TOOL,
         run_tests::TOOL,
         lint::TOOL,
@@ -53,9 +53,9 @@ pub const FAMILY: Family = Family {
         typecheck::TOOL,
         build::TOOL,
         install::TOOL,
-        permission::TOOL,
-        ask::ASK_USER,
-        ask::ASK_FOLLOWUP_QUESTION,
+        check_permission::TOOL,
+        ask_user::ASK_USER,
+        ask_user::ASK_FOLLOWUP_QUESTION,
         attempt_completion::TOOL,
     ],
     contract: None,

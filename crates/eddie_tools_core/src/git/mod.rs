@@ -11,7 +11,7 @@ pub mod git_checkpoint;
 pub mod git_commit;
 pub mod git_diff;
 pub mod git_log;
-pub mod git_remote;
+pub mod git_push;
 pub mod git_show;
 pub mod git_stage;
 pub mod git_status;
@@ -45,8 +45,8 @@ pub const FAMILY: Family = Family {
         git_checkpoint::TOOL,
         git_checkpoint::RESTORE,
         git_checkpoint::LIST,
-        git_remote::PUSH,
-        git_remote::PULL,
+        git_push::PUSH,
+        git_push::PULL,
     ],
     contract: None,
     // Stack's `repo_path` is on each tool but git_commit, which tells Stack's calls by it.

@@ -7,8 +7,8 @@
 pub mod check_url;
 pub mod download;
 pub mod extract;
-pub mod search;
 pub mod web_fetch;
+pub mod web_search;
 
 use std::time::Duration;
 
@@ -22,7 +22,7 @@ use crate::registry::Family;
 /// The family.
 pub const FAMILY: Family = Family {
     name: "web",
-    tools: &[web_fetch::TOOL, web_fetch::FETCH, download::TOOL, check_url::TOOL, search::TOOL],
+    tools: &[web_fetch::TOOL, web_fetch::FETCH, download::TOOL, check_url::TOOL, web_search::TOOL],
     contract: None,
     aliases: &[
         ("max_chars", "maxChars"),
@@ -91,7 +91,7 @@ mod tests {
         assert_eq!(id("fetch"), web_fetch::SCHEMA);
         assert_eq!(id("download"), download::SCHEMA);
         assert_eq!(id("check_url"), check_url::SCHEMA);
-        assert_eq!(id("web_search"), search::SCHEMA);
+        assert_eq!(id("web_search"), web_search::SCHEMA);
         // fetch is web_fetch under Stack's name: same schema, same run.
         let def = |n: &str| crate::registry::definition(n).cloned().unwrap_or_default();
         assert_eq!(def("fetch")["jsonSchema"], def("web_fetch")["jsonSchema"]);

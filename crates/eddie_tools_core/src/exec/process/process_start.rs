@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::super::args::{Env, Text, Word};
 use super::super::run;
-use super::wait::{Condition, WaitFor};
+use super::process_wait::{Condition, WaitFor};
 use crate::context::Ctx;
 use crate::engine::process::command::{self, spawn_error};
 use crate::engine::process::supervisor::{self, Spec, Tree};
@@ -102,7 +102,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let sandbox = tree.sandbox().map_or_else(|| inv.sandbox.report(), |p| p.report());
     let proc = super::register(tree, inv.display(), inv.cwd_shown.clone(), ctx)?;
     let waited = match wait_spec {
-        Some(cond) => match super::wait::wait_for(&proc, &cond, ctx).await {
+        Some(cond) => match super::process_wait::wait_for(&proc, &cond, ctx).await {
             Ok(w) => Some(w),
             Err(e) => {
                 // The caller gave up before it got the id: nobody could stop it later.
