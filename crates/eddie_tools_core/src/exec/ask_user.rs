@@ -1,5 +1,5 @@
-//! `ask_user` (Floyd) and `ask_followup_question` (Alfredo): ask the user through
-//! `ctx.ask(question) => Promise<string>` and return the answer.
+//! `ask_user` (Floyd): ask the user through `ctx.ask(question) => Promise<string>` and return
+//! the answer. [`run`] is shared with `ask_followup_question` (Alfredo), which adds options.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -12,27 +12,14 @@ use crate::output::ToolOutput;
 
 /// The outputSchema `$id` of `ask_user`.
 pub const SCHEMA_ASK_USER: &str = "eddie.tool.ask_user.result.v1";
-/// The outputSchema `$id` of `ask_followup_question`.
-pub const SCHEMA_FOLLOWUP: &str = "eddie.tool.ask_followup_question.result.v1";
 
 /// The arguments of `ask_user`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AskUserArgs {
+pub struct Args {
     /// The question.
     #[schemars(length(min = 1))]
     pub question: String,
-}
-
-/// The arguments of `ask_followup_question`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FollowupArgs {
-    /// A clear, specific question.
-    #[schemars(length(min = 1))]
-    pub question: String,
-    /// Suggested answers.
-    pub options: Option<Vec<Word>>,
 }
 
 /// Ask `question`, with `options` as suggested answers; `tool` names the tool in messages.
@@ -79,7 +66,7 @@ pub async fn run(
 }
 
 /// The `ask_user` tool.
-pub const ASK_USER: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     name: "ask_user",
     js_name: "askUser",
     family: "exec",
@@ -87,29 +74,11 @@ pub const ASK_USER: crate::registry::ToolSpec = crate::registry::ToolSpec {
     permission: crate::registry::Permission::None,
     aliases: &[],
     definition: include_str!("ask_user.json"),
-    input: Some(crate::call::args::schema::<AskUserArgs>),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {
         Box::pin(async move {
-            let a: AskUserArgs = crate::call::args::parse("ask_user", args)?;
+            let a: Args = crate::call::args::parse("ask_user", args)?;
             run(a.question, None, ctx, "ask_user", SCHEMA_ASK_USER).await
-        })
-    },
-};
-
-/// The `ask_followup_question` tool.
-pub const ASK_FOLLOWUP_QUESTION: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "ask_followup_question",
-    js_name: "askFollowupQuestion",
-    family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
-    aliases: &[],
-    definition: include_str!("ask_followup_question.json"),
-    input: Some(crate::call::args::schema::<FollowupArgs>),
-    run: |args, ctx| {
-        Box::pin(async move {
-            let a: FollowupArgs = crate::call::args::parse("ask_followup_question", args)?;
-            run(a.question, a.options, ctx, "ask_followup_question", SCHEMA_FOLLOWUP).await
         })
     },
 };

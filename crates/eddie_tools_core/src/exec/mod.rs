@@ -15,6 +15,7 @@
 //! with `status: "cancelled"` (the family is `partial_on_cancel`).
 
 pub mod args;
+pub mod ask_followup_question;
 pub mod ask_user;
 pub mod attempt_completion;
 pub mod build;
@@ -54,8 +55,8 @@ pub const FAMILY: Family = Family {
         build::TOOL,
         install::TOOL,
         check_permission::TOOL,
-        ask_user::ASK_USER,
-        ask_user::ASK_FOLLOWUP_QUESTION,
+        ask_user::TOOL,
+        ask_followup_question::TOOL,
         attempt_completion::TOOL,
     ],
     contract: None,

@@ -1,6 +1,6 @@
-//! `git_stage` / `git_unstage`: add paths to the index (new, modified and deleted files, like
-//! `git add -A <paths>`), or put their index entries back to HEAD (`git restore --staged`;
-//! in an unborn repository, removing them from the index). What will change is computed
+//! `git_stage`: add paths to the index (new, modified and deleted files, like `git add -A
+//! <paths>`); with `git_unstage` (which shares this code), put their index entries back to HEAD
+//! (`git restore --staged`; in an unborn repository, removing them from the index). What will change is computed
 //! first, then `ctx.confirm` is asked, then the index is written once (`LOCKED` when another
 //! process holds `index.lock`, which is never removed).
 
@@ -168,7 +168,7 @@ fn summary(paths: &[String]) -> String {
     format!("{}{more}", shown.join(", "))
 }
 
-async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> {
+pub(super) async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> {
     let (name, schema, verb) =
         if unstage { ("git_unstage", UNSTAGE_SCHEMA, "Unstage") } else { ("git_stage", SCHEMA, "Stage") };
     let dir = super::locate(ctx, a.path.as_deref())?;
@@ -213,12 +213,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     go(a, ctx, false).await
 }
 
-/// Run `git_unstage`.
-pub async fn run_unstage(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    go(a, ctx, true).await
-}
-
-const ALIASES: &[(&str, &str)] =
+pub(super) const ALIASES: &[(&str, &str)] =
     &[("repo_path", "path"), ("file", "files"), ("paths", "files"), ("pathspec", "files")];
 
 /// The `git_stage` tool.
@@ -232,19 +227,4 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     definition: include_str!("git_stage.json"),
     input: Some(common::schema_no_required::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse("git_stage", args)?, ctx).await }),
-};
-
-/// The `git_unstage` tool.
-pub const UNSTAGE: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "git_unstage",
-    js_name: "gitUnstage",
-    family: "git",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
-    aliases: ALIASES,
-    definition: include_str!("git_unstage.json"),
-    input: Some(common::schema_no_required::<Args>),
-    run: |args, ctx| {
-        Box::pin(async move { run_unstage(crate::call::args::parse("git_unstage", args)?, ctx).await })
-    },
 };

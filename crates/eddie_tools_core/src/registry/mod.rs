@@ -224,6 +224,7 @@ pub const TOOL_ALIASES: &[(&str, &str)] = &[
     ("move", "move_file"),
     ("delete", "delete_file"),
     ("test", "run_tests"),
+    ("fetch", "web_fetch"),
     // Floyd
     ("grep_search", "grep"),
     // Alfredo

@@ -1,4 +1,4 @@
-//! The `web` family: `web_fetch` (alias tool `fetch`, Stack's name) turns a URL into text for a
+//! The `web` family: `web_fetch` (also `fetch`, Stack's name for it: a tool alias) turns a URL into text for a
 //! model, `download` saves a URL into the workspace, `check_url` reports a URL's status, and
 //! `web_search` asks Brave, SearXNG or Tavily. Every request goes through the network guard
 //! ([`crate::engine::net`]): http(s) only, every resolved address checked, the connection
@@ -22,7 +22,7 @@ use crate::registry::Family;
 /// The family.
 pub const FAMILY: Family = Family {
     name: "web",
-    tools: &[web_fetch::TOOL, web_fetch::FETCH, download::TOOL, check_url::TOOL, web_search::TOOL],
+    tools: &[web_fetch::TOOL, download::TOOL, check_url::TOOL, web_search::TOOL],
     contract: None,
     aliases: &[
         ("max_chars", "maxChars"),
@@ -88,14 +88,12 @@ mod tests {
             crate::registry::definition(n).and_then(|d| d["outputSchema"]["$id"].as_str()).unwrap_or_default()
         };
         assert_eq!(id("web_fetch"), web_fetch::SCHEMA);
-        assert_eq!(id("fetch"), web_fetch::SCHEMA);
         assert_eq!(id("download"), download::SCHEMA);
         assert_eq!(id("check_url"), check_url::SCHEMA);
         assert_eq!(id("web_search"), web_search::SCHEMA);
-        // fetch is web_fetch under Stack's name: same schema, same run.
+        // fetch is web_fetch under Stack's name: an alias, not a second spec.
+        assert_eq!(crate::registry::find("fetch").map(|t| t.name), Some("web_fetch"));
         let def = |n: &str| crate::registry::definition(n).cloned().unwrap_or_default();
-        assert_eq!(def("fetch")["jsonSchema"], def("web_fetch")["jsonSchema"]);
-        assert_eq!(def("fetch")["outputSchema"], def("web_fetch")["outputSchema"]);
         assert_eq!(
             def("web_fetch")["jsonSchema"]["properties"]["format"]["enum"],
             json!(["markdown", "text", "html", "raw"])

@@ -375,17 +375,3 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
     input: Some(input_schema),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
-
-/// `fetch`: Stack's name for `web_fetch` (the registry holds one name per spec, so this is a
-/// second spec sharing the arguments and the run).
-pub const FETCH: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "fetch",
-    js_name: "fetch",
-    family: "web",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::Moderate,
-    aliases: &[],
-    definition: include_str!("fetch.json"),
-    input: Some(input_schema),
-    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse("fetch", args)?, ctx).await }),
-};

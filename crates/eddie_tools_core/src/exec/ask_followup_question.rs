@@ -1,0 +1,40 @@
+//! `ask_followup_question` (Alfredo): ask the user a question with suggested answers, through
+//! `ask_user`'s [`super::ask_user::run`].
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::args::Word;
+use super::ask_user::run;
+
+/// The outputSchema `$id` of `ask_followup_question`.
+pub const SCHEMA_FOLLOWUP: &str = "eddie.tool.ask_followup_question.result.v1";
+
+/// The arguments of `ask_followup_question`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Args {
+    /// A clear, specific question.
+    #[schemars(length(min = 1))]
+    pub question: String,
+    /// Suggested answers.
+    pub options: Option<Vec<Word>>,
+}
+
+/// The `ask_followup_question` tool.
+pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+    name: "ask_followup_question",
+    js_name: "askFollowupQuestion",
+    family: "exec",
+    effects: crate::registry::Effects::ReadOnly,
+    permission: crate::registry::Permission::None,
+    aliases: &[],
+    definition: include_str!("ask_followup_question.json"),
+    input: Some(crate::call::args::schema::<Args>),
+    run: |args, ctx| {
+        Box::pin(async move {
+            let a: Args = crate::call::args::parse("ask_followup_question", args)?;
+            run(a.question, a.options, ctx, "ask_followup_question", SCHEMA_FOLLOWUP).await
+        })
+    },
+};
