@@ -204,12 +204,12 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The outputSchema shared with Stack's `screenshot`.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "browserScreenshot",
     family: "browser",
-    effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Writes,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
     definition: include_str!("browser_screenshot.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -83,12 +83,12 @@ pub async fn run(_a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `browser_status` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "browserStatus",
     family: "browser",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
     definition: include_str!("browser_status.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 use crate::call::args::lenient::JsInt;
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
-use crate::registry::Family;
+use crate::spec::Family;
 use session::{Browser, Signals, Tab};
 
 /// The family.
@@ -199,7 +199,7 @@ mod tests {
             assert_eq!(t.mutating(), t.confirms() || t.name.contains("screenshot"), "{}", t.name);
         }
         let level = |n: &str| crate::registry::find(n).map(|s| s.permission);
-        use crate::registry::Permission;
+        use crate::spec::Permission;
         assert_eq!(level("browser_click"), Some(Permission::Dangerous));
         assert_eq!(level("browser_type"), Some(Permission::Dangerous));
         assert_eq!(level("browser_navigate"), Some(Permission::Moderate));

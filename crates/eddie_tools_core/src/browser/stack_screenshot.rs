@@ -76,12 +76,12 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `screenshot` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "screenshot",
     family: "browser",
-    effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Writes,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[("path", "destination"), ("output", "destination")],
     definition: include_str!("stack_screenshot.json"),
     input: Some(crate::call::args::schema::<Args>),

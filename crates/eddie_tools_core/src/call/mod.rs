@@ -27,7 +27,20 @@ use serde_json::Value;
 use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
-use crate::registry::{self, Family, ToolSpec};
+use crate::registry;
+use crate::spec::{Family, ToolSpec};
+
+/// The keys `spec`'s input schema declares.
+pub(crate) fn properties(spec: &ToolSpec) -> Option<&'static serde_json::Map<String, Value>> {
+    registry::definition(spec.name)?.get("jsonSchema")?.get("properties")?.as_object()
+}
+
+/// The argument policy ([`args::normalise`]) for `spec`, with the keys it declares and its
+/// family's shared spellings.
+pub fn normalise(spec: &ToolSpec, args: Value) -> Result<Value> {
+    let shared = registry::family_of(spec.name).map_or(&[][..], |f| f.aliases);
+    args::normalise(spec, properties(spec), shared, args)
+}
 
 /// The spec and family of `name` (model or JS name), with the arguments after the policy.
 pub(crate) fn admit(
@@ -43,7 +56,7 @@ pub(crate) fn admit(
     let Some(family) = registry::family_of(spec.name) else {
         return Err(ToolError::internal(format!("tool {} has no family {}", spec.name, spec.family)));
     };
-    let args = args::normalise(spec, args)?;
+    let args = args::normalise(spec, properties(spec), family.aliases, args)?;
     Ok((spec, family, args))
 }
 

@@ -302,12 +302,12 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `glob` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "glob",
     js_name: "glob",
     family: "code",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     // TunaCode's `glob(pattern, directory, exclude_dirs=[...])`.
     aliases: &[("directory", "path"), ("exclude_dirs", "exclude")],
     definition: include_str!("glob.json"),

@@ -1127,12 +1127,12 @@ fn mark(q: &Query, text: &str) -> String {
 }
 
 /// The `grep` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "grep",
     js_name: "grep",
     family: "code",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     // Alfredo's search_files(path, regex, file_pattern).
     aliases: &[("regex", "pattern")],
     definition: include_str!("grep.json"),

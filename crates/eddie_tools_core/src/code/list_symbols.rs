@@ -130,12 +130,12 @@ pub fn describe(s: &Symbol) -> String {
 }
 
 /// The `list_symbols` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "list_symbols",
     js_name: "listSymbols",
     family: "code",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
     definition: include_str!("list_symbols.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -18,7 +18,7 @@ pub mod symbols;
 #[cfg(test)]
 mod testing;
 
-use crate::registry::Family;
+use crate::spec::Family;
 
 /// The family.
 pub const FAMILY: Family = Family {

@@ -301,12 +301,12 @@ pub async fn execute(args: &BashArgs, cwd: &std::path::Path, ctx: &Ctx, sandbox:
 }
 
 /// The `bash` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "bash",
     js_name: "bash",
     family: "eddie",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
     definition: "",
     input: None,

@@ -54,12 +54,12 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `complete_task` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "complete_task",
     js_name: "completeTask",
     family: "eddie",
-    effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::Writes,
+    permission: crate::spec::Permission::None,
     aliases: &[],
     definition: "",
     input: None,

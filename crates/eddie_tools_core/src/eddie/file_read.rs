@@ -131,12 +131,12 @@ fn align(buf: &[u8], base: u64, pos: u64, total: u64) -> u64 {
 }
 
 /// The `file_read` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "file_read",
     js_name: "fileRead",
     family: "eddie",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
     definition: "",
     input: None,

@@ -43,12 +43,12 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `file_write` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "file_write",
     js_name: "fileWrite",
     family: "eddie",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
     definition: "",
     input: None,

@@ -22,12 +22,12 @@ pub struct Args {
 }
 
 /// The `ask_followup_question` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "ask_followup_question",
     js_name: "askFollowupQuestion",
     family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
     definition: include_str!("ask_followup_question.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -66,12 +66,12 @@ pub async fn run(
 }
 
 /// The `ask_user` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "ask_user",
     js_name: "askUser",
     family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
     definition: include_str!("ask_user.json"),
     input: Some(crate::call::args::schema::<Args>),

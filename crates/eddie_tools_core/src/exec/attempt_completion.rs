@@ -41,12 +41,12 @@ pub async fn run(a: Args, _ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `attempt_completion` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "attempt_completion",
     js_name: "attemptCompletion",
     family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
     definition: include_str!("attempt_completion.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -11,7 +11,8 @@ use crate::call::gate;
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::registry::{self, Permission};
+use crate::registry;
+use crate::spec::Permission;
 
 /// The outputSchema `$id` of `check_permission`.
 pub const SCHEMA: &str = "eddie.tool.check_permission.result.v1";
@@ -71,12 +72,12 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `check_permission` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "check_permission",
     js_name: "checkPermission",
     family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
     definition: include_str!("check_permission.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -34,7 +34,7 @@ pub mod target;
 pub mod testcounts;
 pub mod typecheck;
 
-use crate::registry::Family;
+use crate::spec::Family;
 
 /// The family.
 pub const FAMILY: Family = Family {

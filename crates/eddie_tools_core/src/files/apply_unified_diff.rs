@@ -59,12 +59,12 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `apply_unified_diff` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "applyUnifiedDiff",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[("patch", "diff"), ("root_path", "rootPath"), ("assess_risk", "assessRisk")],
     definition: include_str!("apply_unified_diff.json"),
     input: Some(crate::call::args::schema::<Args>),

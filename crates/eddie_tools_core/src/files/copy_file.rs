@@ -193,12 +193,12 @@ fn plan(src: &Path, dst: &Path, shown: &str, dshown: &str, overwrite: bool) -> R
 }
 
 /// The `copy_file` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "copyFile",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: ENDPOINT_ALIASES,
     definition: include_str!("copy_file.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -196,12 +196,12 @@ fn sort_key(rel: &str, is_dir: bool, recursive: bool) -> String {
 }
 
 /// The `list_directory` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "list_directory",
     js_name: "listDirectory",
     family: "files",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[
         ("directory", "path"),
         ("dir", "path"),

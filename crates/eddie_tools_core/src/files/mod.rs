@@ -38,7 +38,7 @@ use crate::engine::text::doc::{self, Enc, TextDoc};
 use crate::engine::text::line_index;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::registry::Family;
+use crate::spec::Family;
 use crate::workspace::Resolved;
 
 /// The family.
@@ -374,7 +374,7 @@ mod tests {
         assert_eq!(id("delete_file"), delete_file::SCHEMA);
         assert_eq!(id("list_directory"), list_directory::SCHEMA);
         assert_eq!(id("get_file_info"), get_file_info::SCHEMA);
-        use crate::registry::Permission;
+        use crate::spec::Permission;
         let spec = |n: &str| FAMILY.tools.iter().find(|t| t.name == n).map(|t| t.permission);
         assert_eq!(spec("delete_file"), Some(Permission::Dangerous));
         for t in FAMILY.tools {
@@ -384,7 +384,8 @@ mod tests {
 
     #[test]
     fn typed_arguments_keep_the_lenient_readings() {
-        use crate::call::args::{normalise, parse};
+        use crate::call::args::parse;
+        use crate::call::normalise;
         let typed = |tool: &str, args: Value| {
             let spec = crate::registry::find(tool).unwrap();
             normalise(spec, args).and_then(|a| match tool {

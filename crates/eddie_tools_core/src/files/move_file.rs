@@ -90,12 +90,12 @@ fn check(src: &std::path::Path, dst: &std::path::Path, ss: &str, ds: &str, overw
 }
 
 /// The `move_file` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "moveFile",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: crate::files::copy_file::ENDPOINT_ALIASES,
     definition: include_str!("move_file.json"),
     input: Some(crate::call::args::schema::<Args>),

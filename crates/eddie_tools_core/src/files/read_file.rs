@@ -435,12 +435,12 @@ fn decode_line(enc: Enc, bytes: &[u8], dropped: bool, max: usize) -> (String, bo
 }
 
 /// The `read_file` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "readFile",
     family: "files",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[
         ("limit_bytes", "limitBytes"),
         ("byte_offset", "byteOffset"),
@@ -466,7 +466,7 @@ mod tests {
             a[k] = v.clone();
         }
         // The call's path: the policy (aliases), then the typed arguments.
-        let a = crate::call::args::normalise(&TOOL, a).unwrap();
+        let a = crate::call::normalise(&TOOL, a).unwrap();
         let opts = options(crate::call::args::parse(NAME, &a).unwrap()).unwrap();
         read(&p, &p, &opts).unwrap()
     }
@@ -525,8 +525,7 @@ mod tests {
         assert_eq!((out.content.split("\n\n[").next(), &out.data["nextByteOffset"]), (Some("€"), &json!(3)));
         // Past the end, and the two offsets at once.
         assert!(read_text(b"ab", json!({"byteOffset": 9})).content.contains("past the end"));
-        let a =
-            crate::call::args::normalise(&TOOL, json!({"path": "f", "offset": 1, "byte_offset": 2})).unwrap();
+        let a = crate::call::normalise(&TOOL, json!({"path": "f", "offset": 1, "byte_offset": 2})).unwrap();
         assert!(options(crate::call::args::parse(NAME, &a).unwrap()).is_err());
     }
 

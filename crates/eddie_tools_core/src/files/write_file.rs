@@ -275,12 +275,12 @@ fn free_backup_name(ctx: &Ctx, path: &str) -> Result<(String, std::path::PathBuf
 }
 
 /// The `write_file` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "writeFile",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[("create_backup", "createBackup"), ("no_overwrite", "noOverwrite")],
     definition: include_str!("write_file.json"),
     input: Some(crate::call::args::schema::<Args>),

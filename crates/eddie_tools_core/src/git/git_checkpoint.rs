@@ -201,12 +201,12 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `git_checkpoint` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "git_checkpoint",
     js_name: "gitCheckpoint",
     family: "git",
-    effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::Writes,
+    permission: crate::spec::Permission::None,
     aliases: &[("repo_path", "path"), ("note", "message"), ("label", "message"), ("name", "message")],
     definition: include_str!("git_checkpoint.json"),
     input: Some(common::schema_no_required::<Args>),

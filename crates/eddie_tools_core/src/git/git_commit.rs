@@ -565,12 +565,12 @@ fn output(p: &Plan, done: Done, message: &str, ran: &[&str], skipped: Vec<Value>
 }
 
 /// The `git_commit` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "gitCommit",
     family: "git",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[
         ("stageFiles", "files"),
         ("stage_files", "files"),

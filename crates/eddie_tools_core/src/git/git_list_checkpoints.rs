@@ -43,12 +43,12 @@ pub async fn run_list(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `git_list_checkpoints` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "git_list_checkpoints",
     js_name: "gitListCheckpoints",
     family: "git",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[("repo_path", "path")],
     definition: include_str!("git_list_checkpoints.json"),
     input: Some(common::schema_no_required::<Args>),

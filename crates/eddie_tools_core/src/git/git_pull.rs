@@ -338,12 +338,12 @@ pub async fn run_pull(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `git_pull` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "git_pull",
     js_name: "gitPull",
     family: "git",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: REMOTE_ALIASES,
     definition: include_str!("git_pull.json"),
     input: Some(common::schema_no_required::<Args>),

@@ -240,12 +240,12 @@ pub async fn run_push(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `git_push` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "git_push",
     js_name: "gitPush",
     family: "git",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: REMOTE_ALIASES,
     definition: include_str!("git_push.json"),
     input: Some(common::schema_no_required::<Args>),

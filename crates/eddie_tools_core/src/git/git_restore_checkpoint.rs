@@ -186,12 +186,12 @@ pub async fn run_restore(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `git_restore_checkpoint` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "git_restore_checkpoint",
     js_name: "gitRestoreCheckpoint",
     family: "git",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[("repo_path", "path"), ("id", "checkpoint"), ("name", "checkpoint"), ("ref", "checkpoint")],
     definition: include_str!("git_restore_checkpoint.json"),
     input: Some(crate::call::args::schema::<Args>),

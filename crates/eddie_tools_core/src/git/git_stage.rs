@@ -217,12 +217,12 @@ pub(super) const ALIASES: &[(&str, &str)] =
     &[("repo_path", "path"), ("file", "files"), ("paths", "files"), ("pathspec", "files")];
 
 /// The `git_stage` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "git_stage",
     js_name: "gitStage",
     family: "git",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Moderate,
     aliases: ALIASES,
     definition: include_str!("git_stage.json"),
     input: Some(common::schema_no_required::<Args>),

@@ -29,7 +29,7 @@ use std::path::Path;
 
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
-use crate::registry::Family;
+use crate::spec::Family;
 use crate::workspace::Workspace;
 
 /// The family.

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::call::args::lenient::JsInt;
 use crate::engine::net::Hop;
 use crate::error::{Result, ToolError};
-use crate::registry::Family;
+use crate::spec::Family;
 
 /// The family.
 pub const FAMILY: Family = Family {
@@ -100,7 +100,7 @@ mod tests {
         );
         for t in FAMILY.tools {
             assert_eq!(t.mutating(), t.confirms(), "{}", t.name);
-            assert_ne!(t.permission, crate::registry::Permission::None, "{}: reaches the network", t.name);
+            assert_ne!(t.permission, crate::spec::Permission::None, "{}: reaches the network", t.name);
         }
     }
 

@@ -40,12 +40,12 @@ pub async fn run(_a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `process_list` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "process_list",
     js_name: "processList",
     family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
     definition: include_str!("process_list.json"),
     input: Some(crate::call::args::schema::<Args>),

@@ -119,12 +119,12 @@ fn not_running(id: &str, why: &str) -> ToolError {
 }
 
 /// The `process_write` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "process_write",
     js_name: "processWrite",
     family: "exec",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
     definition: include_str!("process_write.json"),
     input: Some(crate::call::args::schema::<Args>),
