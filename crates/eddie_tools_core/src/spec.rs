@@ -64,6 +64,19 @@ pub struct ToolSpec {
     /// `file_path` for `path`. The pipeline renames an alias to its canonical name before the
     /// tool sees the arguments (see [`crate::call::args`]).
     pub aliases: &'static [(&'static str, &'static str)],
+    /// The reference agents' names for this tool (a model trained on Stack calls `read`, one
+    /// trained on Alfredo `execute_command`). [`crate::registry::find`] resolves them, so
+    /// `runTool`, the CLI and the binding accept them; listings (toolSpecs, MCP, the adapters)
+    /// show only the canonical name. A name whose meaning differs between agents is left out
+    /// (`search_files` is a glob in Floyd and a content search in Alfredo: the registry routes
+    /// Alfredo's calls), as are tools whose arguments would not fit. What a seed's spelling
+    /// implies beyond the name is in [`crate::registry::IMPLIED`].
+    pub tool_aliases: &'static [&'static str],
+    /// Keys the input schema does not declare are ignored instead of refused (`INVALID_ARGUMENT`):
+    /// `@eddie/tools`' handlers ignore them, so its built-ins stay drop-ins.
+    pub lenient_keys: bool,
+    /// The tool's [`BlockingFn`], when it has one.
+    pub blocking: Option<BlockingFn>,
     /// `{name, description, jsonSchema, outputSchema}` as JSON text (without `jsonSchema` when
     /// `input` generates it); empty for a tool whose family carries a verbatim contract
     /// ([`Family::contract`]).

@@ -4,11 +4,11 @@
 //!   every optional field they do not use).
 //! - An alias (the seeds' spellings, `(alias, canonical)` pairs on the tool's spec) is renamed
 //!   to its canonical key, so a tool reads one spelling.
-//! - Outside the `eddie` family, any other key that is not a property of the tool's input
-//!   schema is refused with `INVALID_ARGUMENT`, naming the valid keys and the closest one, so a
-//!   foreign or misspelt option is never silently ignored.
-//! - The `eddie` family keeps `@eddie/tools`' behaviour for other keys (its handlers ignore
-//!   them), so it stays a drop-in.
+//! - Any other key that is not a property of the tool's input schema is refused with
+//!   `INVALID_ARGUMENT`, naming the valid keys and the closest one, so a foreign or misspelt
+//!   option is never silently ignored.
+//! - A tool with `lenient_keys` (the `eddie` family) keeps `@eddie/tools`' behaviour for other
+//!   keys (its handlers ignore them), so it stays a drop-in.
 
 use serde_json::{Map, Value};
 
@@ -39,7 +39,7 @@ const HINTS: &[(&str, &str)] = &[
 
 /// Apply the policy to `args` (an object) for `spec`, whose input schema declares the keys
 /// `props` and whose family shares the spellings `shared`: drop `null` members, then refuse
-/// keys the tool does not accept (outside the `eddie` family). The pipeline looks `props` and
+/// keys the tool does not accept (unless it has `lenient_keys`). The pipeline looks `props` and
 /// `shared` up ([`crate::call::normalise`]).
 pub fn normalise(
     spec: &ToolSpec,
@@ -51,7 +51,7 @@ pub fn normalise(
         return Err(ToolError::invalid(format!("arguments of {} must be an object", spec.name)));
     };
     obj.retain(|_, v| !v.is_null());
-    if spec.family == crate::eddie::FAMILY.name {
+    if spec.lenient_keys {
         return Ok(args);
     }
     let Some(props) = props else { return Ok(args) };

@@ -138,7 +138,7 @@ pub fn call_blocking(name: &str, args: Value, ctx: &Ctx) -> Option<Result<ToolOu
     if spec.permission != registry::Permission::None {
         return None;
     }
-    let run = registry::blocking_form(spec.name)?;
+    let run = spec.blocking?;
     let work = || {
         let (_, _, args) = admit(name, args, ctx)?;
         let out = run(&args, ctx)?;

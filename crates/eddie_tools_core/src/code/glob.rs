@@ -310,6 +310,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     permission: crate::spec::Permission::None,
     // TunaCode's `glob(pattern, directory, exclude_dirs=[...])`.
     aliases: &[("directory", "path"), ("exclude_dirs", "exclude")],
+    // Stack `search`, Floyd `search_files`
+    tool_aliases: &["search", "search_files"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("glob.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

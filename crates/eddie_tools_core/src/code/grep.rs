@@ -1135,6 +1135,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     permission: crate::spec::Permission::None,
     // Alfredo's search_files(path, regex, file_pattern).
     aliases: &[("regex", "pattern")],
+    // Floyd `grep_search`
+    tool_aliases: &["grep_search"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("grep.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

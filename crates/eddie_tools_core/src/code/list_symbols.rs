@@ -137,6 +137,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::ReadOnly,
     permission: crate::spec::Permission::None,
     aliases: &[],
+    // Alfredo `list_code_definition_names`
+    tool_aliases: &["list_code_definition_names"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("list_symbols.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -310,6 +310,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::Confirms,
     permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    // Alfredo `execute_command`, TunaCode `run_command`
+    tool_aliases: &["execute_command", "run_command"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("run.json"),
     input: Some(super::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -25,6 +25,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::Confirms,
     permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    // Stack `test`
+    tool_aliases: &["test"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("run_tests.json"),
     input: Some(crate::exec::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -118,6 +118,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::Confirms,
     permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    // Stack `delete`
+    tool_aliases: &["delete"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("delete_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -241,6 +241,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
         ("replaceAll", "all"),
         ("replace_all", "all"),
     ],
+    // Stack `edit`, Alfredo `replace_in_file`, TunaCode `update_file`
+    tool_aliases: &["edit", "replace_in_file", "update_file"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("edit_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

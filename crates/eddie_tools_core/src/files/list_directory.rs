@@ -213,6 +213,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
         ("limit", "maxEntries"),
         ("max_depth", "maxDepth"),
     ],
+    // Alfredo `list_files`, TunaCode `list_dir`
+    tool_aliases: &["list_files", "list_dir"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("list_directory.json"),
     input: Some(input_schema),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

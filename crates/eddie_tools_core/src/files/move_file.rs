@@ -97,6 +97,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::Confirms,
     permission: crate::spec::Permission::Dangerous,
     aliases: crate::files::copy_file::ENDPOINT_ALIASES,
+    // Stack `move`
+    tool_aliases: &["move"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("move_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -448,6 +448,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
         ("max_bytes", "maxBytes"),
         ("line_numbers", "lineNumbers"),
     ],
+    // Stack `read`
+    tool_aliases: &["read"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("read_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

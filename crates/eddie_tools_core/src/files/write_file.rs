@@ -282,6 +282,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::Confirms,
     permission: crate::spec::Permission::Dangerous,
     aliases: &[("create_backup", "createBackup"), ("no_overwrite", "noOverwrite")],
+    // Stack `write`, Alfredo `write_to_file`
+    tool_aliases: &["write", "write_to_file"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("write_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -208,6 +208,9 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::Writes,
     permission: crate::spec::Permission::None,
     aliases: &[("repo_path", "path"), ("note", "message"), ("label", "message"), ("name", "message")],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_checkpoint.json"),
     input: Some(common::schema_no_required::<Args>),
     run: |args, ctx| {

@@ -50,6 +50,9 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::ReadOnly,
     permission: crate::spec::Permission::None,
     aliases: &[("repo_path", "path")],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_list_checkpoints.json"),
     input: Some(common::schema_no_required::<Args>),
     run: |args, ctx| {

@@ -345,6 +345,9 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::Confirms,
     permission: crate::spec::Permission::Dangerous,
     aliases: REMOTE_ALIASES,
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_pull.json"),
     input: Some(common::schema_no_required::<Args>),
     run: |args, ctx| {

@@ -193,6 +193,9 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::Confirms,
     permission: crate::spec::Permission::Moderate,
     aliases: &[("repo_path", "path"), ("id", "checkpoint"), ("name", "checkpoint"), ("ref", "checkpoint")],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_restore_checkpoint.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {

@@ -17,28 +17,6 @@ use crate::error::Result;
 use crate::output::ToolOutput;
 pub use crate::spec::{BlockingFn, Effects, Family, Permission, RunFn, RunFuture, ToolSpec};
 
-/// The tools with a [`BlockingFn`], by model name.
-const BLOCKING: &[(&str, BlockingFn)] = &[
-    ("file_read", crate::eddie::file_read::run_blocking),
-    #[cfg(feature = "memory")]
-    ("cache_store", crate::memory::cache::cache_store::run_blocking),
-    #[cfg(feature = "memory")]
-    ("cache_retrieve", crate::memory::cache::cache_retrieve::run_blocking),
-    #[cfg(feature = "memory")]
-    ("cache_delete", crate::memory::cache::cache_delete::run_blocking),
-    #[cfg(feature = "memory")]
-    ("cache_clear", crate::memory::cache::cache_clear::run_blocking),
-    #[cfg(feature = "memory")]
-    ("cache_keys", crate::memory::cache::cache_keys::run_blocking),
-    #[cfg(feature = "memory")]
-    ("cache_stats", crate::memory::cache::cache_stats::run_blocking),
-];
-
-/// The blocking form of tool `name` (model name), if it has one.
-pub fn blocking_form(name: &str) -> Option<BlockingFn> {
-    BLOCKING.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
-}
-
 /// Every family, `eddie` first.
 pub const FAMILIES: &[&Family] = &[
     &crate::eddie::FAMILY,
@@ -106,43 +84,13 @@ pub fn definition(name: &str) -> Option<&'static Value> {
 }
 
 /// The reference agents' names for tools this package has under another name, `(alias,
-/// canonical)`: a model trained on Stack calls `read`, one trained on Alfredo
-/// `execute_command`. [`find`] resolves them, so `runTool`, the CLI and the binding accept
-/// them; listings (toolSpecs, MCP, the adapters) show only the canonical names. Names whose
-/// meaning differs between agents are left out (`search_files` is a glob in Floyd and a
-/// content search in Alfredo), as are tools whose arguments would not fit (Stack's `server`).
-pub const TOOL_ALIASES: &[(&str, &str)] = &[
-    // Stack 2.9
-    ("read", "read_file"),
-    ("write", "write_file"),
-    ("edit", "edit_file"),
-    ("search", "glob"),
-    ("copy", "copy_file"),
-    ("move", "move_file"),
-    ("delete", "delete_file"),
-    ("test", "run_tests"),
-    ("fetch", "web_fetch"),
-    // Floyd
-    ("grep_search", "grep"),
-    // Alfredo
-    ("write_to_file", "write_file"),
-    ("replace_in_file", "edit_file"),
-    ("list_files", "list_directory"),
-    ("list_code_definition_names", "list_symbols"),
-    ("execute_command", "run"),
-    // Stack 2.9's `server` (port: wait until it listens).
-    ("server", "process_start"),
-    // Floyd's `search_files` (a glob); Alfredo's (`regex`, `file_pattern`) is routed to grep
-    // by [`route`].
-    ("search_files", "glob"),
-    // TunaCode
-    ("update_file", "edit_file"),
-    ("list_dir", "list_directory"),
-    ("run_command", "run"),
-];
+/// canonical)`, from each spec's [`ToolSpec::tool_aliases`]. [`find`] resolves them.
+pub fn tool_aliases() -> impl Iterator<Item = (&'static str, &'static str)> {
+    tools().flat_map(|t| t.tool_aliases.iter().map(|a| (*a, t.name)))
+}
 
 /// What a seed's own spelling of a call means beyond its names: a call of `tool` (a model
-/// name or one of [`TOOL_ALIASES`]) that gives `key` (any call of it, when `key` is `None`) gets
+/// name or one of its [`ToolSpec::tool_aliases`]) that gives `key` (any call of it, when `key` is `None`) gets
 /// `arg: value` unless it says `arg` itself. So a seed's call gets the seed's behaviour where the
 /// seeds disagree, and the canonical call keeps ours.
 pub struct Implied {
@@ -198,15 +146,14 @@ pub fn static_name(name: &str) -> Option<&'static str> {
     tools()
         .find(|t| t.name == name || t.js_name == name)
         .map(|t| t.name)
-        .or_else(|| TOOL_ALIASES.iter().find(|(alias, _)| *alias == name).map(|(alias, _)| *alias))
+        .or_else(|| tool_aliases().find(|(alias, _)| *alias == name).map(|(alias, _)| alias))
 }
 
-/// The spec of tool `name` (model name, JS name, or one of [`TOOL_ALIASES`]).
+/// The spec of tool `name` (model name, JS name, or one of its [`ToolSpec::tool_aliases`]).
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
-    tools().find(|t| t.name == name || t.js_name == name).or_else(|| {
-        let canonical = TOOL_ALIASES.iter().find(|(alias, _)| *alias == name)?.1;
-        tools().find(|t| t.name == canonical)
-    })
+    tools()
+        .find(|t| t.name == name || t.js_name == name)
+        .or_else(|| tools().find(|t| t.tool_aliases.contains(&name)))
 }
 
 /// Run tool `name` (model or JS name) with `args` in the current task: the argument policy,
@@ -256,10 +203,17 @@ mod tests {
 
     #[test]
     fn tool_aliases_name_existing_tools_and_shadow_none() {
-        for (alias, canonical) in TOOL_ALIASES {
-            assert!(tools().all(|t| t.name != *alias && t.js_name != *alias), "{alias} shadows a tool");
-            assert_eq!(find(alias).map(|t| t.name), Some(*canonical), "{alias}");
+        let mut seen = std::collections::HashSet::new();
+        for (alias, canonical) in tool_aliases() {
+            assert!(tools().all(|t| t.name != alias && t.js_name != alias), "{alias} shadows a tool");
+            assert!(seen.insert(alias), "{alias} names two tools");
+            assert_eq!(find(alias).map(|t| t.name), Some(canonical), "{alias}");
         }
+        // The seeds' names resolve (Stack's read and fetch, Alfredo's execute_command).
+        assert_eq!(find("read").map(|t| t.name), Some("read_file"));
+        assert_eq!(find("fetch").map(|t| t.name), Some("web_fetch"));
+        assert_eq!(find("execute_command").map(|t| t.name), Some("run"));
+        assert!(find("no_such_tool").is_none());
     }
 
     #[test]
@@ -270,6 +224,13 @@ mod tests {
                 assert_eq!(def["name"], spec.name);
                 assert_eq!(spec.family, family.name, "{}", spec.name);
                 assert_eq!(spec.definition.is_empty(), family.contract.is_some(), "{}", spec.name);
+                // Only @eddie/tools' built-ins ignore unknown keys.
+                assert_eq!(spec.lenient_keys, family.name == "eddie", "{}", spec.name);
+                // A blocking form skips the gate's question: only for tools that never ask.
+                if spec.blocking.is_some() {
+                    assert_eq!(spec.permission, Permission::None, "{}", spec.name);
+                    assert!(!spec.confirms(), "{}", spec.name);
+                }
                 let id = def["outputSchema"]["$id"].as_str().unwrap_or_default();
                 assert!(id.starts_with("eddie.tool."), "{id}");
                 assert_eq!(def["jsonSchema"]["type"], "object");

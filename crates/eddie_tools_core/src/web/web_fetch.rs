@@ -371,6 +371,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::ReadOnly,
     permission: crate::spec::Permission::Moderate,
     aliases: &[],
+    // Stack `fetch`
+    tool_aliases: &["fetch"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("web_fetch.json"),
     input: Some(input_schema),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

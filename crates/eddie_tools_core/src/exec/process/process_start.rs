@@ -138,6 +138,10 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::Confirms,
     permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    // Stack `server`
+    tool_aliases: &["server"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("process_start.json"),
     input: Some(super::super::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

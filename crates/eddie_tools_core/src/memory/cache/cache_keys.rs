@@ -76,6 +76,9 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::ReadOnly,
     permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: Some(run_blocking),
     definition: include_str!("cache_keys.json"),
     input: Some(|| super::none_required(crate::call::args::schema::<Args>())),
     run: |args, ctx| {

@@ -73,6 +73,9 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     effects: crate::spec::Effects::ReadOnly,
     permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: Some(run_blocking),
     definition: include_str!("cache_retrieve.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {
