@@ -16,8 +16,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_click.result.v1";
 const NAME: &str = "browser_click";
 
 /// The arguments of `browser_click`.
@@ -54,7 +52,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     if !ctx.confirm(format!("Click {}{at} in browser tab {} ({url})", el.desc, t.id)).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Click on {} cancelled by user; nothing clicked.", el.desc),
             json!({"tabId": t.id, "clicked": false, "cancelled": true, "element": el.desc, "target": el.info, "x": null, "y": null, "navigated": false, "url": url, "title": null}),
         ));
@@ -87,7 +84,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "url": now,
         "title": title,
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `browser_click` tool.

@@ -10,8 +10,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_close_tab.result.v1";
 const NAME: &str = "browser_close_tab";
 
 /// The arguments of `browser_close_tab`.
@@ -44,7 +42,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         left.len(),
         b.current_id().map_or(String::new(), |c| format!(", current tab {c}"))
     );
-    Ok(ToolOutput::new(SCHEMA, content, json!({"closed": id, "tabs": left, "currentTab": b.current_id()})))
+    Ok(ToolOutput::new(content, json!({"closed": id, "tabs": left, "currentTab": b.current_id()})))
 }
 
 /// The `browser_close_tab` tool.

@@ -11,8 +11,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_console.result.v1";
 const NAME: &str = "browser_console";
 
 /// The arguments of `browser_console`.
@@ -67,7 +65,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             json!({"seq": m.seq, "level": m.level, "source": m.source, "text": m.text, "url": m.url, "line": m.line})
         })
         .collect();
-    Ok(ToolOutput::new(SCHEMA, content, json!({"tabId": t.id, "messages": items, "nextCursor": next})))
+    Ok(ToolOutput::new(content, json!({"tabId": t.id, "messages": items, "nextCursor": next})))
 }
 
 /// The `browser_console` tool.

@@ -14,8 +14,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_find.result.v1";
 const NAME: &str = "browser_find";
 
 /// The arguments of `browser_find`.
@@ -67,7 +65,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         ));
     }
     let data = json!({"tabId": t.id, "url": url, "query": a.query, "matches": matches});
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `browser_find` tool.

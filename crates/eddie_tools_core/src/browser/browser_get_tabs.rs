@@ -9,8 +9,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_get_tabs.result.v1";
 const NAME: &str = "browser_get_tabs";
 
 /// The arguments of `browser_get_tabs` (none).
@@ -47,7 +45,7 @@ pub async fn run(_a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     } else {
         format!("{} tab(s); * is current:\n{text}", tabs.len())
     };
-    Ok(ToolOutput::new(SCHEMA, content, json!({"tabs": tabs, "currentTab": b.current_id()})))
+    Ok(ToolOutput::new(content, json!({"tabs": tabs, "currentTab": b.current_id()})))
 }
 
 /// The `browser_get_tabs` tool.

@@ -17,8 +17,6 @@ use crate::engine::net::{self, Guard};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_navigate.result.v1";
 const NAME: &str = "browser_navigate";
 
 /// When a navigation counts as done.
@@ -206,7 +204,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "waitUntil": until.as_str(),
         "loadMs": l.ms,
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `browser_navigate` tool.

@@ -11,8 +11,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_network.result.v1";
 const NAME: &str = "browser_network";
 
 /// The arguments of `browser_network`.
@@ -72,7 +70,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             json!({"seq": e.seq, "url": e.url, "method": e.method, "type": e.kind, "status": e.status, "error": e.error, "blocked": e.blocked, "done": e.done})
         })
         .collect();
-    Ok(ToolOutput::new(SCHEMA, content, json!({"tabId": t.id, "requests": items, "nextCursor": next})))
+    Ok(ToolOutput::new(content, json!({"tabId": t.id, "requests": items, "nextCursor": next})))
 }
 
 /// The `browser_network` tool.

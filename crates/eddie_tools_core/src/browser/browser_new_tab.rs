@@ -10,8 +10,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_new_tab.result.v1";
 const NAME: &str = "browser_new_tab";
 
 /// The arguments of `browser_new_tab`.
@@ -43,7 +41,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let content = format!("Opened tab {} ({final_url}); it is now the current tab.", t.id);
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"tabId": t.id, "url": final_url, "title": title, "status": status.map_or(Value::Null, Value::from)}),
     ))

@@ -13,8 +13,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_read_page.result.v1";
 const NAME: &str = "browser_read_page";
 /// Default character budget.
 pub const DEFAULT_MAX_CHARS: usize = 20_000;
@@ -63,7 +61,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "totalNodes": r.total,
         "truncated": r.omitted > 0,
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `browser_read_page` tool.

@@ -18,8 +18,6 @@ use crate::engine::store::atomic::write_atomic;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_screenshot.result.v1";
 const NAME: &str = "browser_screenshot";
 /// Default pixel budget (about 1.2 megapixels: a 1280×800 viewport fits unscaled).
 pub const DEFAULT_MAX_PIXELS: u64 = 1_200_000;
@@ -200,7 +198,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "bytes": shot.bytes.len(),
         "image": image_json(&shot),
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The outputSchema shared with Stack's `screenshot`.

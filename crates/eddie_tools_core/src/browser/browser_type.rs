@@ -16,8 +16,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_type.result.v1";
 const NAME: &str = "browser_type";
 
 /// The arguments of `browser_type`.
@@ -122,7 +120,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     );
     if !ctx.confirm(msg).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Typing into {} cancelled by user; nothing typed.", el.desc),
             json!({"tabId": t.id, "typed": false, "cancelled": true, "element": el.desc, "chars": 0, "submitted": false, "navigated": false, "url": url, "value": null}),
         ));
@@ -181,7 +178,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "url": now,
         "value": value,
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `browser_type` tool.

@@ -15,8 +15,6 @@ use crate::engine::store::atomic::write_atomic;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.screenshot.result.v1";
 const NAME: &str = "screenshot";
 
 /// The arguments of `screenshot`.
@@ -72,7 +70,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "bytes": s.bytes.len(),
         "image": screenshot::image_json(&s),
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `screenshot` tool.

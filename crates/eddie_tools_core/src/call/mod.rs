@@ -85,9 +85,20 @@ pub(crate) async fn prepare(
     Ok((spec, family, args, ctx))
 }
 
-/// Run tool `name` (model or JS name) with `args` for a host.
+/// Run tool `name` (model or JS name) with `args` for a host. The result's `schema` is the
+/// `$id` the tool declares ([`registry::stamp`]).
 pub async fn call(name: &str, args: Value, ctx: Ctx) -> Result<ToolOutput> {
     let (spec, family, args, ctx) = prepare(name, args, ctx).await?;
+    run_admitted(spec, family, args, ctx).await.map(|out| registry::stamp(spec, out))
+}
+
+/// Run an admitted call: on its own task, a panic is `INTERNAL`; an abort is the family's.
+async fn run_admitted(
+    spec: &'static ToolSpec,
+    family: &'static Family,
+    args: Value,
+    ctx: Ctx,
+) -> Result<ToolOutput> {
     let cancel = ctx.cancel.clone();
     let run = spec.run;
     // A task of its own turns a panic into a rejection with code INTERNAL.
@@ -141,7 +152,7 @@ pub fn call_blocking(name: &str, args: Value, ctx: &Ctx) -> Option<Result<ToolOu
     let run = spec.blocking?;
     let work = || {
         let (_, _, args) = admit(name, args, ctx)?;
-        let out = run(&args, ctx)?;
+        let out = registry::stamp(spec, run(&args, ctx)?);
         // An abort while it ran still rejects, as it would for a future.
         ctx.cancel.check()?;
         Ok(out)

@@ -18,8 +18,6 @@ use crate::engine::walk::{Stop, WalkOptions};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.find_references.result.v1";
 const NAME: &str = "find_references";
 /// Default cap on references returned.
 pub const DEFAULT_MAX_RESULTS: usize = 200;
@@ -137,7 +135,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "pagination": page.to_json(),
     });
     stats.append_to(&mut data, cancelled);
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `find_references` tool.

@@ -17,8 +17,6 @@ use crate::engine::walk::{Stop, WalkOptions};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.find_symbol.result.v1";
 const NAME: &str = "find_symbol";
 /// Default cap on definitions returned.
 pub const DEFAULT_MAX_RESULTS: usize = 50;
@@ -166,7 +164,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "pagination": page.to_json(),
     });
     stats.append_to(&mut data, cancelled);
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `find_symbol` tool.

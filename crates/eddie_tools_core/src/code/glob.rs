@@ -25,8 +25,6 @@ use crate::engine::walk::{self, Entry, IgnoreCounts, Root, Stop, Visitor, WalkOp
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.glob.result.v1";
 const NAME: &str = "glob";
 /// Default cap on returned paths.
 pub const DEFAULT_MAX_RESULTS: usize = 1000;
@@ -298,7 +296,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "pagination": paging.to_json(),
         "index": report.to_json(),
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `glob` tool.

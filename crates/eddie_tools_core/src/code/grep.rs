@@ -30,8 +30,6 @@ use crate::engine::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions}
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.grep.result.v1";
 const NAME: &str = "grep";
 /// Default matching lines (content) or entries (files, count) per page.
 pub const DEFAULT_MAX_RESULTS: usize = 100;
@@ -1062,7 +1060,7 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
             "used": "ripgrep",
         });
     }
-    ToolOutput::new(SCHEMA, content, data)
+    ToolOutput::new(content, data)
 }
 
 /// TunaCode's first lines: the count, the strategy, and the notes of this package's header

@@ -16,8 +16,6 @@ use crate::engine::walk::{Stop, WalkOptions};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.list_symbols.result.v1";
 const NAME: &str = "list_symbols";
 /// Default cap on files listed.
 pub const DEFAULT_MAX_FILES: usize = 200;
@@ -120,7 +118,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "cancelled": cancelled,
         "ignored": stats.ignored.to_json(),
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// `  method start (line 10, in Engine)`.

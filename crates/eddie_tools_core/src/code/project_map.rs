@@ -16,8 +16,6 @@ use crate::engine::walk::{GitignoreFilter, IgnoreCounts};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.project_map.result.v1";
 const NAME: &str = "project_map";
 /// Default depth (as `get_folder_tree_structure`'s `maxDepth`: 2 = three levels).
 pub const DEFAULT_MAX_DEPTH: usize = 2;
@@ -76,7 +74,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         };
         let cancelled = tree.cancelled();
         let extra = [("maxDepth", json!(max_depth)), ("ignored", ignored), ("cancelled", json!(cancelled))];
-        let mut out = tree.result(SCHEMA, &page, &extra)?;
+        let mut out = tree.result(&page, &extra)?;
         let mut not_shown = Vec::new();
         if gitignored > 0 {
             not_shown.push(format!("{gitignored} ignored by .gitignore/.ignore (respectGitignore: false)"));

@@ -18,8 +18,6 @@ use crate::engine::walk::Stop;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.search_codebase.result.v1";
 const NAME: &str = "search_codebase";
 /// Default cap on files returned.
 pub const DEFAULT_MAX_RESULTS: usize = 20;
@@ -243,7 +241,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "cancelled": found.cancelled,
         "ignored": found.ignored.to_json(),
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `search_codebase` tool.

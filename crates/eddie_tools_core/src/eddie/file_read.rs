@@ -12,8 +12,6 @@ use crate::engine::js;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.file_read.result.v1";
 /// Default and largest page, in bytes (eddie's `MAX_PAGE_BYTES`).
 pub const MAX_PAGE_BYTES: f64 = 20480.0;
 
@@ -98,7 +96,7 @@ pub fn read_page(
         "totalBytes": total,
         "totalPages": total_pages,
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 fn idx(n: u64) -> usize {

@@ -9,8 +9,6 @@ use crate::engine::walk::tree::{Page, Tree, TreeOptions};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.get_folder_tree_structure.result.v1";
 /// Default page of flat entries.
 pub const DEFAULT_MAX_ENTRIES: f64 = 200.0;
 
@@ -38,7 +36,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
             return Err(ToolError::cancelled());
         }
         let page = Page { root_label: &root_label, prefix: &prefix, max_entries, offset };
-        tree.result(SCHEMA, &page, &[])
+        tree.result(&page, &[])
     })
     .await
 }

@@ -13,7 +13,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let path = store::locate(&ctx.workspace, &name)?;
     if !ctx.confirm(format!("Create new task list \"{name}\"?")).await? {
         let content = format!("Task list creation cancelled for \"{name}\".");
-        return Ok(ToolOutput::new(crate::plan::tasks::SCHEMA, content, store::empty_document()));
+        return Ok(ToolOutput::new(content, store::empty_document()));
     }
     let metadata = match args.get("metadata") {
         Some(Value::Object(m)) => Value::Object(m.clone()),
@@ -24,11 +24,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         store::write(&path, &json!({"metadata": metadata, "tasks": []}), false)
     })
     .await?;
-    Ok(ToolOutput::new(
-        crate::plan::tasks::SCHEMA,
-        format!("Created task list \"{name}\" with 0 tasks."),
-        doc,
-    ))
+    Ok(ToolOutput::new(format!("Created task list \"{name}\" with 0 tasks."), doc))
 }
 
 /// The `agent__new_task_list` tool.

@@ -7,9 +7,6 @@ use serde::Deserialize;
 use super::args::Word;
 use super::ask_user::run;
 
-/// The outputSchema `$id` of `ask_followup_question`.
-pub const SCHEMA_FOLLOWUP: &str = "eddie.tool.ask_followup_question.result.v1";
-
 /// The arguments of `ask_followup_question`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -37,7 +34,7 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     run: |args, ctx| {
         Box::pin(async move {
             let a: Args = crate::call::args::parse("ask_followup_question", args)?;
-            run(a.question, a.options, ctx, "ask_followup_question", SCHEMA_FOLLOWUP).await
+            run(a.question, a.options, ctx, "ask_followup_question").await
         })
     },
 };

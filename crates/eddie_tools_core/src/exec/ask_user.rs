@@ -10,9 +10,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` of `ask_user`.
-pub const SCHEMA_ASK_USER: &str = "eddie.tool.ask_user.result.v1";
-
 /// The arguments of `ask_user`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -28,7 +25,6 @@ pub async fn run(
     options: Option<Vec<Word>>,
     ctx: &Ctx,
     tool: &'static str,
-    schema: &'static str,
 ) -> Result<ToolOutput> {
     if question.trim().is_empty() {
         return Err(ToolError::invalid("question must be a non-empty string"));
@@ -62,7 +58,7 @@ pub async fn run(
     if !options.is_empty() {
         data["options"] = json!(options);
     }
-    Ok(ToolOutput::new(schema, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `ask_user` tool.
@@ -81,7 +77,7 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     run: |args, ctx| {
         Box::pin(async move {
             let a: Args = crate::call::args::parse("ask_user", args)?;
-            run(a.question, None, ctx, "ask_user", SCHEMA_ASK_USER).await
+            run(a.question, None, ctx, "ask_user").await
         })
     },
 };

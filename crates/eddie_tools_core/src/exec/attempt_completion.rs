@@ -10,9 +10,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` (hosts match on it to stop their loop).
-pub const SCHEMA: &str = "eddie.tool.attempt_completion.result.v1";
-
 const NAME: &str = "attempt_completion";
 
 /// The arguments of `attempt_completion`.
@@ -37,7 +34,7 @@ pub async fn run(a: Args, _ctx: &Ctx) -> Result<ToolOutput> {
     if let Some(c) = &command {
         content.push_str(&format!("\n\nTo see the result: {c}"));
     }
-    Ok(ToolOutput::new(SCHEMA, content, json!({"completed": true, "result": result, "command": command})))
+    Ok(ToolOutput::new(content, json!({"completed": true, "result": result, "command": command})))
 }
 
 /// The `attempt_completion` tool.

@@ -5,16 +5,13 @@ use crate::error::Result;
 use crate::exec::detect_project::Action;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.build.result.v1";
-
 const NAME: &str = "build";
 
 crate::exec::runner::runner_args!("build");
 
 /// Run `build`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    crate::exec::runner::run(a.into(), ctx, "build", SCHEMA, Action::Build).await
+    crate::exec::runner::run(a.into(), ctx, "build", Action::Build).await
 }
 
 /// The `build` tool.

@@ -14,9 +14,6 @@ use crate::output::ToolOutput;
 use crate::registry;
 use crate::spec::Permission;
 
-/// The outputSchema `$id` of `check_permission`.
-pub const SCHEMA: &str = "eddie.tool.check_permission.result.v1";
-
 const NAME: &str = "check_permission";
 
 /// The arguments of `check_permission`.
@@ -59,7 +56,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         (true, _) => format!("{}: {level}; asks on every call.", spec.name),
     };
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({
             "toolName": spec.name,

@@ -18,9 +18,6 @@ use crate::engine::process::command::{self, quote};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.detect_project.result.v1";
-
 /// The things a project can be asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Action {
@@ -433,7 +430,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         }
     }
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({
             "path": shown,

@@ -5,16 +5,13 @@ use crate::error::Result;
 use crate::exec::detect_project::Action;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.format.result.v1";
-
 const NAME: &str = "format";
 
 crate::exec::runner::runner_args!("format");
 
 /// Run `format`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    crate::exec::runner::run(a.into(), ctx, "format", SCHEMA, Action::Format).await
+    crate::exec::runner::run(a.into(), ctx, "format", Action::Format).await
 }
 
 /// The `format` tool.

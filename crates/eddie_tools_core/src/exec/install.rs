@@ -5,16 +5,13 @@ use crate::error::Result;
 use crate::exec::detect_project::Action;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.install.result.v1";
-
 const NAME: &str = "install";
 
 crate::exec::runner::runner_args!("install");
 
 /// Run `install`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    crate::exec::runner::run(a.into(), ctx, "install", SCHEMA, Action::Install).await
+    crate::exec::runner::run(a.into(), ctx, "install", Action::Install).await
 }
 
 /// The `install` tool.

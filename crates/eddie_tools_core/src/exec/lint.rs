@@ -5,16 +5,13 @@ use crate::error::Result;
 use crate::exec::detect_project::Action;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.lint.result.v1";
-
 const NAME: &str = "lint";
 
 crate::exec::runner::runner_args!("lint");
 
 /// Run `lint`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    crate::exec::runner::run(a.into(), ctx, "lint", SCHEMA, Action::Lint).await
+    crate::exec::runner::run(a.into(), ctx, "lint", Action::Lint).await
 }
 
 /// The `lint` tool.

@@ -5,16 +5,13 @@ use crate::error::Result;
 use crate::exec::detect_project::Action;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.run_tests.result.v1";
-
 const NAME: &str = "run_tests";
 
 crate::exec::runner::runner_args!("test");
 
 /// Run `run_tests`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    crate::exec::runner::run(a.into(), ctx, "run_tests", SCHEMA, Action::Test).await
+    crate::exec::runner::run(a.into(), ctx, "run_tests", Action::Test).await
 }
 
 /// The `run_tests` tool.

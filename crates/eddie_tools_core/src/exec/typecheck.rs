@@ -5,16 +5,13 @@ use crate::error::Result;
 use crate::exec::detect_project::Action;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.typecheck.result.v1";
-
 const NAME: &str = "typecheck";
 
 crate::exec::runner::runner_args!("typecheck");
 
 /// Run `typecheck`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    crate::exec::runner::run(a.into(), ctx, "typecheck", SCHEMA, Action::Typecheck).await
+    crate::exec::runner::run(a.into(), ctx, "typecheck", Action::Typecheck).await
 }
 
 /// The `typecheck` tool.

@@ -11,7 +11,6 @@ use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::patch::parse_any;
 use crate::error::Result;
-use crate::files::apply_unified_diff::SCHEMA;
 use crate::output::ToolOutput;
 
 const NAME: &str = "apply_patch";
@@ -33,7 +32,7 @@ pub struct Args {
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let patch = non_empty("patch", a.patch)?;
     let ops = parse_any(&patch)?;
-    run_ops(ctx, ops, None, on(a.dry_run), on(a.allow_placeholders), SCHEMA).await
+    run_ops(ctx, ops, None, on(a.dry_run), on(a.allow_placeholders)).await
 }
 
 /// The `apply_patch` tool.

@@ -15,9 +15,6 @@ use crate::engine::patch::parse_unified;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` shared by the patch tools.
-pub const SCHEMA: &str = "eddie.tool.patch.result.v1";
-
 const NAME: &str = "apply_unified_diff";
 
 /// The arguments of `apply_unified_diff`.
@@ -44,7 +41,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let root = a.root_path;
     let ops = parse_unified(&diff)?;
     let allow = on(a.allow_placeholders);
-    let mut out = run_ops(ctx, ops, root.as_deref(), dry_run, allow, SCHEMA).await?;
+    let mut out = run_ops(ctx, ops, root.as_deref(), dry_run, allow).await?;
     if on(a.assess_risk) {
         let risk = crate::files::assess_patch_risk::assess(&diff, ctx)?;
         out.content = format!(

@@ -21,9 +21,6 @@ use crate::engine::patch::{Op, Tag, parse_any};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.assess_patch_risk.result.v1";
-
 const NAME: &str = "assess_patch_risk";
 
 /// The arguments of `assess_patch_risk`.
@@ -171,7 +168,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             f["weight"]
         ));
     }
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `assess_patch_risk` tool.

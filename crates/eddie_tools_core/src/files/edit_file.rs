@@ -19,9 +19,6 @@ use crate::error::{ErrorCode, Result, ToolError, prefixed};
 use crate::files::placeholder;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` shared by the edit tools.
-pub const SCHEMA: &str = "eddie.tool.edit.result.v1";
-
 const NAME: &str = "edit_file";
 
 /// The arguments of `edit_file`.

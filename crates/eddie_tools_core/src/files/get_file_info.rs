@@ -15,9 +15,6 @@ use crate::engine::text::line_index as index;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.get_file_info.result.v1";
-
 const NAME: &str = "get_file_info";
 
 /// The arguments of `get_file_info`.
@@ -112,7 +109,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     if let Some(n) = data["entries"].as_u64() {
         content.push_str(&format!(", {n} entries"));
     }
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `get_file_info` tool.

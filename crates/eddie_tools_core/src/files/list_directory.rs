@@ -24,8 +24,6 @@ use crate::output::ToolOutput;
 /// Rows kept for sorting before `maxEntries` cuts them (counting goes on past it).
 const MAX_ROWS: usize = 100_000;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.list_directory.result.v1";
 const NAME: &str = "list_directory";
 
 /// The arguments of `list_directory` (aliases are renamed by the spec's pairs).
@@ -174,7 +172,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         ));
     }
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"path": shown, "entries": entries, "total": total, "directories": dirs, "files": files, "truncated": truncated, "hiddenByIgnore": left_out}),
     ))

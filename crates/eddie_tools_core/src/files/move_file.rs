@@ -13,9 +13,6 @@ use crate::error::{Result, ToolError, exists_error};
 use crate::files::copy_file::{endpoints, landing};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.move_file.result.v1";
-
 const NAME: &str = "move_file";
 
 /// The arguments of `move_file`.
@@ -46,7 +43,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let overwritten = crate::blocking("move_file", move || check(&s, &d, &ss, &ds, overwrite)).await?;
     if !ctx.confirm(format!("Move {source} to {dest}")).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Move of {source} cancelled by user; nothing changed."),
             json!({"source": source, "destination": dest, "moved": false, "cancelled": true, "overwritten": false}),
         ));
@@ -64,7 +60,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     })
     .await?;
     Ok(ToolOutput::new(
-        SCHEMA,
         format!("Moved {source} to {dest}."),
         json!({"source": source, "destination": dest, "moved": true, "cancelled": false, "overwritten": overwritten}),
     ))

@@ -28,8 +28,6 @@ use crate::engine::text::line_index::{self, LineIndex};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.read_file.result.v1";
 const NAME: &str = "read_file";
 /// Default lines per call.
 pub const DEFAULT_LIMIT: u64 = 2000;
@@ -153,7 +151,7 @@ fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
             "{} is a binary file ({} bytes); it is not shown as text. Use get_file_info for its metadata.",
             args.path, idx.size
         );
-        return Ok(ToolOutput::new(SCHEMA, content, base));
+        return Ok(ToolOutput::new(content, base));
     }
     let enc = match args.forced {
         Some(f) if f.unit() != idx.det.enc.unit() => {
@@ -195,7 +193,7 @@ fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
             Some(at) => format!("{} has {} bytes; byteOffset {at} is past the end.", args.path, idx.size),
             None => format!("{} has {} lines; offset {} is past the end.", args.path, idx.lines, args.offset),
         };
-        return Ok(ToolOutput::new(SCHEMA, content, base));
+        return Ok(ToolOutput::new(content, base));
     };
     // A byte limit ends at a character start, so the next read begins with a whole character;
     // a limit below one character still reads that character.
@@ -240,7 +238,7 @@ fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
     base["nextOffset"] = if more { json!(next) } else { Value::Null };
     base["nextByteOffset"] = if page.byte_cut { json!(raw_end) } else { Value::Null };
     base["longLinesCut"] = json!(page.long_lines);
-    Ok(ToolOutput::new(SCHEMA, content, base))
+    Ok(ToolOutput::new(content, base))
 }
 
 struct Page {

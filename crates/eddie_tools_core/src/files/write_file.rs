@@ -21,9 +21,6 @@ use crate::engine::text::doc::{self, Detected, Enc, TextDoc, detect_full, encode
 use crate::error::{ErrorCode, Result, ToolError, exists_error};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.write_file.result.v1";
-
 const NAME: &str = "write_file";
 
 /// The arguments of `write_file`.
@@ -198,7 +195,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let what = if append { "Appended" } else { "Wrote" };
     Ok(ToolOutput::new(
-        SCHEMA,
         format!("{what} {written} bytes ({lines} lines) to {path}{note}."),
         json!({
             "path": path, "bytesWritten": written, "linesWritten": lines, "created": false, "appended": append,
@@ -226,7 +222,6 @@ async fn write_new(
     crate::blocking("write_file", move || commit(&[change])).await?;
     let lines = body.lines().count();
     Ok(ToolOutput::new(
-        SCHEMA,
         format!("Created {path} ({} bytes, {lines} lines).", bytes.len()),
         json!({
             "path": path, "bytesWritten": bytes.len(), "linesWritten": lines, "created": true, "appended": false,
@@ -253,7 +248,6 @@ fn convert_hint(e: ToolError) -> ToolError {
 
 fn cancelled(path: &str) -> ToolOutput {
     ToolOutput::new(
-        SCHEMA,
         format!("Write of {path} cancelled by user; nothing changed."),
         json!({
             "path": path, "bytesWritten": 0, "linesWritten": 0, "created": false, "appended": false,

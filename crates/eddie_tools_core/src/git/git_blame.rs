@@ -12,8 +12,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.git_blame.result.v1";
 const NAME: &str = "git_blame";
 const MAX_LINES_SHOWN: usize = 2000;
 
@@ -207,7 +205,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let rev = a.revision.filter(|r| !r.is_empty());
     let c = ctx.clone();
     let data = crate::blocking(NAME, move || blame(&dir, &c, &a.file, rev.as_deref(), range)).await?;
-    Ok(ToolOutput::new(SCHEMA, render(&data), data))
+    Ok(ToolOutput::new(render(&data), data))
 }
 
 /// The `git_blame` tool.

@@ -17,8 +17,6 @@ use crate::output::ToolOutput;
 
 /// The ref namespace of checkpoints.
 pub const NAMESPACE: &str = "refs/eddie/checkpoints/";
-/// The outputSchema `$id` of `git_checkpoint`.
-pub const SCHEMA: &str = "eddie.tool.git_checkpoint.result.v1";
 
 /// The arguments of `git_checkpoint`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -197,7 +195,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         data["files"],
         data["id"].as_str().unwrap_or("")
     );
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `git_checkpoint` tool.

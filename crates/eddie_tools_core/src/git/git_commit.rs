@@ -32,8 +32,6 @@ use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.git_commit.result.v1";
 const NAME: &str = "git_commit";
 const HOOK_TIMEOUT_SECS: u64 = 600;
 /// How many times a commit is made again on top of a branch another process moved.
@@ -492,7 +490,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     drop(guard);
     if !ctx.confirm_all(prompts(&p)).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             "Commit declined; nothing was committed.\n",
             json!({"committed": false, "status": "declined", "branch": p.branch, "id": null, "files": p.paths}),
         ));
@@ -545,7 +542,6 @@ fn output(p: &Plan, done: Done, message: &str, ran: &[&str], skipped: Vec<Value>
         ));
     }
     ToolOutput::new(
-        SCHEMA,
         content,
         json!({
             "committed": true,

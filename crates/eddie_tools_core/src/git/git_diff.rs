@@ -14,8 +14,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.git_diff.result.v1";
 const NAME: &str = "git_diff";
 
 /// The arguments of `git_diff`.
@@ -157,7 +155,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         _ => String::new(),
     };
     let content = if data["hasChanges"] == true { text } else { "No changes.\n".to_owned() };
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `git_diff` tool.

@@ -11,9 +11,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` of `git_list_checkpoints`.
-pub const LIST_SCHEMA: &str = "eddie.tool.git_list_checkpoints.result.v1";
-
 /// The arguments of `git_list_checkpoints`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -39,7 +36,7 @@ pub async fn run_list(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     if content.is_empty() {
         content.push_str("No checkpoints yet.\n");
     }
-    Ok(ToolOutput::new(LIST_SCHEMA, content, json!({"checkpoints": all, "count": all.len()})))
+    Ok(ToolOutput::new(content, json!({"checkpoints": all, "count": all.len()})))
 }
 
 /// The `git_list_checkpoints` tool.

@@ -19,8 +19,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.git_log.result.v1";
 const NAME: &str = "git_log";
 const DEFAULT_COUNT: i64 = 10;
 const MAX_COUNT: i64 = 100_000;
@@ -351,7 +349,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let c = ctx.clone();
     let data = crate::blocking(NAME, move || log(&dir, &c, plan)).await?;
-    Ok(ToolOutput::new(SCHEMA, render(&data), data))
+    Ok(ToolOutput::new(render(&data), data))
 }
 
 /// The `git_log` tool.

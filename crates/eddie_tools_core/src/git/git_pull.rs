@@ -22,9 +22,6 @@ use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` of `git_pull`.
-pub const PULL_SCHEMA: &str = "eddie.tool.git_pull.result.v1";
-
 /// The arguments of `git_pull`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -302,7 +299,6 @@ pub async fn run_pull(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     drop(guard);
     let Some(p) = p else {
         return Ok(ToolOutput::new(
-            PULL_SCHEMA,
             "Already up to date.\n",
             json!({"pulled": false, "status": "up-to-date", "commits": 0}),
         ));
@@ -324,7 +320,7 @@ pub async fn run_pull(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         let mut d = base;
         d["pulled"] = json!(false);
         d["status"] = json!("declined");
-        return Ok(ToolOutput::new(PULL_SCHEMA, "Pull declined; nothing changed.\n", d));
+        return Ok(ToolOutput::new("Pull declined; nothing changed.\n", d));
     }
     let _guard = lock::repo_lock(ctx, &dir).await?;
     let c = ctx.clone();
@@ -334,7 +330,7 @@ pub async fn run_pull(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     d["status"] = json!("pulled");
     d["kind"] = r["kind"].clone();
     d["head"] = r["head"].clone();
-    Ok(ToolOutput::new(PULL_SCHEMA, format!("Done: {what}.\n"), d))
+    Ok(ToolOutput::new(format!("Done: {what}.\n"), d))
 }
 
 /// The `git_pull` tool.

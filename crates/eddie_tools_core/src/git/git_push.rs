@@ -21,8 +21,6 @@ use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` of `git_push`.
-pub const PUSH_SCHEMA: &str = "eddie.tool.git_push.result.v1";
 /// The arguments of `git_push`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -196,7 +194,6 @@ pub async fn run_push(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let p = crate::blocking("git_push", move || push_plan(&c, &dir, &a)).await?;
     let Some(p) = p else {
         return Ok(ToolOutput::new(
-            PUSH_SCHEMA,
             "Everything up-to-date.\n",
             json!({"pushed": false, "status": "up-to-date", "commits": 0}),
         ));
@@ -222,7 +219,7 @@ pub async fn run_push(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         let mut d = base.clone();
         d["pushed"] = json!(false);
         d["status"] = json!("declined");
-        ToolOutput::new(PUSH_SCHEMA, "Push declined; nothing was sent.\n", d)
+        ToolOutput::new("Push declined; nothing was sent.\n", d)
     };
     let mut prompts = vec![Prompt::action(what.clone())];
     if let Some(prot) = &p.protection {
@@ -236,7 +233,7 @@ pub async fn run_push(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let mut d = base;
     d["pushed"] = json!(true);
     d["status"] = json!("pushed");
-    Ok(ToolOutput::new(PUSH_SCHEMA, format!("Done: {what}.\n"), d))
+    Ok(ToolOutput::new(format!("Done: {what}.\n"), d))
 }
 
 /// The `git_push` tool.

@@ -15,9 +15,6 @@ use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` of `git_restore_checkpoint`.
-pub const RESTORE_SCHEMA: &str = "eddie.tool.git_restore_checkpoint.result.v1";
-
 /// The arguments of `git_restore_checkpoint`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -139,7 +136,6 @@ pub async fn run_restore(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let id = p.name.trim_start_matches(NAMESPACE).to_owned();
     if p.write.is_empty() && p.delete.is_empty() {
         return Ok(ToolOutput::new(
-            RESTORE_SCHEMA,
             format!("The working tree already matches checkpoint {id}; nothing to do.\n"),
             json!({"checkpoint": id, "commit": p.target.to_string(), "written": [], "deleted": [], "before": null, "status": "unchanged"}),
         ));
@@ -168,7 +164,6 @@ pub async fn run_restore(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     );
     if !ctx.confirm_all(vec![Prompt::action(msg)]).await? {
         return Ok(ToolOutput::new(
-            RESTORE_SCHEMA,
             "Restore declined; nothing changed.\n",
             json!({"checkpoint": id, "commit": p.target.to_string(), "written": [], "deleted": [], "before": null, "status": "declined"}),
         ));
@@ -182,7 +177,7 @@ pub async fn run_restore(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         data["deleted"].as_array().map_or(0, Vec::len),
         data["before"].as_str().unwrap_or("")
     );
-    Ok(ToolOutput::new(RESTORE_SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `git_restore_checkpoint` tool.

@@ -16,11 +16,6 @@ use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` of `git_stage`.
-pub const SCHEMA: &str = "eddie.tool.git_stage.result.v1";
-/// The outputSchema `$id` of `git_unstage`.
-pub const UNSTAGE_SCHEMA: &str = "eddie.tool.git_unstage.result.v1";
-
 /// The arguments of `git_stage` and `git_unstage`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -169,8 +164,7 @@ fn summary(paths: &[String]) -> String {
 }
 
 pub(super) async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> {
-    let (name, schema, verb) =
-        if unstage { ("git_unstage", UNSTAGE_SCHEMA, "Unstage") } else { ("git_stage", SCHEMA, "Stage") };
+    let (name, verb) = if unstage { ("git_unstage", "Unstage") } else { ("git_stage", "Stage") };
     let dir = super::locate(ctx, a.path.as_deref())?;
     let files = common::list(a.files);
     let c = ctx.clone();
@@ -181,17 +175,12 @@ pub(super) async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> 
     let key = if unstage { "unstaged" } else { "staged" };
     if p.paths.is_empty() {
         let what = if unstage { "Nothing staged to unstage." } else { "Nothing to stage: no changes." };
-        return Ok(ToolOutput::new(
-            schema,
-            format!("{what}\n"),
-            json!({key: [], "count": 0, "status": "nothing"}),
-        ));
+        return Ok(ToolOutput::new(format!("{what}\n"), json!({key: [], "count": 0, "status": "nothing"})));
     }
     let n = p.paths.len();
     let message = format!("{verb} {n} path{}: {}", if n == 1 { "" } else { "s" }, summary(&p.paths));
     if !ctx.confirm_all(vec![Prompt::action(message.clone())]).await? {
         return Ok(ToolOutput::new(
-            schema,
             format!("{verb} declined by the user; the index is unchanged.\n"),
             json!({key: [], "count": 0, "status": "declined"}),
         ));
@@ -202,7 +191,6 @@ pub(super) async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> 
     crate::blocking(name, move || apply(&c, &p, unstage)).await?;
     let past = if unstage { "Unstaged" } else { "Staged" };
     Ok(ToolOutput::new(
-        schema,
         format!("{past} {n} path{}: {}\n", if n == 1 { "" } else { "s" }, summary(&paths)),
         json!({key: paths, "count": n, "status": "done"}),
     ))

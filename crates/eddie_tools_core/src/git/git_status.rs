@@ -14,8 +14,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.git_status.result.v1";
 const NAME: &str = "git_status";
 
 /// The arguments of `git_status`.
@@ -226,7 +224,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let ignored = a.include_ignored.is_some_and(|f| f.0);
     let ws = ctx.workspace.clone();
     let data = crate::blocking(NAME, move || status(&ws, &dir, ignored)).await?;
-    Ok(ToolOutput::new(SCHEMA, render(&data), data))
+    Ok(ToolOutput::new(render(&data), data))
 }
 
 /// The `git_status` tool.

@@ -11,8 +11,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.is_protected_branch.result.v1";
 const NAME: &str = "is_protected_branch";
 
 /// The arguments of `is_protected_branch`.
@@ -57,7 +55,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         ),
         None => format!("{b} is not protected ({}).\n", data["source"].as_str().unwrap_or_default()),
     };
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `is_protected_branch` tool.

@@ -24,8 +24,6 @@ use crate::engine::store::safe_dir::{Kind, SafeDir};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.context_load.result.v1";
 const NAME: &str = "context_load";
 const DEFAULT_BUDGET: i64 = 32 * 1024;
 const MAX_BUDGET: i64 = 1 << 20;
@@ -369,7 +367,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         content.push(']');
     }
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"loaded": loaded, "omitted": omitted, "bytes": used, "budget": budget, "context": context.trim_end()}),
     ))

@@ -9,8 +9,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.memory_list.result.v1";
 const NAME: &str = "memory_list";
 const PREVIEW: usize = 120;
 
@@ -56,7 +54,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         ));
     }
     let count = entries.len();
-    Ok(ToolOutput::new(SCHEMA, content, json!({"path": file.shown, "entries": entries, "count": count})))
+    Ok(ToolOutput::new(content, json!({"path": file.shown, "entries": entries, "count": count})))
 }
 
 /// The `memory_list` tool.

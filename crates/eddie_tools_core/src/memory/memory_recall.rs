@@ -11,8 +11,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.memory_recall.result.v1";
 const NAME: &str = "memory_recall";
 const MAX_RESULTS: i64 = 100;
 
@@ -69,7 +67,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     }
     let count = matches.len();
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"query": query, "path": file.shown, "matches": matches, "count": count}),
     ))

@@ -16,8 +16,6 @@ use crate::engine::walk::{self, Entry, Root, Stop, Visitor, WalkOptions};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.project_scan.result.v1";
 const NAME: &str = "project_scan";
 /// Files larger than this are counted but their lines are not.
 const MAX_COUNTED_FILE: u64 = 2 << 20;
@@ -257,7 +255,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         }
     }
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({
             "name": name,

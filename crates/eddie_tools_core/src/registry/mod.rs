@@ -72,6 +72,17 @@ pub fn definitions() -> &'static [Value] {
     })
 }
 
+/// The outputSchema `$id` tool `spec` declares in its definition: the `schema` of every result
+/// the pipeline returns for it ([`stamp`]).
+pub fn output_id(spec: &ToolSpec) -> &'static str {
+    definition(spec.name).and_then(|d| d.get("outputSchema")?.get("$id")?.as_str()).unwrap_or_default()
+}
+
+/// `out` with the `$id` its tool declares ([`output_id`]): a tool cannot return another.
+pub fn stamp(spec: &ToolSpec, out: ToolOutput) -> ToolOutput {
+    out.with_schema(output_id(spec))
+}
+
 /// The family of tool `name` (model name or JS name).
 pub fn family_of(name: &str) -> Option<&'static Family> {
     let spec = find(name)?;
@@ -161,7 +172,7 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
 /// handling (for tests and tools that call tools).
 pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let (spec, _, args, ctx) = crate::call::prepare(name, args.clone(), ctx.clone()).await?;
-    (spec.run)(&args, &ctx).await
+    (spec.run)(&args, &ctx).await.map(|out| stamp(spec, out))
 }
 
 #[cfg(test)]
@@ -251,19 +262,66 @@ mod tests {
         }
     }
 
+    /// The `$id`s shared by tools with one result shape: the edits, the patches, the plan
+    /// tools and the task-list tools (eddie's contract).
+    const SHARED_IDS: &[(&str, &[&str])] = &[
+        (
+            "eddie.tool.edit.result.v1",
+            &["edit_file", "multi_edit", "edit_range", "insert_at", "delete_range"],
+        ),
+        ("eddie.tool.patch.result.v1", &["apply_unified_diff", "apply_patch"]),
+        ("eddie.tool.plan.result.v1", &["get_plan", "complete_task", "update_plan"]),
+        (
+            "eddie.tool.task_list.result.v1",
+            &[
+                "agent__new_task_list",
+                "agent__new_task",
+                "agent__get_task_list",
+                "agent__set_task_status",
+                "agent__delete_task",
+            ],
+        ),
+    ];
+
     #[test]
-    fn schema_ids_match_what_tools_return() {
-        let id = |n: &str| definition(n).and_then(|d| d["outputSchema"]["$id"].as_str()).unwrap_or_default();
-        assert_eq!(id("bash"), crate::eddie::bash::SCHEMA);
-        assert_eq!(id("file_read"), crate::eddie::file_read::SCHEMA);
-        assert_eq!(id("file_write"), crate::eddie::file_write::SCHEMA);
-        assert_eq!(id("file_search"), crate::eddie::file_search::SCHEMA);
-        assert_eq!(id("get_folder_tree_structure"), crate::eddie::get_folder_tree_structure::SCHEMA);
-        for n in ["get_plan", "complete_task", "update_plan"] {
-            assert_eq!(id(n), crate::plan::SCHEMA);
+    fn every_result_carries_the_id_its_definition_declares() {
+        for t in tools() {
+            let declared = definition(t.name).and_then(|d| d["outputSchema"]["$id"].as_str());
+            let shared = SHARED_IDS.iter().find(|(_, names)| names.contains(&t.name)).map(|(id, _)| *id);
+            let own = format!("eddie.tool.{}.result.v1", t.name);
+            assert_eq!(declared, Some(shared.unwrap_or(&own)), "{}", t.name);
+            // What the pipeline stamps on a result is the declared id, whatever the tool set.
+            let out = ToolOutput::new("", Value::Null).with_schema("eddie.tool.other.result.v1");
+            assert_eq!(Some(stamp(t, out).schema), declared, "{}", t.name);
         }
-        for t in crate::eddie::FAMILY.tools.iter().filter(|t| t.name.starts_with("agent__")) {
-            assert_eq!(id(t.name), crate::plan::tasks::SCHEMA);
-        }
+    }
+
+    #[tokio::test]
+    async fn every_way_of_running_a_tool_stamps_its_id() {
+        use serde_json::json;
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("a.txt"), "one\n").unwrap();
+        let ctx = Ctx::new(t.path().to_str().unwrap()).unwrap();
+        let by_run = run("read_file", &json!({"path": "a.txt"}), &ctx).await.unwrap();
+        assert_eq!(by_run.schema, "eddie.tool.read_file.result.v1");
+        let by_call = crate::call::call("glob", json!({"pattern": "*.txt"}), ctx.clone()).await.unwrap();
+        assert_eq!(by_call.schema, "eddie.tool.glob.result.v1");
+        // An alias is stamped with its tool's id.
+        let by_alias = crate::call::call("read", json!({"path": "a.txt"}), ctx.clone()).await.unwrap();
+        assert_eq!(by_alias.schema, "eddie.tool.read_file.result.v1");
+        let blocking =
+            crate::call::call_blocking("file_read", json!({"path": "a.txt"}), &ctx).unwrap().unwrap();
+        assert_eq!(blocking.schema, "eddie.tool.file_read.result.v1");
+        // The shared ids: an edit and a plan tool.
+        let edit = crate::call::call(
+            "edit_file",
+            json!({"path": "a.txt", "oldString": "one", "newString": "two"}),
+            ctx.clone().with_confirm(crate::context::constant_confirm(true)),
+        )
+        .await
+        .unwrap();
+        assert_eq!(edit.schema, "eddie.tool.edit.result.v1");
+        let plan = crate::call::call("get_plan", json!({}), ctx).await.unwrap();
+        assert_eq!(plan.schema, "eddie.tool.plan.result.v1");
     }
 }

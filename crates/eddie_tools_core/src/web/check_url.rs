@@ -14,8 +14,6 @@ use crate::engine::net::{self, Guard, Request};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.check_url.result.v1";
 const NAME: &str = "check_url";
 
 /// The arguments of `check_url`.
@@ -100,7 +98,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     if let Some(n) = length {
         content.push_str(&format!("\ncontent-length: {n}"));
     }
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `check_url` tool.

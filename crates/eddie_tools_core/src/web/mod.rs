@@ -83,14 +83,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn schema_ids_match_what_tools_return() {
-        let id = |n: &str| {
-            crate::registry::definition(n).and_then(|d| d["outputSchema"]["$id"].as_str()).unwrap_or_default()
-        };
-        assert_eq!(id("web_fetch"), web_fetch::SCHEMA);
-        assert_eq!(id("download"), download::SCHEMA);
-        assert_eq!(id("check_url"), check_url::SCHEMA);
-        assert_eq!(id("web_search"), web_search::SCHEMA);
+    fn fetch_is_an_alias_and_every_tool_reaches_the_network_with_care() {
         // fetch is web_fetch under Stack's name: an alias, not a second spec.
         assert_eq!(crate::registry::find("fetch").map(|t| t.name), Some("web_fetch"));
         let def = |n: &str| crate::registry::definition(n).cloned().unwrap_or_default();

@@ -21,8 +21,6 @@ use crate::engine::net::{self, Guard, Hop, Request};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.web_fetch.result.v1";
 const NAME: &str = "web_fetch";
 /// Default characters per page.
 pub const DEFAULT_MAX_CHARS: usize = 10_000;
@@ -319,7 +317,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             "{} redirects to another host: {next}\nFetch that URL to follow it (or pass followCrossHost: true).",
             entry.final_url
         );
-        return Ok(ToolOutput::new(SCHEMA, content, data));
+        return Ok(ToolOutput::new(content, data));
     }
 
     let body = Arc::clone(&entry.body);
@@ -360,7 +358,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     data["returnedChars"] = json!(returned);
     data["truncated"] = json!(truncated);
     data["nextStartIndex"] = if truncated { json!(end) } else { Value::Null };
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `web_fetch` tool.

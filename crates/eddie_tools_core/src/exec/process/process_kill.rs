@@ -14,9 +14,6 @@ use crate::engine::process::supervisor::DEFAULT_GRACE;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.process_kill.result.v1";
-
 const NAME: &str = "process_kill";
 
 /// The arguments of `process_kill`.
@@ -51,7 +48,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let mut data = proc.describe();
     merge(&mut data, json!({"wasRunning": was_running, "output": output, "nextCursor": next}));
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `process_kill` tool.

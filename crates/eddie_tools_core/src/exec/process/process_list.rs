@@ -8,9 +8,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.process_list.result.v1";
-
 const NAME: &str = "process_list";
 
 /// The arguments of `process_list` (none).
@@ -33,7 +30,6 @@ pub async fn run(_a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let running = procs.iter().filter(|p| p.exit().is_none()).count();
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"processes": procs.iter().map(|p| p.describe()).collect::<Vec<_>>(), "running": running}),
     ))

@@ -10,8 +10,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.process_read.result.v1";
 /// Default bytes returned per call.
 const DEFAULT_MAX: usize = 32 * 1024;
 
@@ -73,7 +71,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         &mut data,
         json!({"output": text, "cursor": from, "nextCursor": next, "droppedBytes": dropped, "more": more}),
     );
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `process_read` tool.

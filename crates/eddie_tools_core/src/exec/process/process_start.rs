@@ -15,9 +15,6 @@ use crate::engine::process::supervisor::{self, Spec, Tree};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.process_start.result.v1";
-
 const NAME: &str = "process_start";
 
 /// The arguments of `process_start`.
@@ -81,7 +78,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let findings = run::assess(&inv, ctx);
     if !run::confirm(ctx, run::confirm_text("Start background process", &inv), &inv, &findings).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Declined by the user: `{}` was not started.", inv.display()),
             json!({"id": null, "pid": null, "command": inv.display(), "cwd": inv.cwd_shown, "status": "declined",
                    "output": "", "nextCursor": 0, "wait": null, "droppedEnv": inv.dropped_env,
@@ -127,7 +123,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         json!({"output": output, "nextCursor": next, "wait": waited.map(|w| w.data), "droppedEnv": inv.dropped_env,
                "risk": run::risk_json(&findings), "sandbox": sandbox}),
     );
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `process_start` tool.

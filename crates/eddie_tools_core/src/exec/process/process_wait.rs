@@ -17,8 +17,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.process_wait.result.v1";
 /// Default wait, in seconds.
 const DEFAULT_TIMEOUT_S: f64 = 30.0;
 /// Longest wait, in seconds.
@@ -208,7 +206,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let mut data = proc.describe();
     merge(&mut data, waited.data);
     merge(&mut data, json!({"output": output, "nextCursor": next}));
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `process_wait` tool.

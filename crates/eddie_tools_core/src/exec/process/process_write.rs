@@ -14,8 +14,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.process_write.result.v1";
 /// How long a write may wait, by default, for a process that does not read.
 const WRITE_LIMIT_S: f64 = 10.0;
 
@@ -66,7 +64,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         let mut data = proc.describe();
         merge(&mut data, json!({"bytesWritten": 0, "stdinClosed": false, "declined": true}));
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Declined by the user: nothing was written to {}.", proc.id),
             data,
         ));
@@ -103,7 +100,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let mut data = proc.describe();
     merge(&mut data, json!({"bytesWritten": input.len(), "stdinClosed": close, "declined": false}));
     Ok(ToolOutput::new(
-        SCHEMA,
         format!(
             "Wrote {} bytes to {}{}.",
             input.len(),

@@ -9,8 +9,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.cache_clear.result.v1";
 const NAME: &str = "cache_clear";
 
 /// The arguments of `cache_clear`.
@@ -33,7 +31,6 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     }
     let names: Vec<&str> = stores.iter().map(|(t, _)| t.as_str()).collect();
     Ok(ToolOutput::new(
-        SCHEMA,
         format!(
             "Cleared {total} entries ({}).",
             if names.is_empty() { "no tier".into() } else { names.join(", ") }

@@ -9,8 +9,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.cache_delete.result.v1";
 const NAME: &str = "cache_delete";
 
 /// The arguments of `cache_delete`.
@@ -38,7 +36,7 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     } else {
         format!("Deleted \"{key}\" from the {} tier.", from.join(", "))
     };
-    Ok(ToolOutput::new(SCHEMA, content, json!({"key": key, "deleted": !from.is_empty(), "tiers": from})))
+    Ok(ToolOutput::new(content, json!({"key": key, "deleted": !from.is_empty(), "tiers": from})))
 }
 
 /// The blocking form.

@@ -10,8 +10,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.cache_keys.result.v1";
 const NAME: &str = "cache_keys";
 const MAX_LIMIT: i64 = 10_000;
 
@@ -60,7 +58,7 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             k["tier"].as_str().unwrap_or("")
         ));
     }
-    Ok(ToolOutput::new(SCHEMA, content, json!({"keys": keys, "count": total, "truncated": total > limit})))
+    Ok(ToolOutput::new(content, json!({"keys": keys, "count": total, "truncated": total > limit})))
 }
 
 /// The blocking form.

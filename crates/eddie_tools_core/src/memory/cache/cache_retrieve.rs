@@ -10,8 +10,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.cache_retrieve.result.v1";
 const NAME: &str = "cache_retrieve";
 
 /// The arguments of `cache_retrieve`.
@@ -37,7 +35,6 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             let content = hit.value.clone();
             let _ = i;
             return Ok(ToolOutput::new(
-                SCHEMA,
                 content,
                 json!({"key": key, "found": true, "tier": tier.as_str(), "value": hit.value, "ageMs": age, "ttlRemainingMs": left}),
             ));
@@ -54,7 +51,6 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         if tried.is_empty() { "no tier".into() } else { tried.join(", ") }
     );
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"key": key, "found": false, "tier": Value::Null, "value": Value::Null, "ageMs": Value::Null, "ttlRemainingMs": Value::Null}),
     ))

@@ -11,8 +11,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.cache_store.result.v1";
 const NAME: &str = "cache_store";
 
 /// The arguments of `cache_store`.
@@ -67,7 +65,6 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         .and_then(|e| chrono::DateTime::from_timestamp_millis(e as i64))
         .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"key": key, "tier": tier.as_str(), "stored": true, "replaced": put.replaced, "evicted": put.evicted, "bytes": a.value.len(), "ttl": ttl, "expiresAt": expires_at}),
     ))

@@ -11,8 +11,6 @@ use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 use crate::plan::tasks::store;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.create_task.result.v1";
 const NAME: &str = "create_task";
 
 /// The arguments of `create_task`.
@@ -46,7 +44,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         .await?
     {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Creating task \"{title}\" was cancelled; nothing changed."),
             json!({"created": false, "cancelled": true, "taskListName": name, "task": null}),
         ));
@@ -72,7 +69,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let stored =
         store::find(&doc, &task_id).map(|i| super::stack_task(&doc["tasks"][i])).unwrap_or(Value::Null);
     Ok(ToolOutput::new(
-        SCHEMA,
         format!("Created task {task_id} \"{title}\" ({} priority) in list \"{name}\".", priority.as_str()),
         json!({"created": true, "cancelled": false, "taskListName": name, "task": stored}),
     ))

@@ -9,8 +9,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.list_tasks.result.v1";
 const NAME: &str = "list_tasks";
 
 /// A status filter.
@@ -85,7 +83,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         ));
     }
     let count = tasks.len();
-    Ok(ToolOutput::new(SCHEMA, content, json!({"taskListName": name, "tasks": tasks, "count": count})))
+    Ok(ToolOutput::new(content, json!({"taskListName": name, "tasks": tasks, "count": count})))
 }
 
 /// The `list_tasks` tool.
