@@ -90,7 +90,7 @@ export declare function resolveTools(tools?: readonly ToolRef[] | null): NativeT
 export declare function allSpecs(): NativeToolSpec[]
 export declare function specByName(name: string): NativeToolSpec
 
-/** The input schema a model sees (type object, missing property descriptions added; `loose`: no root additionalProperties). */
+/** The input schema a model sees (type object; `loose`: no root additionalProperties). */
 export declare function modelSchema(spec: NativeToolSpec, options?: { loose?: boolean }): { type: 'object'; [key: string]: unknown }
 
 export declare function errorInfo(error: unknown): { code: ErrorCode | (string & {}); message: string }

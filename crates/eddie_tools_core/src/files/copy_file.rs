@@ -27,10 +27,10 @@ const NAME: &str = "copy_file";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
-    // The file or directory to copy (no description in the schema, so not `pub`).
+    /// File or folder to copy, relative to the workspace.
     #[schemars(length(min = 1))]
     source: String,
-    // Where it goes.
+    /// Where to copy it, relative to the workspace.
     #[schemars(length(min = 1))]
     destination: String,
     /// Replace existing files.

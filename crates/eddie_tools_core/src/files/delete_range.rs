@@ -22,9 +22,9 @@ pub struct Args {
     /// File path, relative to the workspace (also accepted: filePath, filepath).
     #[schemars(length(min = 1))]
     pub path: String,
-    // The first line, 1-based (no description in the schema, so not `pub`).
+    /// First line to delete (1-based).
     start_line: JsInt,
-    // The last line, inclusive.
+    /// Last line to delete (1-based, inclusive).
     end_line: JsInt,
     /// Compute and return the diff without writing.
     pub dry_run: Option<Flag>,

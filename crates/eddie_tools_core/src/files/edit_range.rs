@@ -23,11 +23,11 @@ pub struct Args {
     /// File path, relative to the workspace (also accepted: filePath, filepath).
     #[schemars(length(min = 1))]
     pub path: String,
-    // The first line to replace, 1-based (no description in the schema, so not `pub`).
+    /// First line to replace (1-based).
     start_line: JsInt,
-    // The last line, inclusive.
+    /// Last line to replace (1-based, inclusive).
     end_line: JsInt,
-    // The new lines (empty: delete the range).
+    /// New text for those lines (empty deletes them).
     content: String,
     /// Compute and return the diff without writing.
     pub dry_run: Option<Flag>,

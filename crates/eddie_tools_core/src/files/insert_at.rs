@@ -24,9 +24,9 @@ pub struct Args {
     /// File path, relative to the workspace (also accepted: filePath, filepath).
     #[schemars(length(min = 1))]
     pub path: String,
-    // The line to insert before, 1-based (no description in the schema, so not `pub`).
+    /// Insert before this line (1-based; last line + 1 appends).
     line_number: JsInt,
-    // The new lines.
+    /// Text to insert as new lines.
     content: String,
     /// Compute and return the diff without writing.
     pub dry_run: Option<Flag>,

@@ -32,7 +32,7 @@ const NAME: &str = "list_directory";
 pub struct Args {
     /// Directory (default: the workspace root; also: directory).
     pub path: Option<String>,
-    // No description in the schema: it says it all.
+    /// Walk subdirectories too.
     recursive: Option<Flag>,
     /// Include dot files (also: show_hidden).
     pub include_hidden: Option<Flag>,

@@ -19,10 +19,10 @@ const NAME: &str = "move_file";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
-    // The file or directory to move (no description in the schema, so not `pub`).
+    /// File or folder to move, relative to the workspace.
     #[schemars(length(min = 1))]
     source: String,
-    // Where it goes.
+    /// New path, relative to the workspace.
     #[schemars(length(min = 1))]
     destination: String,
     /// Replace an existing file.

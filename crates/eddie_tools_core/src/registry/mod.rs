@@ -252,6 +252,38 @@ mod tests {
     }
 
     #[test]
+    fn every_property_outside_eddie_has_a_description() {
+        // The descriptions come from the `///` comments on each tool's `Args` (eddie's schemas
+        // are @eddie/tools' verbatim ones).
+        fn walk(s: &Value, path: &str, missing: &mut Vec<String>) {
+            if let Some(props) = s.get("properties").and_then(Value::as_object) {
+                for (k, v) in props {
+                    let here = format!("{path}.{k}");
+                    if !v.get("description").and_then(Value::as_str).is_some_and(|d| !d.trim().is_empty()) {
+                        missing.push(here.clone());
+                    }
+                    walk(v, &here, missing);
+                }
+            }
+            if let Some(items) = s.get("items") {
+                walk(items, &format!("{path}[]"), missing);
+            }
+            for key in ["anyOf", "oneOf"] {
+                for v in s.get(key).and_then(Value::as_array).into_iter().flatten() {
+                    walk(v, path, missing);
+                }
+            }
+        }
+        let mut missing = Vec::new();
+        for t in tools().filter(|t| t.family != "eddie") {
+            let def = definition(t.name).cloned().unwrap_or_default();
+            assert!(def["jsonSchema"]["properties"].is_object(), "{}", t.name);
+            walk(&def["jsonSchema"], t.name, &mut missing);
+        }
+        assert_eq!(missing, Vec::<String>::new());
+    }
+
+    #[test]
     fn names_are_unique() {
         // A lookup by model or JS name must find exactly one tool.
         for t in tools() {

@@ -26,9 +26,7 @@ pub struct Args {
     pub command: String,
     /// Run `command` with bash (`bash -c`). Default: true without args, false with args. shell: false splits a command line into words without a shell.
     pub shell: Option<crate::call::args::lenient::Flag>,
-    // Its arguments, passed as they are (the hand-written schema gave `args` no description,
-    // and a doc comment here would become one).
-    #[allow(missing_docs)]
+    /// Arguments, passed as they are (no shell).
     pub args: Option<Vec<Word>>,
     /// Working directory, relative to the workspace (default: the workspace root).
     pub cwd: Option<Text>,
