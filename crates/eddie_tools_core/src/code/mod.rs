@@ -59,8 +59,6 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[tokio::test]
     async fn an_abort_returns_a_partial_result_flagged_cancelled() {
         let t = tempfile::tempdir().unwrap();

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::transport::{REMOTE_ALIASES, Target, local_branch, remote_head, remote_target, upstream};
-use super::{common, lock, refname};
+use super::{common, refname};
 use crate::call::args::lenient::Flag;
 use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
