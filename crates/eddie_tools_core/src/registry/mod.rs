@@ -259,7 +259,7 @@ mod tests {
             if let Some(props) = s.get("properties").and_then(Value::as_object) {
                 for (k, v) in props {
                     let here = format!("{path}.{k}");
-                    if !v.get("description").and_then(Value::as_str).is_some_and(|d| !d.trim().is_empty()) {
+                    if v.get("description").and_then(Value::as_str).is_none_or(|d| d.trim().is_empty()) {
                         missing.push(here.clone());
                     }
                     walk(v, &here, missing);
