@@ -645,9 +645,13 @@ export declare const editFileTool: ToolDefinition<EditFileArgs, EditFileData>
 export type MultiEditArgs = {
   /** File path, relative to the workspace (also accepted: filePath, filepath). */
   path: string
+  /** The replacements, each located in the current file; they must not overlap. */
   edits: Array<{
+    /** Exact text to replace. */
     oldString: string
+    /** Replacement text. */
     newString: string
+    /** Replace every occurrence (default: exactly one must match). */
     all?: boolean
     [key: string]: unknown
   }>
@@ -828,8 +832,11 @@ export declare const assessPatchRiskTool: ToolDefinition<AssessPatchRiskArgs, As
 export type EditRangeArgs = {
   /** File path, relative to the workspace (also accepted: filePath, filepath). */
   path: string
+  /** First line to replace (1-based). */
   startLine: number
+  /** Last line to replace (1-based, inclusive). */
   endLine: number
+  /** New text for those lines (empty deletes them). */
   content: string
   /** Compute and return the diff without writing. */
   dryRun?: boolean
@@ -872,7 +879,9 @@ export declare const editRangeTool: ToolDefinition<EditRangeArgs, EditRangeData>
 export type InsertAtArgs = {
   /** File path, relative to the workspace (also accepted: filePath, filepath). */
   path: string
+  /** Insert before this line (1-based; last line + 1 appends). */
   lineNumber: number
+  /** Text to insert as new lines. */
   content: string
   /** Compute and return the diff without writing. */
   dryRun?: boolean
@@ -915,7 +924,9 @@ export declare const insertAtTool: ToolDefinition<InsertAtArgs, InsertAtData>
 export type DeleteRangeArgs = {
   /** File path, relative to the workspace (also accepted: filePath, filepath). */
   path: string
+  /** First line to delete (1-based). */
   startLine: number
+  /** Last line to delete (1-based, inclusive). */
   endLine: number
   /** Compute and return the diff without writing. */
   dryRun?: boolean
@@ -954,7 +965,9 @@ export declare const deleteRangeTool: ToolDefinition<DeleteRangeArgs, DeleteRang
 
 /** Arguments of `copy_file`. */
 export type CopyFileArgs = {
+  /** File or folder to copy, relative to the workspace. */
   source: string
+  /** Where to copy it, relative to the workspace. */
   destination: string
   /** Replace existing files. */
   overwrite?: boolean
@@ -976,7 +989,9 @@ export declare const copyFileTool: ToolDefinition<CopyFileArgs, CopyFileData>
 
 /** Arguments of `move_file`. */
 export type MoveFileArgs = {
+  /** File or folder to move, relative to the workspace. */
   source: string
+  /** New path, relative to the workspace. */
   destination: string
   /** Replace an existing file. */
   overwrite?: boolean
@@ -1018,6 +1033,7 @@ export declare const deleteFileTool: ToolDefinition<DeleteFileArgs, DeleteFileDa
 export type ListDirectoryArgs = {
   /** Directory (default: the workspace root; also: directory). */
   path?: string
+  /** Walk subdirectories too. */
   recursive?: boolean
   /** Include dot files (also: show_hidden). */
   includeHidden?: boolean
@@ -1719,6 +1735,7 @@ export type ProcessStartArgs = {
   command: string
   /** Run `command` with bash (`bash -c`). Default: true without args, false with args. shell: false splits a command line into words without a shell. */
   shell?: boolean
+  /** Arguments, passed as they are (no shell). */
   args?: Array<string>
   /** Working directory, relative to the workspace (default: the workspace root). */
   cwd?: string
@@ -2747,56 +2764,6 @@ export type WebFetchData = {
 /** Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`web_fetch`, asks ctx.confirm) */
 export declare function webFetch(args: WebFetchArgs, ctx: ToolContext): Promise<ToolResult<WebFetchData>>
 export declare const webFetchTool: ToolDefinition<WebFetchArgs, WebFetchData>
-
-/** Arguments of `fetch`. */
-export type FetchArgs = {
-  /** The http(s) URL to fetch (a bare `host/path` gets https://). */
-  url: string
-  /** markdown (default: the main content), text, html (the main content's HTML) or raw (the body as served). */
-  format?: "markdown" | "text" | "html" | "raw"
-  /** Most characters to return (default 10000; also: max_chars, max_length). */
-  maxChars?: number
-  /** Character offset to continue from (the previous call's nextStartIndex; also: start_index). */
-  startIndex?: number
-  /** Cap of the body in bytes, enforced while reading (default 5 MiB, at most 100 MiB). */
-  maxBytes?: number
-  /** Total time limit in seconds (default 30, at most 300). */
-  timeout?: number
-  /** Follow a redirect to another host (default true); either way the chain is reported. */
-  followCrossHost?: boolean
-  /** Skip the 15-minute in-process cache. */
-  noCache?: boolean
-}
-/** `data` of a `fetch` result. */
-export type FetchData = {
-  url: string
-  finalUrl: string
-  status: number
-  redirects: Array<{
-    url: string
-    status: number
-    [key: string]: unknown
-  }>
-  contentType: string | null
-  format: "markdown" | "text" | "html" | "raw"
-  bytes: number
-  cached: boolean
-  title?: string | null
-  kind?: "html" | "text" | "binary"
-  encoding?: string | null
-  malformed?: boolean
-  mainContent?: boolean | null
-  totalChars: number
-  startIndex?: number
-  returnedChars?: number
-  truncated: boolean
-  nextStartIndex: number | null
-  redirectedTo?: string
-  [key: string]: unknown
-}
-/** Same as web_fetch (Stack's name for it). Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`fetch`, asks ctx.confirm) */
-export declare function fetch(args: FetchArgs, ctx: ToolContext): Promise<ToolResult<FetchData>>
-export declare const fetchTool: ToolDefinition<FetchArgs, FetchData>
 
 /** Arguments of `download`. */
 export type DownloadArgs = {

@@ -369,205 +369,201 @@ function attemptCompletion(args, ctx) {
 function webFetch(args, ctx) {
   return binding.callTool(53, args, ctx)
 }
-/** Same as web_fetch (Stack's name for it). Fetch a URL and return it as text for reading. HTML pages give their main content (navigation and boilerplate removed) as Markdown by default, or format: text, html (the main content's HTML), raw (the page as served). JSON and plain text are returned as they are; PDFs, images and other binary bodies are reported by type and size only. Returns at most maxChars characters (default 10000); when truncated, call again with startIndex set to the returned nextStartIndex. The charset comes from the header, BOM or <meta>. Bodies over maxBytes (default 5 MiB) fail with TOO_LARGE. Redirects are followed (up to 10) and reported; with followCrossHost: false a redirect to another host is returned instead of followed. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). Responses are cached for 15 minutes (noCache: true to skip). (`fetch`) */
-function fetch(args, ctx) {
-  return binding.callTool(54, args, ctx)
-}
 /** Download a URL to a file in the workspace (asks for confirmation first, naming the URL and the path). The body is streamed to a temporary file next to the target and renamed into place when complete, so a failure or an abort leaves nothing behind. Fails with TOO_LARGE past maxBytes (default 100 MiB), HTTP_STATUS when the server answers an error (with the status and the start of the body), ALREADY_EXISTS when the file exists and overwrite is false (by default an existing file is replaced, and the confirmation says so). Returns the size and sha256. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). (`download`) */
 function download(args, ctx) {
-  return binding.callTool(55, args, ctx)
+  return binding.callTool(54, args, ctx)
 }
 /** Check whether a URL is reachable: HTTP status, final URL, redirect chain, content type and length, and latency. Uses HEAD, and a one-byte ranged GET when the server refuses HEAD (405/501). An error status (404, 500) is reported with ok: false, not thrown. Private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS). (`check_url`) */
 function checkUrl(args, ctx) {
-  return binding.callTool(56, args, ctx)
+  return binding.callTool(55, args, ctx)
 }
 /** Search the web. Returns title, url, snippet, date and source for up to count results (1-20, default 5), optionally limited by freshness (day, week, month, year), language (ISO 639-1) and site (a domain). The provider comes from the environment: BRAVE_API_KEY (Brave Search), TAVILY_API_KEY (Tavily) or SEARXNG_URL (SearXNG); with none set it fails with NO_PROVIDER. (`web_search`) */
 function webSearch(args, ctx) {
-  return binding.callTool(57, args, ctx)
+  return binding.callTool(56, args, ctx)
 }
 /** The working tree status of the git repository containing path (default: the workspace root), read without running git: branch, upstream with ahead/behind, repository state (merge, rebase, cherry-pick, revert, bisect), and one entry per changed path with its index and worktree letters as in git status --porcelain=v2 (. unchanged, M, A, D, R with origPath, T; ? untracked; U conflicted). Content reads like git status --short --branch. (`git_status`) */
 function gitStatus(args, ctx) {
-  return binding.callTool(58, args, ctx)
+  return binding.callTool(57, args, ctx)
 }
 /** Changes in the git repository containing path, read without running git: the working tree against the index (default), staged changes (staged/cached: the index against HEAD), one revision against another (from + to, or from: 'a..b' / 'a...b'), or a revision against the working tree (from alone); optionally only some files. Per file: path, oldPath for renames, status letter (A, M, D, R, T), additions and deletions as git diff --numstat counts them; binary files are reported (binary: true), never dumped. The patch text is kept whole per file within maxBytes (default 50000); files left out are listed in omittedFiles with omittedBytes. (`git_diff`) */
 function gitDiff(args, ctx) {
-  return binding.callTool(59, args, ctx)
+  return binding.callTool(58, args, ctx)
 }
 /** Commit history of the git repository containing path, read without running git, in git log's order (order: default, newest commit date first with git's tie-breaking; topo as --topo-order; date as --date-order): at most maxCount commits (default 10) after skip, filtered by commit date (since/until), author regex, message regex (grep) and a file or folder (file, followed across renames with follow). Each commit: id, shortId, author and committer (name, email, ISO 8601 date), subject, body, parents; with files: true, the changed files with added/deleted line counts as git log --numstat gives them (binary: null counts). (`git_log`) */
 function gitLog(args, ctx) {
-  return binding.callTool(60, args, ctx)
+  return binding.callTool(59, args, ctx)
 }
 /** A commit of the git repository containing path, read without running git: id, author, committer, subject, body, parents, and its diff against the first parent (per-file numbers and patch text within maxBytes, default 50000; files left out are listed in omittedFiles). With file: that file's content at the revision instead (binary files are reported, not dumped). (`git_show`) */
 function gitShow(args, ctx) {
-  return binding.callTool(61, args, ctx)
+  return binding.callTool(60, args, ctx)
 }
 /** Who last changed each line of a file in the git repository containing path, read without running git, grouped in hunks (startLine, lines, commit, author, email, date, summary, origPath, origStartLine). By default the working tree's content on top of HEAD (lines not committed yet have the zero commit id and committed: false); with revision, the file as of that commit. startLine/endLine limit the range. (`git_blame`) */
 function gitBlame(args, ctx) {
-  return binding.callTool(62, args, ctx)
+  return binding.callTool(61, args, ctx)
 }
 /** Stage files in the git repository containing path (like git add -A <files>: new, modified and deleted files; ignored files are left out), without running git. files: paths, folders or pathspecs relative to path (default: everything). Asks for confirmation naming the paths; LOCKED when another git process holds index.lock (nothing changed). (`git_stage`) */
 function gitStage(args, ctx) {
-  return binding.callTool(63, args, ctx)
+  return binding.callTool(62, args, ctx)
 }
 /** Unstage files in the git repository containing path (like git restore --staged <files>: their index entries go back to HEAD; in a repository with no commits yet they leave the index), without running git. The working tree is not touched. files: paths, folders or pathspecs relative to path (default: everything staged). Asks for confirmation naming the paths; LOCKED when another git process holds index.lock. (`git_unstage`) */
 function gitUnstage(args, ctx) {
-  return binding.callTool(64, args, ctx)
+  return binding.callTool(63, args, ctx)
 }
 /** Record a commit in the git repository containing path, without running git. What is committed: files staged first when given, every change (untracked files too, ignored ones not) with stageAll or when called with Stack's repo_path and no files, else what is staged, else all tracked changes. The result lists the files that went in. The author comes from the repository's git config (user.name, user.email). An empty commit is refused (NOTHING_TO_COMMIT) unless allowEmpty; amend replaces the last commit. The repository's pre-commit and commit-msg hooks run when they lie inside the workspace (one outside never runs; the result says so); a failing hook means no commit (HOOK_FAILED, with its output) and the index as it was. Asks for confirmation once: the commit, the hooks that will run, and a protected branch. Only the workspace's files are ever committed (OUTSIDE_WORKSPACE otherwise). (`git_commit`) */
 function gitCommit(args, ctx) {
-  return binding.callTool(65, args, ctx)
+  return binding.callTool(64, args, ctx)
 }
 /** Branches of the git repository containing path, without running git. action: list (default; local branches with upstream and ahead/behind, remote-tracking ones with remote: true), current, create (name, from startPoint, default HEAD; checkout: true to switch to it), switch (refused with DIRTY_WORKTREE, naming the files, when local changes would be overwritten, and with OUTSIDE_WORKSPACE when it would change files outside the workspace), delete (an unmerged branch needs force: true; a protected branch adds a prompt). Names follow git check-ref-format (INVALID_ARGUMENT naming the rule). Stack's spellings work too: {create: name} creates and switches, {delete: name} deletes. Changes ask for confirmation. (`git_branch`) */
 function gitBranch(args, ctx) {
-  return binding.callTool(66, args, ctx)
+  return binding.callTool(65, args, ctx)
 }
 /** Whether a branch of the git repository containing path is protected (default: the current branch): it matches a pattern of git config eddie.protectedBranch (multi-valued; globs like release/*), or, when none is configured, main, master or release/*. git_commit, git_push and branch deletion ask a second time on a protected branch, and a force push to one is refused. (`is_protected_branch`) */
 function isProtectedBranch(args, ctx) {
-  return binding.callTool(67, args, ctx)
+  return binding.callTool(66, args, ctx)
 }
 /** Take a checkpoint of the working tree of the git repository containing path: every tracked and untracked file (not ignored ones), byte for byte, recorded as a commit under refs/eddie/checkpoints/ without running git. The index, HEAD and the branches are not touched, so it is safe at any time; git_restore_checkpoint puts the files back (undo), git_list_checkpoints lists them. (`git_checkpoint`) */
 function gitCheckpoint(args, ctx) {
-  return binding.callTool(68, args, ctx)
+  return binding.callTool(67, args, ctx)
 }
 /** Put the working tree of the git repository containing path back as it was at a checkpoint (its id from git_list_checkpoints, or latest): changed and missing files are written, files the checkpoint did not have are removed (ignored files are left alone). A checkpoint of the current state is taken first (its id is in before), so the restore can be undone. The index, HEAD and the branches are not touched. Asks for confirmation naming the files. (`git_restore_checkpoint`) */
 function gitRestoreCheckpoint(args, ctx) {
-  return binding.callTool(69, args, ctx)
+  return binding.callTool(68, args, ctx)
 }
 /** The checkpoints of the git repository containing path (refs/eddie/checkpoints/), newest first: id, ref, commit, message, date, and the HEAD commit at the time. (`git_list_checkpoints`) */
 function gitListCheckpoints(args, ctx) {
-  return binding.callTool(70, args, ctx)
+  return binding.callTool(69, args, ctx)
 }
 /** Push a branch of the git repository containing path (default: the current branch) to a remote (default: its upstream remote, else origin) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS, AUTH_FAILED when refused; ssh is refused with UNSUPPORTED_SCHEME), without running git. A push that is not a fast-forward is refused (NON_FAST_FORWARD) unless force; a force push to a protected branch is always refused (PROTECTED_BRANCH). Asks for confirmation with the commit count, and again for a protected branch. (`git_push`) */
 function gitPush(args, ctx) {
-  return binding.callTool(71, args, ctx)
+  return binding.callTool(70, args, ctx)
 }
 /** Pull a branch from a remote (default: the current branch's upstream, else origin and the same name) that is a repository on this machine (a path or file:// URL) or an http(s) URL (smart HTTP through the network guard; credentials from credential.helper or GIT_ASKPASS; ssh is refused with UNSUPPORTED_SCHEME) into the current branch, without running git: a fast-forward, or a merge commit only when the merge is clean. A merge with conflicts is refused (MERGE_CONFLICT, naming the paths) and local changes that would be overwritten are refused (DIRTY_WORKTREE), with the repository unchanged. Asks for confirmation. (`git_pull`) */
 function gitPull(args, ctx) {
-  return binding.callTool(72, args, ctx)
+  return binding.callTool(71, args, ctx)
 }
 /** Save a memory entry in MEMORY.md at the workspace root (scope: user for the per-user one): one `## key` heading per entry, so a person can read, edit and review it in git. mode replace (default) replaces the entry's text, append adds a line to it; a new key is added at the end. Text outside the entry is kept byte for byte. Safe against concurrent saves from other processes. (`memory_save`) */
 function memorySave(args, ctx) {
-  return binding.callTool(73, args, ctx)
+  return binding.callTool(72, args, ctx)
 }
 /** Delete a memory entry (its `## key` heading and text) from MEMORY.md (scope: user for the per-user file). The rest of the file is kept byte for byte. NOT_FOUND when there is no such key. (`memory_delete`) */
 function memoryDelete(args, ctx) {
-  return binding.callTool(74, args, ctx)
+  return binding.callTool(73, args, ctx)
 }
 /** List the entries of MEMORY.md (scope: user for the per-user file), each with its key (the `## ` heading), a one-line preview and its size in bytes. (`memory_list`) */
 function memoryList(args, ctx) {
-  return binding.callTool(75, args, ctx)
+  return binding.callTool(74, args, ctx)
 }
 /** Find the MEMORY.md entries (scope: user for the per-user file) that best match a query, ranked with BM25 over keys and bodies (words in the key count more). Returns the best maxResults (default 5) with their scores and full text. (`memory_recall`) */
 function memoryRecall(args, ctx) {
-  return binding.callTool(76, args, ctx)
+  return binding.callTool(75, args, ctx)
 }
 /** Create a task (title, description, priority low/medium/high, default medium) in a task list (default tasks: .tasks/tasks.json, the same store as the agent__* task tools; description and priority live in the task's metadata). Returns the task with its id. (`create_task`) */
 function createTask(args, ctx) {
-  return binding.callTool(77, args, ctx)
+  return binding.callTool(76, args, ctx)
 }
 /** List the tasks of a task list (default tasks), optionally only those with a status (pending, in_progress, complete or done, all) or a priority (low, medium, high). Reads the same store as agent__get_task_list. (`list_tasks`) */
 function listTasks(args, ctx) {
-  return binding.callTool(78, args, ctx)
+  return binding.callTool(77, args, ctx)
 }
 /** Update a task's status (pending, in_progress, complete; done is complete), title, description or priority, by its id, in a task list (default tasks). (`update_task`) */
 function updateTask(args, ctx) {
-  return binding.callTool(79, args, ctx)
+  return binding.callTool(78, args, ctx)
 }
 /** Delete a task by its id from a task list (default tasks). (`delete_task`) */
 function deleteTask(args, ctx) {
-  return binding.callTool(80, args, ctx)
+  return binding.callTool(79, args, ctx)
 }
 /** Create a plan: a goal and its ordered steps. Returns the plan id; the plan is stored as the task list .tasks/<plan id>.json (steps are its tasks), so agent__get_task_list and list_tasks can read it by that id. (`create_plan`) */
 function createPlan(args, ctx) {
-  return binding.callTool(81, args, ctx)
+  return binding.callTool(80, args, ctx)
 }
 /** Start executing a plan: mark it in progress, and its first pending step in progress. Returns the steps with their statuses. (`execute_plan`) */
 function executePlan(args, ctx) {
-  return binding.callTool(82, args, ctx)
+  return binding.callTool(81, args, ctx)
 }
 /** Store a text value under a key in the cache (Floyd's SUPERCACHE). tier: reasoning (process memory, default), project (.eddie/cache.db in the workspace, shared by processes) or vault (per user). ttl in milliseconds (omit for no expiry). Each tier has a byte cap; the least recently used entries are evicted to stay within it. (`cache_store`) */
 function cacheStore(args, ctx) {
-  return binding.callTool(83, args, ctx)
+  return binding.callTool(82, args, ctx)
 }
 /** Get a cached value by key, with its age and remaining TTL in milliseconds. Without tier, the tiers are searched in order: reasoning, project, vault. A missing or expired key is found: false (not an error). (`cache_retrieve`) */
 function cacheRetrieve(args, ctx) {
-  return binding.callTool(84, args, ctx)
+  return binding.callTool(83, args, ctx)
 }
 /** Delete a key from the cache: from one tier, or (without tier) from every tier. (`cache_delete`) */
 function cacheDelete(args, ctx) {
-  return binding.callTool(85, args, ctx)
+  return binding.callTool(84, args, ctx)
 }
 /** Delete every cache entry of one tier, or (without tier) of every tier. Counters (hits, misses) are kept. (`cache_clear`) */
 function cacheClear(args, ctx) {
-  return binding.callTool(86, args, ctx)
+  return binding.callTool(85, args, ctx)
 }
 /** List the live cache keys of one tier or every tier, optionally only those matching a glob pattern (* any run of characters, ? one, [abc], {a,b}), with size, age and remaining TTL. (`cache_keys`) */
 function cacheKeys(args, ctx) {
-  return binding.callTool(87, args, ctx)
+  return binding.callTool(86, args, ctx)
 }
 /** Cache statistics per tier (reasoning, project, vault) and in total: live entries, bytes and the tier's byte cap, hits, misses, expirations and evictions. (`cache_stats`) */
 function cacheStats(args, ctx) {
-  return binding.callTool(88, args, ctx)
+  return binding.callTool(87, args, ctx)
 }
 /** Load the instruction files an agent should read, each with why it applies: AGENTS.md, CLAUDE.md, GEMINI.md (in every folder from the workspace root, or the repository root, down to path's folder; the nearest AGENTS.md wins for files below it), .github/copilot-instructions.md, .cursorrules and .cursor/rules/*.mdc (at the root), and Stack's SOUL.md and TOOLS.md. Files are taken in order of precedence while they fit in maxBytes (default 32768); the rest are listed as omitted. (`context_load`) */
 function contextLoad(args, ctx) {
-  return binding.callTool(89, args, ctx)
+  return binding.callTool(88, args, ctx)
 }
 /** Scan a project folder (default: the workspace root): its name, file and folder counts (ignored, hidden and dependency folders left out, as the search tools do), languages by lines, manifests (package.json, pyproject.toml, Cargo.toml, go.mod, Dockerfile, compose files, CI configs), has_git, and the test, lint, format, typecheck, build and install commands detect_project finds. (`project_scan`) */
 function projectScan(args, ctx) {
-  return binding.callTool(90, args, ctx)
+  return binding.callTool(89, args, ctx)
 }
 /** Is a browser running for the browser tools: launched here (headless Chromium with a private profile) or attached to (ctx.browser.endpoint / EDDIE_BROWSER_WS), its version, its tabs and the current one. Starts nothing: when none is running it says which binary the next browser call would launch, or that none is found and what was searched (set CHROME_PATH). (`browser_status`) */
 function browserStatus(args, ctx) {
-  return binding.callTool(91, args, ctx)
+  return binding.callTool(90, args, ctx)
 }
 /** Open a URL in a browser tab (tabId, else the current tab; the first browser call launches headless Chromium) and wait until it has loaded: waitUntil load (default), domcontentloaded or networkidle. Returns the final URL, HTTP status, title and load time. The network guard applies: private, loopback and cloud-metadata addresses are refused (BLOCKED_ADDRESS) unless ctx.network allows them, every redirect and subresource is checked too, file:// URLs open only inside the workspace, and downloads are off. TIMEOUT when the page does not load in time. (`browser_navigate`) */
 function browserNavigate(args, ctx) {
-  return binding.callTool(92, args, ctx)
+  return binding.callTool(91, args, ctx)
 }
 /** Read the page in a browser tab (tabId, else the current tab) as its accessibility tree: one line per node, indented by depth, with role, name, value and states (focused, disabled, checked, ...). Every interactive node has a short ref such as [e12] that stays the same across reads; pass it as `ref` to browser_click or browser_type. maxChars (default 20000) caps the text; the nodes left out are counted. data.nodes holds the same as JSON. (`browser_read_page`) */
 function browserReadPage(args, ctx) {
-  return binding.callTool(93, args, ctx)
+  return binding.callTool(92, args, ctx)
 }
 /** Capture a browser tab (tabId, else the current tab) as a PNG: the viewport (default), the fullPage, or one element (selector, or a ref from browser_read_page). The PNG is written into the workspace (path, default .eddie/screenshots/<time>-tab<N>.png) and returned as image content in data.image ({type: "image", mimeType: "image/png", data: base64}) for a vision model. Captures larger than maxPixels (default 1200000) are scaled down to fit. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there. (`browser_screenshot`) */
 function browserScreenshot(args, ctx) {
-  return binding.callTool(94, args, ctx)
+  return binding.callTool(93, args, ctx)
 }
 /** Click an element in a browser tab (tabId, else the current tab): by ref (from browser_read_page or browser_find, e.g. e12), by CSS selector, or at viewport coordinates x/y. Asks ctx.confirm first, naming the element. Scrolls it into view and waits (timeout, default 10 s) until it is visible, enabled and not covered, then clicks its centre; a navigation the click starts is waited for and reported. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there; TIMEOUT when it never becomes clickable. (`browser_click`) */
 function browserClick(args, ctx) {
-  return binding.callTool(95, args, ctx)
+  return binding.callTool(94, args, ctx)
 }
 /** Type text in a browser tab (tabId, else the current tab): into the focused element, or into the element given by ref (from browser_read_page or browser_find) or CSS selector, which is focused first. clear empties the field first; submit presses Enter afterwards (a navigation it starts is waited for and reported). Asks ctx.confirm first, naming the element and the text. ELEMENT_NOT_FOUND (with the nearest candidates) when the element is not there or nothing has focus. (`browser_type`) */
 function browserType(args, ctx) {
-  return binding.callTool(96, args, ctx)
+  return binding.callTool(95, args, ctx)
 }
 /** Find elements in a browser tab (tabId, else the current tab) by a natural-language query such as "submit button" or "email field", without a model: each word is matched against accessible names, labels, placeholders, titles, ids and names, values and roles (with synonyms: "input" finds text boxes). Returns the best matches (limit, default 5) with their refs (for browser_click and browser_type), a score and why each matched. (`browser_find`) */
 function browserFind(args, ctx) {
-  return binding.callTool(97, args, ctx)
+  return binding.callTool(96, args, ctx)
 }
 /** List the browser's open tabs: each tab's id (the tabId other browser tools take), URL and title, and which one is current (the one tools act on without a tabId). Launches the browser if none is running. (`browser_get_tabs`) */
 function browserGetTabs(args, ctx) {
-  return binding.callTool(98, args, ctx)
+  return binding.callTool(97, args, ctx)
 }
 /** Open a new browser tab, optionally loading url (checked by the network guard like browser_navigate). The new tab becomes the current one; its tabId is returned. (`browser_new_tab`) */
 function browserNewTab(args, ctx) {
-  return binding.callTool(99, args, ctx)
+  return binding.callTool(98, args, ctx)
 }
 /** Close a browser tab (tabId, else the current tab). TAB_NOT_FOUND when there is no such tab. The ids of the other tabs stay as they were. (`browser_close_tab`) */
 function browserCloseTab(args, ctx) {
-  return binding.callTool(100, args, ctx)
+  return binding.callTool(99, args, ctx)
 }
 /** The console of a browser tab (tabId, else the current tab): console.log/warn/error messages, uncaught exceptions, browser messages (failed loads) and dismissed dialogs, with level, text and source location. since takes the nextCursor of a previous call to get only newer messages; errorsOnly keeps errors and warnings. (`browser_console`) */
 function browserConsole(args, ctx) {
-  return binding.callTool(101, args, ctx)
+  return binding.callTool(100, args, ctx)
 }
 /** The requests of a browser tab (tabId, else the current tab) that failed: a network error, a refusal by the network guard (with why), or an HTTP status of 400 or more; all lists every request. since takes the nextCursor of a previous call to get only newer ones. (`browser_network`) */
 function browserNetwork(args, ctx) {
-  return binding.callTool(102, args, ctx)
+  return binding.callTool(101, args, ctx)
 }
 /** Take a screenshot of a web page in one call (Stack's screenshot): a new headless browser tab loads url (the network guard applies: private and loopback addresses are refused unless ctx.network allows them), the viewport (or fullPage) is written as a PNG to destination inside the workspace (default screenshot.png), and the tab is closed. The image is also returned in data.image ({type: "image", mimeType: "image/png", data: base64}). (`screenshot`) */
 function screenshot(args, ctx) {
-  return binding.callTool(103, args, ctx)
+  return binding.callTool(102, args, ctx)
 }
 
 const bashTool = define("bash", bash)
@@ -624,7 +620,6 @@ const askUserTool = define("ask_user", askUser)
 const askFollowupQuestionTool = define("ask_followup_question", askFollowupQuestion)
 const attemptCompletionTool = define("attempt_completion", attemptCompletion)
 const webFetchTool = define("web_fetch", webFetch)
-const fetchTool = define("fetch", fetch)
 const downloadTool = define("download", download)
 const checkUrlTool = define("check_url", checkUrl)
 const webSearchTool = define("web_search", webSearch)
@@ -678,7 +673,7 @@ const screenshotTool = define("screenshot", screenshot)
 /** Every built-in tool of @eddie/tools, in its order. */
 const builtinTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool]
 /** Every tool of every family: builtinTools, then the tools from the other reference agents. */
-const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool, webFetchTool, fetchTool, downloadTool, checkUrlTool, webSearchTool, gitStatusTool, gitDiffTool, gitLogTool, gitShowTool, gitBlameTool, gitStageTool, gitUnstageTool, gitCommitTool, gitBranchTool, isProtectedBranchTool, gitCheckpointTool, gitRestoreCheckpointTool, gitListCheckpointsTool, gitPushTool, gitPullTool, memorySaveTool, memoryDeleteTool, memoryListTool, memoryRecallTool, createTaskTool, listTasksTool, updateTaskTool, deleteTaskTool, createPlanTool, executePlanTool, cacheStoreTool, cacheRetrieveTool, cacheDeleteTool, cacheClearTool, cacheKeysTool, cacheStatsTool, contextLoadTool, projectScanTool, browserStatusTool, browserNavigateTool, browserReadPageTool, browserScreenshotTool, browserClickTool, browserTypeTool, browserFindTool, browserGetTabsTool, browserNewTabTool, browserCloseTabTool, browserConsoleTool, browserNetworkTool, screenshotTool]
+const allTools = [bashTool, fileReadTool, fileWriteTool, fileSearchTool, getFolderTreeStructureTool, getPlanTool, completeTaskTool, updatePlanTool, agentNewTaskListTool, agentNewTaskTool, agentGetTaskListTool, agentSetTaskStatusTool, agentDeleteTaskTool, readFileTool, writeFileTool, editFileTool, multiEditTool, applyUnifiedDiffTool, applyPatchTool, assessPatchRiskTool, editRangeTool, insertAtTool, deleteRangeTool, copyFileTool, moveFileTool, deleteFileTool, listDirectoryTool, getFileInfoTool, grepTool, globTool, listSymbolsTool, findSymbolTool, findReferencesTool, searchCodebaseTool, projectMapTool, runCommandTool, processStartTool, processReadTool, processWriteTool, processWaitTool, processKillTool, processListTool, detectProjectTool, runTestsTool, lintTool, formatTool, typecheckTool, buildTool, installTool, checkPermissionTool, askUserTool, askFollowupQuestionTool, attemptCompletionTool, webFetchTool, downloadTool, checkUrlTool, webSearchTool, gitStatusTool, gitDiffTool, gitLogTool, gitShowTool, gitBlameTool, gitStageTool, gitUnstageTool, gitCommitTool, gitBranchTool, isProtectedBranchTool, gitCheckpointTool, gitRestoreCheckpointTool, gitListCheckpointsTool, gitPushTool, gitPullTool, memorySaveTool, memoryDeleteTool, memoryListTool, memoryRecallTool, createTaskTool, listTasksTool, updateTaskTool, deleteTaskTool, createPlanTool, executePlanTool, cacheStoreTool, cacheRetrieveTool, cacheDeleteTool, cacheClearTool, cacheKeysTool, cacheStatsTool, contextLoadTool, projectScanTool, browserStatusTool, browserNavigateTool, browserReadPageTool, browserScreenshotTool, browserClickTool, browserTypeTool, browserFindTool, browserGetTabsTool, browserNewTabTool, browserCloseTabTool, browserConsoleTool, browserNetworkTool, screenshotTool]
 
 const TASK_LIST_RESULT_SCHEMA = byName.get('agent__get_task_list').outputSchema
 const PLAN_RESULT_SCHEMA = byName.get('get_plan').outputSchema
@@ -737,7 +732,6 @@ exports.askUser = askUser
 exports.askFollowupQuestion = askFollowupQuestion
 exports.attemptCompletion = attemptCompletion
 exports.webFetch = webFetch
-exports.fetch = fetch
 exports.download = download
 exports.checkUrl = checkUrl
 exports.webSearch = webSearch
@@ -841,7 +835,6 @@ exports.askUserTool = askUserTool
 exports.askFollowupQuestionTool = askFollowupQuestionTool
 exports.attemptCompletionTool = attemptCompletionTool
 exports.webFetchTool = webFetchTool
-exports.fetchTool = fetchTool
 exports.downloadTool = downloadTool
 exports.checkUrlTool = checkUrlTool
 exports.webSearchTool = webSearchTool

@@ -60,7 +60,6 @@ const MINIMAL = {
   check_permission: { toolName: 'grep' },
   // The web family: loopback is blocked by the default network policy, so nothing is sent.
   web_fetch: { url: 'http://127.0.0.1:9/' },
-  fetch: { url: 'http://127.0.0.1:9/' },
   download: { url: 'http://127.0.0.1:9/x', path: 'x.bin' },
   check_url: { url: 'http://127.0.0.1:9/' },
   web_search: { query: 'x' },

@@ -84,8 +84,8 @@ test('web_fetch: an HTML page as Markdown: main content kept, navigation and boi
   assert.ok(!h.content.includes('trackEverything'))
   const raw = await tools.webFetch({ url: `${s.base}/page`, format: 'raw' }, open(ws))
   assert.equal(raw.content, PAGE)
-  // `fetch` is the same tool under Stack's name, with Stack's max_chars spelling.
-  const f = await tools.fetch({ url: `${s.base}/page`, max_chars: 20 }, open(ws))
+  // `fetch` is the same tool under Stack's name (a tool alias), with Stack's max_chars spelling.
+  const f = await tools.runTool('fetch', { url: `${s.base}/page`, max_chars: 20 }, open(ws))
   assert.equal(f.schema, r.schema)
   assert.equal(f.data.returnedChars, 20)
 })

@@ -95,7 +95,7 @@ export declare function specByName(name: string): NativeToolSpec
 /** The name a call of `name` goes through as: another agent's name as given (it may imply arguments), else the model name. Throws UNKNOWN_TOOL like specByName. */
 export declare function calledName(name: string): string
 
-/** The input schema a model sees (type object, missing property descriptions added; `loose`: no root additionalProperties). */
+/** The input schema a model sees (type object; `loose`: no root additionalProperties). */
 export declare function modelSchema(spec: NativeToolSpec, options?: { loose?: boolean }): { type: 'object'; [key: string]: unknown }
 
 export declare function errorInfo(error: unknown): { code: ErrorCode | (string & {}); message: string }

@@ -7,7 +7,6 @@
 'use strict'
 const { randomUUID } = require('node:crypto')
 const native = require('../index.js')
-const { withDescriptions } = require('./descriptions.js')
 
 /**
  * @typedef {import('../index.js').NativeToolSpec} NativeToolSpec
@@ -203,8 +202,8 @@ function isSession(options) {
 }
 
 /**
- * The input schema a model sees: the tool's JSON Schema with `type: 'object'` and the property
- * descriptions the registry lacks (from descriptions.js). `loose`: without the root
+ * The input schema a model sees: the tool's JSON Schema with `type: 'object'` (the property
+ * descriptions are the Rust `Args`' doc comments). `loose`: without the root
  * `additionalProperties: false`, for hosts that validate arguments themselves (our aliases must
  * reach the core, which refuses unknown keys with a better message).
  * @param {NativeToolSpec} spec
@@ -212,7 +211,7 @@ function isSession(options) {
  * @returns {{type: 'object', [key: string]: unknown}}
  */
 function modelSchema(spec, { loose = false } = {}) {
-  const schema = withDescriptions(spec.name, { type: 'object', ...spec.jsonSchema })
+  const schema = { type: 'object', ...spec.jsonSchema }
   if (loose) delete schema.additionalProperties
   return schema
 }

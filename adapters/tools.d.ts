@@ -2,7 +2,7 @@
 import type * as T from '../index.js'
 
 /** Every tool, by its model name. */
-export type ToolName = "bash" | "file_read" | "file_write" | "file_search" | "get_folder_tree_structure" | "get_plan" | "complete_task" | "update_plan" | "agent__new_task_list" | "agent__new_task" | "agent__get_task_list" | "agent__set_task_status" | "agent__delete_task" | "read_file" | "write_file" | "edit_file" | "multi_edit" | "apply_unified_diff" | "apply_patch" | "assess_patch_risk" | "edit_range" | "insert_at" | "delete_range" | "copy_file" | "move_file" | "delete_file" | "list_directory" | "get_file_info" | "grep" | "glob" | "list_symbols" | "find_symbol" | "find_references" | "search_codebase" | "project_map" | "run" | "process_start" | "process_read" | "process_write" | "process_wait" | "process_kill" | "process_list" | "detect_project" | "run_tests" | "lint" | "format" | "typecheck" | "build" | "install" | "check_permission" | "ask_user" | "ask_followup_question" | "attempt_completion" | "web_fetch" | "fetch" | "download" | "check_url" | "web_search" | "git_status" | "git_diff" | "git_log" | "git_show" | "git_blame" | "git_stage" | "git_unstage" | "git_commit" | "git_branch" | "is_protected_branch" | "git_checkpoint" | "git_restore_checkpoint" | "git_list_checkpoints" | "git_push" | "git_pull" | "memory_save" | "memory_delete" | "memory_list" | "memory_recall" | "create_task" | "list_tasks" | "update_task" | "delete_task" | "create_plan" | "execute_plan" | "cache_store" | "cache_retrieve" | "cache_delete" | "cache_clear" | "cache_keys" | "cache_stats" | "context_load" | "project_scan" | "browser_status" | "browser_navigate" | "browser_read_page" | "browser_screenshot" | "browser_click" | "browser_type" | "browser_find" | "browser_get_tabs" | "browser_new_tab" | "browser_close_tab" | "browser_console" | "browser_network" | "screenshot"
+export type ToolName = "bash" | "file_read" | "file_write" | "file_search" | "get_folder_tree_structure" | "get_plan" | "complete_task" | "update_plan" | "agent__new_task_list" | "agent__new_task" | "agent__get_task_list" | "agent__set_task_status" | "agent__delete_task" | "read_file" | "write_file" | "edit_file" | "multi_edit" | "apply_unified_diff" | "apply_patch" | "assess_patch_risk" | "edit_range" | "insert_at" | "delete_range" | "copy_file" | "move_file" | "delete_file" | "list_directory" | "get_file_info" | "grep" | "glob" | "list_symbols" | "find_symbol" | "find_references" | "search_codebase" | "project_map" | "run" | "process_start" | "process_read" | "process_write" | "process_wait" | "process_kill" | "process_list" | "detect_project" | "run_tests" | "lint" | "format" | "typecheck" | "build" | "install" | "check_permission" | "ask_user" | "ask_followup_question" | "attempt_completion" | "web_fetch" | "download" | "check_url" | "web_search" | "git_status" | "git_diff" | "git_log" | "git_show" | "git_blame" | "git_stage" | "git_unstage" | "git_commit" | "git_branch" | "is_protected_branch" | "git_checkpoint" | "git_restore_checkpoint" | "git_list_checkpoints" | "git_push" | "git_pull" | "memory_save" | "memory_delete" | "memory_list" | "memory_recall" | "create_task" | "list_tasks" | "update_task" | "delete_task" | "create_plan" | "execute_plan" | "cache_store" | "cache_retrieve" | "cache_delete" | "cache_clear" | "cache_keys" | "cache_stats" | "context_load" | "project_scan" | "browser_status" | "browser_navigate" | "browser_read_page" | "browser_screenshot" | "browser_click" | "browser_type" | "browser_find" | "browser_get_tabs" | "browser_new_tab" | "browser_close_tab" | "browser_console" | "browser_network" | "screenshot"
 /** Every family. */
 export type ToolFamily = "eddie" | "files" | "code" | "exec" | "web" | "git" | "memory" | "browser"
 /** The arguments of each tool, by model name. */
@@ -61,7 +61,6 @@ export interface ToolArgsMap {
   ask_followup_question: Parameters<typeof T.askFollowupQuestion>[0]
   attempt_completion: Parameters<typeof T.attemptCompletion>[0]
   web_fetch: Parameters<typeof T.webFetch>[0]
-  fetch: Parameters<typeof T.fetch>[0]
   download: Parameters<typeof T.download>[0]
   check_url: Parameters<typeof T.checkUrl>[0]
   web_search: Parameters<typeof T.webSearch>[0]
@@ -168,7 +167,6 @@ export interface ToolDataMap {
   ask_followup_question: Awaited<ReturnType<typeof T.askFollowupQuestion>>['data']
   attempt_completion: Awaited<ReturnType<typeof T.attemptCompletion>>['data']
   web_fetch: Awaited<ReturnType<typeof T.webFetch>>['data']
-  fetch: Awaited<ReturnType<typeof T.fetch>>['data']
   download: Awaited<ReturnType<typeof T.download>>['data']
   check_url: Awaited<ReturnType<typeof T.checkUrl>>['data']
   web_search: Awaited<ReturnType<typeof T.webSearch>>['data']

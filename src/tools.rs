@@ -35,7 +35,7 @@ pub(crate) fn spawn<'env>(
     // Only tools that may ask get a confirm channel (creating one costs a threadsafe function).
     let may_confirm = spec.is_none_or(|s| s.confirms() || s.permission != registry::Permission::None);
     let (prepared, hook) = prepare(env, name, args, ctx, may_confirm);
-    if spec.and_then(|s| registry::blocking_form(s.name)).is_some() {
+    if spec.and_then(|s| s.blocking).is_some() {
         // A few syscalls: run on libuv's pool, which settles faster than a future does.
         let call = BlockingCall { name, prepared: Some(prepared), hook };
         return env.spawn(call).map(|p| p.promise_object());
@@ -276,7 +276,7 @@ pub fn error_codes() -> Vec<String> {
 /// The other agents' tool names that `runTool` accepts, as `{alias: canonicalName}`.
 #[napi(catch_unwind)]
 pub fn tool_aliases() -> std::collections::HashMap<String, String> {
-    eddie_tools_core::registry::TOOL_ALIASES.iter().map(|(a, c)| ((*a).to_owned(), (*c).to_owned())).collect()
+    eddie_tools_core::registry::tool_aliases().map(|(a, c)| (a.to_owned(), c.to_owned())).collect()
 }
 
 /// Ask every running command tree of this process to stop (SIGTERM to each tree, SIGKILL

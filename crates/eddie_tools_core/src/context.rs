@@ -180,7 +180,7 @@ pub struct Ctx {
     /// `ctx.approved`: what the host approved before the call.
     pub approved: crate::call::gate::Approved,
     /// `ctx.maxPermission`: the host's ceiling; a tool above it is `POLICY_DENIED`.
-    pub max_permission: Option<crate::registry::Permission>,
+    pub max_permission: Option<crate::spec::Permission>,
     /// Set while planning: prompts are recorded and answered no ([`crate::call::plan`]).
     pub plan: Option<crate::call::gate::PlanRecorder>,
     /// `ctx.sandbox`: the sandbox every command of the call must run in (required: where it

@@ -24,6 +24,7 @@ pub mod memory;
 pub mod output;
 pub mod plan;
 pub mod registry;
+pub mod spec;
 #[cfg(feature = "web")]
 pub mod web;
 pub mod workspace;

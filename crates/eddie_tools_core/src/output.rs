@@ -14,7 +14,7 @@ use crate::error::{Result, ToolError};
 /// [`ToolOutput::data_value`] give the data either way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
-    /// The outputSchema `$id` (e.g. `eddie.tool.file_read.result.v1`).
+    /// The outputSchema `$id` (e.g. `eddie.tool.file_read.result.v1`), from the tool's definition.
     pub schema: &'static str,
     /// The text the model reads.
     pub content: String,
@@ -24,14 +24,21 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    /// A new result.
-    pub fn new(schema: &'static str, content: impl Into<String>, data: Value) -> Self {
-        Self { schema, content: content.into(), data, data_text: None }
+    /// A new result. Its `schema` is stamped by the pipeline from the tool's definition
+    /// (`outputSchema.$id`, see [`crate::registry::output_id`]), so a tool cannot return another.
+    pub fn new(content: impl Into<String>, data: Value) -> Self {
+        Self { schema: "", content: content.into(), data, data_text: None }
     }
 
     /// A new result whose data is already JSON text (it must be valid JSON).
-    pub fn from_json_text(schema: &'static str, content: impl Into<String>, data_json: String) -> Self {
-        Self { schema, content: content.into(), data: Value::Null, data_text: Some(data_json) }
+    pub fn from_json_text(content: impl Into<String>, data_json: String) -> Self {
+        Self { schema: "", content: content.into(), data: Value::Null, data_text: Some(data_json) }
+    }
+
+    /// This result with `schema` as its outputSchema `$id`.
+    pub fn with_schema(mut self, schema: &'static str) -> Self {
+        self.schema = schema;
+        self
     }
 
     /// `data` as JSON text.

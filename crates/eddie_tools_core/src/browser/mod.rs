@@ -4,24 +4,24 @@
 //! launched browser makes goes through its proxy (`engine::net::proxy`), vetted by the network
 //! guard; popups become tabs; downloads are off. See the README.
 
+pub mod browser_click;
+pub mod browser_close_tab;
+pub mod browser_console;
+pub mod browser_find;
+pub mod browser_get_tabs;
+pub mod browser_navigate;
+pub mod browser_network;
+pub mod browser_new_tab;
+pub mod browser_read_page;
+pub mod browser_screenshot;
+pub mod browser_status;
+pub mod browser_type;
 pub mod cdp;
-pub mod click;
-pub mod close_tab;
-pub mod console;
 pub mod element;
-pub mod find;
-pub mod get_tabs;
 pub mod launch;
-pub mod navigate;
-pub mod network;
-pub mod new_tab;
-pub mod read_page;
-pub mod screenshot;
 pub mod session;
 pub mod stack_screenshot;
-pub mod status;
 pub mod tree;
-pub mod type_text;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,25 +31,25 @@ use serde_json::{Value, json};
 use crate::call::args::lenient::Int;
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
-use crate::registry::Family;
+use crate::spec::Family;
 use session::{Browser, Signals, Tab};
 
 /// The family.
 pub const FAMILY: Family = Family {
     name: "browser",
     tools: &[
-        status::TOOL,
-        navigate::TOOL,
-        read_page::TOOL,
-        screenshot::TOOL,
-        click::TOOL,
-        type_text::TOOL,
-        find::TOOL,
-        get_tabs::TOOL,
-        new_tab::TOOL,
-        close_tab::TOOL,
-        console::TOOL,
-        network::TOOL,
+        browser_status::TOOL,
+        browser_navigate::TOOL,
+        browser_read_page::TOOL,
+        browser_screenshot::TOOL,
+        browser_click::TOOL,
+        browser_type::TOOL,
+        browser_find::TOOL,
+        browser_get_tabs::TOOL,
+        browser_new_tab::TOOL,
+        browser_close_tab::TOOL,
+        browser_console::TOOL,
+        browser_network::TOOL,
         stack_screenshot::TOOL,
     ],
     contract: None,
@@ -188,7 +188,7 @@ mod tests {
             assert_eq!(t.mutating(), t.confirms() || t.name.contains("screenshot"), "{}", t.name);
         }
         let level = |n: &str| crate::registry::find(n).map(|s| s.permission);
-        use crate::registry::Permission;
+        use crate::spec::Permission;
         assert_eq!(level("browser_click"), Some(Permission::Dangerous));
         assert_eq!(level("browser_type"), Some(Permission::Dangerous));
         assert_eq!(level("browser_navigate"), Some(Permission::Moderate));

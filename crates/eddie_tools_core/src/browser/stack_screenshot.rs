@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::navigate::{self, WaitUntil};
-use super::screenshot::{self, Area};
+use super::browser_navigate::{self as navigate, WaitUntil};
+use super::browser_screenshot::{self as screenshot, Area};
 use super::session;
 use crate::call::args::lenient::{Flag, Int, Seconds};
 use crate::context::Ctx;
@@ -15,8 +15,6 @@ use crate::engine::store::atomic::write_atomic;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.screenshot.result.v1";
 const NAME: &str = "screenshot";
 
 /// The arguments of `screenshot`.
@@ -72,17 +70,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "bytes": s.bytes.len(),
         "image": screenshot::image_json(&s),
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `screenshot` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "screenshot",
     family: "browser",
-    effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Writes,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[("path", "destination"), ("output", "destination")],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("stack_screenshot.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

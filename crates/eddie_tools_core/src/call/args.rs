@@ -4,16 +4,16 @@
 //!   every optional field they do not use).
 //! - An alias (the seeds' spellings, `(alias, canonical)` pairs on the tool's spec) is renamed
 //!   to its canonical key, so a tool reads one spelling.
-//! - Outside the `eddie` family, any other key that is not a property of the tool's input
-//!   schema is refused with `INVALID_ARGUMENT`, naming the valid keys and the closest one, so a
-//!   foreign or misspelt option is never silently ignored.
-//! - The `eddie` family keeps `@eddie/tools`' behaviour for other keys (its handlers ignore
-//!   them), so it stays a drop-in.
+//! - Any other key that is not a property of the tool's input schema is refused with
+//!   `INVALID_ARGUMENT`, naming the valid keys and the closest one, so a foreign or misspelt
+//!   option is never silently ignored.
+//! - A tool with `lenient_keys` (the `eddie` family) keeps `@eddie/tools`' behaviour for other
+//!   keys (its handlers ignore them), so it stays a drop-in.
 
 use serde_json::{Map, Value};
 
 use crate::error::{Result, ToolError};
-use crate::registry::{self, ToolSpec};
+use crate::spec::ToolSpec;
 
 /// Names other agents' tools use for an option we spell differently, with what to send
 /// instead. Consulted only for a key the tool does not accept.
@@ -37,24 +37,26 @@ const HINTS: &[(&str, &str)] = &[
     ("include_hidden", "includeHidden"),
 ];
 
-/// The keys `spec`'s input schema declares.
-fn properties(spec: &ToolSpec) -> Option<&'static Map<String, Value>> {
-    registry::definition(spec.name)?.get("jsonSchema")?.get("properties")?.as_object()
-}
-
-/// Apply the policy to `args` (an object) for `spec`: drop `null` members, then refuse keys
-/// the tool does not accept (outside the `eddie` family).
-pub fn normalise(spec: &ToolSpec, mut args: Value) -> Result<Value> {
+/// Apply the policy to `args` (an object) for `spec`, whose input schema declares the keys
+/// `props` and whose family shares the spellings `shared`: drop `null` members, then refuse
+/// keys the tool does not accept (unless it has `lenient_keys`). The pipeline looks `props` and
+/// `shared` up ([`crate::call::normalise`]).
+pub fn normalise(
+    spec: &ToolSpec,
+    props: Option<&Map<String, Value>>,
+    shared: &'static [(&'static str, &'static str)],
+    mut args: Value,
+) -> Result<Value> {
     let Some(obj) = args.as_object_mut() else {
         return Err(ToolError::invalid(format!("arguments of {} must be an object", spec.name)));
     };
     obj.retain(|_, v| !v.is_null());
-    if spec.family == crate::eddie::FAMILY.name {
+    if spec.lenient_keys {
         return Ok(args);
     }
-    let Some(props) = properties(spec) else { return Ok(args) };
+    let Some(props) = props else { return Ok(args) };
     // An alias becomes its canonical name (when both are given, the canonical one wins).
-    for (alias, canonical) in aliases(spec, props) {
+    for (alias, canonical) in aliases(spec, shared, props) {
         if let Some(v) = obj.remove(alias) {
             obj.entry(canonical).or_insert(v);
         }
@@ -69,9 +71,9 @@ pub fn normalise(spec: &ToolSpec, mut args: Value) -> Result<Value> {
 /// The spellings `spec` accepts: its own, and its family's whose canonical key it has.
 fn aliases<'a>(
     spec: &'a ToolSpec,
+    shared: &'static [(&'static str, &'static str)],
     props: &'a Map<String, Value>,
 ) -> impl Iterator<Item = (&'static str, &'static str)> + 'a {
-    let shared = registry::family_of(spec.name).map_or(&[][..], |f| f.aliases);
     spec.aliases.iter().chain(shared.iter().filter(|(_, c)| props.contains_key(*c))).copied()
 }
 
@@ -571,7 +573,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::call::{normalise, properties};
     use crate::error::ErrorCode;
+    use crate::registry;
 
     fn spec(name: &str) -> &'static ToolSpec {
         registry::find(name).unwrap()
@@ -640,7 +644,8 @@ mod tests {
         // An alias that is already a property would hide a schema change.
         for t in registry::tools() {
             let props = properties(t).unwrap();
-            for (a, c) in aliases(t, props) {
+            let shared = registry::family_of(t.name).map_or(&[][..], |f| f.aliases);
+            for (a, c) in aliases(t, shared, props) {
                 assert!(!props.contains_key(a), "{}: alias {a} is a property", t.name);
                 assert_ne!(a, c, "{}", t.name);
             }

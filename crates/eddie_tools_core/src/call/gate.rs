@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use crate::context::{Ctx, Prompt, PromptKind};
 use crate::error::{ErrorCode, Result, ToolError};
-use crate::registry::{Permission, ToolSpec};
+use crate::spec::{Permission, ToolSpec};
 
 /// How long a session's grants live without a call.
 pub const SESSION_IDLE: Duration = Duration::from_secs(2 * 60 * 60);

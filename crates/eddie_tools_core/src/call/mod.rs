@@ -27,7 +27,20 @@ use serde_json::Value;
 use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
-use crate::registry::{self, Family, ToolSpec};
+use crate::registry;
+use crate::spec::{Family, ToolSpec};
+
+/// The keys `spec`'s input schema declares.
+pub(crate) fn properties(spec: &ToolSpec) -> Option<&'static serde_json::Map<String, Value>> {
+    registry::definition(spec.name)?.get("jsonSchema")?.get("properties")?.as_object()
+}
+
+/// The argument policy ([`args::normalise`]) for `spec`, with the keys it declares and its
+/// family's shared spellings.
+pub fn normalise(spec: &ToolSpec, args: Value) -> Result<Value> {
+    let shared = registry::family_of(spec.name).map_or(&[][..], |f| f.aliases);
+    args::normalise(spec, properties(spec), shared, args)
+}
 
 /// The spec and family of `name` (model or JS name), with the arguments after the policy.
 pub(crate) fn admit(
@@ -43,17 +56,17 @@ pub(crate) fn admit(
     let Some(family) = registry::family_of(spec.name) else {
         return Err(ToolError::internal(format!("tool {} has no family {}", spec.name, spec.family)));
     };
-    let args = args::normalise(spec, args)?;
+    let args = args::normalise(spec, properties(spec), family.aliases, args)?;
     Ok((spec, family, args))
 }
 
 /// `UNKNOWN_TOOL` for `name`, naming the closest tools by edit distance over the model names
-/// and the other agents' names ([`registry::TOOL_ALIASES`]; a JS name such as `readFile` folds
+/// and the other agents' names ([`registry::tool_aliases`]; a JS name such as `readFile` folds
 /// to its model name): "Unknown tool: grepp. Did you mean `grep`?". The error carries them as
 /// `suggestions` (an empty list when nothing is near), so a host need not compute its own.
 pub fn unknown_tool(name: &str) -> ToolError {
     let names =
-        registry::tools().map(|t| t.name).chain(registry::TOOL_ALIASES.iter().map(|(alias, _)| *alias));
+        registry::tools().map(|t| t.name).chain(registry::tool_aliases().map(|(alias, _)| alias));
     let near = args::closest_n(name, names, 3);
     let quoted: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
     let hint = match quoted.split_last() {
@@ -90,9 +103,20 @@ pub(crate) async fn prepare(
     Ok((spec, family, args, ctx))
 }
 
-/// Run tool `name` (model or JS name) with `args` for a host.
+/// Run tool `name` (model or JS name) with `args` for a host. The result's `schema` is the
+/// `$id` the tool declares ([`registry::stamp`]).
 pub async fn call(name: &str, args: Value, ctx: Ctx) -> Result<ToolOutput> {
     let (spec, family, args, ctx) = prepare(name, args, ctx).await?;
+    run_admitted(spec, family, args, ctx).await.map(|out| registry::stamp(spec, out))
+}
+
+/// Run an admitted call: on its own task, a panic is `INTERNAL`; an abort is the family's.
+async fn run_admitted(
+    spec: &'static ToolSpec,
+    family: &'static Family,
+    args: Value,
+    ctx: Ctx,
+) -> Result<ToolOutput> {
     let cancel = ctx.cancel.clone();
     let run = spec.run;
     // A task of its own turns a panic into a rejection with code INTERNAL.
@@ -143,10 +167,10 @@ pub fn call_blocking(name: &str, args: Value, ctx: &Ctx) -> Option<Result<ToolOu
     if spec.permission != registry::Permission::None {
         return None;
     }
-    let run = registry::blocking_form(spec.name)?;
+    let run = spec.blocking?;
     let work = || {
         let (_, _, args) = admit(name, args, ctx)?;
-        let out = run(&args, ctx)?;
+        let out = registry::stamp(spec, run(&args, ctx)?);
         // An abort while it ran still rejects, as it would for a future.
         ctx.cancel.check()?;
         Ok(out)

@@ -18,8 +18,6 @@ use crate::engine::walk::{Stop, WalkOptions};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.find_references.result.v1";
 const NAME: &str = "find_references";
 /// Default cap on references returned.
 pub const DEFAULT_MAX_RESULTS: usize = 200;
@@ -135,17 +133,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "pagination": page.to_json(),
     });
     stats.append_to(&mut data, cancelled);
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `find_references` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "find_references",
     js_name: "findReferences",
     family: "code",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("find_references.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

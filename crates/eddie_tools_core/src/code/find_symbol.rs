@@ -17,8 +17,6 @@ use crate::engine::walk::{Stop, WalkOptions};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.find_symbol.result.v1";
 const NAME: &str = "find_symbol";
 /// Default cap on definitions returned.
 pub const DEFAULT_MAX_RESULTS: usize = 50;
@@ -164,17 +162,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "pagination": page.to_json(),
     });
     stats.append_to(&mut data, cancelled);
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `find_symbol` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "find_symbol",
     js_name: "findSymbol",
     family: "code",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("find_symbol.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

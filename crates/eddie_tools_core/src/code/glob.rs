@@ -25,8 +25,6 @@ use crate::engine::walk::{self, Entry, IgnoreCounts, Root, Stop, Visitor, WalkOp
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.glob.result.v1";
 const NAME: &str = "glob";
 /// Default cap on returned paths.
 pub const DEFAULT_MAX_RESULTS: usize = 1000;
@@ -296,18 +294,22 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "pagination": paging.to_json(),
         "index": report.to_json(),
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `glob` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "glob",
     js_name: "glob",
     family: "code",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     // TunaCode's `glob(pattern, directory, exclude_dirs=[...])`.
     aliases: &[("directory", "path"), ("exclude_dirs", "exclude")],
+    // Stack `search`, Floyd `search_files`
+    tool_aliases: &["search", "search_files"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("glob.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -30,8 +30,6 @@ use crate::engine::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions}
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.grep.result.v1";
 const NAME: &str = "grep";
 /// Default matching lines (content) or entries (files, count) per page.
 pub const DEFAULT_MAX_RESULTS: usize = 100;
@@ -1044,7 +1042,7 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
             "used": "ripgrep",
         });
     }
-    ToolOutput::new(SCHEMA, content, data)
+    ToolOutput::new(content, data)
 }
 
 /// TunaCode's first lines: the count, the strategy, and the notes of this package's header
@@ -1109,14 +1107,18 @@ fn mark(q: &Query, text: &str) -> String {
 }
 
 /// The `grep` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "grep",
     js_name: "grep",
     family: "code",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     // Alfredo's search_files(path, regex, file_pattern).
     aliases: &[("regex", "pattern")],
+    // Floyd `grep_search`
+    tool_aliases: &["grep_search"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("grep.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -16,8 +16,6 @@ use crate::engine::walk::{Stop, WalkOptions};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.list_symbols.result.v1";
 const NAME: &str = "list_symbols";
 /// Default cap on files listed.
 pub const DEFAULT_MAX_FILES: usize = 200;
@@ -119,7 +117,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "cancelled": cancelled,
         "ignored": stats.ignored.to_json(),
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// `  method start (line 10, in Engine)`.
@@ -129,13 +127,17 @@ pub fn describe(s: &Symbol) -> String {
 }
 
 /// The `list_symbols` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "list_symbols",
     js_name: "listSymbols",
     family: "code",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    // Alfredo `list_code_definition_names`
+    tool_aliases: &["list_code_definition_names"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("list_symbols.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

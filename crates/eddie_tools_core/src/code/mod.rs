@@ -18,7 +18,7 @@ pub mod symbols;
 #[cfg(test)]
 mod testing;
 
-use crate::registry::Family;
+use crate::spec::Family;
 
 /// The family.
 pub const FAMILY: Family = Family {
@@ -59,27 +59,6 @@ pub const FAMILY: Family = Family {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    #[test]
-    fn schema_ids_match_what_tools_return() {
-        let ids = [
-            ("grep", grep::SCHEMA),
-            ("glob", glob::SCHEMA),
-            ("list_symbols", list_symbols::SCHEMA),
-            ("find_symbol", find_symbol::SCHEMA),
-            ("find_references", find_references::SCHEMA),
-            ("search_codebase", search_codebase::SCHEMA),
-            ("project_map", project_map::SCHEMA),
-        ];
-        assert_eq!(ids.len(), FAMILY.tools.len());
-        for (name, id) in ids {
-            let def = crate::registry::definition(name).unwrap();
-            assert_eq!(def["outputSchema"]["$id"], id);
-            assert_eq!(crate::registry::find(name).unwrap().family, "code");
-        }
-    }
-
     #[tokio::test]
     async fn an_abort_returns_a_partial_result_flagged_cancelled() {
         let t = tempfile::tempdir().unwrap();

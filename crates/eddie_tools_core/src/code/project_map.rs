@@ -17,8 +17,6 @@ use crate::engine::walk::{GitignoreFilter, IgnoreCounts};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.project_map.result.v1";
 const NAME: &str = "project_map";
 /// Default depth (as `get_folder_tree_structure`'s `maxDepth`: 2 = three levels).
 pub const DEFAULT_MAX_DEPTH: usize = 2;
@@ -74,7 +72,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         };
         let cancelled = tree.cancelled();
         let extra = [("maxDepth", json!(max_depth)), ("ignored", ignored), ("cancelled", json!(cancelled))];
-        let mut out = tree.result(SCHEMA, &page, &extra)?;
+        let mut out = tree.result(&page, &extra)?;
         let mut not_shown = Vec::new();
         if gitignored > 0 {
             not_shown.push(format!("{gitignored} ignored by .gitignore/.ignore (respectGitignore: false)"));
@@ -98,13 +96,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `project_map` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "project_map",
     js_name: "projectMap",
     family: "code",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("project_map.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -18,8 +18,6 @@ use crate::engine::walk::Stop;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.search_codebase.result.v1";
 const NAME: &str = "search_codebase";
 /// Default cap on files returned.
 pub const DEFAULT_MAX_RESULTS: usize = 20;
@@ -242,17 +240,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "cancelled": found.cancelled,
         "ignored": found.ignored.to_json(),
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `search_codebase` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "search_codebase",
     js_name: "searchCodebase",
     family: "code",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("search_codebase.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

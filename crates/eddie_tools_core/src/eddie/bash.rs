@@ -12,8 +12,6 @@ use crate::engine::process::supervisor::Spec;
 use crate::error::{ErrorCode, JsErrorKind, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.bash.result.v1";
 /// Default and largest per-stream output limit, in bytes.
 pub const MAX_BYTES: f64 = 512_000.0;
 /// Default time limit, in milliseconds.
@@ -113,7 +111,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     .await?
     {
         let msg = "Command rejected by user.";
-        return Ok(ToolOutput::new(SCHEMA, msg, json!({"stdout": "", "stderr": msg})));
+        return Ok(ToolOutput::new(msg, json!({"stdout": "", "stderr": msg})));
     }
     let out = execute(&args, &cwd, ctx, &sandbox).await?;
     let content = if !out.stdout.is_empty() {
@@ -123,7 +121,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     } else {
         "(no output)".to_owned()
     };
-    Ok(ToolOutput::new(SCHEMA, content, json!({"stdout": out.stdout, "stderr": out.stderr})))
+    Ok(ToolOutput::new(content, json!({"stdout": out.stdout, "stderr": out.stderr})))
 }
 
 fn tunacode_invalid(message: &str) -> ToolError {
@@ -202,7 +200,7 @@ async fn run_tunacode(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         .await?
     {
         let msg = "Command rejected by user.";
-        return Ok(ToolOutput::new(SCHEMA, msg, json!({"stdout": "", "stderr": msg})));
+        return Ok(ToolOutput::new(msg, json!({"stdout": "", "stderr": msg})));
     }
     let out = command::execute(&inv, ctx, None).await?;
     let exit = match (out.ending, out.exit_code, &out.signal) {
@@ -236,7 +234,7 @@ async fn run_tunacode(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     } else {
         json!({"stdout": "", "stderr": ""})
     };
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// Captured output of a successful command.
@@ -301,13 +299,16 @@ pub async fn execute(args: &BashArgs, cwd: &std::path::Path, ctx: &Ctx, sandbox:
 }
 
 /// The `bash` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "bash",
     js_name: "bash",
     family: "eddie",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: true,
+    blocking: None,
     definition: "",
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

@@ -54,13 +54,16 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `complete_task` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "complete_task",
     js_name: "completeTask",
     family: "eddie",
-    effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::Writes,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: true,
+    blocking: None,
     definition: "",
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

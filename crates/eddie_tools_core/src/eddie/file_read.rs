@@ -12,8 +12,6 @@ use crate::engine::js;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.file_read.result.v1";
 /// Default and largest page, in bytes (eddie's `MAX_PAGE_BYTES`).
 pub const MAX_PAGE_BYTES: f64 = 20480.0;
 
@@ -98,7 +96,7 @@ pub fn read_page(
         "totalBytes": total,
         "totalPages": total_pages,
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 fn idx(n: u64) -> usize {
@@ -131,13 +129,16 @@ fn align(buf: &[u8], base: u64, pos: u64, total: u64) -> u64 {
 }
 
 /// The `file_read` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "file_read",
     js_name: "fileRead",
     family: "eddie",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: true,
+    blocking: Some(run_blocking),
     definition: "",
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

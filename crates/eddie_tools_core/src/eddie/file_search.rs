@@ -25,8 +25,6 @@ use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 use crate::workspace::Workspace;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.file_search.result.v1";
 /// Default results per page.
 pub const DEFAULT_PAGE_SIZE: f64 = 20.0;
 /// Match texts are cut to this many UTF-16 code units.
@@ -481,7 +479,7 @@ pub fn paginate(hits: Vec<FileHit>, page: Option<&Value>, page_size: Option<&Val
         "pageSize": size,
         "totalPages": total_pages,
     });
-    ToolOutput::new(SCHEMA, content, js::integral_numbers(data))
+    ToolOutput::new(content, js::integral_numbers(data))
 }
 
 fn file_json(h: &FileHit) -> Value {
@@ -498,13 +496,16 @@ fn file_json(h: &FileHit) -> Value {
 }
 
 /// The `file_search` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "file_search",
     js_name: "fileSearch",
     family: "eddie",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: true,
+    blocking: None,
     definition: "",
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

@@ -7,9 +7,6 @@ use crate::engine::store::atomic::write_atomic;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.file_write.result.v1";
-
 /// Run `file_write`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let path = match args.get("path") {
@@ -22,11 +19,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let resolved = ctx.workspace.resolve(&path)?;
     if !ctx.confirm(format!("Write file: {path}")).await? {
-        return Ok(ToolOutput::new(
-            SCHEMA,
-            "Write cancelled by user.",
-            json!({"path": path, "bytesWritten": 0}),
-        ));
+        return Ok(ToolOutput::new("Write cancelled by user.", json!({"path": path, "bytesWritten": 0})));
     }
     // Resolve again after the prompt: a symlink swapped in while the user was deciding must
     // not redirect the write outside the workspace.
@@ -39,17 +32,20 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         write_atomic(&resolved.real, content.as_bytes(), &resolved.lexical)
     })
     .await?;
-    Ok(ToolOutput::new(SCHEMA, format!("Wrote {path}"), json!({"path": path, "bytesWritten": bytes})))
+    Ok(ToolOutput::new(format!("Wrote {path}"), json!({"path": path, "bytesWritten": bytes})))
 }
 
 /// The `file_write` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "file_write",
     js_name: "fileWrite",
     family: "eddie",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: true,
+    blocking: None,
     definition: "",
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

@@ -9,8 +9,6 @@ use crate::engine::walk::tree::{Page, Tree, TreeOptions};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.get_folder_tree_structure.result.v1";
 /// Default page of flat entries.
 pub const DEFAULT_MAX_ENTRIES: f64 = 200.0;
 
@@ -38,19 +36,22 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
             return Err(ToolError::cancelled());
         }
         let page = Page { root_label: &root_label, prefix: &prefix, max_entries, offset };
-        tree.result(SCHEMA, &page, &[])
+        tree.result(&page, &[])
     })
     .await
 }
 
 /// The `get_folder_tree_structure` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "get_folder_tree_structure",
     js_name: "getFolderTreeStructure",
     family: "eddie",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: true,
+    blocking: None,
     definition: "",
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

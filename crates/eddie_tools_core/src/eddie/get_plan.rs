@@ -21,13 +21,16 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `get_plan` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "get_plan",
     js_name: "getPlan",
     family: "eddie",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: true,
+    blocking: None,
     definition: "",
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

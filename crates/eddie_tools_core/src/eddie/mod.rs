@@ -15,7 +15,7 @@ pub mod new_task_list;
 pub mod set_task_status;
 pub mod update_plan;
 
-use crate::registry::Family;
+use crate::spec::Family;
 
 /// The family.
 pub const FAMILY: Family = Family {

@@ -56,13 +56,16 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `agent__new_task` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "agent__new_task",
     js_name: "agentNewTask",
     family: "eddie",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: true,
+    blocking: None,
     definition: "",
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

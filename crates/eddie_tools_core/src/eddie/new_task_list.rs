@@ -13,7 +13,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let path = store::locate(&ctx.workspace, &name)?;
     if !ctx.confirm(format!("Create new task list \"{name}\"?")).await? {
         let content = format!("Task list creation cancelled for \"{name}\".");
-        return Ok(ToolOutput::new(crate::plan::tasks::SCHEMA, content, store::empty_document()));
+        return Ok(ToolOutput::new(content, store::empty_document()));
     }
     let metadata = match args.get("metadata") {
         Some(Value::Object(m)) => Value::Object(m.clone()),
@@ -24,21 +24,20 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
         store::write(&path, &json!({"metadata": metadata, "tasks": []}), false)
     })
     .await?;
-    Ok(ToolOutput::new(
-        crate::plan::tasks::SCHEMA,
-        format!("Created task list \"{name}\" with 0 tasks."),
-        doc,
-    ))
+    Ok(ToolOutput::new(format!("Created task list \"{name}\" with 0 tasks."), doc))
 }
 
 /// The `agent__new_task_list` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "agent__new_task_list",
     js_name: "agentNewTaskList",
     family: "eddie",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: true,
+    blocking: None,
     definition: "",
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

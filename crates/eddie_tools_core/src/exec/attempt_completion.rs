@@ -10,9 +10,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` (hosts match on it to stop their loop).
-pub const SCHEMA: &str = "eddie.tool.attempt_completion.result.v1";
-
 const NAME: &str = "attempt_completion";
 
 /// The arguments of `attempt_completion`.
@@ -37,17 +34,20 @@ pub async fn run(a: Args, _ctx: &Ctx) -> Result<ToolOutput> {
     if let Some(c) = &command {
         content.push_str(&format!("\n\nTo see the result: {c}"));
     }
-    Ok(ToolOutput::new(SCHEMA, content, json!({"completed": true, "result": result, "command": command})))
+    Ok(ToolOutput::new(content, json!({"completed": true, "result": result, "command": command})))
 }
 
 /// The `attempt_completion` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "attempt_completion",
     js_name: "attemptCompletion",
     family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("attempt_completion.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

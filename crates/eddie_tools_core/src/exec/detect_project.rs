@@ -18,9 +18,6 @@ use crate::engine::process::command::{self, quote};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.detect_project.result.v1";
-
 /// The things a project can be asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Action {
@@ -433,7 +430,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         }
     }
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({
             "path": shown,
@@ -449,13 +445,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `detect_project` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "detect_project",
     js_name: "detectProject",
     family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("detect_project.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -5,26 +5,26 @@ use crate::error::Result;
 use crate::exec::detect_project::Action;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.format.result.v1";
-
 const NAME: &str = "format";
 
 crate::exec::runner::runner_args!("format");
 
 /// Run `format`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    crate::exec::runner::run(a.into(), ctx, "format", SCHEMA, Action::Format).await
+    crate::exec::runner::run(a.into(), ctx, "format", Action::Format).await
 }
 
 /// The `format` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "format",
     js_name: "format",
     family: "exec",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("format.json"),
     input: Some(crate::exec::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -5,26 +5,26 @@ use crate::error::Result;
 use crate::exec::detect_project::Action;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.install.result.v1";
-
 const NAME: &str = "install";
 
 crate::exec::runner::runner_args!("install");
 
 /// Run `install`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    crate::exec::runner::run(a.into(), ctx, "install", SCHEMA, Action::Install).await
+    crate::exec::runner::run(a.into(), ctx, "install", Action::Install).await
 }
 
 /// The `install` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "install",
     js_name: "install",
     family: "exec",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("install.json"),
     input: Some(crate::exec::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

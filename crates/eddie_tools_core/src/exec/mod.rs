@@ -15,16 +15,17 @@
 //! with `status: "cancelled"` (the family is `partial_on_cancel`).
 
 pub mod args;
-pub mod ask;
+pub mod ask_followup_question;
+pub mod ask_user;
 pub mod attempt_completion;
 pub mod build;
 pub mod changes;
+pub mod check_permission;
 pub mod detect_project;
 pub mod findings;
 pub mod format;
 pub mod install;
 pub mod lint;
-pub mod permission;
 pub mod process;
 pub mod run;
 pub mod run_tests;
@@ -33,19 +34,19 @@ pub mod target;
 pub mod testcounts;
 pub mod typecheck;
 
-use crate::registry::Family;
+use crate::spec::Family;
 
 /// The family.
 pub const FAMILY: Family = Family {
     name: "exec",
     tools: &[
         run::TOOL,
-        process::start::TOOL,
-        process::read::TOOL,
-        process::write::TOOL,
-        process::wait::TOOL,
-        process::kill::TOOL,
-        process::list::TOOL,
+        process::process_start::TOOL,
+        process::process_read::TOOL,
+        process::process_write::TOOL,
+        process::process_wait::TOOL,
+        process::process_kill::TOOL,
+        process::process_list::TOOL,
         detect_project::TOOL,
         run_tests::TOOL,
         lint::TOOL,
@@ -53,9 +54,9 @@ pub const FAMILY: Family = Family {
         typecheck::TOOL,
         build::TOOL,
         install::TOOL,
-        permission::TOOL,
-        ask::ASK_USER,
-        ask::ASK_FOLLOWUP_QUESTION,
+        check_permission::TOOL,
+        ask_user::TOOL,
+        ask_followup_question::TOOL,
         attempt_completion::TOOL,
     ],
     contract: None,

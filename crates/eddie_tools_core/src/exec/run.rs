@@ -28,9 +28,6 @@ use crate::output::ToolOutput;
 
 const NAME: &str = "run";
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.run.result.v1";
-
 /// The arguments of `run`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -223,7 +220,7 @@ pub fn risk_json(findings: &[Finding]) -> Value {
 }
 
 /// The result when the user said no: nothing ran.
-pub fn declined(schema: &'static str, inv: &Invocation, extra: Value) -> ToolOutput {
+pub fn declined(inv: &Invocation, extra: Value) -> ToolOutput {
     let mut data = json!({
         "command": inv.program, "args": inv.args, "cwd": inv.cwd_shown, "status": "declined", "success": false,
         "exitCode": null, "signal": null, "timedOut": false, "durationMs": 0, "stdout": "", "stderr": "",
@@ -231,7 +228,7 @@ pub fn declined(schema: &'static str, inv: &Invocation, extra: Value) -> ToolOut
         "sandbox": inv.sandbox.report(),
     });
     merge(&mut data, extra);
-    ToolOutput::new(schema, format!("Declined by the user: `{}` was not run.", inv.display()), data)
+    ToolOutput::new(format!("Declined by the user: `{}` was not run.", inv.display()), data)
 }
 
 fn empty_stats() -> Value {
@@ -291,23 +288,27 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let findings = assess(&inv, ctx);
     let risk = json!({"risk": risk_json(&findings)});
     if !confirm(ctx, confirm_text("Run command", &inv), &inv, &findings).await? {
-        return Ok(declined(SCHEMA, &inv, risk));
+        return Ok(declined(&inv, risk));
     }
     let outcome = execute(&inv, ctx, None).await?;
     let content = sections(&outcome, &inv, style).unwrap_or_else(|| outcome.render(&inv));
     let mut data = outcome.into_json(&inv);
     merge(&mut data, risk);
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `run` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "run",
     js_name: "runCommand",
     family: "exec",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    // Alfredo `execute_command`, TunaCode `run_command`
+    tool_aliases: &["execute_command", "run_command"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("run.json"),
     input: Some(super::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

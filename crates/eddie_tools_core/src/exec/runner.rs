@@ -161,13 +161,7 @@ fn read_scripts(dir: &std::path::Path) -> serde_json::Map<String, Value> {
 }
 
 /// Run the runner `tool` for `action`.
-pub async fn run(
-    a: Input,
-    ctx: &Ctx,
-    tool: &'static str,
-    schema: &'static str,
-    action: Action,
-) -> Result<ToolOutput> {
+pub async fn run(a: Input, ctx: &Ctx, tool: &'static str, action: Action) -> Result<ToolOutput> {
     let project_arg = args::text(a.project).or_else(|| args::text(a.project_path));
     let located = if matches!(action, Action::Build | Action::Install) {
         // Building and installing act on a whole project: `path` names it (Stack's `install`).
@@ -233,7 +227,7 @@ pub async fn run(
     // An explicit command can be anything: the destructive rules apply to every runner.
     let findings = run::assess(&inv, ctx);
     if !run::confirm(ctx, run::confirm_text(verb(action), &inv), &inv, &findings).await? {
-        return Ok(run::declined(schema, &inv, extra));
+        return Ok(run::declined(&inv, extra));
     }
     // format: what is below the target now, to name the files it changed.
     let workspace_real = crate::workspace::realpath(ctx.workspace.root())?;
@@ -256,7 +250,7 @@ pub async fn run(
     let tests = counts.to_json();
     let content = render(&inv, &outcome, found.as_ref(), changed.as_ref(), &tests, &counts);
     let data = to_data(outcome.into_json(&inv), extra, tests, action, found.as_ref(), changed);
-    Ok(ToolOutput::new(schema, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The command line to run and where it came from: an explicit `command`, the chosen `runner`,

@@ -5,26 +5,26 @@ use crate::error::Result;
 use crate::exec::detect_project::Action;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.typecheck.result.v1";
-
 const NAME: &str = "typecheck";
 
 crate::exec::runner::runner_args!("typecheck");
 
 /// Run `typecheck`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    crate::exec::runner::run(a.into(), ctx, "typecheck", SCHEMA, Action::Typecheck).await
+    crate::exec::runner::run(a.into(), ctx, "typecheck", Action::Typecheck).await
 }
 
 /// The `typecheck` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "typecheck",
     js_name: "typecheck",
     family: "exec",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("typecheck.json"),
     input: Some(crate::exec::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -33,7 +33,6 @@ pub async fn run_ops(
     root: Option<&str>,
     dry_run: bool,
     allow_placeholders: bool,
-    schema: &'static str,
 ) -> Result<ToolOutput> {
     let join = |p: &str| match root {
         Some(r) if !r.is_empty() && r != "." => format!("{}/{}", r.trim_end_matches('/'), p),
@@ -109,11 +108,11 @@ pub async fn run_ops(
             "Dry run: the patch applies to {summary}; nothing written.{fuzzy_note}\n{}",
             diff::capped(&total_diff, 32 * 1024)
         );
-        return Ok(ToolOutput::new(schema, content, data));
+        return Ok(ToolOutput::new(content, data));
     }
     if !ctx.confirm(format!("Apply patch to {} [+{added} -{removed} lines]", names.join(", "))).await? {
         data["cancelled"] = json!(true);
-        return Ok(ToolOutput::new(schema, "Patch cancelled by user; nothing changed.", data));
+        return Ok(ToolOutput::new("Patch cancelled by user; nothing changed.", data));
     }
     // Re-resolve after the prompt: a symlink swapped in meanwhile must not redirect a write.
     for c in &changes {
@@ -123,7 +122,7 @@ pub async fn run_ops(
     crate::blocking("patch", move || commit(&changes)).await?;
     drop(guards);
     data["applied"] = json!(true);
-    Ok(ToolOutput::new(schema, format!("Applied the patch to {summary}.{fuzzy_note}"), data))
+    Ok(ToolOutput::new(format!("Applied the patch to {summary}.{fuzzy_note}"), data))
 }
 
 type Target = (String, crate::workspace::Resolved, Option<(String, crate::workspace::Resolved)>);

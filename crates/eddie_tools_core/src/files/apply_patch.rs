@@ -11,7 +11,6 @@ use crate::call::args::lenient::Flag;
 use crate::context::Ctx;
 use crate::engine::patch::parse_any;
 use crate::error::Result;
-use crate::files::apply_unified_diff::SCHEMA;
 use crate::output::ToolOutput;
 
 const NAME: &str = "apply_patch";
@@ -33,17 +32,20 @@ pub struct Args {
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let patch = non_empty("patch", a.patch)?;
     let ops = parse_any(&patch)?;
-    run_ops(ctx, ops, None, Flag::on(a.dry_run), Flag::on(a.allow_placeholders), SCHEMA).await
+    run_ops(ctx, ops, None, Flag::on(a.dry_run), Flag::on(a.allow_placeholders)).await
 }
 
 /// The `apply_patch` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "applyPatch",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[("input", "patch"), ("diff", "patch")],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("apply_patch.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -15,9 +15,6 @@ use crate::engine::patch::parse_unified;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` shared by the patch tools.
-pub const SCHEMA: &str = "eddie.tool.patch.result.v1";
-
 const NAME: &str = "apply_unified_diff";
 
 /// The arguments of `apply_unified_diff`.
@@ -44,7 +41,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let root = a.root_path;
     let ops = parse_unified(&diff)?;
     let allow = Flag::on(a.allow_placeholders);
-    let mut out = run_ops(ctx, ops, root.as_deref(), dry_run, allow, SCHEMA).await?;
+    let mut out = run_ops(ctx, ops, root.as_deref(), dry_run, allow).await?;
     if Flag::on(a.assess_risk) {
         let risk = crate::files::assess_patch_risk::assess(&diff, ctx)?;
         out.content = format!(
@@ -59,13 +56,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `apply_unified_diff` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "applyUnifiedDiff",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[("patch", "diff"), ("root_path", "rootPath"), ("assess_risk", "assessRisk")],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("apply_unified_diff.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -21,9 +21,6 @@ use crate::engine::patch::{Op, Tag, parse_any};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.assess_patch_risk.result.v1";
-
 const NAME: &str = "assess_patch_risk";
 
 /// The arguments of `assess_patch_risk`.
@@ -171,17 +168,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             f["weight"]
         ));
     }
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `assess_patch_risk` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "assessPatchRisk",
     family: "files",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[("patch", "diff")],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("assess_patch_risk.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

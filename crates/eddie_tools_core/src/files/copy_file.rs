@@ -16,8 +16,6 @@ use crate::engine::store::commit::{Change, commit};
 use crate::error::{ErrorCode, Result, ToolError, exists_error};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.copy_file.result.v1";
 /// Most bytes one directory copy may move (it is staged in memory).
 const MAX_BYTES: u64 = 512 << 20;
 /// Most files one directory copy may move.
@@ -29,10 +27,10 @@ const NAME: &str = "copy_file";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
-    // The file or directory to copy (no description in the schema, so not `pub`).
+    /// File or folder to copy, relative to the workspace.
     #[schemars(length(min = 1))]
     source: String,
-    // Where it goes.
+    /// Where to copy it, relative to the workspace.
     #[schemars(length(min = 1))]
     destination: String,
     /// Replace existing files.
@@ -84,7 +82,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let bytes: u64 = plan.changes.iter().map(|c| c.new.as_ref().map_or(0, |b| b.len() as u64)).sum();
     if !ctx.confirm(format!("Copy {source} to {dest}")).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Copy of {source} cancelled by user; nothing changed."),
             json!({"source": source, "destination": dest, "copied": false, "cancelled": true, "files": 0, "bytes": 0, "overwritten": false, "skipped": []}),
         ));
@@ -109,7 +106,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         format!(" Skipped {} symlink(s): {}.", skipped.len(), skipped.join(", "))
     };
     Ok(ToolOutput::new(
-        SCHEMA,
         format!("Copied {source} to {dest} ({files} file(s), {bytes} bytes).{note}"),
         json!({"source": source, "destination": dest, "copied": true, "cancelled": false, "files": files, "bytes": bytes, "overwritten": overwritten, "skipped": skipped}),
     ))
@@ -193,13 +189,17 @@ fn plan(src: &Path, dst: &Path, shown: &str, dshown: &str, overwrite: bool) -> R
 }
 
 /// The `copy_file` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "copyFile",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: ENDPOINT_ALIASES,
+    // Stack `copy`
+    tool_aliases: &["copy"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("copy_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

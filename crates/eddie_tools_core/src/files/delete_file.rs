@@ -15,9 +15,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.delete_file.result.v1";
-
 const NAME: &str = "delete_file";
 
 /// The arguments of `delete_file`.
@@ -80,7 +77,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     if !force {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Would delete {what}. Nothing was deleted: pass force: true to delete it."),
             with(false, false, true),
         ));
@@ -92,7 +88,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     if !ctx.confirm(prompt).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Delete of {path} cancelled by user; nothing changed."),
             with(false, true, false),
         ));
@@ -107,17 +102,21 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         res.map_err(|e| ToolError::fs(&e, "rm", Some(Path::new(&shown))))
     })
     .await?;
-    Ok(ToolOutput::new(SCHEMA, format!("Deleted {what}."), with(true, false, false)))
+    Ok(ToolOutput::new(format!("Deleted {what}."), with(true, false, false)))
 }
 
 /// The `delete_file` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "deleteFile",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    // Stack `delete`
+    tool_aliases: &["delete"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("delete_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -22,9 +22,9 @@ pub struct Args {
     /// File path, relative to the workspace (also accepted: filePath, filepath).
     #[schemars(length(min = 1))]
     pub path: String,
-    // The first line, 1-based (no description in the schema, so not `pub`).
+    /// First line to delete (1-based).
     start_line: Int,
-    // The last line, inclusive.
+    /// Last line to delete (1-based, inclusive).
     end_line: Int,
     /// Compute and return the diff without writing.
     pub dry_run: Option<Flag>,
@@ -51,13 +51,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `delete_range` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "deleteRange",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[("start_line", "startLine"), ("end_line", "endLine")],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("delete_range.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

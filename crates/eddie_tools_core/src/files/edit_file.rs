@@ -19,9 +19,6 @@ use crate::error::{ErrorCode, Result, ToolError, prefixed};
 use crate::files::placeholder;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` shared by the edit tools.
-pub const SCHEMA: &str = "eddie.tool.edit.result.v1";
-
 const NAME: &str = "edit_file";
 
 /// The arguments of `edit_file`.
@@ -223,12 +220,12 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `edit_file` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "editFile",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[
         ("old_string", "oldString"),
         ("oldStr", "oldString"),
@@ -241,6 +238,10 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("replaceAll", "all"),
         ("replace_all", "all"),
     ],
+    // Stack `edit`, Alfredo `replace_in_file`, TunaCode `update_file`
+    tool_aliases: &["edit", "replace_in_file", "update_file"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("edit_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -15,9 +15,6 @@ use crate::engine::text::line_index as index;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.get_file_info.result.v1";
-
 const NAME: &str = "get_file_info";
 
 /// The arguments of `get_file_info`.
@@ -112,17 +109,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     if let Some(n) = data["entries"].as_u64() {
         content.push_str(&format!(", {n} entries"));
     }
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `get_file_info` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "getFileInfo",
     family: "files",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("get_file_info.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -24,9 +24,9 @@ pub struct Args {
     /// File path, relative to the workspace (also accepted: filePath, filepath).
     #[schemars(length(min = 1))]
     pub path: String,
-    // The line to insert before, 1-based (no description in the schema, so not `pub`).
+    /// Insert before this line (1-based; last line + 1 appends).
     line_number: Int,
-    // The new lines.
+    /// Text to insert as new lines.
     content: String,
     /// Compute and return the diff without writing.
     pub dry_run: Option<Flag>,
@@ -81,13 +81,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `insert_at` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "insertAt",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[("line_number", "lineNumber"), ("line", "lineNumber")],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("insert_at.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -24,8 +24,6 @@ use crate::output::ToolOutput;
 /// Rows kept for sorting before `maxEntries` cuts them (counting goes on past it).
 const MAX_ROWS: usize = 100_000;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.list_directory.result.v1";
 const NAME: &str = "list_directory";
 
 /// The arguments of `list_directory` (aliases are renamed by the spec's pairs).
@@ -34,7 +32,7 @@ const NAME: &str = "list_directory";
 pub struct Args {
     /// Directory (default: the workspace root; also: directory).
     pub path: Option<String>,
-    // No description in the schema: it says it all.
+    /// Walk subdirectories too.
     recursive: Option<Flag>,
     /// Include dot files (also: show_hidden).
     pub include_hidden: Option<Flag>,
@@ -165,7 +163,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         ));
     }
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"path": shown, "entries": entries, "total": total, "directories": dirs, "files": files, "truncated": truncated, "hiddenByIgnore": left_out}),
     ))
@@ -187,12 +184,12 @@ fn sort_key(rel: &str, is_dir: bool, recursive: bool) -> String {
 }
 
 /// The `list_directory` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "list_directory",
     js_name: "listDirectory",
     family: "files",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[
         ("directory", "path"),
         ("dir", "path"),
@@ -204,6 +201,10 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("limit", "maxEntries"),
         ("max_depth", "maxDepth"),
     ],
+    // Alfredo `list_files`, TunaCode `list_dir`
+    tool_aliases: &["list_files", "list_dir"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("list_directory.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -38,7 +38,7 @@ use crate::engine::text::doc::{self, Enc, TextDoc};
 use crate::engine::text::line_index;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::registry::Family;
+use crate::spec::Family;
 use crate::workspace::Resolved;
 
 /// The family.
@@ -297,7 +297,7 @@ pub async fn edit_result(
 ) -> Result<ToolOutput> {
     let done = finish(ctx, loaded, new_text, dry_run, prompt).await?;
     let data = edit_data(loaded, &done, dry_run, extra);
-    Ok(ToolOutput::new(edit_file::SCHEMA, edit_content(loaded, &done, dry_run, what), data))
+    Ok(ToolOutput::new(edit_content(loaded, &done, dry_run, what), data))
 }
 
 /// `IS_A_DIRECTORY`/`NOT_FOUND` style error for a path that must be a regular file.
@@ -347,24 +347,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn schema_ids_match_what_tools_return() {
-        let id = |n: &str| {
-            crate::registry::definition(n).and_then(|d| d["outputSchema"]["$id"].as_str()).unwrap_or_default()
-        };
-        assert_eq!(id("read_file"), read_file::SCHEMA);
-        assert_eq!(id("write_file"), write_file::SCHEMA);
-        for n in ["edit_file", "multi_edit", "edit_range", "insert_at", "delete_range"] {
-            assert_eq!(id(n), edit_file::SCHEMA, "{n}");
-        }
-        assert_eq!(id("apply_unified_diff"), apply_unified_diff::SCHEMA);
-        assert_eq!(id("apply_patch"), apply_unified_diff::SCHEMA);
-        assert_eq!(id("assess_patch_risk"), assess_patch_risk::SCHEMA);
-        assert_eq!(id("copy_file"), copy_file::SCHEMA);
-        assert_eq!(id("move_file"), move_file::SCHEMA);
-        assert_eq!(id("delete_file"), delete_file::SCHEMA);
-        assert_eq!(id("list_directory"), list_directory::SCHEMA);
-        assert_eq!(id("get_file_info"), get_file_info::SCHEMA);
-        use crate::registry::Permission;
+    fn levels_follow_what_the_tools_do() {
+        use crate::spec::Permission;
         let spec = |n: &str| FAMILY.tools.iter().find(|t| t.name == n).map(|t| t.permission);
         assert_eq!(spec("delete_file"), Some(Permission::Dangerous));
         for t in FAMILY.tools {
@@ -374,7 +358,8 @@ mod tests {
 
     #[test]
     fn typed_arguments_keep_the_lenient_readings() {
-        use crate::call::args::{normalise, parse};
+        use crate::call::args::parse;
+        use crate::call::normalise;
         let typed = |tool: &str, args: Value| {
             let spec = crate::registry::find(tool).unwrap();
             normalise(spec, args).and_then(|a| match tool {

@@ -13,19 +13,16 @@ use crate::error::{Result, ToolError, exists_error};
 use crate::files::copy_file::{endpoints, landing};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.move_file.result.v1";
-
 const NAME: &str = "move_file";
 
 /// The arguments of `move_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
-    // The file or directory to move (no description in the schema, so not `pub`).
+    /// File or folder to move, relative to the workspace.
     #[schemars(length(min = 1))]
     source: String,
-    // Where it goes.
+    /// New path, relative to the workspace.
     #[schemars(length(min = 1))]
     destination: String,
     /// Replace an existing file.
@@ -46,7 +43,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let overwritten = crate::blocking("move_file", move || check(&s, &d, &ss, &ds, overwrite)).await?;
     if !ctx.confirm(format!("Move {source} to {dest}")).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Move of {source} cancelled by user; nothing changed."),
             json!({"source": source, "destination": dest, "moved": false, "cancelled": true, "overwritten": false}),
         ));
@@ -64,7 +60,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     })
     .await?;
     Ok(ToolOutput::new(
-        SCHEMA,
         format!("Moved {source} to {dest}."),
         json!({"source": source, "destination": dest, "moved": true, "cancelled": false, "overwritten": overwritten}),
     ))
@@ -90,13 +85,17 @@ fn check(src: &std::path::Path, dst: &std::path::Path, ss: &str, ds: &str, overw
 }
 
 /// The `move_file` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "moveFile",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: crate::files::copy_file::ENDPOINT_ALIASES,
+    // Stack `move`
+    tool_aliases: &["move"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("move_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -60,9 +60,9 @@ impl<'de> Deserialize<'de> for EditItem {
 crate::value_schema!(EditItem, {
     "type": "object",
     "properties": {
-        "oldString": {"type": "string"},
-        "newString": {"type": "string"},
-        "all": {"type": "boolean"}
+        "oldString": {"type": "string", "description": "Exact text to replace."},
+        "newString": {"type": "string", "description": "Replacement text."},
+        "all": {"type": "boolean", "description": "Replace every occurrence (default: exactly one must match)."}
     },
     "required": ["oldString", "newString"]
 });
@@ -74,7 +74,7 @@ pub struct Args {
     /// File path, relative to the workspace (also accepted: filePath, filepath).
     #[schemars(length(min = 1))]
     pub path: String,
-    // The edits, applied all or none (no description in the schema, so not `pub`).
+    /// The replacements, each located in the current file; they must not overlap.
     #[schemars(length(min = 1))]
     edits: Vec<EditItem>,
     /// Allow the fuzzy ladder (eol, trim_end, indent, unicode) when the text is not found exactly. Default true.
@@ -173,12 +173,12 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `multi_edit` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "multiEdit",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[
         ("old_string", "oldString"),
         ("oldStr", "oldString"),
@@ -191,6 +191,9 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("replaceAll", "all"),
         ("replace_all", "all"),
     ],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("multi_edit.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

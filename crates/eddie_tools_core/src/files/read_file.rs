@@ -28,8 +28,6 @@ use crate::engine::text::line_index::{self, LineIndex};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.read_file.result.v1";
 const NAME: &str = "read_file";
 /// Default lines per call.
 pub const DEFAULT_LIMIT: u64 = 2000;
@@ -142,7 +140,7 @@ fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
             "{} is a binary file ({} bytes); it is not shown as text. Use get_file_info for its metadata.",
             args.path, idx.size
         );
-        return Ok(ToolOutput::new(SCHEMA, content, base));
+        return Ok(ToolOutput::new(content, base));
     }
     let enc = match args.forced {
         Some(f) if f.unit() != idx.det.enc.unit() => {
@@ -184,7 +182,7 @@ fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
             Some(at) => format!("{} has {} bytes; byteOffset {at} is past the end.", args.path, idx.size),
             None => format!("{} has {} lines; offset {} is past the end.", args.path, idx.lines, args.offset),
         };
-        return Ok(ToolOutput::new(SCHEMA, content, base));
+        return Ok(ToolOutput::new(content, base));
     };
     // A byte limit ends at a character start, so the next read begins with a whole character;
     // a limit below one character still reads that character.
@@ -229,7 +227,7 @@ fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
     base["nextOffset"] = if more { json!(next) } else { Value::Null };
     base["nextByteOffset"] = if page.byte_cut { json!(raw_end) } else { Value::Null };
     base["longLinesCut"] = json!(page.long_lines);
-    Ok(ToolOutput::new(SCHEMA, content, base))
+    Ok(ToolOutput::new(content, base))
 }
 
 struct Page {
@@ -424,12 +422,12 @@ fn decode_line(enc: Enc, bytes: &[u8], dropped: bool, max: usize) -> (String, bo
 }
 
 /// The `read_file` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "readFile",
     family: "files",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[
         ("limit_bytes", "limitBytes"),
         ("byte_offset", "byteOffset"),
@@ -437,6 +435,10 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("max_bytes", "maxBytes"),
         ("line_numbers", "lineNumbers"),
     ],
+    // Stack `read`
+    tool_aliases: &["read"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("read_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
@@ -455,7 +457,7 @@ mod tests {
             a[k] = v.clone();
         }
         // The call's path: the policy (aliases), then the typed arguments.
-        let a = crate::call::args::normalise(&TOOL, a).unwrap();
+        let a = crate::call::normalise(&TOOL, a).unwrap();
         let opts = options(crate::call::args::parse(NAME, &a).unwrap()).unwrap();
         read(&p, &p, &opts).unwrap()
     }
@@ -514,8 +516,7 @@ mod tests {
         assert_eq!((out.content.split("\n\n[").next(), &out.data["nextByteOffset"]), (Some("€"), &json!(3)));
         // Past the end, and the two offsets at once.
         assert!(read_text(b"ab", json!({"byteOffset": 9})).content.contains("past the end"));
-        let a =
-            crate::call::args::normalise(&TOOL, json!({"path": "f", "offset": 1, "byte_offset": 2})).unwrap();
+        let a = crate::call::normalise(&TOOL, json!({"path": "f", "offset": 1, "byte_offset": 2})).unwrap();
         assert!(options(crate::call::args::parse(NAME, &a).unwrap()).is_err());
     }
 

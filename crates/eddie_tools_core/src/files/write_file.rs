@@ -21,9 +21,6 @@ use crate::engine::text::doc::{self, Detected, Enc, TextDoc, detect_full, encode
 use crate::error::{ErrorCode, Result, ToolError, exists_error};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.write_file.result.v1";
-
 const NAME: &str = "write_file";
 
 /// The arguments of `write_file`.
@@ -198,7 +195,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let what = if append { "Appended" } else { "Wrote" };
     Ok(ToolOutput::new(
-        SCHEMA,
         format!("{what} {written} bytes ({lines} lines) to {path}{note}."),
         json!({
             "path": path, "bytesWritten": written, "linesWritten": lines, "created": false, "appended": append,
@@ -226,7 +222,6 @@ async fn write_new(
     crate::blocking("write_file", move || commit(&[change])).await?;
     let lines = body.lines().count();
     Ok(ToolOutput::new(
-        SCHEMA,
         format!("Created {path} ({} bytes, {lines} lines).", bytes.len()),
         json!({
             "path": path, "bytesWritten": bytes.len(), "linesWritten": lines, "created": true, "appended": false,
@@ -253,7 +248,6 @@ fn convert_hint(e: ToolError) -> ToolError {
 
 fn cancelled(path: &str) -> ToolOutput {
     ToolOutput::new(
-        SCHEMA,
         format!("Write of {path} cancelled by user; nothing changed."),
         json!({
             "path": path, "bytesWritten": 0, "linesWritten": 0, "created": false, "appended": false,
@@ -275,13 +269,17 @@ fn free_backup_name(ctx: &Ctx, path: &str) -> Result<(String, std::path::PathBuf
 }
 
 /// The `write_file` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "writeFile",
     family: "files",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[("create_backup", "createBackup"), ("no_overwrite", "noOverwrite")],
+    // Stack `write`, Alfredo `write_to_file`
+    tool_aliases: &["write", "write_to_file"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("write_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

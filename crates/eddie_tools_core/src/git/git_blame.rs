@@ -12,8 +12,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.git_blame.result.v1";
 const NAME: &str = "git_blame";
 const MAX_LINES_SHOWN: usize = 2000;
 
@@ -199,16 +197,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let rev = a.revision.filter(|r| !r.is_empty());
     let c = ctx.clone();
     let data = crate::blocking(NAME, move || blame(&dir, &c, &a.file, rev.as_deref(), range)).await?;
-    Ok(ToolOutput::new(SCHEMA, render(&data), data))
+    Ok(ToolOutput::new(render(&data), data))
 }
 
 /// The `git_blame` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "gitBlame",
     family: "git",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[
         ("repo_path", "path"),
         ("filePath", "file"),
@@ -221,6 +219,9 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("start", "startLine"),
         ("end", "endLine"),
     ],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_blame.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

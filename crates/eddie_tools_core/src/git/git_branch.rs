@@ -15,8 +15,6 @@ use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.git_branch.result.v1";
 const NAME: &str = "git_branch";
 
 /// What `git_branch` does.
@@ -407,7 +405,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         } else {
             render_list(&data)
         };
-        return Ok(ToolOutput::new(SCHEMA, content, data));
+        return Ok(ToolOutput::new(content, data));
     }
     if let Some(n) = &name {
         refname::check_branch(n, None)?;
@@ -418,7 +416,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     drop(guard);
     let declined = |what: &str| {
         ToolOutput::new(
-            SCHEMA,
             format!("{what} declined; nothing changed.\n"),
             json!({"action": format!("{action:?}").to_lowercase(), "status": "declined"}),
         )
@@ -435,16 +432,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let c = ctx.clone();
     let mut data = crate::blocking(NAME, move || apply(&c, &p)).await?;
     data["status"] = json!("done");
-    Ok(ToolOutput::new(SCHEMA, format!("Done: {message}.\n"), data))
+    Ok(ToolOutput::new(format!("Done: {message}.\n"), data))
 }
 
 /// The `git_branch` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "gitBranch",
     family: "git",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[
         ("repo_path", "path"),
         ("branch", "name"),
@@ -457,6 +454,9 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("remotes", "remote"),
         ("include_remote", "remote"),
     ],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_branch.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

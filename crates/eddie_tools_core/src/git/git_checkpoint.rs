@@ -1,31 +1,22 @@
-//! `git_checkpoint` / `git_restore_checkpoint` / `git_list_checkpoints`: snapshots of the
-//! working tree (tracked and untracked files, not ignored ones; bytes as they are on disk, no
-//! filters), written as commits under `refs/eddie/checkpoints/`. They never touch the index,
-//! HEAD or any branch. A restore puts the files back as they were (writing changed files and
-//! removing files the checkpoint did not have), and first takes a checkpoint of the current
-//! state, so a restore can itself be undone.
+//! `git_checkpoint`: snapshots of the working tree (tracked and untracked files, not ignored
+//! ones; bytes as they are on disk, no filters), written as commits under
+//! `refs/eddie/checkpoints/`. They never touch the index, HEAD or any branch. The store here is
+//! shared with `git_restore_checkpoint` and `git_list_checkpoints`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::boundary::Scope;
-use super::{common, lock};
-use crate::context::{Ctx, Prompt};
+use super::common;
+use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
 /// The ref namespace of checkpoints.
 pub const NAMESPACE: &str = "refs/eddie/checkpoints/";
-/// The outputSchema `$id` of `git_checkpoint`.
-pub const SCHEMA: &str = "eddie.tool.git_checkpoint.result.v1";
-/// The outputSchema `$id` of `git_restore_checkpoint`.
-pub const RESTORE_SCHEMA: &str = "eddie.tool.git_restore_checkpoint.result.v1";
-/// The outputSchema `$id` of `git_list_checkpoints`.
-pub const LIST_SCHEMA: &str = "eddie.tool.git_list_checkpoints.result.v1";
 
 /// The arguments of `git_checkpoint`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -37,30 +28,12 @@ pub struct Args {
     pub message: Option<String>,
 }
 
-/// The arguments of `git_restore_checkpoint`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RestoreArgs {
-    /// A folder inside the repository (default: the workspace root; also: repo_path, repoPath).
-    pub path: Option<String>,
-    /// The checkpoint: its id (from git_list_checkpoints), its full ref, or `latest`.
-    pub checkpoint: String,
-}
-
-/// The arguments of `git_list_checkpoints`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ListArgs {
-    /// A folder inside the repository (default: the workspace root; also: repo_path, repoPath).
-    pub path: Option<String>,
-}
-
 /// One file of a snapshot: blob id and mode.
 type Files = BTreeMap<String, (git2::Oid, i32)>;
 
 /// The working tree's files inside the workspace (tracked and untracked, not ignored) with
 /// their blob ids, hashed without writing anything; `write` stores the blobs too.
-fn worktree_files(repo: &git2::Repository, scope: &Scope, write: bool) -> Result<Files> {
+pub(super) fn worktree_files(repo: &git2::Repository, scope: &Scope, write: bool) -> Result<Files> {
     let root = common::workdir(repo)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "checkpoint");
     let mut opts = git2::StatusOptions::new();
@@ -99,7 +72,7 @@ fn worktree_files(repo: &git2::Repository, scope: &Scope, write: bool) -> Result
 }
 
 /// Every file of `tree` inside the workspace, recursively.
-fn tree_files(scope: &Scope, tree: &git2::Tree<'_>) -> Result<Files> {
+pub(super) fn tree_files(scope: &Scope, tree: &git2::Tree<'_>) -> Result<Files> {
     let mut out = Files::new();
     tree.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
         let path = format!("{dir}{}", e.name().unwrap_or_default());
@@ -130,7 +103,7 @@ fn entry(path: &str, id: git2::Oid, mode: i32) -> git2::IndexEntry {
 }
 
 /// Take a checkpoint: a commit of the working tree under [`NAMESPACE`]. Returns (id, ref, commit, files).
-fn take(
+pub(super) fn take(
     repo: &git2::Repository,
     scope: &Scope,
     ctx: &Ctx,
@@ -163,7 +136,7 @@ fn take(
     Ok((id, name, commit, files.len()))
 }
 
-fn checkpoint_ref<'r>(repo: &'r git2::Repository, spec: &str) -> Result<git2::Reference<'r>> {
+pub(super) fn checkpoint_ref<'r>(repo: &'r git2::Repository, spec: &str) -> Result<git2::Reference<'r>> {
     let not_found = || {
         ToolError::new(
             ErrorCode::RefNotFound,
@@ -183,7 +156,7 @@ fn checkpoint_ref<'r>(repo: &'r git2::Repository, spec: &str) -> Result<git2::Re
     repo.find_reference(&name).map_err(|_| not_found())
 }
 
-fn list(repo: &git2::Repository) -> Result<Vec<Value>> {
+pub(super) fn list(repo: &git2::Repository) -> Result<Vec<Value>> {
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "checkpoints");
     let mut out = Vec::new();
     for r in repo.references_glob(&format!("{NAMESPACE}*")).map_err(fail)? {
@@ -222,229 +195,23 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         data["files"],
         data["id"].as_str().unwrap_or("")
     );
-    Ok(ToolOutput::new(SCHEMA, content, data))
-}
-
-/// Run `git_list_checkpoints`.
-pub async fn run_list(a: ListArgs, ctx: &Ctx) -> Result<ToolOutput> {
-    let dir = super::locate(ctx, a.path.as_deref())?;
-    let ws = ctx.workspace.clone();
-    let all = crate::blocking("git_list_checkpoints", move || list(&common::checkout(&ws, &dir)?.0)).await?;
-    let mut content = String::new();
-    for c in &all {
-        content.push_str(&format!(
-            "{} {} {}\n",
-            c["id"].as_str().unwrap_or(""),
-            c["date"].as_str().unwrap_or(""),
-            c["message"].as_str().unwrap_or("")
-        ));
-    }
-    if content.is_empty() {
-        content.push_str("No checkpoints yet.\n");
-    }
-    Ok(ToolOutput::new(LIST_SCHEMA, content, json!({"checkpoints": all, "count": all.len()})))
-}
-
-struct RestorePlan {
-    dir: PathBuf,
-    name: String,
-    target: git2::Oid,
-    write: Vec<(String, PathBuf, git2::Oid, i32)>,
-    delete: Vec<(String, PathBuf)>,
-}
-
-fn restore_plan(ctx: &Ctx, dir: &Path, spec: &str) -> Result<RestorePlan> {
-    let (repo, scope) = common::checkout(&ctx.workspace, dir)?;
-    let root = common::workdir(&repo)?;
-    let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "restore");
-    let r = checkpoint_ref(&repo, spec)?;
-    let name = r.name().unwrap_or(spec).to_owned();
-    let commit = r.peel_to_commit().map_err(fail)?;
-    let tree = commit.tree().map_err(fail)?;
-    let want = tree_files(&scope, &tree)?;
-    let have = worktree_files(&repo, &scope, false)?;
-    let inside = |rel: &str| -> Result<PathBuf> {
-        let abs = root.join(rel);
-        Ok(ctx.workspace.resolve(&abs.to_string_lossy())?.lexical)
-    };
-    let mut write = Vec::new();
-    for (p, (id, mode)) in &want {
-        if have.get(p) != Some(&(*id, *mode)) {
-            write.push((p.clone(), inside(p)?, *id, *mode));
-        }
-    }
-    let mut delete = Vec::new();
-    for p in have.keys() {
-        if !want.contains_key(p) {
-            delete.push((p.clone(), inside(p)?));
-        }
-    }
-    Ok(RestorePlan { dir: dir.to_path_buf(), name, target: commit.id(), write, delete })
-}
-
-fn restore_apply(ctx: &Ctx, p: &RestorePlan) -> Result<Value> {
-    let (repo, scope) = common::checkout(&ctx.workspace, &p.dir)?;
-    let root = common::workdir(&repo)?;
-    let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "restore");
-    let (before_id, _, _, _) =
-        take(&repo, &scope, ctx, &format!("before restoring {}", p.name.trim_start_matches(NAMESPACE)))?;
-    for (rel, path, id, mode) in &p.write {
-        let blob = repo.find_blob(*id).map_err(fail)?;
-        if let Ok(m) = std::fs::symlink_metadata(path)
-            && (m.file_type().is_symlink() || m.is_dir() || *mode == 0o120_000)
-        {
-            if m.is_dir() {
-                std::fs::remove_dir_all(path).map_err(|e| ToolError::fs(&e, "rmdir", Some(path)))?;
-            } else {
-                std::fs::remove_file(path).map_err(|e| ToolError::fs(&e, "unlink", Some(path)))?;
-            }
-        }
-        if *mode == 0o120_000 {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| ToolError::fs(&e, "mkdir", Some(parent)))?;
-            }
-            let target = std::ffi::OsStr::from_bytes(blob.content());
-            std::os::unix::fs::symlink(target, path).map_err(|e| ToolError::fs(&e, "symlink", Some(path)))?;
-        } else {
-            use std::os::unix::fs::PermissionsExt;
-            crate::engine::store::atomic::write_atomic(path, blob.content(), Path::new(rel))?;
-            let m = std::fs::metadata(path).map_err(|e| ToolError::fs(&e, "stat", Some(path)))?;
-            let mut perm = m.permissions();
-            let bits = perm.mode();
-            let want = if *mode == 0o100_755 { bits | ((bits & 0o444) >> 2) } else { bits & !0o111 };
-            if want != bits {
-                perm.set_mode(want);
-                std::fs::set_permissions(path, perm).map_err(|e| ToolError::fs(&e, "chmod", Some(path)))?;
-            }
-        }
-    }
-    for (_, path) in &p.delete {
-        std::fs::remove_file(path).map_err(|e| ToolError::fs(&e, "unlink", Some(path)))?;
-        let mut dir = path.parent();
-        while let Some(d) = dir {
-            if d == root || !d.starts_with(&root) || std::fs::remove_dir(d).is_err() {
-                break;
-            }
-            dir = d.parent();
-        }
-    }
-    Ok(json!({
-        "checkpoint": p.name.trim_start_matches(NAMESPACE),
-        "commit": p.target.to_string(),
-        "written": p.write.iter().map(|w| w.0.clone()).collect::<Vec<_>>(),
-        "deleted": p.delete.iter().map(|d| d.0.clone()).collect::<Vec<_>>(),
-        "before": before_id,
-        "status": "restored",
-    }))
-}
-
-use std::os::unix::ffi::OsStrExt;
-
-/// Run `git_restore_checkpoint`.
-pub async fn run_restore(a: RestoreArgs, ctx: &Ctx) -> Result<ToolOutput> {
-    let dir = super::locate(ctx, a.path.as_deref())?;
-    if a.checkpoint.is_empty() {
-        return Err(ToolError::invalid(
-            "checkpoint must be a checkpoint id (git_list_checkpoints), its ref, or latest",
-        ));
-    }
-    let (c, d) = (ctx.clone(), dir.clone());
-    let spec = a.checkpoint.clone();
-    let guard = lock::repo_lock(ctx, &dir).await?;
-    let p = crate::blocking("git_restore_checkpoint", move || restore_plan(&c, &d, &spec)).await?;
-    drop(guard);
-    let id = p.name.trim_start_matches(NAMESPACE).to_owned();
-    if p.write.is_empty() && p.delete.is_empty() {
-        return Ok(ToolOutput::new(
-            RESTORE_SCHEMA,
-            format!("The working tree already matches checkpoint {id}; nothing to do.\n"),
-            json!({"checkpoint": id, "commit": p.target.to_string(), "written": [], "deleted": [], "before": null, "status": "unchanged"}),
-        ));
-    }
-    let names = |v: Vec<&str>| {
-        let more = if v.len() > 8 { format!(" and {} more", v.len() - 8) } else { String::new() };
-        format!("{}{more}", v.into_iter().take(8).collect::<Vec<_>>().join(", "))
-    };
-    let mut msg = format!("Restore checkpoint {id}:");
-    if !p.write.is_empty() {
-        msg.push_str(&format!(
-            " write {} file(s) ({})",
-            p.write.len(),
-            names(p.write.iter().map(|w| w.0.as_str()).collect())
-        ));
-    }
-    if !p.delete.is_empty() {
-        msg.push_str(&format!(
-            " delete {} file(s) ({})",
-            p.delete.len(),
-            names(p.delete.iter().map(|d| d.0.as_str()).collect())
-        ));
-    }
-    msg.push_str(
-        ". A checkpoint of the current state is taken first; the index, HEAD and branches are not touched.",
-    );
-    if !ctx.confirm_all(vec![Prompt::action(msg)]).await? {
-        return Ok(ToolOutput::new(
-            RESTORE_SCHEMA,
-            "Restore declined; nothing changed.\n",
-            json!({"checkpoint": id, "commit": p.target.to_string(), "written": [], "deleted": [], "before": null, "status": "declined"}),
-        ));
-    }
-    let _guard = lock::repo_lock(ctx, &dir).await?;
-    let c = ctx.clone();
-    let data = crate::blocking("git_restore_checkpoint", move || restore_apply(&c, &p)).await?;
-    let content = format!(
-        "Restored checkpoint {id}: {} file(s) written, {} deleted. The state before is checkpoint {}.\n",
-        data["written"].as_array().map_or(0, Vec::len),
-        data["deleted"].as_array().map_or(0, Vec::len),
-        data["before"].as_str().unwrap_or("")
-    );
-    Ok(ToolOutput::new(RESTORE_SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `git_checkpoint` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "git_checkpoint",
     js_name: "gitCheckpoint",
     family: "git",
-    effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::Writes,
+    permission: crate::spec::Permission::None,
     aliases: &[("repo_path", "path"), ("note", "message"), ("label", "message"), ("name", "message")],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_checkpoint.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {
         Box::pin(async move { run(crate::call::args::parse("git_checkpoint", args)?, ctx).await })
-    },
-};
-
-/// The `git_restore_checkpoint` tool.
-pub const RESTORE: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "git_restore_checkpoint",
-    js_name: "gitRestoreCheckpoint",
-    family: "git",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
-    aliases: &[("repo_path", "path"), ("id", "checkpoint"), ("name", "checkpoint"), ("ref", "checkpoint")],
-    definition: include_str!("git_restore_checkpoint.json"),
-    input: Some(crate::call::args::schema::<RestoreArgs>),
-    run: |args, ctx| {
-        Box::pin(
-            async move { run_restore(crate::call::args::parse("git_restore_checkpoint", args)?, ctx).await },
-        )
-    },
-};
-
-/// The `git_list_checkpoints` tool.
-pub const LIST: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "git_list_checkpoints",
-    js_name: "gitListCheckpoints",
-    family: "git",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
-    aliases: &[("repo_path", "path")],
-    definition: include_str!("git_list_checkpoints.json"),
-    input: Some(crate::call::args::schema::<ListArgs>),
-    run: |args, ctx| {
-        Box::pin(async move { run_list(crate::call::args::parse("git_list_checkpoints", args)?, ctx).await })
     },
 };

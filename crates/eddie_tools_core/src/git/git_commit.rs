@@ -32,8 +32,6 @@ use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.git_commit.result.v1";
 const NAME: &str = "git_commit";
 const HOOK_TIMEOUT_SECS: u64 = 600;
 /// How many times a commit is made again on top of a branch another process moved.
@@ -492,7 +490,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     drop(guard);
     if !ctx.confirm_all(prompts(&p)).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             "Commit declined; nothing was committed.\n",
             json!({"committed": false, "status": "declined", "branch": p.branch, "id": null, "files": p.paths}),
         ));
@@ -545,7 +542,6 @@ fn output(p: &Plan, done: Done, message: &str, ran: &[&str], skipped: Vec<Value>
         ));
     }
     ToolOutput::new(
-        SCHEMA,
         content,
         json!({
             "committed": true,
@@ -565,12 +561,12 @@ fn output(p: &Plan, done: Done, message: &str, ran: &[&str], skipped: Vec<Value>
 }
 
 /// The `git_commit` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "gitCommit",
     family: "git",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[
         ("stageFiles", "files"),
         ("stage_files", "files"),
@@ -580,6 +576,9 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("allow_empty", "allowEmpty"),
         ("msg", "message"),
     ],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_commit.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

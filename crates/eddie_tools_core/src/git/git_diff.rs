@@ -14,8 +14,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.git_diff.result.v1";
 const NAME: &str = "git_diff";
 
 /// The arguments of `git_diff`.
@@ -153,16 +151,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         _ => String::new(),
     };
     let content = if data["hasChanges"] == true { text } else { "No changes.\n".to_owned() };
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `git_diff` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "gitDiff",
     family: "git",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[
         ("repo_path", "path"),
         ("file", "files"),
@@ -180,6 +178,9 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("budget", "maxBytes"),
         ("numstat", "stat"),
     ],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_diff.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -19,8 +19,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.git_log.result.v1";
 const NAME: &str = "git_log";
 const DEFAULT_COUNT: usize = 10;
 const MAX_COUNT: usize = 100_000;
@@ -343,16 +341,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let c = ctx.clone();
     let data = crate::blocking(NAME, move || log(&dir, &c, plan)).await?;
-    Ok(ToolOutput::new(SCHEMA, render(&data), data))
+    Ok(ToolOutput::new(render(&data), data))
 }
 
 /// The `git_log` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "gitLog",
     family: "git",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[
         ("repo_path", "path"),
         ("limit", "maxCount"),
@@ -370,6 +368,9 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("numstat", "files"),
         ("sort", "order"),
     ],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_log.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -12,8 +12,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.git_show.result.v1";
 const NAME: &str = "git_show";
 
 /// The arguments of `git_show`.
@@ -167,16 +165,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     })
     .await?;
     let content = render(&mut data);
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `git_show` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "gitShow",
     family: "git",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[
         ("repo_path", "path"),
         ("ref", "revision"),
@@ -187,6 +185,9 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
         ("file_path", "file"),
         ("max_bytes", "maxBytes"),
     ],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_show.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

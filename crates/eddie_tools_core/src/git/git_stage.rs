@@ -1,6 +1,6 @@
-//! `git_stage` / `git_unstage`: add paths to the index (new, modified and deleted files, like
-//! `git add -A <paths>`), or put their index entries back to HEAD (`git restore --staged`;
-//! in an unborn repository, removing them from the index). What will change is computed
+//! `git_stage`: add paths to the index (new, modified and deleted files, like `git add -A
+//! <paths>`); with `git_unstage` (which shares this code), put their index entries back to HEAD
+//! (`git restore --staged`; in an unborn repository, removing them from the index). What will change is computed
 //! first, then `ctx.confirm` is asked, then the index is written once (`LOCKED` when another
 //! process holds `index.lock`, which is never removed).
 
@@ -15,11 +15,6 @@ use crate::call::args::lenient::StringOrList;
 use crate::context::{Ctx, Prompt};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
-
-/// The outputSchema `$id` of `git_stage`.
-pub const SCHEMA: &str = "eddie.tool.git_stage.result.v1";
-/// The outputSchema `$id` of `git_unstage`.
-pub const UNSTAGE_SCHEMA: &str = "eddie.tool.git_unstage.result.v1";
 
 /// The arguments of `git_stage` and `git_unstage`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -168,9 +163,8 @@ fn summary(paths: &[String]) -> String {
     format!("{}{more}", shown.join(", "))
 }
 
-async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> {
-    let (name, schema, verb) =
-        if unstage { ("git_unstage", UNSTAGE_SCHEMA, "Unstage") } else { ("git_stage", SCHEMA, "Stage") };
+pub(super) async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> {
+    let (name, verb) = if unstage { ("git_unstage", "Unstage") } else { ("git_stage", "Stage") };
     let dir = super::locate(ctx, a.path.as_deref())?;
     let files = common::list(a.files);
     let c = ctx.clone();
@@ -181,17 +175,12 @@ async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> {
     let key = if unstage { "unstaged" } else { "staged" };
     if p.paths.is_empty() {
         let what = if unstage { "Nothing staged to unstage." } else { "Nothing to stage: no changes." };
-        return Ok(ToolOutput::new(
-            schema,
-            format!("{what}\n"),
-            json!({key: [], "count": 0, "status": "nothing"}),
-        ));
+        return Ok(ToolOutput::new(format!("{what}\n"), json!({key: [], "count": 0, "status": "nothing"})));
     }
     let n = p.paths.len();
     let message = format!("{verb} {n} path{}: {}", if n == 1 { "" } else { "s" }, summary(&p.paths));
     if !ctx.confirm_all(vec![Prompt::action(message.clone())]).await? {
         return Ok(ToolOutput::new(
-            schema,
             format!("{verb} declined by the user; the index is unchanged.\n"),
             json!({key: [], "count": 0, "status": "declined"}),
         ));
@@ -202,7 +191,6 @@ async fn go(a: Args, ctx: &Ctx, unstage: bool) -> Result<ToolOutput> {
     crate::blocking(name, move || apply(&c, &p, unstage)).await?;
     let past = if unstage { "Unstaged" } else { "Staged" };
     Ok(ToolOutput::new(
-        schema,
         format!("{past} {n} path{}: {}\n", if n == 1 { "" } else { "s" }, summary(&paths)),
         json!({key: paths, "count": n, "status": "done"}),
     ))
@@ -213,38 +201,21 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     go(a, ctx, false).await
 }
 
-/// Run `git_unstage`.
-pub async fn run_unstage(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    go(a, ctx, true).await
-}
-
-const ALIASES: &[(&str, &str)] =
+pub(super) const ALIASES: &[(&str, &str)] =
     &[("repo_path", "path"), ("file", "files"), ("paths", "files"), ("pathspec", "files")];
 
 /// The `git_stage` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "git_stage",
     js_name: "gitStage",
     family: "git",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Moderate,
     aliases: ALIASES,
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_stage.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse("git_stage", args)?, ctx).await }),
-};
-
-/// The `git_unstage` tool.
-pub const UNSTAGE: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "git_unstage",
-    js_name: "gitUnstage",
-    family: "git",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
-    aliases: ALIASES,
-    definition: include_str!("git_unstage.json"),
-    input: Some(crate::call::args::schema::<Args>),
-    run: |args, ctx| {
-        Box::pin(async move { run_unstage(crate::call::args::parse("git_unstage", args)?, ctx).await })
-    },
 };

@@ -14,8 +14,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.git_status.result.v1";
 const NAME: &str = "git_status";
 
 /// The arguments of `git_status`.
@@ -218,17 +216,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let ignored = Flag::on(a.include_ignored);
     let ws = ctx.workspace.clone();
     let data = crate::blocking(NAME, move || status(&ws, &dir, ignored)).await?;
-    Ok(ToolOutput::new(SCHEMA, render(&data), data))
+    Ok(ToolOutput::new(render(&data), data))
 }
 
 /// The `git_status` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "gitStatus",
     family: "git",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[("repo_path", "path"), ("include_ignored", "includeIgnored"), ("ignored", "includeIgnored")],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("git_status.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

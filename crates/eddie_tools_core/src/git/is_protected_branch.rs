@@ -11,8 +11,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.is_protected_branch.result.v1";
 const NAME: &str = "is_protected_branch";
 
 /// The arguments of `is_protected_branch`.
@@ -57,22 +55,25 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         ),
         None => format!("{b} is not protected ({}).\n", data["source"].as_str().unwrap_or_default()),
     };
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `is_protected_branch` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "isProtectedBranch",
     family: "git",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[
         ("repo_path", "path"),
         ("name", "branch"),
         ("branch_name", "branch"),
         ("branchName", "branch"),
     ],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("is_protected_branch.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

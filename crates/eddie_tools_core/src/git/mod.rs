@@ -10,11 +10,15 @@ pub mod git_branch;
 pub mod git_checkpoint;
 pub mod git_commit;
 pub mod git_diff;
+pub mod git_list_checkpoints;
 pub mod git_log;
-pub mod git_remote;
+pub mod git_pull;
+pub mod git_push;
+pub mod git_restore_checkpoint;
 pub mod git_show;
 pub mod git_stage;
 pub mod git_status;
+pub mod git_unstage;
 pub mod history;
 pub mod is_protected_branch;
 pub mod lock;
@@ -25,7 +29,7 @@ use std::path::Path;
 
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
-use crate::registry::Family;
+use crate::spec::Family;
 use crate::workspace::Workspace;
 
 /// The family.
@@ -38,15 +42,15 @@ pub const FAMILY: Family = Family {
         git_show::TOOL,
         git_blame::TOOL,
         git_stage::TOOL,
-        git_stage::UNSTAGE,
+        git_unstage::TOOL,
         git_commit::TOOL,
         git_branch::TOOL,
         is_protected_branch::TOOL,
         git_checkpoint::TOOL,
-        git_checkpoint::RESTORE,
-        git_checkpoint::LIST,
-        git_remote::PUSH,
-        git_remote::PULL,
+        git_restore_checkpoint::TOOL,
+        git_list_checkpoints::TOOL,
+        git_push::TOOL,
+        git_pull::TOOL,
     ],
     contract: None,
     // Stack's `repo_path` is on each tool but git_commit, which tells Stack's calls by it.

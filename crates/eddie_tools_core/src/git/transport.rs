@@ -11,6 +11,9 @@
 //! '<helper> get'` with the key=value protocol on stdin, through the process supervisor), then
 //! `GIT_ASKPASS`. They are asked for only after a `401`, and a second `401` is `AUTH_FAILED`
 //! naming the source tried (never the secret).
+//!
+//! It also says where a remote is (a path, `file://` or http(s); [`remote_target`]) and what
+//! `git_push` and `git_pull` share.
 
 use std::cell::RefCell;
 use std::io::{self, Read, Write};
@@ -22,6 +25,7 @@ use base64::Engine as _;
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
 use url::Url;
 
+use super::common;
 use crate::context::{Ctx, OutputChunk};
 use crate::engine::net::client::{self, Request, Response};
 use crate::engine::net::guard::Guard;
@@ -470,3 +474,118 @@ pub fn list(
     let refs = remote.list()?.iter().map(|h| (h.name().to_owned(), h.oid())).collect();
     Ok(refs)
 }
+
+// Where a remote is, and what push and pull share.
+
+/// Where a remote is.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A repository on this machine.
+    Local(PathBuf),
+    /// An `http://` or `https://` URL.
+    Http(String),
+}
+
+impl Target {
+    /// The URL or path, as libgit2 takes it.
+    pub fn url(&self) -> String {
+        match self {
+            Target::Local(p) => p.to_string_lossy().into_owned(),
+            Target::Http(u) => u.clone(),
+        }
+    }
+}
+
+/// Where a remote is (`UNSUPPORTED_SCHEME` for ssh and other schemes).
+pub(super) fn remote_target(repo: &git2::Repository, root: &Path, name: &str) -> Result<Target> {
+    let r = repo.find_remote(name).map_err(|_| {
+        ToolError::new(ErrorCode::RefNotFound, format!("no remote named {name:?}; git remote -v lists them"))
+            .with_prop("remote", name)
+    })?;
+    let url = String::from_utf8_lossy(r.url_bytes()).into_owned();
+    if is_http(&url) {
+        return Ok(Target::Http(url));
+    }
+    let path = if let Some(p) = url.strip_prefix("file://") {
+        PathBuf::from(p)
+    } else if url.contains("://") || (url.contains(':') && !url.starts_with('/') && !url.starts_with('.')) {
+        return Err(ToolError::new(
+            ErrorCode::UnsupportedScheme,
+            format!(
+                "remote {name} is {url}: only http(s) remotes and remotes on this machine (a path or file://) are supported; ssh is not"
+            ),
+        ));
+    } else if Path::new(&url).is_absolute() {
+        PathBuf::from(&url)
+    } else {
+        root.join(&url)
+    };
+    Ok(Target::Local(path))
+}
+
+/// The id of `refs/heads/{branch}` on the remote (`None`: no such branch). An http(s) remote
+/// is asked (its refs listed for `dir`); a local one is opened read-only.
+pub(super) fn remote_head(
+    ctx: &Ctx,
+    repo: &git2::Repository,
+    target: &Target,
+    name: &str,
+    branch: &str,
+    dir: git2::Direction,
+) -> Result<Option<git2::Oid>> {
+    let want = format!("refs/heads/{branch}");
+    match target {
+        Target::Local(p) => {
+            let there = open_remote(p, name)?;
+            Ok(there.find_reference(&want).ok().and_then(|r| r.target()))
+        }
+        Target::Http(u) => {
+            let cfg = common::config(repo, ctx)?;
+            let mut remote =
+                repo.remote_anonymous(u).map_err(|e| super::err(&e, ErrorCode::InvalidUrl, name))?;
+            let refs = with_op(ctx, repo, &cfg, &format!("listing {name}"), || list(&mut remote, dir))?;
+            Ok(refs.into_iter().find(|(r, _)| *r == want).map(|(_, id)| id))
+        }
+    }
+}
+
+pub(super) fn open_remote(path: &Path, name: &str) -> Result<git2::Repository> {
+    git2::Repository::open(path).map_err(|e| {
+        ToolError::new(
+            ErrorCode::RefNotFound,
+            format!("remote {name} ({}) is not a git repository: {}", path.display(), e.message()),
+        )
+    })
+}
+
+/// The local branch to act on: `branch`, else the current one.
+pub(super) fn local_branch(repo: &git2::Repository, branch: Option<String>) -> Result<String> {
+    match branch.filter(|b| !b.is_empty()) {
+        Some(b) => Ok(b.strip_prefix("refs/heads/").unwrap_or(&b).to_owned()),
+        None => common::current_branch(repo).ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::RefNotFound,
+                "HEAD is detached: pass branch: the branch to push or pull",
+            )
+        }),
+    }
+}
+
+/// (remote name, remote branch) from the branch's upstream config, else (`origin`, same name).
+pub(super) fn upstream(cfg: &git2::Config, branch: &str) -> (Option<String>, Option<String>) {
+    let remote = cfg.get_string(&format!("branch.{branch}.remote")).ok();
+    let merge = cfg
+        .get_string(&format!("branch.{branch}.merge"))
+        .ok()
+        .map(|m| m.strip_prefix("refs/heads/").unwrap_or(&m).to_owned());
+    (remote, merge)
+}
+
+/// The seeds' spellings that push and pull share.
+pub(super) const REMOTE_ALIASES: &[(&str, &str)] = &[
+    ("repo_path", "path"),
+    ("remote_name", "remote"),
+    ("remoteName", "remote"),
+    ("ref", "branch"),
+    ("branch_name", "branch"),
+];

@@ -24,8 +24,6 @@ use crate::engine::store::safe_dir::{Kind, SafeDir};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.context_load.result.v1";
 const NAME: &str = "context_load";
 const DEFAULT_BUDGET: usize = 32 * 1024;
 const MAX_BUDGET: u64 = 1 << 20;
@@ -357,20 +355,22 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         content.push(']');
     }
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"loaded": loaded, "omitted": omitted, "bytes": used, "budget": budget, "context": context.trim_end()}),
     ))
 }
 
 /// The `context_load` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "contextLoad",
     family: "memory",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("context_load.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -10,8 +10,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.memory_delete.result.v1";
 const NAME: &str = "memory_delete";
 
 /// The arguments of `memory_delete`.
@@ -47,7 +45,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         let mut d = base;
         d["deleted"] = json!(false);
         d["cancelled"] = json!(true);
-        return Ok(ToolOutput::new(SCHEMA, format!("Deleting \"{key}\" was cancelled; nothing changed."), d));
+        return Ok(ToolOutput::new(format!("Deleting \"{key}\" was cancelled; nothing changed."), d));
     }
     let (k, shown) = (key.clone(), file.shown.clone());
     let removed = super::edit(&file, move |text| match md::remove(text, &k) {
@@ -59,17 +57,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     d["deleted"] = json!(true);
     d["cancelled"] = json!(false);
     d["removed"] = json!(removed);
-    Ok(ToolOutput::new(SCHEMA, format!("Deleted memory entry \"{key}\" from {}.", file.shown), d))
+    Ok(ToolOutput::new(format!("Deleted memory entry \"{key}\" from {}.", file.shown), d))
 }
 
 /// The `memory_delete` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "memoryDelete",
     family: "memory",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("memory_delete.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -9,8 +9,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.memory_list.result.v1";
 const NAME: &str = "memory_list";
 const PREVIEW: usize = 120;
 
@@ -48,17 +46,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         ));
     }
     let count = entries.len();
-    Ok(ToolOutput::new(SCHEMA, content, json!({"path": file.shown, "entries": entries, "count": count})))
+    Ok(ToolOutput::new(content, json!({"path": file.shown, "entries": entries, "count": count})))
 }
 
 /// The `memory_list` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "memoryList",
     family: "memory",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("memory_list.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -11,8 +11,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.memory_recall.result.v1";
 const NAME: &str = "memory_recall";
 const MAX_RESULTS: u64 = 100;
 
@@ -65,20 +63,22 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     }
     let count = matches.len();
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"query": query, "path": file.shown, "matches": matches, "count": count}),
     ))
 }
 
 /// The `memory_recall` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "memoryRecall",
     family: "memory",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("memory_recall.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

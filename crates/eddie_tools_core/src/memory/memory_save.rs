@@ -11,8 +11,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.memory_save.result.v1";
 const NAME: &str = "memory_save";
 
 /// How a save treats an existing entry.
@@ -69,7 +67,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         d["saved"] = json!(false);
         d["cancelled"] = json!(true);
         d["existed"] = json!(existed);
-        return Ok(ToolOutput::new(SCHEMA, format!("Saving \"{key}\" was cancelled; nothing changed."), d));
+        return Ok(ToolOutput::new(format!("Saving \"{key}\" was cancelled; nothing changed."), d));
     }
     let (k, v) = (key.clone(), value.clone());
     let (existed, bytes) = super::edit(&file, move |text| {
@@ -89,17 +87,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         (_, true) => "Replaced",
         _ => "Added",
     };
-    Ok(ToolOutput::new(SCHEMA, format!("{how} memory entry \"{key}\" in {} ({bytes} bytes).", file.shown), d))
+    Ok(ToolOutput::new(format!("{how} memory entry \"{key}\" in {} ({bytes} bytes).", file.shown), d))
 }
 
 /// The `memory_save` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "memorySave",
     family: "memory",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("memory_save.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

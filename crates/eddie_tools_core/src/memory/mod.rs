@@ -24,7 +24,7 @@ use serde::Deserialize;
 use crate::context::Ctx;
 use crate::engine::store::locks::ProcessLock;
 use crate::error::{ErrorCode, Result, ToolError};
-use crate::registry::Family;
+use crate::spec::Family;
 
 /// The family.
 pub const FAMILY: Family = Family {

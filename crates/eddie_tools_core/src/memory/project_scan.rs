@@ -16,8 +16,6 @@ use crate::engine::walk::{self, Entry, Root, Stop, Visitor, WalkOptions};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.project_scan.result.v1";
 const NAME: &str = "project_scan";
 /// Files larger than this are counted but their lines are not.
 const MAX_COUNTED_FILE: u64 = 2 << 20;
@@ -249,7 +247,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         }
     }
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({
             "name": name,
@@ -270,13 +267,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `project_scan` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "projectScan",
     family: "memory",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("project_scan.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

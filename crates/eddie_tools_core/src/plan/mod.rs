@@ -3,6 +3,3 @@
 
 pub mod store;
 pub mod tasks;
-
-/// The outputSchema `$id` shared by the plan tools.
-pub const SCHEMA: &str = "eddie.tool.plan.result.v1";

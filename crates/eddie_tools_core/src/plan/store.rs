@@ -193,7 +193,7 @@ pub fn render(plan: &Value, abridged: bool) -> String {
 /// The tool result for a plan.
 pub fn result(plan: Value, abridged: bool) -> ToolOutput {
     let content = render(&plan, abridged);
-    ToolOutput::new(super::SCHEMA, content, json!({"abridged": abridged, "plan": plan}))
+    ToolOutput::new(content, json!({"abridged": abridged, "plan": plan}))
 }
 
 /// Whether `s` is a plan task status.

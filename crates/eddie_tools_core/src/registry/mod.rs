@@ -8,8 +8,6 @@
 //! every other family adds tools from the reference agents. To add a family, give its module
 //! a `pub const FAMILY: Family` and list it in [`FAMILIES`].
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::OnceLock;
 
 use serde_json::Value;
@@ -17,130 +15,7 @@ use serde_json::Value;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
-
-/// How careful a host should be with a tool (Floyd's levels).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Permission {
-    /// Reads only.
-    None,
-    /// Changes the workspace in ways that can be undone or reviewed.
-    Moderate,
-    /// Runs code, deletes, or reaches outside the workspace.
-    Dangerous,
-}
-
-impl Permission {
-    /// The stable string (`none`, `moderate`, `dangerous`).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::Moderate => "moderate",
-            Self::Dangerous => "dangerous",
-        }
-    }
-}
-
-/// What a call of a tool may do to the workspace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effects {
-    /// Reads only.
-    ReadOnly,
-    /// Changes the workspace or runs code without asking (`complete_task`, `process_kill`).
-    Writes,
-    /// Changes the workspace or runs code, and asks `ctx.confirm` before it acts.
-    Confirms,
-}
-
-/// How a tool runs: its arguments (after the argument policy) and the call's context.
-pub type RunFn = for<'a> fn(&'a Value, &'a Ctx) -> RunFuture<'a>;
-
-/// One tool, declared once, in its own module: everything a host needs to list and run it.
-#[derive(Debug, Clone, Copy)]
-pub struct ToolSpec {
-    /// The model-facing name (`file_read`).
-    pub name: &'static str,
-    /// The JS export (`fileRead`).
-    pub js_name: &'static str,
-    /// The family it belongs to (`eddie` for `@eddie/tools`' built-ins).
-    pub family: &'static str,
-    /// What a call may do (defensive: more when in doubt).
-    pub effects: Effects,
-    /// How careful a host should be with it.
-    pub permission: Permission,
-    /// Other spellings of arguments, `(alias, canonical)`: the seeds' names, such as
-    /// `file_path` for `path`. The pipeline renames an alias to its canonical name before the
-    /// tool sees the arguments (see [`crate::call::args`]).
-    pub aliases: &'static [(&'static str, &'static str)],
-    /// `{name, description, jsonSchema, outputSchema}` as JSON text (without `jsonSchema` when
-    /// `input` generates it); empty for a tool whose family carries a verbatim contract
-    /// ([`Family::contract`]).
-    pub definition: &'static str,
-    /// The input JSON Schema generated from the tool's typed arguments
-    /// ([`crate::call::args::schema`]); `None` when the definition carries it.
-    pub input: Option<fn() -> Value>,
-    /// Runs it.
-    pub run: RunFn,
-}
-
-impl ToolSpec {
-    /// Whether a call can change the workspace or run code.
-    pub const fn mutating(&self) -> bool {
-        !matches!(self.effects, Effects::ReadOnly)
-    }
-
-    /// Whether the tool asks `ctx.confirm` before acting.
-    pub const fn confirms(&self) -> bool {
-        matches!(self.effects, Effects::Confirms)
-    }
-}
-
-/// A boxed tool future, as [`RunFn`]s return it.
-pub type RunFuture<'a> = Pin<Box<dyn Future<Output = Result<ToolOutput>> + Send + 'a>>;
-
-/// A family of tools.
-pub struct Family {
-    /// Its name (`eddie`, `files`, ...).
-    pub name: &'static str,
-    /// Its tools, in export order.
-    pub tools: &'static [ToolSpec],
-    /// A verbatim contract of definitions (`[{name, description, jsonSchema, outputSchema}]`)
-    /// for tools whose own `definition` is empty: eddie's schemas, kept byte for byte.
-    pub contract: Option<&'static str>,
-    /// Spellings shared by the family's tools, `(alias, canonical)`: each applies to the tools
-    /// whose input schema has the canonical key (the tool's own `aliases` add the rest).
-    pub aliases: &'static [(&'static str, &'static str)],
-    /// When `true`, an abort only sets `ctx.cancel` and the tool itself returns what it has
-    /// (flagged `cancelled`); when `false`, the call's future is dropped and it rejects with
-    /// `CANCELLED`.
-    pub partial_on_cancel: bool,
-}
-
-/// A tool that can run to completion on the calling thread: a handful of syscalls, no
-/// confirm, no child process, no waiting. Hosts may run these on a blocking pool directly,
-/// which saves the hops of an async runtime (the latency of a small call).
-pub type BlockingFn = fn(&Value, &Ctx) -> Result<ToolOutput>;
-
-/// The tools with a [`BlockingFn`], by model name.
-const BLOCKING: &[(&str, BlockingFn)] = &[
-    ("file_read", crate::eddie::file_read::run_blocking),
-    #[cfg(feature = "memory")]
-    ("cache_store", crate::memory::cache::cache_store::run_blocking),
-    #[cfg(feature = "memory")]
-    ("cache_retrieve", crate::memory::cache::cache_retrieve::run_blocking),
-    #[cfg(feature = "memory")]
-    ("cache_delete", crate::memory::cache::cache_delete::run_blocking),
-    #[cfg(feature = "memory")]
-    ("cache_clear", crate::memory::cache::cache_clear::run_blocking),
-    #[cfg(feature = "memory")]
-    ("cache_keys", crate::memory::cache::cache_keys::run_blocking),
-    #[cfg(feature = "memory")]
-    ("cache_stats", crate::memory::cache::cache_stats::run_blocking),
-];
-
-/// The blocking form of tool `name` (model name), if it has one.
-pub fn blocking_form(name: &str) -> Option<BlockingFn> {
-    BLOCKING.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
-}
+pub use crate::spec::{BlockingFn, Effects, Family, Permission, RunFn, RunFuture, ToolSpec};
 
 /// Every family, `eddie` first.
 pub const FAMILIES: &[&Family] = &[
@@ -197,6 +72,17 @@ pub fn definitions() -> &'static [Value] {
     })
 }
 
+/// The outputSchema `$id` tool `spec` declares in its definition: the `schema` of every result
+/// the pipeline returns for it ([`stamp`]).
+pub fn output_id(spec: &ToolSpec) -> &'static str {
+    definition(spec.name).and_then(|d| d.get("outputSchema")?.get("$id")?.as_str()).unwrap_or_default()
+}
+
+/// `out` with the `$id` its tool declares ([`output_id`]): a tool cannot return another.
+pub fn stamp(spec: &ToolSpec, out: ToolOutput) -> ToolOutput {
+    out.with_schema(output_id(spec))
+}
+
 /// The family of tool `name` (model name or JS name).
 pub fn family_of(name: &str) -> Option<&'static Family> {
     let spec = find(name)?;
@@ -209,42 +95,13 @@ pub fn definition(name: &str) -> Option<&'static Value> {
 }
 
 /// The reference agents' names for tools this package has under another name, `(alias,
-/// canonical)`: a model trained on Stack calls `read`, one trained on Alfredo
-/// `execute_command`. [`find`] resolves them, so `runTool`, the CLI and the binding accept
-/// them; listings (toolSpecs, MCP, the adapters) show only the canonical names. Names whose
-/// meaning differs between agents are left out (`search_files` is a glob in Floyd and a
-/// content search in Alfredo), as are tools whose arguments would not fit (Stack's `server`).
-pub const TOOL_ALIASES: &[(&str, &str)] = &[
-    // Stack 2.9
-    ("read", "read_file"),
-    ("write", "write_file"),
-    ("edit", "edit_file"),
-    ("search", "glob"),
-    ("copy", "copy_file"),
-    ("move", "move_file"),
-    ("delete", "delete_file"),
-    ("test", "run_tests"),
-    // Floyd
-    ("grep_search", "grep"),
-    // Alfredo
-    ("write_to_file", "write_file"),
-    ("replace_in_file", "edit_file"),
-    ("list_files", "list_directory"),
-    ("list_code_definition_names", "list_symbols"),
-    ("execute_command", "run"),
-    // Stack 2.9's `server` (port: wait until it listens).
-    ("server", "process_start"),
-    // Floyd's `search_files` (a glob); Alfredo's (`regex`, `file_pattern`) is routed to grep
-    // by [`route`].
-    ("search_files", "glob"),
-    // TunaCode
-    ("update_file", "edit_file"),
-    ("list_dir", "list_directory"),
-    ("run_command", "run"),
-];
+/// canonical)`, from each spec's [`ToolSpec::tool_aliases`]. [`find`] resolves them.
+pub fn tool_aliases() -> impl Iterator<Item = (&'static str, &'static str)> {
+    tools().flat_map(|t| t.tool_aliases.iter().map(|a| (*a, t.name)))
+}
 
 /// What a seed's own spelling of a call means beyond its names: a call of `tool` (a model
-/// name or one of [`TOOL_ALIASES`]) that gives `key` (any call of it, when `key` is `None`) gets
+/// name or one of its [`ToolSpec::tool_aliases`]) that gives `key` (any call of it, when `key` is `None`) gets
 /// `arg: value` unless it says `arg` itself. So a seed's call gets the seed's behaviour where the
 /// seeds disagree, and the canonical call keeps ours.
 pub struct Implied {
@@ -300,15 +157,14 @@ pub fn static_name(name: &str) -> Option<&'static str> {
     tools()
         .find(|t| t.name == name || t.js_name == name)
         .map(|t| t.name)
-        .or_else(|| TOOL_ALIASES.iter().find(|(alias, _)| *alias == name).map(|(alias, _)| *alias))
+        .or_else(|| tool_aliases().find(|(alias, _)| *alias == name).map(|(alias, _)| alias))
 }
 
-/// The spec of tool `name` (model name, JS name, or one of [`TOOL_ALIASES`]).
+/// The spec of tool `name` (model name, JS name, or one of its [`ToolSpec::tool_aliases`]).
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
-    tools().find(|t| t.name == name || t.js_name == name).or_else(|| {
-        let canonical = TOOL_ALIASES.iter().find(|(alias, _)| *alias == name)?.1;
-        tools().find(|t| t.name == canonical)
-    })
+    tools()
+        .find(|t| t.name == name || t.js_name == name)
+        .or_else(|| tools().find(|t| t.tool_aliases.contains(&name)))
 }
 
 /// Run tool `name` (model or JS name) with `args` in the current task: the argument policy,
@@ -316,7 +172,7 @@ pub fn find(name: &str) -> Option<&'static ToolSpec> {
 /// handling (for tests and tools that call tools).
 pub async fn run(name: &str, args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let (spec, _, args, ctx) = crate::call::prepare(name, args.clone(), ctx.clone()).await?;
-    (spec.run)(&args, &ctx).await
+    (spec.run)(&args, &ctx).await.map(|out| stamp(spec, out))
 }
 
 #[cfg(test)]
@@ -358,10 +214,17 @@ mod tests {
 
     #[test]
     fn tool_aliases_name_existing_tools_and_shadow_none() {
-        for (alias, canonical) in TOOL_ALIASES {
-            assert!(tools().all(|t| t.name != *alias && t.js_name != *alias), "{alias} shadows a tool");
-            assert_eq!(find(alias).map(|t| t.name), Some(*canonical), "{alias}");
+        let mut seen = std::collections::HashSet::new();
+        for (alias, canonical) in tool_aliases() {
+            assert!(tools().all(|t| t.name != alias && t.js_name != alias), "{alias} shadows a tool");
+            assert!(seen.insert(alias), "{alias} names two tools");
+            assert_eq!(find(alias).map(|t| t.name), Some(canonical), "{alias}");
         }
+        // The seeds' names resolve (Stack's read and fetch, Alfredo's execute_command).
+        assert_eq!(find("read").map(|t| t.name), Some("read_file"));
+        assert_eq!(find("fetch").map(|t| t.name), Some("web_fetch"));
+        assert_eq!(find("execute_command").map(|t| t.name), Some("run"));
+        assert!(find("no_such_tool").is_none());
     }
 
     #[test]
@@ -372,6 +235,13 @@ mod tests {
                 assert_eq!(def["name"], spec.name);
                 assert_eq!(spec.family, family.name, "{}", spec.name);
                 assert_eq!(spec.definition.is_empty(), family.contract.is_some(), "{}", spec.name);
+                // Only @eddie/tools' built-ins ignore unknown keys.
+                assert_eq!(spec.lenient_keys, family.name == "eddie", "{}", spec.name);
+                // A blocking form skips the gate's question: only for tools that never ask.
+                if spec.blocking.is_some() {
+                    assert_eq!(spec.permission, Permission::None, "{}", spec.name);
+                    assert!(!spec.confirms(), "{}", spec.name);
+                }
                 let id = def["outputSchema"]["$id"].as_str().unwrap_or_default();
                 assert!(id.starts_with("eddie.tool."), "{id}");
                 assert_eq!(def["jsonSchema"]["type"], "object");
@@ -379,6 +249,38 @@ mod tests {
             }
         }
         assert_eq!(definitions().len(), tools().count());
+    }
+
+    #[test]
+    fn every_property_outside_eddie_has_a_description() {
+        // The descriptions come from the `///` comments on each tool's `Args` (eddie's schemas
+        // are @eddie/tools' verbatim ones).
+        fn walk(s: &Value, path: &str, missing: &mut Vec<String>) {
+            if let Some(props) = s.get("properties").and_then(Value::as_object) {
+                for (k, v) in props {
+                    let here = format!("{path}.{k}");
+                    if v.get("description").and_then(Value::as_str).is_none_or(|d| d.trim().is_empty()) {
+                        missing.push(here.clone());
+                    }
+                    walk(v, &here, missing);
+                }
+            }
+            if let Some(items) = s.get("items") {
+                walk(items, &format!("{path}[]"), missing);
+            }
+            for key in ["anyOf", "oneOf"] {
+                for v in s.get(key).and_then(Value::as_array).into_iter().flatten() {
+                    walk(v, path, missing);
+                }
+            }
+        }
+        let mut missing = Vec::new();
+        for t in tools().filter(|t| t.family != "eddie") {
+            let def = definition(t.name).cloned().unwrap_or_default();
+            assert!(def["jsonSchema"]["properties"].is_object(), "{}", t.name);
+            walk(&def["jsonSchema"], t.name, &mut missing);
+        }
+        assert_eq!(missing, Vec::<String>::new());
     }
 
     #[test]
@@ -392,19 +294,66 @@ mod tests {
         }
     }
 
+    /// The `$id`s shared by tools with one result shape: the edits, the patches, the plan
+    /// tools and the task-list tools (eddie's contract).
+    const SHARED_IDS: &[(&str, &[&str])] = &[
+        (
+            "eddie.tool.edit.result.v1",
+            &["edit_file", "multi_edit", "edit_range", "insert_at", "delete_range"],
+        ),
+        ("eddie.tool.patch.result.v1", &["apply_unified_diff", "apply_patch"]),
+        ("eddie.tool.plan.result.v1", &["get_plan", "complete_task", "update_plan"]),
+        (
+            "eddie.tool.task_list.result.v1",
+            &[
+                "agent__new_task_list",
+                "agent__new_task",
+                "agent__get_task_list",
+                "agent__set_task_status",
+                "agent__delete_task",
+            ],
+        ),
+    ];
+
     #[test]
-    fn schema_ids_match_what_tools_return() {
-        let id = |n: &str| definition(n).and_then(|d| d["outputSchema"]["$id"].as_str()).unwrap_or_default();
-        assert_eq!(id("bash"), crate::eddie::bash::SCHEMA);
-        assert_eq!(id("file_read"), crate::eddie::file_read::SCHEMA);
-        assert_eq!(id("file_write"), crate::eddie::file_write::SCHEMA);
-        assert_eq!(id("file_search"), crate::eddie::file_search::SCHEMA);
-        assert_eq!(id("get_folder_tree_structure"), crate::eddie::get_folder_tree_structure::SCHEMA);
-        for n in ["get_plan", "complete_task", "update_plan"] {
-            assert_eq!(id(n), crate::plan::SCHEMA);
+    fn every_result_carries_the_id_its_definition_declares() {
+        for t in tools() {
+            let declared = definition(t.name).and_then(|d| d["outputSchema"]["$id"].as_str());
+            let shared = SHARED_IDS.iter().find(|(_, names)| names.contains(&t.name)).map(|(id, _)| *id);
+            let own = format!("eddie.tool.{}.result.v1", t.name);
+            assert_eq!(declared, Some(shared.unwrap_or(&own)), "{}", t.name);
+            // What the pipeline stamps on a result is the declared id, whatever the tool set.
+            let out = ToolOutput::new("", Value::Null).with_schema("eddie.tool.other.result.v1");
+            assert_eq!(Some(stamp(t, out).schema), declared, "{}", t.name);
         }
-        for t in crate::eddie::FAMILY.tools.iter().filter(|t| t.name.starts_with("agent__")) {
-            assert_eq!(id(t.name), crate::plan::tasks::SCHEMA);
-        }
+    }
+
+    #[tokio::test]
+    async fn every_way_of_running_a_tool_stamps_its_id() {
+        use serde_json::json;
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("a.txt"), "one\n").unwrap();
+        let ctx = Ctx::new(t.path().to_str().unwrap()).unwrap();
+        let by_run = run("read_file", &json!({"path": "a.txt"}), &ctx).await.unwrap();
+        assert_eq!(by_run.schema, "eddie.tool.read_file.result.v1");
+        let by_call = crate::call::call("glob", json!({"pattern": "*.txt"}), ctx.clone()).await.unwrap();
+        assert_eq!(by_call.schema, "eddie.tool.glob.result.v1");
+        // An alias is stamped with its tool's id.
+        let by_alias = crate::call::call("read", json!({"path": "a.txt"}), ctx.clone()).await.unwrap();
+        assert_eq!(by_alias.schema, "eddie.tool.read_file.result.v1");
+        let blocking =
+            crate::call::call_blocking("file_read", json!({"path": "a.txt"}), &ctx).unwrap().unwrap();
+        assert_eq!(blocking.schema, "eddie.tool.file_read.result.v1");
+        // The shared ids: an edit and a plan tool.
+        let edit = crate::call::call(
+            "edit_file",
+            json!({"path": "a.txt", "oldString": "one", "newString": "two"}),
+            ctx.clone().with_confirm(crate::context::constant_confirm(true)),
+        )
+        .await
+        .unwrap();
+        assert_eq!(edit.schema, "eddie.tool.edit.result.v1");
+        let plan = crate::call::call("get_plan", json!({}), ctx).await.unwrap();
+        assert_eq!(plan.schema, "eddie.tool.plan.result.v1");
     }
 }

@@ -14,8 +14,6 @@ use crate::engine::net::{self, Guard, Request};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.check_url.result.v1";
 const NAME: &str = "check_url";
 
 /// The arguments of `check_url`.
@@ -100,17 +98,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     if let Some(n) = length {
         content.push_str(&format!("\ncontent-length: {n}"));
     }
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `check_url` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "check_url",
     js_name: "checkUrl",
     family: "web",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("check_url.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

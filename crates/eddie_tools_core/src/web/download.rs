@@ -28,8 +28,6 @@ use crate::engine::store::safe_dir::{self, Created, Kind, SafeDir};
 use crate::error::{ErrorCode, Result, ToolError, exists_error};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.download.result.v1";
 const NAME: &str = "download";
 /// Default size cap.
 pub const DEFAULT_MAX_BYTES: usize = 100 << 20;
@@ -193,7 +191,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let prompt = Prompt::action(format!("Download {url} to {shown} (at most {cap} bytes{replaces})"));
     if !ctx.confirm_all(vec![prompt]).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Download of {url} to {shown} cancelled by user; nothing written."),
             json!({"url": url.as_str(), "path": shown, "downloaded": false, "cancelled": true, "size": 0, "sha256": null}),
         ));
@@ -285,7 +282,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let ct = resp.header("content-type");
     let content = format!("Downloaded {url} to {shown}: {size} bytes, sha256 {sha}.");
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({
             "url": url.as_str(), "finalUrl": resp.url.as_str(), "path": shown, "downloaded": true, "cancelled": false,
@@ -295,13 +291,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `download` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "download",
     js_name: "download",
     family: "web",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("download.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

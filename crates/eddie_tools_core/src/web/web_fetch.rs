@@ -21,8 +21,6 @@ use crate::engine::net::{self, Guard, Hop, Request};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.web_fetch.result.v1";
 const NAME: &str = "web_fetch";
 /// Default characters per page.
 pub const DEFAULT_MAX_CHARS: usize = 10_000;
@@ -311,7 +309,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             "{} redirects to another host: {next}\nFetch that URL to follow it (or pass followCrossHost: true).",
             entry.final_url
         );
-        return Ok(ToolOutput::new(SCHEMA, content, data));
+        return Ok(ToolOutput::new(content, data));
     }
 
     let body = Arc::clone(&entry.body);
@@ -352,32 +350,22 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     data["returnedChars"] = json!(returned);
     data["truncated"] = json!(truncated);
     data["nextStartIndex"] = if truncated { json!(end) } else { Value::Null };
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `web_fetch` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "web_fetch",
     js_name: "webFetch",
     family: "web",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
+    // Stack `fetch`
+    tool_aliases: &["fetch"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("web_fetch.json"),
     input: Some(input_schema),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
-};
-
-/// `fetch`: Stack's name for `web_fetch` (the registry holds one name per spec, so this is a
-/// second spec sharing the arguments and the run).
-pub const FETCH: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "fetch",
-    js_name: "fetch",
-    family: "web",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::Moderate,
-    aliases: &[],
-    definition: include_str!("fetch.json"),
-    input: Some(input_schema),
-    run: |args, ctx| Box::pin(async move { run(crate::call::args::parse("fetch", args)?, ctx).await }),
 };

@@ -379,12 +379,7 @@ pub struct Page<'a> {
 impl Tree {
     /// The `get_folder_tree_structure` result for this tree: the header and page as `content`;
     /// `{root, entries, pageEntries, pagination}` (then `extra`'s keys) as `data`.
-    pub fn result(
-        &self,
-        schema: &'static str,
-        page: &Page<'_>,
-        extra: &[(&str, Value)],
-    ) -> Result<ToolOutput> {
+    pub fn result(&self, page: &Page<'_>, extra: &[(&str, Value)]) -> Result<ToolOutput> {
         let total = self.total();
         let offset = page.offset.min(total as f64) as usize;
         let limit = if page.max_entries >= total as f64 {
@@ -432,7 +427,7 @@ impl Tree {
         }
         data.push(b'}');
         let text = String::from_utf8(data).map_err(|e| ToolError::internal(format!("tree JSON: {e}")))?;
-        Ok(ToolOutput::from_json_text(schema, content, text))
+        Ok(ToolOutput::from_json_text(content, text))
     }
 }
 

@@ -7,12 +7,12 @@
 //! of the last [`LOG_CAP`] bytes. Positions in it are *cursors*: absolute byte offsets since
 //! the start, so a reader that falls behind learns how much it missed.
 
-pub mod kill;
-pub mod list;
-pub mod read;
-pub mod start;
-pub mod wait;
-pub mod write;
+pub mod process_kill;
+pub mod process_list;
+pub mod process_read;
+pub mod process_start;
+pub mod process_wait;
+pub mod process_write;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

@@ -9,8 +9,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.cache_clear.result.v1";
 const NAME: &str = "cache_clear";
 
 /// The arguments of `cache_clear`.
@@ -33,7 +31,6 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     }
     let names: Vec<&str> = stores.iter().map(|(t, _)| t.as_str()).collect();
     Ok(ToolOutput::new(
-        SCHEMA,
         format!(
             "Cleared {total} entries ({}).",
             if names.is_empty() { "no tier".into() } else { names.join(", ") }
@@ -48,13 +45,16 @@ pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `cache_clear` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "cacheClear",
     family: "memory",
-    effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::Writes,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: Some(run_blocking),
     definition: include_str!("cache_clear.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {

@@ -9,8 +9,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.cache_delete.result.v1";
 const NAME: &str = "cache_delete";
 
 /// The arguments of `cache_delete`.
@@ -38,7 +36,7 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     } else {
         format!("Deleted \"{key}\" from the {} tier.", from.join(", "))
     };
-    Ok(ToolOutput::new(SCHEMA, content, json!({"key": key, "deleted": !from.is_empty(), "tiers": from})))
+    Ok(ToolOutput::new(content, json!({"key": key, "deleted": !from.is_empty(), "tiers": from})))
 }
 
 /// The blocking form.
@@ -47,13 +45,16 @@ pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `cache_delete` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "cacheDelete",
     family: "memory",
-    effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::Writes,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: Some(run_blocking),
     definition: include_str!("cache_delete.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {

@@ -10,8 +10,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.cache_keys.result.v1";
 const NAME: &str = "cache_keys";
 const MAX_LIMIT: u64 = 10_000;
 
@@ -56,7 +54,7 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             k["tier"].as_str().unwrap_or("")
         ));
     }
-    Ok(ToolOutput::new(SCHEMA, content, json!({"keys": keys, "count": total, "truncated": total > limit})))
+    Ok(ToolOutput::new(content, json!({"keys": keys, "count": total, "truncated": total > limit})))
 }
 
 /// The blocking form.
@@ -65,13 +63,16 @@ pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `cache_keys` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "cacheKeys",
     family: "memory",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: Some(run_blocking),
     definition: include_str!("cache_keys.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {

@@ -10,8 +10,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.cache_retrieve.result.v1";
 const NAME: &str = "cache_retrieve";
 
 /// The arguments of `cache_retrieve`.
@@ -37,7 +35,6 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             let content = hit.value.clone();
             let _ = i;
             return Ok(ToolOutput::new(
-                SCHEMA,
                 content,
                 json!({"key": key, "found": true, "tier": tier.as_str(), "value": hit.value, "ageMs": age, "ttlRemainingMs": left}),
             ));
@@ -54,7 +51,6 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         if tried.is_empty() { "no tier".into() } else { tried.join(", ") }
     );
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"key": key, "found": false, "tier": Value::Null, "value": Value::Null, "ageMs": Value::Null, "ttlRemainingMs": Value::Null}),
     ))
@@ -66,13 +62,16 @@ pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `cache_retrieve` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "cacheRetrieve",
     family: "memory",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: Some(run_blocking),
     definition: include_str!("cache_retrieve.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {

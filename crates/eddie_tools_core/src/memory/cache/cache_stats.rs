@@ -9,8 +9,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.cache_stats.result.v1";
 const NAME: &str = "cache_stats";
 
 /// The arguments of `cache_stats`.
@@ -62,7 +60,7 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         );
     }
     let totals = json!({"entries": total.entries, "bytes": total.bytes, "hits": total.hits, "misses": total.misses, "expirations": total.expirations, "evictions": total.evictions});
-    Ok(ToolOutput::new(SCHEMA, lines.join("\n"), json!({"tiers": tiers, "totals": totals})))
+    Ok(ToolOutput::new(lines.join("\n"), json!({"tiers": tiers, "totals": totals})))
 }
 
 /// The blocking form.
@@ -71,13 +69,16 @@ pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `cache_stats` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "cacheStats",
     family: "memory",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: Some(run_blocking),
     definition: include_str!("cache_stats.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {

@@ -11,8 +11,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.cache_store.result.v1";
 const NAME: &str = "cache_store";
 
 /// The arguments of `cache_store`.
@@ -67,7 +65,6 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         .and_then(|e| chrono::DateTime::from_timestamp_millis(e as i64))
         .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"key": key, "tier": tier.as_str(), "stored": true, "replaced": put.replaced, "evicted": put.evicted, "bytes": a.value.len(), "ttl": ttl, "expiresAt": expires_at}),
     ))
@@ -79,13 +76,16 @@ pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `cache_store` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "cacheStore",
     family: "memory",
-    effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::Writes,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: Some(run_blocking),
     definition: include_str!("cache_store.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {

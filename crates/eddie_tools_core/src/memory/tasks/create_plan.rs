@@ -11,8 +11,6 @@ use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 use crate::plan::tasks::store;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.create_plan.result.v1";
 const NAME: &str = "create_plan";
 const MAX_STEPS: usize = 200;
 
@@ -63,7 +61,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let n = a.steps.len();
     if !ctx.confirm(format!("Create plan \"{goal}\" with {n} steps?")).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Creating the plan \"{goal}\" was cancelled; nothing changed."),
             json!({"created": false, "cancelled": true, "plan": null}),
         ));
@@ -81,17 +78,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     for (i, s) in a.steps.iter().enumerate() {
         content.push_str(&format!("\n{}. {}", i + 1, s.trim()));
     }
-    Ok(ToolOutput::new(SCHEMA, content, json!({"created": true, "cancelled": false, "plan": plan})))
+    Ok(ToolOutput::new(content, json!({"created": true, "cancelled": false, "plan": plan})))
 }
 
 /// The `create_plan` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "createPlan",
     family: "memory",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("create_plan.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -11,8 +11,6 @@ use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 use crate::plan::tasks::store;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.create_task.result.v1";
 const NAME: &str = "create_task";
 
 /// The arguments of `create_task`.
@@ -46,7 +44,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         .await?
     {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Creating task \"{title}\" was cancelled; nothing changed."),
             json!({"created": false, "cancelled": true, "taskListName": name, "task": null}),
         ));
@@ -72,20 +69,22 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let stored =
         store::find(&doc, &task_id).map(|i| super::stack_task(&doc["tasks"][i])).unwrap_or(Value::Null);
     Ok(ToolOutput::new(
-        SCHEMA,
         format!("Created task {task_id} \"{title}\" ({} priority) in list \"{name}\".", priority.as_str()),
         json!({"created": true, "cancelled": false, "taskListName": name, "task": stored}),
     ))
 }
 
 /// The `create_task` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "createTask",
     family: "memory",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("create_task.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

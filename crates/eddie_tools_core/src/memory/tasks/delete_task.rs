@@ -9,8 +9,6 @@ use crate::error::Result;
 use crate::output::ToolOutput;
 use crate::plan::tasks::store;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.delete_task.result.v1";
 const NAME: &str = "delete_task";
 
 /// The arguments of `delete_task`.
@@ -34,7 +32,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     }
     if !ctx.confirm(format!("Delete task \"{id}\" from list \"{name}\"?")).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Deleting task {id} was cancelled; nothing changed."),
             json!({"taskId": id, "taskListName": name, "deleted": false, "cancelled": true}),
         ));
@@ -51,20 +48,22 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     })
     .await?;
     Ok(ToolOutput::new(
-        SCHEMA,
         format!("Deleted task {id} from list \"{name}\"."),
         json!({"taskId": id, "taskListName": name, "deleted": true, "cancelled": false}),
     ))
 }
 
 /// The `delete_task` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "deleteTask",
     family: "memory",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("delete_task.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -11,8 +11,6 @@ use crate::output::ToolOutput;
 use crate::plan::store::now_iso;
 use crate::plan::tasks::store;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.execute_plan.result.v1";
 const NAME: &str = "execute_plan";
 
 /// The arguments of `execute_plan`.
@@ -33,7 +31,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     }
     if !ctx.confirm(format!("Start executing plan \"{id}\"?")).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Executing plan {id} was cancelled; nothing changed."),
             json!({"planId": id, "status": null, "cancelled": true, "steps": []}),
         ));
@@ -67,20 +64,22 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         None => format!("Plan {id} is in progress; no step is pending."),
     };
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"planId": id, "status": "in_progress", "cancelled": false, "goal": plan["goal"], "steps": steps}),
     ))
 }
 
 /// The `execute_plan` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "executePlan",
     family: "memory",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("execute_plan.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

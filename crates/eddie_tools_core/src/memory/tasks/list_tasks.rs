@@ -9,8 +9,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.list_tasks.result.v1";
 const NAME: &str = "list_tasks";
 
 /// A status filter.
@@ -77,17 +75,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         ));
     }
     let count = tasks.len();
-    Ok(ToolOutput::new(SCHEMA, content, json!({"taskListName": name, "tasks": tasks, "count": count})))
+    Ok(ToolOutput::new(content, json!({"taskListName": name, "tasks": tasks, "count": count})))
 }
 
 /// The `list_tasks` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "listTasks",
     family: "memory",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("list_tasks.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -12,8 +12,6 @@ use crate::output::ToolOutput;
 use crate::plan::store::now_iso;
 use crate::plan::tasks::store;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.update_task.result.v1";
 const NAME: &str = "update_task";
 
 /// The arguments of `update_task`.
@@ -63,7 +61,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let fields: Vec<String> = updated.iter().map(|s| (*s).to_owned()).collect();
     if !ctx.confirm(format!("Update task \"{id}\" in list \"{name}\" ({})?", fields.join(", "))).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Updating task {id} was cancelled; nothing changed."),
             json!({"taskId": id, "taskListName": name, "updated": [], "cancelled": true, "task": null}),
         ));
@@ -96,20 +93,22 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     .await?;
     let task = store::find(&doc, &id).map(|i| super::stack_task(&doc["tasks"][i])).unwrap_or(Value::Null);
     Ok(ToolOutput::new(
-        SCHEMA,
         format!("Updated task {id} in list \"{name}\": {}.", fields.join(", ")),
         json!({"taskId": id, "taskListName": name, "updated": fields, "cancelled": false, "task": task}),
     ))
 }
 
 /// The `update_task` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "updateTask",
     family: "memory",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("update_task.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -266,7 +266,7 @@ pub fn format_result(name: &str, doc: Value, header: Option<&str>, abridged: boo
         Some(h) => format!("{h}\n{body}"),
         None => body,
     };
-    ToolOutput::new(super::SCHEMA, content.trim().to_owned(), doc)
+    ToolOutput::new(content.trim().to_owned(), doc)
 }
 
 /// The index of task `id` in `doc`.

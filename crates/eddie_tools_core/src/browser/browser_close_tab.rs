@@ -10,8 +10,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_close_tab.result.v1";
 const NAME: &str = "browser_close_tab";
 
 /// The arguments of `browser_close_tab`.
@@ -44,18 +42,21 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         left.len(),
         b.current_id().map_or(String::new(), |c| format!(", current tab {c}"))
     );
-    Ok(ToolOutput::new(SCHEMA, content, json!({"closed": id, "tabs": left, "currentTab": b.current_id()})))
+    Ok(ToolOutput::new(content, json!({"closed": id, "tabs": left, "currentTab": b.current_id()})))
 }
 
 /// The `browser_close_tab` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "browserCloseTab",
     family: "browser",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
-    definition: include_str!("close_tab.json"),
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
+    definition: include_str!("browser_close_tab.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -15,8 +15,6 @@ use crate::engine::net::{self, Guard, Request, env_lookup};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.web_search.result.v1";
 const NAME: &str = "web_search";
 /// Brave's endpoint.
 pub const BRAVE_URL: &str = "https://api.search.brave.com/res/v1/web/search";
@@ -366,20 +364,22 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         .map(|h| json!({"title": h.title, "url": h.url, "snippet": h.snippet, "date": h.date, "source": h.source}))
         .collect();
     Ok(ToolOutput::new(
-        SCHEMA,
         content.trim_end().to_owned(),
         json!({"query": query, "provider": provider.as_str(), "count": results.len(), "results": results}),
     ))
 }
 
 /// The `web_search` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "web_search",
     js_name: "webSearch",
     family: "web",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("web_search.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

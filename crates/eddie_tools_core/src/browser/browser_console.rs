@@ -11,8 +11,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_console.result.v1";
 const NAME: &str = "browser_console";
 
 /// The arguments of `browser_console`.
@@ -63,18 +61,21 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             json!({"seq": m.seq, "level": m.level, "source": m.source, "text": m.text, "url": m.url, "line": m.line})
         })
         .collect();
-    Ok(ToolOutput::new(SCHEMA, content, json!({"tabId": t.id, "messages": items, "nextCursor": next})))
+    Ok(ToolOutput::new(content, json!({"tabId": t.id, "messages": items, "nextCursor": next})))
 }
 
 /// The `browser_console` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "browserConsole",
     family: "browser",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
-    definition: include_str!("console.json"),
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
+    definition: include_str!("browser_console.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

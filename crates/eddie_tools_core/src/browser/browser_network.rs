@@ -11,8 +11,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_network.result.v1";
 const NAME: &str = "browser_network";
 
 /// The arguments of `browser_network`.
@@ -68,18 +66,21 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             json!({"seq": e.seq, "url": e.url, "method": e.method, "type": e.kind, "status": e.status, "error": e.error, "blocked": e.blocked, "done": e.done})
         })
         .collect();
-    Ok(ToolOutput::new(SCHEMA, content, json!({"tabId": t.id, "requests": items, "nextCursor": next})))
+    Ok(ToolOutput::new(content, json!({"tabId": t.id, "requests": items, "nextCursor": next})))
 }
 
 /// The `browser_network` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "browserNetwork",
     family: "browser",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
-    definition: include_str!("network.json"),
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
+    definition: include_str!("browser_network.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

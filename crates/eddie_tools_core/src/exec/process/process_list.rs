@@ -8,9 +8,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.process_list.result.v1";
-
 const NAME: &str = "process_list";
 
 /// The arguments of `process_list` (none).
@@ -33,20 +30,22 @@ pub async fn run(_a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let running = procs.iter().filter(|p| p.exit().is_none()).count();
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"processes": procs.iter().map(|p| p.describe()).collect::<Vec<_>>(), "running": running}),
     ))
 }
 
 /// The `process_list` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "process_list",
     js_name: "processList",
     family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("process_list.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

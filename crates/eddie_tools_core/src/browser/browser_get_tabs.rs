@@ -9,8 +9,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_get_tabs.result.v1";
 const NAME: &str = "browser_get_tabs";
 
 /// The arguments of `browser_get_tabs` (none).
@@ -47,18 +45,21 @@ pub async fn run(_a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     } else {
         format!("{} tab(s); * is current:\n{text}", tabs.len())
     };
-    Ok(ToolOutput::new(SCHEMA, content, json!({"tabs": tabs, "currentTab": b.current_id()})))
+    Ok(ToolOutput::new(content, json!({"tabs": tabs, "currentTab": b.current_id()})))
 }
 
 /// The `browser_get_tabs` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "browserGetTabs",
     family: "browser",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
-    definition: include_str!("get_tabs.json"),
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
+    definition: include_str!("browser_get_tabs.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

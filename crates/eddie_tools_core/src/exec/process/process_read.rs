@@ -11,8 +11,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.process_read.result.v1";
 /// Default bytes returned per call.
 const DEFAULT_MAX: usize = 32 * 1024;
 
@@ -62,17 +60,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         &mut data,
         json!({"output": text, "cursor": from, "nextCursor": next, "droppedBytes": dropped, "more": more}),
     );
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `process_read` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "process_read",
     js_name: "processRead",
     family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("process_read.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -16,8 +16,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.process_wait.result.v1";
 /// A wait: default 30 s, at most an hour, `0` = do not wait (check once).
 pub type Wait = Seconds<30_000, 3600, true>;
 /// How often a port is probed.
@@ -197,17 +195,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let mut data = proc.describe();
     merge(&mut data, waited.data);
     merge(&mut data, json!({"output": output, "nextCursor": next}));
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `process_wait` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "process_wait",
     js_name: "processWait",
     family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("process_wait.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

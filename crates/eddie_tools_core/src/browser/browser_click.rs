@@ -16,8 +16,6 @@ use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_click.result.v1";
 const NAME: &str = "browser_click";
 
 /// The arguments of `browser_click`.
@@ -54,7 +52,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     if !ctx.confirm(format!("Click {}{at} in browser tab {} ({url})", el.desc, t.id)).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Click on {} cancelled by user; nothing clicked.", el.desc),
             json!({"tabId": t.id, "clicked": false, "cancelled": true, "element": el.desc, "target": el.info, "x": null, "y": null, "navigated": false, "url": url, "title": null}),
         ));
@@ -87,18 +84,21 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "url": now,
         "title": title,
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `browser_click` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "browserClick",
     family: "browser",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
-    definition: include_str!("click.json"),
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
+    definition: include_str!("browser_click.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

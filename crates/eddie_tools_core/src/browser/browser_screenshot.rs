@@ -18,8 +18,6 @@ use crate::engine::store::atomic::write_atomic;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_screenshot.result.v1";
 const NAME: &str = "browser_screenshot";
 /// Default pixel budget (about 1.2 megapixels: a 1280×800 viewport fits unscaled).
 pub const DEFAULT_MAX_PIXELS: u64 = 1_200_000;
@@ -206,18 +204,21 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "bytes": shot.bytes.len(),
         "image": image_json(&shot),
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The outputSchema shared with Stack's `screenshot`.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "browserScreenshot",
     family: "browser",
-    effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::Writes,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
-    definition: include_str!("screenshot.json"),
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
+    definition: include_str!("browser_screenshot.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

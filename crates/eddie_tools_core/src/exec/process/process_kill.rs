@@ -14,9 +14,6 @@ use crate::engine::process::supervisor::DEFAULT_GRACE;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.process_kill.result.v1";
-
 const NAME: &str = "process_kill";
 
 /// The arguments of `process_kill`.
@@ -51,17 +48,20 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let mut data = proc.describe();
     merge(&mut data, json!({"wasRunning": was_running, "output": output, "nextCursor": next}));
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `process_kill` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "process_kill",
     js_name: "processKill",
     family: "exec",
-    effects: crate::registry::Effects::Writes,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::Writes,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("process_kill.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

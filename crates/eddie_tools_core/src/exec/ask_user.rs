@@ -1,5 +1,5 @@
-//! `ask_user` (Floyd) and `ask_followup_question` (Alfredo): ask the user through
-//! `ctx.ask(question) => Promise<string>` and return the answer.
+//! `ask_user` (Floyd): ask the user through `ctx.ask(question) => Promise<string>` and return
+//! the answer. [`run`] is shared with `ask_followup_question` (Alfredo), which adds options.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -10,29 +10,13 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id` of `ask_user`.
-pub const SCHEMA_ASK_USER: &str = "eddie.tool.ask_user.result.v1";
-/// The outputSchema `$id` of `ask_followup_question`.
-pub const SCHEMA_FOLLOWUP: &str = "eddie.tool.ask_followup_question.result.v1";
-
 /// The arguments of `ask_user`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct AskUserArgs {
+pub struct Args {
     /// The question.
     #[schemars(length(min = 1))]
     pub question: String,
-}
-
-/// The arguments of `ask_followup_question`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct FollowupArgs {
-    /// A clear, specific question.
-    #[schemars(length(min = 1))]
-    pub question: String,
-    /// Suggested answers.
-    pub options: Option<Vec<Word>>,
 }
 
 /// Ask `question`, with `options` as suggested answers; `tool` names the tool in messages.
@@ -41,7 +25,6 @@ pub async fn run(
     options: Option<Vec<Word>>,
     ctx: &Ctx,
     tool: &'static str,
-    schema: &'static str,
 ) -> Result<ToolOutput> {
     if question.trim().is_empty() {
         return Err(ToolError::invalid("question must be a non-empty string"));
@@ -75,41 +58,26 @@ pub async fn run(
     if !options.is_empty() {
         data["options"] = json!(options);
     }
-    Ok(ToolOutput::new(schema, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `ask_user` tool.
-pub const ASK_USER: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "ask_user",
     js_name: "askUser",
     family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("ask_user.json"),
-    input: Some(crate::call::args::schema::<AskUserArgs>),
+    input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| {
         Box::pin(async move {
-            let a: AskUserArgs = crate::call::args::parse("ask_user", args)?;
-            run(a.question, None, ctx, "ask_user", SCHEMA_ASK_USER).await
-        })
-    },
-};
-
-/// The `ask_followup_question` tool.
-pub const ASK_FOLLOWUP_QUESTION: crate::registry::ToolSpec = crate::registry::ToolSpec {
-    name: "ask_followup_question",
-    js_name: "askFollowupQuestion",
-    family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
-    aliases: &[],
-    definition: include_str!("ask_followup_question.json"),
-    input: Some(crate::call::args::schema::<FollowupArgs>),
-    run: |args, ctx| {
-        Box::pin(async move {
-            let a: FollowupArgs = crate::call::args::parse("ask_followup_question", args)?;
-            run(a.question, a.options, ctx, "ask_followup_question", SCHEMA_FOLLOWUP).await
+            let a: Args = crate::call::args::parse("ask_user", args)?;
+            run(a.question, None, ctx, "ask_user").await
         })
     },
 };

@@ -11,10 +11,8 @@ use crate::call::gate;
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::registry::{self, Permission};
-
-/// The outputSchema `$id` of `check_permission`.
-pub const SCHEMA: &str = "eddie.tool.check_permission.result.v1";
+use crate::registry;
+use crate::spec::Permission;
 
 const NAME: &str = "check_permission";
 
@@ -58,7 +56,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         (true, _) => format!("{}: {level}; asks on every call.", spec.name),
     };
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({
             "toolName": spec.name,
@@ -71,13 +68,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `check_permission` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "check_permission",
     js_name: "checkPermission",
     family: "exec",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("check_permission.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -16,8 +16,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_type.result.v1";
 const NAME: &str = "browser_type";
 
 /// The arguments of `browser_type`.
@@ -122,7 +120,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     );
     if !ctx.confirm(msg).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Typing into {} cancelled by user; nothing typed.", el.desc),
             json!({"tabId": t.id, "typed": false, "cancelled": true, "element": el.desc, "chars": 0, "submitted": false, "navigated": false, "url": url, "value": null}),
         ));
@@ -181,18 +178,21 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "url": now,
         "value": value,
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `browser_type` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "browserType",
     family: "browser",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
-    definition: include_str!("type_text.json"),
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
+    definition: include_str!("browser_type.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -8,15 +8,12 @@ use serde_json::json;
 
 use super::super::args::{Env, Text, Word};
 use super::super::run;
-use super::wait::{Condition, WaitFor};
+use super::process_wait::{Condition, WaitFor};
 use crate::context::Ctx;
 use crate::engine::process::command::{self, spawn_error};
 use crate::engine::process::supervisor::{self, Spec, Tree};
 use crate::error::Result;
 use crate::output::ToolOutput;
-
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.process_start.result.v1";
 
 const NAME: &str = "process_start";
 
@@ -29,9 +26,7 @@ pub struct Args {
     pub command: String,
     /// Run `command` with bash (`bash -c`). Default: true without args, false with args. shell: false splits a command line into words without a shell.
     pub shell: Option<crate::call::args::lenient::Flag>,
-    // Its arguments, passed as they are (the hand-written schema gave `args` no description,
-    // and a doc comment here would become one).
-    #[allow(missing_docs)]
+    /// Arguments, passed as they are (no shell).
     pub args: Option<Vec<Word>>,
     /// Working directory, relative to the workspace (default: the workspace root).
     pub cwd: Option<Text>,
@@ -80,7 +75,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let findings = run::assess(&inv, ctx);
     if !run::confirm(ctx, run::confirm_text("Start background process", &inv), &inv, &findings).await? {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Declined by the user: `{}` was not started.", inv.display()),
             json!({"id": null, "pid": null, "command": inv.display(), "cwd": inv.cwd_shown, "status": "declined",
                    "output": "", "nextCursor": 0, "wait": null, "droppedEnv": inv.dropped_env,
@@ -101,7 +95,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let sandbox = tree.sandbox().map_or_else(|| inv.sandbox.report(), |p| p.report());
     let proc = super::register(tree, inv.display(), inv.cwd_shown.clone(), ctx)?;
     let waited = match wait_spec {
-        Some(cond) => match super::wait::wait_for(&proc, &cond, ctx).await {
+        Some(cond) => match super::process_wait::wait_for(&proc, &cond, ctx).await {
             Ok(w) => Some(w),
             Err(e) => {
                 // The caller gave up before it got the id: nobody could stop it later.
@@ -126,17 +120,21 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         json!({"output": output, "nextCursor": next, "wait": waited.map(|w| w.data), "droppedEnv": inv.dropped_env,
                "risk": run::risk_json(&findings), "sandbox": sandbox}),
     );
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `process_start` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "process_start",
     js_name: "processStart",
     family: "exec",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    // Stack `server`
+    tool_aliases: &["server"],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("process_start.json"),
     input: Some(super::super::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

@@ -14,8 +14,6 @@ use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.process_write.result.v1";
 /// How long a write may wait, by default, for a process that does not read.
 const WRITE_LIMIT_S: f64 = 10.0;
 
@@ -61,7 +59,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         let mut data = proc.describe();
         merge(&mut data, json!({"bytesWritten": 0, "stdinClosed": false, "declined": true}));
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("Declined by the user: nothing was written to {}.", proc.id),
             data,
         ));
@@ -98,7 +95,6 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let mut data = proc.describe();
     merge(&mut data, json!({"bytesWritten": input.len(), "stdinClosed": close, "declined": false}));
     Ok(ToolOutput::new(
-        SCHEMA,
         format!(
             "Wrote {} bytes to {}{}.",
             input.len(),
@@ -114,13 +110,16 @@ fn not_running(id: &str, why: &str) -> ToolError {
 }
 
 /// The `process_write` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: "process_write",
     js_name: "processWrite",
     family: "exec",
-    effects: crate::registry::Effects::Confirms,
-    permission: crate::registry::Permission::Dangerous,
+    effects: crate::spec::Effects::Confirms,
+    permission: crate::spec::Permission::Dangerous,
     aliases: &[],
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
     definition: include_str!("process_write.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

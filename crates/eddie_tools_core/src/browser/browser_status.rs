@@ -12,8 +12,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_status.result.v1";
 const NAME: &str = "browser_status";
 
 /// The arguments of `browser_status` (none).
@@ -59,23 +57,20 @@ pub async fn run(_a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             "tabs": tabs,
             "idleTimeoutMs": b.idle().as_millis() as u64,
         });
-        return Ok(ToolOutput::new(SCHEMA, content, data));
+        return Ok(ToolOutput::new(content, data));
     }
     if let Some(ep) = session::endpoint_of(ctx) {
         return Ok(ToolOutput::new(
-            SCHEMA,
             format!("No browser connected; the next browser call attaches to {ep}."),
             json!({"running": false, "mode": "attach", "binary": null, "endpoint": ep, "version": null, "pid": null, "tabCount": 0, "currentTab": null, "tabs": [], "idleTimeoutMs": null}),
         ));
     }
     match launch::find(ctx) {
         Ok(p) => Ok(ToolOutput::new(
-            SCHEMA,
             format!("No browser running; the next browser call launches {} (headless).", p.display()),
             json!({"running": false, "mode": "launch", "binary": p.display().to_string(), "endpoint": null, "version": null, "pid": null, "tabCount": 0, "currentTab": null, "tabs": [], "idleTimeoutMs": null}),
         )),
         Err(e) => Ok(ToolOutput::new(
-            SCHEMA,
             format!("No browser running, and none can be launched: {}", e.message()),
             json!({"running": false, "mode": "none", "binary": null, "endpoint": null, "version": null, "pid": null, "tabCount": 0, "currentTab": null, "tabs": [], "idleTimeoutMs": null, "searched": e.props().get("searched").cloned()}),
         )),
@@ -83,14 +78,17 @@ pub async fn run(_a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The `browser_status` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "browserStatus",
     family: "browser",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::None,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::None,
     aliases: &[],
-    definition: include_str!("status.json"),
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
+    definition: include_str!("browser_status.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

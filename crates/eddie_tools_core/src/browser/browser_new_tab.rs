@@ -4,15 +4,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::navigate::{self, WaitUntil};
+use super::browser_navigate::{self as navigate, WaitUntil};
 use super::session;
 use crate::call::args::lenient::Seconds;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_new_tab.result.v1";
 const NAME: &str = "browser_new_tab";
 
 /// The arguments of `browser_new_tab`.
@@ -44,21 +42,23 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     };
     let content = format!("Opened tab {} ({final_url}); it is now the current tab.", t.id);
     Ok(ToolOutput::new(
-        SCHEMA,
         content,
         json!({"tabId": t.id, "url": final_url, "title": title, "status": status.map_or(Value::Null, Value::from)}),
     ))
 }
 
 /// The `browser_new_tab` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "browserNewTab",
     family: "browser",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
-    definition: include_str!("new_tab.json"),
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
+    definition: include_str!("browser_new_tab.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };

@@ -13,8 +13,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
-/// The outputSchema `$id`.
-pub const SCHEMA: &str = "eddie.tool.browser_read_page.result.v1";
 const NAME: &str = "browser_read_page";
 /// Default character budget.
 pub const DEFAULT_MAX_CHARS: usize = 20_000;
@@ -59,18 +57,21 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "totalNodes": r.total,
         "truncated": r.omitted > 0,
     });
-    Ok(ToolOutput::new(SCHEMA, content, data))
+    Ok(ToolOutput::new(content, data))
 }
 
 /// The `browser_read_page` tool.
-pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
+pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     name: NAME,
     js_name: "browserReadPage",
     family: "browser",
-    effects: crate::registry::Effects::ReadOnly,
-    permission: crate::registry::Permission::Moderate,
+    effects: crate::spec::Effects::ReadOnly,
+    permission: crate::spec::Permission::Moderate,
     aliases: &[],
-    definition: include_str!("read_page.json"),
+    tool_aliases: &[],
+    lenient_keys: false,
+    blocking: None,
+    definition: include_str!("browser_read_page.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
