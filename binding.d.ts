@@ -62,7 +62,12 @@ export interface NativeToolSpec {
   description: string
   /** Input JSON Schema (identical to `@eddie/tools`). */
   jsonSchema: any
-  /** Schema of `result.data` (identical to `@eddie/tools`). */
+  /**
+   * Schema of `result.data` (identical to `@eddie/tools`).
+   * The input schema a model sees: `jsonSchema`, plus the property descriptions a verbatim
+   * contract (eddie's) leaves out.
+   */
+  modelSchema: any
   outputSchema: any
   /** Whether the tool can change the workspace or run code. */
   mutating: boolean

@@ -100,7 +100,6 @@ checkExports(specs, [
   ["ask_followup_question", "askFollowupQuestion"],
   ["attempt_completion", "attemptCompletion"],
   ["web_fetch", "webFetch"],
-  ["fetch", "fetch"],
   ["download", "download"],
   ["check_url", "checkUrl"],
   ["web_search", "webSearch"],

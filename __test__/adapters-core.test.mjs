@@ -205,7 +205,7 @@ test('describeConfirmation: null for tools that do not confirm, which are never 
   await assert.rejects(describeConfirmation('nope', {}, { cwd: dir }), (e) => e.code === 'UNKNOWN_TOOL')
 })
 
-test('every property of every tool outside eddie has a description in what the adapters send', () => {
+test('every property of every tool has a description in what the adapters send', () => {
   const missing = []
   const walk = (s, path) => {
     if (!s || typeof s !== 'object') return
@@ -215,10 +215,11 @@ test('every property of every tool outside eddie has a description in what the a
     }
     if (s.items) walk(s.items, `${path}[]`)
   }
-  for (const spec of native.toolSpecs().filter((s) => s.family !== 'eddie')) walk(adapters.modelSchema(spec), spec.name)
+  for (const spec of native.toolSpecs()) walk(adapters.modelSchema(spec), spec.name)
   assert.deepEqual(missing, [])
-  // eddie's schemas stay @eddie/tools' verbatim ones
+  // eddie's schemas stay @eddie/tools' verbatim ones; the model sees its contract_docs
   assert.equal(native.toolSpecs().find((s) => s.name === 'bash').jsonSchema.properties.command.description, undefined)
+  assert.equal(native.toolSpecs().find((s) => s.name === 'bash').modelSchema.properties.command.description, 'Shell command line to run.')
 })
 
 test('the tarball carries the adapters (and not their dev scripts)', async () => {

@@ -37,9 +37,8 @@ test('tools/list: every tool with its schemas and annotations; aliases pass the 
     const read = listed.find((t) => t.name === 'read_file')
     assert.equal(read.inputSchema.type, 'object')
     assert.equal(read.inputSchema.additionalProperties, undefined, 'a client-side validator must let aliases through')
-    // Outside eddie (whose schemas are @eddie/tools' verbatim ones), every property says what it is.
-    const eddie = new Set(specs.filter((s) => s.family === 'eddie').map((s) => s.name))
-    for (const t of listed.filter((t) => !eddie.has(t.name))) {
+    // Every property says what it is (eddie's from its contract_docs: its jsonSchema stays verbatim).
+    for (const t of listed) {
       for (const [key, prop] of Object.entries(t.inputSchema.properties ?? {})) assert.ok(prop.description, `${t.name}.${key} has a description`)
     }
     assert.equal(read.outputSchema.type, 'object')

@@ -202,8 +202,8 @@ function isSession(options) {
 }
 
 /**
- * The input schema a model sees: the tool's JSON Schema with `type: 'object'` (the property
- * descriptions are the Rust `Args`' doc comments). `loose`: without the root
+ * The input schema a model sees: the tool's JSON Schema with `type: 'object'` (its `modelSchema`: the
+ * property descriptions are the Rust `Args`' doc comments, or eddie's `contract_docs`). `loose`: without the root
  * `additionalProperties: false`, for hosts that validate arguments themselves (our aliases must
  * reach the core, which refuses unknown keys with a better message).
  * @param {NativeToolSpec} spec
@@ -211,7 +211,7 @@ function isSession(options) {
  * @returns {{type: 'object', [key: string]: unknown}}
  */
 function modelSchema(spec, { loose = false } = {}) {
-  const schema = { type: 'object', ...spec.jsonSchema }
+  const schema = { type: 'object', ...(spec.modelSchema ?? spec.jsonSchema) }
   if (loose) delete schema.additionalProperties
   return schema
 }

@@ -230,6 +230,9 @@ pub struct NativeToolSpec {
     /// Input JSON Schema (identical to `@eddie/tools`).
     pub json_schema: serde_json::Value,
     /// Schema of `result.data` (identical to `@eddie/tools`).
+    /// The input schema a model sees: `jsonSchema`, plus the property descriptions a verbatim
+    /// contract (eddie's) leaves out.
+    pub model_schema: serde_json::Value,
     pub output_schema: serde_json::Value,
     /// Whether the tool can change the workspace or run code.
     pub mutating: bool,
@@ -262,6 +265,7 @@ fn native_spec(t: &'static registry::ToolSpec) -> Option<NativeToolSpec> {
         description: def.get("description").and_then(|d| d.as_str()).unwrap_or_default().to_owned(),
         json_schema: def.get("jsonSchema").cloned().unwrap_or_default(),
         output_schema: def.get("outputSchema").cloned().unwrap_or_default(),
+        model_schema: registry::model_schema(t.name).unwrap_or_default(),
         mutating: t.mutating(),
         confirms: t.confirms() || t.permission != registry::Permission::None,
     })

@@ -112,6 +112,11 @@ pub struct Family {
     /// A verbatim contract of definitions (`[{name, description, jsonSchema, outputSchema}]`)
     /// for tools whose own `definition` is empty: eddie's schemas, kept byte for byte.
     pub contract: Option<&'static str>,
+    /// Descriptions for the properties a verbatim [`contract`](Self::contract) leaves without
+    /// one, `(tool, property path, description)` (a path is `a.b`, with `a[]` for an array's
+    /// items). The contract's `jsonSchema` stays byte for byte; the schema a model sees
+    /// ([`crate::registry::model_schema`]) has them.
+    pub contract_docs: &'static [(&'static str, &'static str, &'static str)],
     /// Spellings shared by the family's tools, `(alias, canonical)`: each applies to the tools
     /// whose input schema has the canonical key (the tool's own `aliases` add the rest).
     pub aliases: &'static [(&'static str, &'static str)],

@@ -53,6 +53,7 @@ pub const FAMILY: Family = Family {
         stack_screenshot::TOOL,
     ],
     contract: None,
+    contract_docs: &[],
     aliases: &[
         ("tab_id", "tabId"),
         ("tab", "tabId"),

@@ -65,8 +65,7 @@ pub(crate) fn admit(
 /// to its model name): "Unknown tool: grepp. Did you mean `grep`?". The error carries them as
 /// `suggestions` (an empty list when nothing is near), so a host need not compute its own.
 pub fn unknown_tool(name: &str) -> ToolError {
-    let names =
-        registry::tools().map(|t| t.name).chain(registry::tool_aliases().map(|(alias, _)| alias));
+    let names = registry::tools().map(|t| t.name).chain(registry::tool_aliases().map(|(alias, _)| alias));
     let near = args::closest_n(name, names, 3);
     let quoted: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
     let hint = match quoted.split_last() {

@@ -33,6 +33,7 @@ pub const FAMILY: Family = Family {
         project_map::TOOL,
     ],
     contract: None,
+    contract_docs: &[],
     // Floyd's spellings (`grep_search`, `search_files`, `find_symbol`, `search_codebase`) and
     // their snake_case forms: each applies to the tools whose schema has the canonical key.
     aliases: &[

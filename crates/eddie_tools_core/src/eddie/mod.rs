@@ -3,6 +3,7 @@
 
 pub mod bash;
 pub mod complete_task;
+pub mod contract_docs;
 pub mod delete_task;
 pub mod file_read;
 pub mod file_search;
@@ -36,6 +37,7 @@ pub const FAMILY: Family = Family {
         crate::eddie::delete_task::TOOL,
     ],
     contract: Some(include_str!("eddie.json")),
+    contract_docs: contract_docs::DOCS,
     aliases: &[],
     partial_on_cancel: false,
 };

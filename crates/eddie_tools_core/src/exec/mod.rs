@@ -60,6 +60,7 @@ pub const FAMILY: Family = Family {
         attempt_completion::TOOL,
     ],
     contract: None,
+    contract_docs: &[],
     // Stack's runner choices name the tool: `lint {linter: "ruff"}`, `format {formatter:
     // "black"}`, `install {package_manager: "pnpm"}`.
     aliases: &[

@@ -62,6 +62,7 @@ pub const FAMILY: Family = Family {
         get_file_info::TOOL,
     ],
     contract: None,
+    contract_docs: &[],
     // Each applies to the tools that have the canonical argument.
     aliases: &[
         ("filePath", "path"),

@@ -53,6 +53,7 @@ pub const FAMILY: Family = Family {
         git_pull::TOOL,
     ],
     contract: None,
+    contract_docs: &[],
     // Stack's `repo_path` is on each tool but git_commit, which tells Stack's calls by it.
     aliases: &[("repoPath", "path"), ("repo", "path"), ("cwd", "path")],
     partial_on_cancel: false,

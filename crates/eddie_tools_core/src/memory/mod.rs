@@ -50,6 +50,7 @@ pub const FAMILY: Family = Family {
         project_scan::TOOL,
     ],
     contract: None,
+    contract_docs: &[],
     aliases: &[
         ("max_results", "maxResults"),
         ("limit", "maxResults"),

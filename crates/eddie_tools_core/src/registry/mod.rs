@@ -94,6 +94,29 @@ pub fn definition(name: &str) -> Option<&'static Value> {
     definitions().iter().find(|d| d.get("name").and_then(Value::as_str) == Some(name))
 }
 
+/// The input schema a model sees for tool `name`: its `jsonSchema`, with the descriptions a
+/// verbatim contract leaves out added from its family's [`Family::contract_docs`] (where a
+/// property has none). For every other tool it is the `jsonSchema` itself.
+pub fn model_schema(name: &str) -> Option<Value> {
+    let mut schema = definition(name)?.get("jsonSchema").cloned().unwrap_or_default();
+    let docs = family_of(name).map_or(&[][..], |f| f.contract_docs);
+    for (_, path, text) in docs.iter().filter(|(tool, _, _)| *tool == name) {
+        if let Some(Value::Object(prop)) = property_at(&mut schema, path) {
+            prop.entry("description").or_insert_with(|| Value::from(*text));
+        }
+    }
+    Some(schema)
+}
+
+/// The schema of the property at `path` (`a.b`, `a[]` for an array's items) inside `schema`.
+fn property_at<'a>(schema: &'a mut Value, path: &str) -> Option<&'a mut Value> {
+    path.split('.').try_fold(schema, |s, part| {
+        let (key, items) = part.strip_suffix("[]").map_or((part, false), |k| (k, true));
+        let prop = s.get_mut("properties")?.get_mut(key)?;
+        if items { prop.get_mut("items") } else { Some(prop) }
+    })
+}
+
 /// The reference agents' names for tools this package has under another name, `(alias,
 /// canonical)`, from each spec's [`ToolSpec::tool_aliases`]. [`find`] resolves them.
 pub fn tool_aliases() -> impl Iterator<Item = (&'static str, &'static str)> {
@@ -209,6 +232,38 @@ mod tests {
             let spec = find(i.tool).unwrap_or_else(|| panic!("{} is not a tool", i.tool));
             let def = definition(spec.name).cloned().unwrap_or_default();
             assert!(def["jsonSchema"]["properties"].get(i.arg).is_some(), "{}: {}", i.tool, i.arg);
+        }
+    }
+
+    #[test]
+    fn every_contract_doc_names_a_property_of_its_tool() {
+        for family in FAMILIES {
+            for (tool, path, _) in family.contract_docs {
+                let def = definition(tool).cloned().unwrap_or_default();
+                let mut schema = def["jsonSchema"].clone();
+                assert!(property_at(&mut schema, path).is_some(), "{tool}: {path}");
+                let model = model_schema(tool).unwrap_or_default();
+                let mut model2 = model.clone();
+                let desc = property_at(&mut model2, path).and_then(|p| p.get("description").cloned());
+                assert!(desc.is_some_and(|d| d.as_str().is_some_and(|d| !d.is_empty())), "{tool}: {path}");
+            }
+        }
+        // Every property of eddie's tools has one, and the contract's jsonSchema is untouched.
+        for spec in crate::eddie::FAMILY.tools {
+            let model = model_schema(spec.name).unwrap_or_default();
+            for (key, prop) in model["properties"].as_object().into_iter().flatten() {
+                assert!(prop.get("description").is_some(), "{}: {key}", spec.name);
+            }
+            let def = definition(spec.name).cloned().unwrap_or_default();
+            assert!(
+                def["jsonSchema"]["properties"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .all(|(_, p)| p.get("description").is_none()),
+                "{}",
+                spec.name
+            );
         }
     }
 

@@ -20,6 +20,7 @@ pub const FAMILY: Family = Family {
     name: "web",
     tools: &[web_fetch::TOOL, download::TOOL, check_url::TOOL, web_search::TOOL],
     contract: None,
+    contract_docs: &[],
     aliases: &[
         ("max_chars", "maxChars"),
         ("max_length", "maxChars"),
