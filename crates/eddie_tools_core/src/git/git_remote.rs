@@ -1,7 +1,8 @@
 //! `git_push` / `git_pull` with libgit2, for remotes that are repositories on this machine
 //! (a path or a `file://` URL) and for `http://`/`https://` remotes (smart HTTP, through our
-//! own transport, [`super::transport`]: the one network guard, credentials as git finds them).
-//! ssh and the other schemes are refused with `UNSUPPORTED_SCHEME`.
+//! own transport, [`super::transport`]: the one network guard, credentials as git finds them)
+//! and ssh remotes (through [`super::ssh`], on the same guard). Other schemes are refused with
+//! `UNSUPPORTED_SCHEME`.
 //!
 //! Everything is decided before asking. A local remote is opened read-only and its objects
 //! are made visible to an in-memory view of the local object database; an http(s) remote's
@@ -65,7 +66,7 @@ fn lossy(b: &[u8]) -> String {
 enum Target {
     /// A repository on this machine.
     Local(PathBuf),
-    /// An `http://` or `https://` URL.
+    /// A network remote: an `http://` or `https://` URL, or an ssh one.
     Http(String),
 }
 
@@ -78,7 +79,7 @@ impl Target {
     }
 }
 
-/// Where a remote is (`UNSUPPORTED_SCHEME` for ssh and other schemes).
+/// Where a remote is (`UNSUPPORTED_SCHEME` for schemes other than http(s) and ssh).
 fn remote_target(repo: &git2::Repository, root: &Path, name: &str) -> Result<Target> {
     let r = repo.find_remote(name).map_err(|_| {
         ToolError::new(ErrorCode::RefNotFound, format!("no remote named {name:?}; git remote -v lists them"))
@@ -86,7 +87,7 @@ fn remote_target(repo: &git2::Repository, root: &Path, name: &str) -> Result<Tar
     })?;
     let url = r.url_bytes();
     let url = lossy(url);
-    if super::transport::is_http(&url) {
+    if super::transport::is_http(&url) || super::ssh::is_ssh(&url) {
         return Ok(Target::Http(url));
     }
     let path = if let Some(p) = url.strip_prefix("file://") {
@@ -95,7 +96,7 @@ fn remote_target(repo: &git2::Repository, root: &Path, name: &str) -> Result<Tar
         return Err(ToolError::new(
             ErrorCode::UnsupportedScheme,
             format!(
-                "remote {name} is {url}: only http(s) remotes and remotes on this machine (a path or file://) are supported; ssh is not"
+                "remote {name} is {url}: only http(s), ssh and remotes on this machine (a path or file://) are supported"
             ),
         ));
     } else if Path::new(&url).is_absolute() {

@@ -19,6 +19,7 @@ pub mod history;
 pub mod is_protected_branch;
 pub mod lock;
 pub mod refname;
+pub mod ssh;
 pub mod transport;
 
 use std::path::Path;
