@@ -176,16 +176,20 @@ async function gitServer(root) {
   return { server, port: server.address().port, hits: () => hits }
 }
 
-test('gitPush and gitPull over smart HTTP on loopback: a credential helper, the network guard, AUTH_FAILED', async () => {
-  const { writeFileSync } = await import('node:fs')
+/** A bare `repo.git` with one commit, served by {@link gitServer}; its http URL. */
+async function servedRepo() {
   const root = workspace()
   git(root, 'init', '-q', '--bare', '-b', 'main', 'repo.git')
-  const seed = repo()
-  git(seed, 'push', '-q', `${root}/repo.git`, 'main')
+  git(repo(), 'push', '-q', `${root}/repo.git`, 'main')
   const s = await gitServer(root)
+  return { root, s, url: `http://127.0.0.1:${s.port}/repo.git` }
+}
+
+test('gitPush and gitPull over smart HTTP on loopback: a credential helper, the network guard, AUTH_FAILED', async () => {
+  const { writeFileSync } = await import('node:fs')
+  const { root, s, url } = await servedRepo()
   try {
     const ws = workspace()
-    const url = `http://127.0.0.1:${s.port}/repo.git`
     for (const n of ['work', 'other']) {
       git(ws, 'clone', '-q', `${root}/repo.git`, n)
       git(`${ws}/${n}`, 'remote', 'set-url', 'origin', url)
@@ -220,14 +224,9 @@ test('gitPush and gitPull over smart HTTP on loopback: a credential helper, the 
 
 test('ctx.gitCredentials: the host login is asked before the credential helpers (plain, promised, null, throwing)', async () => {
   const { writeFileSync } = await import('node:fs')
-  const root = workspace()
-  git(root, 'init', '-q', '--bare', '-b', 'main', 'repo.git')
-  const seed = repo()
-  git(seed, 'push', '-q', `${root}/repo.git`, 'main')
-  const s = await gitServer(root)
+  const { root, s, url } = await servedRepo()
   try {
     const ws = workspace()
-    const url = `http://127.0.0.1:${s.port}/repo.git`
     git(ws, 'clone', '-q', `${root}/repo.git`, 'work')
     git(`${ws}/work`, 'remote', 'set-url', 'origin', url)
     // A helper that would give a wrong password: the host's answer must win over it.
