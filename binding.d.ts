@@ -42,6 +42,24 @@ export declare function errorCodes(): Array<string>
 /** `formatTaskListResult({document, listName, header?, abridged?})`. */
 export declare function formatTaskListResult(options: FormatTaskListResultOptions): TaskListResult
 
+/** What `ctx.gitCredentials` receives: a git remote over http(s) that asks for a login. */
+export interface GitCredentialRequest {
+  /** `http` or `https`. */
+  protocol: string
+  /** `host` or `host:port`. */
+  host: string
+  /** The remote's URL, without user and password. */
+  url: string
+  /** The user named in the remote URL, if any. */
+  username?: string
+}
+
+/** What `ctx.gitCredentials` returns for a remote it has a login for. */
+export interface GitCredentials {
+  username: string
+  password: string
+}
+
 /** `insertTaskPayload({tasks, task, beforeTaskId?, position?})` → `{tasks, index}`. */
 export declare function insertTaskPayload(options: InsertTaskPayloadOptions): InsertTaskPayloadResult
 

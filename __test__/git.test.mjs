@@ -176,16 +176,20 @@ async function gitServer(root) {
   return { server, port: server.address().port, hits: () => hits }
 }
 
-test('gitPush and gitPull over smart HTTP on loopback: a credential helper, the network guard, AUTH_FAILED', async () => {
-  const { writeFileSync } = await import('node:fs')
+/** A bare `repo.git` with one commit, served by {@link gitServer}; its http URL. */
+async function servedRepo() {
   const root = workspace()
   git(root, 'init', '-q', '--bare', '-b', 'main', 'repo.git')
-  const seed = repo()
-  git(seed, 'push', '-q', `${root}/repo.git`, 'main')
+  git(repo(), 'push', '-q', `${root}/repo.git`, 'main')
   const s = await gitServer(root)
+  return { root, s, url: `http://127.0.0.1:${s.port}/repo.git` }
+}
+
+test('gitPush and gitPull over smart HTTP on loopback: a credential helper, the network guard, AUTH_FAILED', async () => {
+  const { writeFileSync } = await import('node:fs')
+  const { root, s, url } = await servedRepo()
   try {
     const ws = workspace()
-    const url = `http://127.0.0.1:${s.port}/repo.git`
     for (const n of ['work', 'other']) {
       git(ws, 'clone', '-q', `${root}/repo.git`, n)
       git(`${ws}/${n}`, 'remote', 'set-url', 'origin', url)
@@ -212,6 +216,59 @@ test('gitPush and gitPull over smart HTTP on loopback: a credential helper, the 
     git(`${ws}/other`, 'commit', '-q', '-am', 'third')
     await rejectsWith(assert, tools.gitPush({ path: 'other' }, ctx), 'AUTH_FAILED', /credential\.helper/)
     assert.equal(git(`${root}/repo.git`, 'rev-parse', 'main'), git(`${ws}/work`, 'rev-parse', 'HEAD'))
+  } finally {
+    s.server.closeAllConnections()
+    s.server.close()
+  }
+})
+
+test('ctx.gitCredentials: the host login is asked before the credential helpers (plain, promised, null, throwing)', async () => {
+  const { writeFileSync } = await import('node:fs')
+  const { root, s, url } = await servedRepo()
+  try {
+    const ws = workspace()
+    git(ws, 'clone', '-q', `${root}/repo.git`, 'work')
+    git(`${ws}/work`, 'remote', 'set-url', 'origin', url)
+    // A helper that would give a wrong password: the host's answer must win over it.
+    git(`${ws}/work`, 'config', 'credential.helper', '!f() { echo username=ada; echo password=wrong; }; f')
+    const env = { PATH: process.env.PATH, HOME: ws, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' }
+    const asked = []
+    const base = { cwd: ws, confirm: async () => true, env, network: { allowHosts: [`127.0.0.1:${s.port}`] } }
+    const commit = (text) => {
+      writeFileSync(`${ws}/work/a.txt`, text)
+      git(`${ws}/work`, 'commit', '-q', '-am', text)
+    }
+    commit('two\n')
+    // A Promise of the login.
+    const r = await tools.gitPush({ path: 'work' }, {
+      ...base,
+      gitCredentials: async (req) => { asked.push(req); return { username: 'ada', password: 's3cret' } },
+    })
+    assert.equal(r.data.status, 'pushed')
+    assert.equal(git(`${root}/repo.git`, 'rev-parse', 'main'), git(`${ws}/work`, 'rev-parse', 'HEAD'))
+    // Asked once per connection (listing the remote's refs before asking, then the push).
+    assert.ok(asked.length >= 1)
+    for (const { protocol, host, url: remote, username } of asked) {
+      assert.deepEqual({ protocol, host, remote, username: username ?? null }, { protocol: 'http', host: `127.0.0.1:${s.port}`, remote: url, username: null })
+    }
+    // A plain value works too.
+    commit('three\n')
+    const r2 = await tools.gitPush({ path: 'work' }, { ...base, gitCredentials: () => ({ username: 'ada', password: 's3cret' }) })
+    assert.equal(r2.data.status, 'pushed')
+    // null: no login from the host, so the helper is asked next (and its password is wrong).
+    commit('four\n')
+    await rejectsWith(assert, tools.gitPush({ path: 'work' }, { ...base, gitCredentials: () => null }), 'AUTH_FAILED', /credential\.helper/)
+    // A wrong host login: AUTH_FAILED naming ctx.gitCredentials, never the password.
+    const e = await tools.gitPush({ path: 'work' }, { ...base, gitCredentials: async () => ({ username: 'ada', password: 'nope-secret' }) }).catch((x) => x)
+    assert.equal(e.code, 'AUTH_FAILED')
+    assert.match(e.message, /ctx\.gitCredentials/)
+    assert.doesNotMatch(e.message, /nope-secret/)
+    // A callback that throws: AUTH_FAILED with its reason, the server unchanged.
+    const before = git(`${root}/repo.git`, 'rev-parse', 'main')
+    await rejectsWith(assert, tools.gitPush({ path: 'work' }, { ...base, gitCredentials: () => { throw new Error('store locked') } }), 'AUTH_FAILED', /store locked/)
+    assert.equal(git(`${root}/repo.git`, 'rev-parse', 'main'), before)
+    // Not a function: INVALID_ARGUMENT before anything runs.
+    await rejectsWith(assert, tools.gitPush({ path: 'work' }, { ...base, gitCredentials: 'ada:s3cret' }), 'INVALID_ARGUMENT')
   } finally {
     s.server.closeAllConnections()
     s.server.close()

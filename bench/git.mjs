@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// bench/git.mjs [--runs N] [--corpus DIR]
+// bench/git.mjs [--runs N] [--long COMMITS] [--repo DIR [--blame-file F]] [--files N] [--corpus DIR]
 //
 // The git family side by side, in one run, against the git CLI (a process per call, as an agent
 // that shells out does) and simple-git (the npm library a TypeScript agent would use; it spawns
 // git for every call): status, diff, log and blame on a small repository, and git_log of 100
 // commits with file counts against `git log --numstat`. Every row checks that the results agree
 // (entry counts, commit ids, numstat totals, blamed line counts) before timing.
+// Then blame and log on a generated long history (--long, default 2,500 commits; 0 skips) and
+// status of a generated work tree (--files, default 50,000; 0 skips).
 // With --corpus DIR (../shared/bench/make-corpus.sh output), also status of that tree committed
 // (src/ and node_modules/) into a repository, warm, against `git status --porcelain`.
 // Peer: npm install --prefix bench/git   (never a root dependency). Run by hand; never in tests.
@@ -135,6 +137,126 @@ await row('log -n 100 with file counts', (r) => {
   cli: () => cli(dir, 'log', '-n', '100', '--numstat', '--format=%H'),
   simpleGit: () => sg.log({ maxCount: 100, '--numstat': null }),
 })
+
+/** A long history: 2,500 commits, every fifth of which grows one file (four lines appended,
+ * an earlier line rewritten) and the others edit small files, made with fast-import, as a
+ * stand-in for ripgrep's crates/core/flags/defs.rs (no network here to clone ripgrep). */
+function longRepo(commits) {
+  const dir = mkdtempSync(join(tmpdir(), 'eddie-bench-git-long-'))
+  git(dir, 'init', '-q', '-b', 'main')
+  const lines = []
+  const parts = []
+  for (let i = 1; i <= commits; i++) {
+    const when = 1_700_000_000 + i * 60
+    const msg = `commit ${i}\n`
+    parts.push(`commit refs/heads/main\nmark :${i}\nauthor Ada <ada@example.com> ${when} +0000\ncommitter Ada <ada@example.com> ${when} +0000\ndata ${Buffer.byteLength(msg)}\n${msg}${i > 1 ? `from :${i - 1}\n` : ''}`)
+    if (i % 5 === 0) {
+      for (let k = 0; k < 4; k++) lines.push(`    pub fn flag_${i}_${k}(&self) -> bool { self.value(${i * 4 + k}) }`)
+      if (i > 50) lines[(i * 7919) % lines.length] = `    // rewritten in commit ${i}`
+      const body = lines.join('\n') + '\n'
+      parts.push(`M 100644 inline crates/core/flags/defs.rs\ndata ${Buffer.byteLength(body)}\n${body}\n`)
+    } else {
+      const body = `${i}\n`
+      parts.push(`M 100644 inline src/s${i % 50}.txt\ndata ${Buffer.byteLength(body)}\n${body}\n`)
+    }
+  }
+  execFileSync('git', ['fast-import', '--quiet'], { cwd: dir, env: ENV, input: parts.join(''), maxBuffer: 1 << 30 })
+  git(dir, 'reset', '-q', '--hard', 'main')
+  return dir
+}
+
+const longCommits = Number(opt('--long', 2500))
+if (longCommits > 0) {
+  const long = longRepo(longCommits)
+  const lctx = { cwd: long }
+  const lsg = simpleGit(long).env(ENV)
+  console.log(`long history: ${long} (${longCommits} commits on crates/core/flags/defs.rs)`)
+  await row('blame defs.rs (long history)', (r) => {
+    const lines = (t) => t.split('\n').filter((l) => l.startsWith('\t')).length
+    const ours = r.native.data.hunks.reduce((a, h) => a + h.lines, 0)
+    return ours === lines(r.cli) && lines(r.simpleGit) === ours
+  }, {
+    native: () => tools.gitBlame({ file: 'crates/core/flags/defs.rs', revision: 'HEAD' }, lctx),
+    cli: () => cli(long, 'blame', '--porcelain', 'HEAD', '--', 'crates/core/flags/defs.rs'),
+    simpleGit: () => lsg.raw(['blame', '--porcelain', 'HEAD', '--', 'crates/core/flags/defs.rs']),
+  })
+  await row('log -n 100 with file counts (long)', (r) => {
+    const ids = r.cli.split('\n').filter((l) => /^[0-9a-f]{40}$/.test(l))
+    const [a, d] = numstatTotals(r.cli.split('\n').filter((l) => /^\d+\t\d+\t/.test(l)).join('\n'))
+    const ours = r.native.data.commits.flatMap((c) => c.files)
+    return JSON.stringify(r.native.data.commits.map((c) => c.id)) === JSON.stringify(ids)
+      && ours.reduce((x, f) => x + (f.additions ?? 0), 0) === a && ours.reduce((x, f) => x + (f.deletions ?? 0), 0) === d
+  }, {
+    native: () => tools.gitLog({ maxCount: 100, files: true }, lctx),
+    cli: () => cli(long, 'log', '-n', '100', '--numstat', '--format=%H'),
+  })
+}
+
+// --repo DIR: a real clone (e.g. BurntSushi/ripgrep) for blame of --blame-file and log.
+const real = opt('--repo', null)
+if (real) {
+  const file = opt('--blame-file', 'crates/core/flags/defs.rs')
+  const rctx = { cwd: real }
+  const rsg = simpleGit(real).env(ENV)
+  console.log(`real repository: ${real} (${git(real, 'rev-list', '--count', 'HEAD').trim()} commits), blame ${file}`)
+  await row(`blame ${file}`, (r) => {
+    const lines = (t) => t.split('\n').filter((l) => l.startsWith('\t')).length
+    const ours = r.native.data.hunks.reduce((a, h) => a + h.lines, 0)
+    return ours === lines(r.cli) && lines(r.simpleGit) === ours
+  }, {
+    native: () => tools.gitBlame({ file, revision: 'HEAD' }, rctx),
+    cli: () => cli(real, 'blame', '--porcelain', 'HEAD', '--', file),
+    simpleGit: () => rsg.raw(['blame', '--porcelain', 'HEAD', '--', file]),
+  })
+  await row('log -n 100 (real)', (r) => JSON.stringify(r.native.data.commits.map((c) => c.id)) === JSON.stringify(r.cli.split('\n').filter(Boolean)), {
+    native: () => tools.gitLog({ maxCount: 100 }, rctx),
+    cli: () => cli(real, 'log', '-n', '100', '--format=%H'),
+    simpleGit: () => rsg.log({ maxCount: 100 }),
+  })
+  await row('log -n 100 with file counts (real)', (r) => {
+    const ids = r.cli.split('\n').filter((l) => /^[0-9a-f]{40}$/.test(l))
+    const [a, d] = numstatTotals(r.cli.split('\n').filter((l) => /^\d+\t\d+\t/.test(l)).join('\n'))
+    const ours = r.native.data.commits.flatMap((c) => c.files ?? [])
+    return JSON.stringify(r.native.data.commits.map((c) => c.id)) === JSON.stringify(ids)
+      && ours.reduce((x, f) => x + (f.additions ?? 0), 0) === a && ours.reduce((x, f) => x + (f.deletions ?? 0), 0) === d
+  }, {
+    native: () => tools.gitLog({ maxCount: 100, files: true }, rctx),
+    cli: () => cli(real, 'log', '-n', '100', '--numstat', '--format=%H'),
+    simpleGit: () => rsg.log({ maxCount: 100, '--numstat': null }),
+  })
+}
+
+/** A generated work tree of `n` files (100 per folder, two levels), all committed, then a few
+ * edits and new files; the index refreshed by git first so that neither side re-hashes. */
+function wideRepo(n) {
+  const dir = mkdtempSync(join(tmpdir(), 'eddie-bench-git-wide-'))
+  git(dir, 'init', '-q', '-b', 'main')
+  const parts = ['commit refs/heads/main\ncommitter Ada <ada@example.com> 1700000000 +0000\ndata 5\nwide\n']
+  for (let i = 0; i < n; i++) {
+    const body = `file ${i}\n`
+    parts.push(`M 100644 inline d${Math.floor(i / 10000)}/e${Math.floor(i / 100) % 100}/f${i}.txt\ndata ${Buffer.byteLength(body)}\n${body}\n`)
+  }
+  execFileSync('git', ['fast-import', '--quiet'], { cwd: dir, env: ENV, input: parts.join(''), maxBuffer: 1 << 30 })
+  git(dir, 'reset', '-q', '--hard', 'main')
+  for (const i of [3, 4_321, n - 1]) writeFileSync(join(dir, `d${Math.floor(i / 10000)}/e${Math.floor(i / 100) % 100}/f${i}.txt`), 'edited\n')
+  mkdirSync(join(dir, 'new'), { recursive: true })
+  writeFileSync(join(dir, 'new/n.txt'), 'new\n')
+  execFileSync('sleep', ['1.1'])
+  git(dir, 'status', '--porcelain=v2')
+  return dir
+}
+
+const wide = Number(opt('--files', 50000))
+if (wide > 0) {
+  const w = wideRepo(wide)
+  const wctx = { cwd: w }
+  const wsg = simpleGit(w).env(ENV)
+  await row(`status of ${wide} files`, (r) => r.native.data.entries.length === r.cli.split('\n').filter(Boolean).length && r.native.data.entries.length === 4, {
+    native: () => tools.gitStatus({}, wctx),
+    cli: () => cli(w, 'status', '--porcelain=v2', '--untracked-files=all'),
+    simpleGit: () => wsg.status(),
+  })
+}
 
 if (corpus) {
   const big = mkdtempSync(join(tmpdir(), 'eddie-bench-git-corpus-'))

@@ -136,9 +136,10 @@ js += `if (require('node:worker_threads').isMainThread) process.once('exit', () 
 /** What index.js passes through from binding.js with napi's declarations as they are. */
 const fromBinding = ['runTool', 'terminateAllProcesses', 'planCall', 'endSession', 'ConfirmationPrompt', ...helperNames]
 let dts = `${HEADER}
-import type { NativeToolSpec as NapiToolSpec, OutputChunk as NapiOutputChunk } from './binding'
+import type { GitCredentialRequest, GitCredentials, NativeToolSpec as NapiToolSpec, OutputChunk as NapiOutputChunk } from './binding'
 
 export { ${[...fromBinding].sort().join(', ')} } from './binding'
+export type { GitCredentialRequest, GitCredentials } from './binding'
 
 /** What every tool call gets besides its arguments (\`ctx\` in @eddie/tools). */
 export interface ToolContext {
@@ -167,6 +168,11 @@ export interface ToolContext {
   onOutput?: (chunk: OutputChunk) => void
   /** How \`ask_user\` / \`ask_followup_question\` reach the user. Missing = those tools fail with \`ASK_UNAVAILABLE\`. */
   ask?: (question: string) => string | Promise<string>
+  /**
+   * The host's logins for git remotes over http(s) (a VS Code-style credential store): asked after a \`401\`,
+   * before the repository's credential helpers; \`null\` = none for this remote.
+   */
+  gitCredentials?: (request: GitCredentialRequest) => GitCredentials | null | Promise<GitCredentials | null>
   /**
    * The permission session: a \`moderate\` tool asks \`confirm\` once per session, a \`dangerous\` one on every call.
    * Default: the ctx object itself (reuse one ctx object for one session; a fresh object per call asks every time).

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use eddie_tools_core::call::gate::Approved;
-use eddie_tools_core::context::{AskFn, Cancel, ConfirmFn, OutputFn, PromptKind};
+use eddie_tools_core::context::{AskFn, Cancel, ConfirmFn, GitCredentialsFn, OutputFn, PromptKind};
 use eddie_tools_core::registry::Permission;
 use eddie_tools_core::{Ctx, ErrorCode, ToolError};
 use napi::bindgen_prelude::*;
@@ -45,6 +45,57 @@ pub struct OutputChunk {
 
 /// `onOutput(chunk)`, fire and forget; its return value and exceptions are ignored.
 type OutputTsfn = ThreadsafeFunction<OutputChunk, UnknownReturnValue, OutputChunk, Status, false>;
+
+/// What `ctx.gitCredentials` receives: a git remote over http(s) that asks for a login.
+#[napi(object)]
+pub struct GitCredentialRequest {
+    /// `http` or `https`.
+    pub protocol: String,
+    /// `host` or `host:port`.
+    pub host: String,
+    /// The remote's URL, without user and password.
+    pub url: String,
+    /// The user named in the remote URL, if any.
+    pub username: Option<String>,
+}
+
+/// What `ctx.gitCredentials` returns for a remote it has a login for.
+#[napi(object)]
+pub struct GitCredentials {
+    pub username: String,
+    pub password: String,
+}
+
+/// `gitCredentials(request) => GitCredentials | null | Promise<GitCredentials | null>`.
+type GitCredentialsTsfn = ThreadsafeFunction<
+    GitCredentialRequest,
+    Either<Promise<Option<GitCredentials>>, Option<GitCredentials>>,
+    GitCredentialRequest,
+    Status,
+    false,
+>;
+
+/// Ask the JS `gitCredentials` callback and await its answer (`None`: no login for it).
+async fn git_credentials(
+    tsfn: &GitCredentialsTsfn,
+    req: eddie_tools_core::context::GitCredentialRequest,
+) -> eddie_tools_core::Result<Option<(String, String)>> {
+    let failed = |e: Error| {
+        let reason = if e.status == Status::InvalidArg {
+            "ctx.gitCredentials must return {username, password}, null, or a Promise of one".to_owned()
+        } else {
+            e.reason.clone()
+        };
+        ToolError::new(ErrorCode::AuthFailed, format!("ctx.gitCredentials failed: {reason}"))
+    };
+    let js =
+        GitCredentialRequest { protocol: req.protocol, host: req.host, url: req.url, username: req.username };
+    let answer = match tsfn.call_async_catch(js).await.map_err(failed)? {
+        Either::A(promise) => promise.await.map_err(failed)?,
+        Either::B(v) => v,
+    };
+    Ok(answer.map(|c| (c.username, c.password)))
+}
 
 /// Ask the JS `ask` callback and await its answer.
 async fn ask_user(tsfn: &AskTsfn, question: String) -> eddie_tools_core::Result<String> {
@@ -213,6 +264,14 @@ pub fn convert(
             })
         });
         core = core.with_on_output(f);
+    }
+    if let Some(tsfn) = callback::<GitCredentialsTsfn>(&obj, "gitCredentials")? {
+        let tsfn = Arc::new(tsfn);
+        let f: GitCredentialsFn = Arc::new(move |req| {
+            let tsfn = Arc::clone(&tsfn);
+            Box::pin(async move { git_credentials(&tsfn, req).await })
+        });
+        core = core.with_git_credentials(f);
     }
     if let Some(s) = session(env, &obj) {
         core = core.with_session(s);

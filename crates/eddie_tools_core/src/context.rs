@@ -37,6 +37,26 @@ pub type OutputFn = Arc<dyn Fn(OutputChunk) -> BoxFuture<()> + Send + Sync>;
 /// itself failed.
 pub type AskFn = Arc<dyn Fn(String) -> BoxFuture<Result<String>> + Send + Sync>;
 
+/// What `ctx.gitCredentials` is asked for: a git remote that wants a login (never with a user
+/// or password in `url`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitCredentialRequest {
+    /// `http` or `https`.
+    pub protocol: String,
+    /// `host` or `host:port`.
+    pub host: String,
+    /// The remote's URL, without user and password.
+    pub url: String,
+    /// The user named in the remote URL, if any.
+    pub username: Option<String>,
+}
+
+/// `ctx.gitCredentials(request)`: the host's login for a git remote as (username, password),
+/// `None` when it has none (the credential helpers are asked next). An `Err` means the callback
+/// itself failed.
+pub type GitCredentialsFn =
+    Arc<dyn Fn(GitCredentialRequest) -> BoxFuture<Result<Option<(String, String)>>> + Send + Sync>;
+
 /// Cancellation shared between the caller and a running tool.
 #[derive(Clone)]
 pub struct Cancel {
@@ -187,6 +207,9 @@ pub struct Ctx {
     /// cannot be enforced the call fails with `SANDBOX_UNAVAILABLE`); `None` = the default
     /// (`workspace-write`, network on), applied as far as the system allows.
     pub sandbox: Option<crate::engine::process::sandbox::Policy>,
+    /// `ctx.gitCredentials`: the host's logins for git remotes over http(s), asked before the
+    /// credential helpers (a VS Code-style host's own credential store).
+    pub git_credentials: Option<GitCredentialsFn>,
 }
 
 impl Ctx {
@@ -207,6 +230,7 @@ impl Ctx {
             max_permission: None,
             plan: None,
             sandbox: None,
+            git_credentials: None,
         })
     }
 
@@ -249,6 +273,12 @@ impl Ctx {
     /// Builder: set the network policy.
     pub fn with_network(mut self, network: NetworkPolicy) -> Self {
         self.network = Some(network);
+        self
+    }
+
+    /// Builder: set the host's git credentials callback.
+    pub fn with_git_credentials(mut self, f: GitCredentialsFn) -> Self {
+        self.git_credentials = Some(f);
         self
     }
 

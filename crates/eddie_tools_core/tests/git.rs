@@ -1144,16 +1144,21 @@ async fn push_fast_forward_refuses_non_fast_forward_and_protects_force() {
         let r = call_yes(ws, "git_push", json!({"path": "work"})).await.unwrap();
         assert_eq!(r["status"], "pushed");
         assert_eq!(git(&bare, &["rev-parse", "topic"]), git(&work, &["rev-parse", "topic"]));
-        // ssh remotes are refused (http(s) ones are served: tests/git_http.rs), as is a
-        // missing remote.
-        git(&work, &["remote", "add", "net", "ssh://example.com/r.git"]);
-        git(&work, &["remote", "add", "scp", "git@example.com:r.git"]);
-        for remote in ["net", "scp"] {
+        // Other schemes are refused (http(s) and ssh are served: tests/git_http.rs,
+        // tests/git_ssh.rs; here an ssh host does not resolve), as is a missing remote.
+        git(&work, &["remote", "add", "net", "git://example.com/r.git"]);
+        git(&work, &["remote", "add", "ftp", "ftp://example.com/r.git"]);
+        for remote in ["net", "ftp"] {
             assert_eq!(
                 call_yes(ws, "git_push", json!({"path": "work", "remote": remote})).await.unwrap_err().0,
                 "UNSUPPORTED_SCHEME"
             );
         }
+        git(&work, &["remote", "add", "scp", "git@nowhere.invalid:r.git"]);
+        assert_eq!(
+            call_yes(ws, "git_push", json!({"path": "work", "remote": "scp"})).await.unwrap_err().0,
+            "DNS"
+        );
         assert_eq!(
             call_yes(ws, "git_push", json!({"path": "work", "remote": "nope"})).await.unwrap_err().0,
             "REF_NOT_FOUND"
@@ -1748,6 +1753,11 @@ fn hostile() -> Vec<String> {
         "line\nbreak".into(),
         "-x".into(),
         "--upload-pack=touch /tmp/x".into(),
+        "ssh://-oProxyCommand=touch /tmp/x/y".into(),
+        "git@127.0.0.1:repo.git".into(),
+        "ext::sh -c touch% /tmp/x".into(),
+        "https://user:pass@127.0.0.1:1/x".into(),
+        "%00".into(),
         "a b".into(),
         "~^:?*[\\".into(),
         "/".into(),

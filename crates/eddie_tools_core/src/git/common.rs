@@ -477,6 +477,63 @@ pub fn render(diff: &git2::Diff<'_>, with_patch: bool, budget: usize, scope: &Sc
     Ok(r)
 }
 
+/// The files of a diff with their line counts, as [`render`]'s `files` without a patch: one pass
+/// over the whole diff with a line callback (no patch object per file), as `git log --numstat`
+/// counts.
+pub fn numstat(diff: &git2::Diff<'_>, scope: &Scope) -> Result<Vec<Value>> {
+    /// (the file's entry, whether it is in scope, additions, deletions).
+    type Entry = (Value, bool, usize, usize);
+    let files: std::cell::RefCell<Vec<Entry>> = std::cell::RefCell::new(Vec::new());
+    let mut on_file = |d: git2::DiffDelta<'_>, _: f32| {
+        let sides = [d.old_file().path_bytes(), d.new_file().path_bytes()];
+        let inside = sides.into_iter().flatten().all(|p| scope.contains(p));
+        let status = d.status();
+        let new = lossy(d.new_file().path_bytes());
+        let old = lossy(d.old_file().path_bytes());
+        let path =
+            if status == git2::Delta::Deleted { old.clone() } else { new.clone().or_else(|| old.clone()) };
+        let binary = d.flags().is_binary() || d.new_file().is_binary() || d.old_file().is_binary();
+        let renamed = matches!(status, git2::Delta::Renamed | git2::Delta::Copied);
+        let entry = json!({
+            "path": path,
+            "oldPath": if renamed { old } else { None },
+            "status": letter(status),
+            "binary": binary,
+        });
+        files.borrow_mut().push((entry, inside, 0, 0));
+        true
+    };
+    let mut on_binary = |_: git2::DiffDelta<'_>, _: git2::DiffBinary<'_>| {
+        if let Some(last) = files.borrow_mut().last_mut() {
+            last.0["binary"] = json!(true);
+        }
+        true
+    };
+    let mut on_line = |_: git2::DiffDelta<'_>, _: Option<git2::DiffHunk<'_>>, l: git2::DiffLine<'_>| {
+        if let Some(last) = files.borrow_mut().last_mut() {
+            match l.origin() {
+                '+' => last.2 += 1,
+                '-' => last.3 += 1,
+                _ => {}
+            }
+        }
+        true
+    };
+    diff.foreach(&mut on_file, Some(&mut on_binary), None, Some(&mut on_line))
+        .map_err(|e| super::err(&e, ErrorCode::Internal, "diff"))?;
+    Ok(files
+        .into_inner()
+        .into_iter()
+        .filter(|(_, inside, _, _)| *inside)
+        .map(|(mut v, _, a, d)| {
+            let binary = v["binary"] == json!(true);
+            v["additions"] = if binary { Value::Null } else { json!(a) };
+            v["deletions"] = if binary { Value::Null } else { json!(d) };
+            v
+        })
+        .collect())
+}
+
 /// `git diff --stat`-like lines plus the patch, with a note for what the budget left out.
 pub fn render_text(r: &Rendered, with_patch: bool) -> String {
     let mut out = String::new();

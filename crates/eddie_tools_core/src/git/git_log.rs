@@ -109,7 +109,7 @@ fn changed_files(
     let mut opts = common::diff_options(0, &scope.limit(Vec::new()));
     let mut d = repo.diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut opts)).map_err(fail)?;
     common::find_renames(&mut d)?;
-    Ok(Some(common::render(&d, false, 0, scope)?.files))
+    Ok(Some(common::numstat(&d, scope)?))
 }
 
 /// Whether `commit` changes `spec` against its parents: a non-merge when the diff restricted to

@@ -1,7 +1,8 @@
 //! `git_pull` with libgit2, from remotes that are repositories on this machine (a path or a
 //! `file://` URL) and from `http://`/`https://` remotes (smart HTTP, through our own transport,
-//! [`super::transport`]: the one network guard, credentials as git finds them). ssh and the
-//! other schemes are refused with `UNSUPPORTED_SCHEME`.
+//! [`super::transport`]: the one network guard, credentials as git finds them),
+//! and from ssh remotes ([`super::ssh`], on the same guard). Other schemes are refused with
+//! `UNSUPPORTED_SCHEME`.
 //!
 //! Everything is decided before asking. A local remote is opened read-only and its objects
 //! are made visible to an in-memory view of the local object database; an http(s) remote's

@@ -1,7 +1,8 @@
 //! `git_push` with libgit2, for remotes that are repositories on this machine (a path or a
 //! `file://` URL) and for `http://`/`https://` remotes (smart HTTP, through our own transport,
-//! [`super::transport`]: the one network guard, credentials as git finds them). ssh and the
-//! other schemes are refused with `UNSUPPORTED_SCHEME`.
+//! [`super::transport`]: the one network guard, credentials as git finds them),
+//! and from ssh remotes ([`super::ssh`], on the same guard). Other schemes are refused with
+//! `UNSUPPORTED_SCHEME`.
 //!
 //! Everything is decided before asking: a local remote is opened read-only, an http(s)
 //! remote's refs are listed, so the fast-forward check is known first. A push that is not a

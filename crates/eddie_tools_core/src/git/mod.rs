@@ -23,6 +23,7 @@ pub mod history;
 pub mod is_protected_branch;
 pub mod lock;
 pub mod refname;
+pub mod ssh;
 pub mod transport;
 
 use std::path::Path;
@@ -79,7 +80,13 @@ fn discover(dir: &Path) -> Result<git2::Repository> {
     // libgit2 re-hashes every object it reads by default (with the slower collision-detecting
     // SHA-1); git does not, and reads dominate log and blame. Objects written are still hashed.
     static SETUP: std::sync::Once = std::sync::Once::new();
-    SETUP.call_once(|| git2::opts::strict_hash_verification(false));
+    SETUP.call_once(|| {
+        git2::opts::strict_hash_verification(false);
+        // Trees of any size stay in a repository's object cache (libgit2 keeps only those
+        // under 4 KiB by default): log and blame look the same trees up commit after commit.
+        // SAFETY: a process-wide setting made once, before any repository of ours is opened.
+        let _ = unsafe { git2::opts::set_cache_object_limit(git2::ObjectType::Tree, 1 << 20) };
+    });
     git2::Repository::discover(dir).map_err(|e| {
         ToolError::new(
             ErrorCode::NotARepository,

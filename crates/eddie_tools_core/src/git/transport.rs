@@ -6,9 +6,10 @@
 //! libgit2 runs the transport on the thread that called it, and concurrent calls run on other
 //! threads, so they never see each other's policy or credentials.
 //!
-//! Credentials are found the way git finds them: the user and password in the URL, then each
-//! `credential.helper` (repository, then user configuration; run as git runs it, `sh -c
-//! '<helper> get'` with the key=value protocol on stdin, through the process supervisor), then
+//! Credentials are found the way git finds them: the user and password in the URL, then the
+//! host's `ctx.gitCredentials`, then each `credential.helper` (repository, then user
+//! configuration; run as git runs it, `sh -c '<helper> get'` with the key=value protocol on
+//! stdin, through the process supervisor), then
 //! `GIT_ASKPASS`. They are asked for only after a `401`, and a second `401` is `AUTH_FAILED`
 //! naming the source tried (never the secret).
 //!
@@ -56,11 +57,11 @@ struct Auth {
     asked: bool,
 }
 
-/// One operation's context, seen by the transport.
-struct Op {
-    ctx: Ctx,
+/// One operation's context, seen by the transports (http(s) here, ssh in [`super::ssh`]).
+pub(super) struct Op {
+    pub(super) ctx: Ctx,
     rt: tokio::runtime::Handle,
-    guard: Guard,
+    pub(super) guard: Guard,
     dir: PathBuf,
     helpers: Vec<String>,
     auth: Mutex<Auth>,
@@ -70,12 +71,16 @@ struct Op {
 
 impl Op {
     /// Run `work` on the runtime under the call's abort and the idle timeout.
-    fn block<T>(&self, what: &str, work: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    pub(super) fn block<T>(
+        &self,
+        what: &str,
+        work: impl std::future::Future<Output = Result<T>>,
+    ) -> Result<T> {
         self.rt.block_on(client::bounded(&self.ctx, IDLE_TIMEOUT, what, work))
     }
 
     /// Keep `e` for [`with_op`] and hand libgit2 an I/O error.
-    fn fail(&self, e: ToolError) -> io::Error {
+    pub(super) fn fail(&self, e: ToolError) -> io::Error {
         let msg = e.message().to_owned();
         if let Ok(mut slot) = self.error.lock()
             && slot.is_none()
@@ -86,7 +91,7 @@ impl Op {
     }
 
     /// Count `n` bytes moved (`sent`) and report progress to `ctx.onOutput` now and then.
-    fn progress(&self, n: usize, sent: bool) {
+    pub(super) fn progress(&self, n: usize, sent: bool) {
         let Some(out) = &self.ctx.on_output else { return };
         let line = {
             let Ok(mut m) = self.moved.lock() else { return };
@@ -114,6 +119,34 @@ impl Op {
             Some(p) => format!("{}:{p}", url.host_str().unwrap_or_default()),
             None => url.host_str().unwrap_or_default().to_owned(),
         };
+        if let Some(ask) = self.ctx.git_credentials.clone() {
+            tried.push("ctx.gitCredentials".to_owned());
+            let mut shown = url.clone();
+            let _ = shown.set_username("");
+            let _ = shown.set_password(None);
+            shown.set_query(None);
+            // The remote's URL, not the request's.
+            let shown = shown.to_string();
+            let remote = ["/info/refs", "/git-upload-pack", "/git-receive-pack"]
+                .iter()
+                .find_map(|s| shown.strip_suffix(s))
+                .unwrap_or(&shown);
+            let request = crate::context::GitCredentialRequest {
+                protocol: url.scheme().to_owned(),
+                host: host.clone(),
+                url: remote.to_owned(),
+                username: (!url.username().is_empty()).then(|| url.username().to_owned()),
+            };
+            let given = self.rt.block_on(client::bounded(
+                &self.ctx,
+                HELPER_TIMEOUT,
+                "ctx.gitCredentials",
+                ask(request),
+            ))?;
+            if let Some((user, pass)) = given.filter(|(u, p)| !u.is_empty() || !p.is_empty()) {
+                return Ok((user, pass, "ctx.gitCredentials".into()));
+            }
+        }
         let mut query = format!("protocol={}\nhost={host}\n", url.scheme());
         if !url.username().is_empty() {
             query.push_str(&format!("username={}\n", url.username()));
@@ -161,7 +194,7 @@ impl Op {
             }
         }
         let tried = if tried.is_empty() {
-            "no credential.helper is configured and GIT_ASKPASS is not set".to_owned()
+            "no ctx.gitCredentials, no credential.helper is configured and GIT_ASKPASS is not set".to_owned()
         } else {
             format!("tried {}, none gave a username and password", tried.join(", then "))
         };
@@ -219,7 +252,12 @@ fn origin_of(url: &Url) -> String {
     }
 }
 
-/// Register the transport for `http` and `https` (once per process).
+/// The operation running on this thread, if any.
+pub(super) fn current() -> Option<Arc<Op>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// Register the transports for `http` and `https`, and ssh's (once per process).
 fn register() -> Result<()> {
     static DONE: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     DONE.get_or_init(|| {
@@ -228,6 +266,13 @@ fn register() -> Result<()> {
             // synchronised; the `OnceLock` makes this the only registration, done once.
             unsafe {
                 git2::transport::register(scheme, |remote| Transport::smart(remote, true, Smart))
+                    .map_err(|e| e.message().to_owned())?;
+            }
+        }
+        for scheme in super::ssh::SCHEMES {
+            // SAFETY: as above: the only registration of these schemes, done once.
+            unsafe {
+                git2::transport::register(scheme, |remote| Transport::smart(remote, false, super::ssh::Ssh))
                     .map_err(|e| e.message().to_owned())?;
             }
         }
@@ -482,7 +527,7 @@ pub fn list(
 pub enum Target {
     /// A repository on this machine.
     Local(PathBuf),
-    /// An `http://` or `https://` URL.
+    /// A network remote: an `http://` or `https://` URL, or an ssh one.
     Http(String),
 }
 
@@ -496,14 +541,14 @@ impl Target {
     }
 }
 
-/// Where a remote is (`UNSUPPORTED_SCHEME` for ssh and other schemes).
+/// Where a remote is (`UNSUPPORTED_SCHEME` for schemes other than http(s) and ssh).
 pub(super) fn remote_target(repo: &git2::Repository, root: &Path, name: &str) -> Result<Target> {
     let r = repo.find_remote(name).map_err(|_| {
         ToolError::new(ErrorCode::RefNotFound, format!("no remote named {name:?}; git remote -v lists them"))
             .with_prop("remote", name)
     })?;
     let url = String::from_utf8_lossy(r.url_bytes()).into_owned();
-    if is_http(&url) {
+    if is_http(&url) || super::ssh::is_ssh(&url) {
         return Ok(Target::Http(url));
     }
     let path = if let Some(p) = url.strip_prefix("file://") {
@@ -512,7 +557,7 @@ pub(super) fn remote_target(repo: &git2::Repository, root: &Path, name: &str) ->
         return Err(ToolError::new(
             ErrorCode::UnsupportedScheme,
             format!(
-                "remote {name} is {url}: only http(s) remotes and remotes on this machine (a path or file://) are supported; ssh is not"
+                "remote {name} is {url}: only http(s), ssh and remotes on this machine (a path or file://) are supported"
             ),
         ));
     } else if Path::new(&url).is_absolute() {

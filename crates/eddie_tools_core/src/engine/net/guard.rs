@@ -423,10 +423,15 @@ impl Guard {
                 ));
             }
         }
+        self.precheck_host(url)
+    }
+
+    /// [`Self::precheck`] without the scheme: the host, the deny list, an IP literal's class.
+    fn precheck_host(&self, url: &Url) -> Result<()> {
         let Some(host) = url.host() else {
             return Err(ToolError::new(ErrorCode::InvalidUrl, format!("{url} has no host")));
         };
-        let port = url.port_or_known_default().unwrap_or(80);
+        let port = port_of(url);
         if let Host::Domain(name) = &host {
             let name = name.trim_end_matches('.').to_ascii_lowercase();
             if self.deny.iter().any(|r| r.matches_name(&name, port)) {
@@ -468,7 +473,22 @@ impl Guard {
     /// Resolve the URL's host and check every address; the result is what to connect to.
     pub async fn vet(&self, url: &Url) -> Result<Vetted> {
         self.precheck(url)?;
-        let port = url.port_or_known_default().unwrap_or(80);
+        self.resolve(url).await
+    }
+
+    /// [`Self::vet`] for an `ssh://host[:port]` URL (git over ssh): the same host and address
+    /// rules, port 22 unless given.
+    pub async fn vet_ssh(&self, url: &Url) -> Result<Vetted> {
+        if url.scheme() != "ssh" {
+            return Err(ToolError::new(ErrorCode::UnsupportedScheme, format!("{url} is not an ssh URL")));
+        }
+        self.precheck_host(url)?;
+        self.resolve(url).await
+    }
+
+    /// Resolve the URL's host (checked by [`Self::precheck_host`]) and check every address.
+    async fn resolve(&self, url: &Url) -> Result<Vetted> {
+        let port = port_of(url);
         let addrs = match url.host() {
             Some(Host::Ipv4(v4)) => vec![SocketAddr::new(IpAddr::V4(v4), port)],
             Some(Host::Ipv6(v6)) => vec![SocketAddr::new(IpAddr::V6(v6), port)],
@@ -496,6 +516,11 @@ impl Guard {
         };
         Ok(Vetted { url: url.clone(), addrs })
     }
+}
+
+/// The port `url` connects to: its own, else its scheme's (22 for ssh, 80 for an unknown one).
+fn port_of(url: &Url) -> u16 {
+    url.port_or_known_default().unwrap_or(if url.scheme() == "ssh" { 22 } else { 80 })
 }
 
 /// Parse a URL a model gave: trimmed; a bare `host/path` gets `https://` (the scheme most
