@@ -76,7 +76,7 @@ function makeAiSdkTools(ai, tools, session, options = {}) {
       execute: async (/** @type {Record<string, unknown>} */ input, /** @type {{toolCallId?: string, abortSignal?: AbortSignal} | undefined} */ opts) => {
         try {
           const approved = hostApproves ? (recall(s, opts?.toolCallId) ?? true) : undefined
-          return await s.run(spec.name, input, { signal: opts?.abortSignal, approved })
+          return await s.runDynamic(spec.name, input, { signal: opts?.abortSignal, approved })
         } catch (e) {
           // A seed's envelope carries the failure to the model as `{success: false, error}`.
           if (shape !== 'text') return toResultShape(shape, e)
