@@ -116,8 +116,10 @@ test('approval "sdk": the SDK asks first with our confirm text; approved runs, d
 
 test('CommonJS entry: require("@eddie/tools-native/ai-sdk") builds the same ToolSet', () => {
   const cjs = require('@eddie/tools-native/ai-sdk')
-  const set = cjs.toAiSdkTools(undefined, { cwd: '/tmp' })
+  const set = cjs.toAiSdkTools(native.toolSpecs(), { cwd: '/tmp' })
   assert.equal(Object.keys(set).length, native.toolSpecs().length)
+  // Without a list: the core profile.
+  assert.deepEqual(Object.keys(cjs.toAiSdkTools(undefined, { cwd: '/tmp' })), require('../adapters/index.js').profileTools('core'))
   for (const t of Object.values(set)) {
     assert.equal(typeof t.execute, 'function')
     assert.equal(typeof t.toModelOutput, 'function')

@@ -131,8 +131,8 @@ function profileTools(name) {
  * @returns {NativeToolSpec[]}
  */
 function resolveTools(tools) {
-  if (tools === undefined || tools === null) return resolveTools(profileTools(DEFAULT_PROFILE))
-  if (typeof tools === 'string') return resolveTools(profileTools(tools))
+  if (tools === undefined || tools === null) return resolveTools(/** @type {ToolRef[]} */ (profileTools(DEFAULT_PROFILE)))
+  if (typeof tools === 'string') return resolveTools(/** @type {ToolRef[]} */ (profileTools(tools)))
   if (!Array.isArray(tools)) throw new TypeError('tools must be a profile name or an array of tool names, specs or definitions')
   const seen = new Set()
   const out = []
@@ -164,7 +164,7 @@ function selectTools(options = {}) {
     if (!known.has(f)) throw new RangeError(`unknown family \`${f}\`; the families are ${[...known].join(', ')}`)
   }
   if (names && profile) throw new TypeError('give names or profile, not both')
-  const picked = names ?? (profile ? profileTools(profile) : null)
+  const picked = names ?? (profile ? /** @type {ToolRef[]} */ (profileTools(profile)) : null)
   const only = picked ? new Set(resolveTools(picked).map((s) => s.name)) : null
   let chosen = specs.filter(
     (s) =>
@@ -227,9 +227,10 @@ function createSession(options = {}) {
      * Run one tool in this session; resolves to the result or rejects with the coded error. Another
      * agent's name (`execute_command`) runs with that agent's behaviour (see toolAliases()).
      */
-    run(/** @type {string} */ name, /** @type {Record<string, unknown>} */ args, /** @type {CallOptions} */ call = {}) {
-      return native.runTool(calledName(name), args ?? {}, session.ctx(call))
-    },
+    run: /** @type {Session['run']} */ (
+      (/** @type {string} */ name, /** @type {Record<string, unknown>} */ args, /** @type {CallOptions} */ call = {}) =>
+        native.runTool(calledName(name), args ?? {}, session.ctx(call))
+    ),
     /**
      * `run` for a name known only at run time (a model's tool call): the same call, typed loosely.
      * The core still refuses an unknown name (UNKNOWN_TOOL) or a bad argument (INVALID_ARGUMENT).

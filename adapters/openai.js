@@ -163,6 +163,7 @@ function withoutSeedProperties(jsonSchema) {
   const kept = Object.entries(props).filter(([n, p]) => !isSeedProperty(n, p))
   if (kept.length === Object.keys(props).length) return jsonSchema
   const names = new Set(kept.map(([n]) => n))
+  /** @type {Record<string, any>} */
   const out = { ...jsonSchema, properties: Object.fromEntries(kept) }
   if (Array.isArray(jsonSchema.required)) out.required = jsonSchema.required.filter((/** @type {string} */ n) => names.has(n))
   return out

@@ -289,7 +289,7 @@ async function main() {
   const kinds = yes ? ['action', 'hooks', 'protected', ...(allowDestructive ? /** @type {const} */ (['destructive']) : [])] : []
   if (yes) {
     // null: nothing to ask, or the call fails before asking (the call itself reports it).
-    const plan = await planConfirmation(rest[0], args, session)
+    const plan = await planConfirmation(/** @type {any} */ (rest[0]), args, session)
     for (const p of plan?.prompts ?? []) {
       const covered = kinds.includes(p.kind)
       process.stderr.write(`${covered ? 'approved by --yes' : 'NOT approved by --yes (needs --allow-destructive)'}: [${p.kind}] ${p.text}\n`)

@@ -59,6 +59,8 @@ class Peer {
     this._nextId = 0
     /** @type {any} */
     this._transport = null
+    /** @type {(() => void) | undefined} */
+    this.onclose = undefined
     this._notifications.set('notifications/cancelled', (params) => this._running.get(params?.requestId)?.abort(params?.reason ?? 'cancelled'))
   }
 
@@ -193,7 +195,5 @@ class Peer {
     }
   }
 }
-/** @type {(() => void) | undefined} */
-Peer.prototype.onclose = undefined
 
 module.exports = { Peer, RpcError, ErrorCode, isMessage }
