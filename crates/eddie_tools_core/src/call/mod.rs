@@ -110,13 +110,11 @@ pub(crate) async fn prepare(
 pub async fn call(name: &str, args: Value, ctx: Ctx) -> Result<ToolOutput> {
     let (spec, family, args, ctx) = prepare(name, args, ctx).await?;
     let root = (family.name != "eddie").then(|| ctx.workspace.root().to_path_buf());
-    run_admitted(spec, family, args, ctx)
-        .await
-        .map(|out| registry::stamp(spec, out))
-        .map_err(|e| match &root {
-            Some(root) => e.relative_to(root),
-            None => e,
-        })
+    run_admitted(spec, family, args, ctx).await.map(|out| registry::stamp(spec, out)).map_err(|e| match &root
+    {
+        Some(root) => e.relative_to(root),
+        None => e,
+    })
 }
 
 /// Run an admitted call: on its own task, a panic is `INTERNAL`; an abort is the family's.
