@@ -91,7 +91,7 @@ test('approval "sdk": the SDK asks first with our confirm text; approved runs, d
   // step 2: approve and continue: the tool runs approved
   const messages = [
     { role: 'user', content: 'write' },
-    ...first.response.messages,
+    ...first.responseMessages,
     { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: request.approvalId, approved: true }] },
   ]
   const second = await generateText({ model, tools, messages, toolApproval: aiSdkToolApproval(session), stopWhen: stepCountIs(2) })
@@ -114,10 +114,48 @@ test('approval "sdk": the SDK asks first with our confirm text; approved runs, d
   assert.ok(!existsSync(join(dir2, 'a.txt.tmp')))
 })
 
+test('approve first, two rounds: the history grows by result.responseMessages (examples/ai-sdk-approve-first.mjs)', async () => {
+  const { approveFirst } = await import('../examples/ai-sdk-approve-first.mjs')
+  const script = () =>
+    new MockLanguageModelV4({
+      doGenerate: [
+        toolCalls(['c1', 'write_file', { path: 'a.txt', content: 'one\n' }]),
+        toolCalls(['c2', 'run', { command: 'rm -rf build', shell: true }]),
+        text('done'),
+      ],
+    })
+  const dir = workspace({ 'build/x.o': 'x' })
+  const out = await approveFirst({ model: script(), cwd: dir, prompt: 'go', approve: () => true })
+  assert.equal(out.text, 'done')
+  assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'one\n')
+  assert.ok(!existsSync(join(dir, 'build')), 'the approved destructive command ran')
+  assert.equal(out.asked.length, 2)
+  assert.match(out.asked[1], /rm/)
+  // A no changes nothing, and the model reads that it was denied.
+  const dir2 = workspace({ 'build/x.o': 'x' })
+  const denied = await approveFirst({ model: script(), cwd: dir2, prompt: 'go', approve: (reason) => !/rm/.test(reason) })
+  assert.equal(denied.text, 'done')
+  assert.ok(existsSync(join(dir2, 'build/x.o')))
+  // The pitfall the example avoids: only the last step's messages lose the approved call's result.
+  const session = createSession({ cwd: workspace() })
+  const tools = toAiSdkTools(['write_file', 'run'], session, { approval: 'sdk' })
+  const model = script()
+  const messages = [{ role: 'user', content: 'go' }]
+  const r1 = await generateText({ model, tools, messages, toolApproval: aiSdkToolApproval(session) })
+  const req1 = r1.content.find((p) => p.type === 'tool-approval-request')
+  messages.push(...r1.response.messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: req1.approvalId, approved: true }] })
+  const r2 = await generateText({ model, tools, messages, toolApproval: aiSdkToolApproval(session) })
+  const req2 = r2.content.find((p) => p.type === 'tool-approval-request')
+  messages.push(...r2.response.messages, { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: req2.approvalId, approved: false }] })
+  await assert.rejects(generateText({ model, tools, messages, toolApproval: aiSdkToolApproval(session) }), (e) => e.name === 'AI_MissingToolResultsError')
+})
+
 test('CommonJS entry: require("@eddie/tools-native/ai-sdk") builds the same ToolSet', () => {
   const cjs = require('@eddie/tools-native/ai-sdk')
-  const set = cjs.toAiSdkTools(undefined, { cwd: '/tmp' })
+  const set = cjs.toAiSdkTools(native.toolSpecs(), { cwd: '/tmp' })
   assert.equal(Object.keys(set).length, native.toolSpecs().length)
+  // Without a list: the core profile.
+  assert.deepEqual(Object.keys(cjs.toAiSdkTools(undefined, { cwd: '/tmp' })), require('../adapters/index.js').profileTools('core'))
   for (const t of Object.values(set)) {
     assert.equal(typeof t.execute, 'function')
     assert.equal(typeof t.toModelOutput, 'function')

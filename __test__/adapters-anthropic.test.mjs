@@ -15,7 +15,8 @@ const { createSession } = require('../adapters/index.js')
 
 test('toAnthropicTools: name, description, input_schema for every tool', () => {
   const specs = native.toolSpecs()
-  const tools = toAnthropicTools()
+  assert.deepEqual(toAnthropicTools().map((t) => t.name), ['read_file', 'write_file', 'edit_file', 'apply_patch', 'grep', 'glob', 'run', 'git_status', 'git_diff'], 'the core profile by default')
+  const tools = toAnthropicTools(specs)
   assert.equal(tools.length, specs.length)
   for (const [i, t] of tools.entries()) {
     assert.deepEqual(Object.keys(t).sort(), ['description', 'input_schema', 'name'])

@@ -54,8 +54,32 @@ export async function use(model: Parameters<typeof generateText>[0]['model'], op
   // LangChain
   const lc: StructuredToolInterface[] = toLangChainTools(undefined, session)
 
+  // Names and arguments are checked at compile time; a misspelling does not compile.
+  // @ts-expect-error not a tool
+  await session.run('grepp', { pattern: 'x' })
+  // @ts-expect-error grep has no `patern`
+  await session.run('grep', { patern: 'x' })
+  // @ts-expect-error not a tool
+  toAiSdkTools(['grepp'], session)
+  // @ts-expect-error not a tool
+  toOpenAITools(['grepp'])
+  // @ts-expect-error not a tool
+  toAnthropicTools(['read_fil'])
+  // @ts-expect-error not a tool
+  toLangChainTools(['grepp'], session)
+  // @ts-expect-error not a profile
+  toAnthropicTools('everything')
+  // @ts-expect-error not a tool
+  await planConfirmation('grepp', { pattern: 'x' })
+  // Another agent's name, a profile, and the escape hatch for a name known only at run time.
+  const viaAlias = toOpenAITools(['read', 'execute_command', 'grep'])
+  const coding = toAnthropicTools('coding')
+  const dynamicName: string = ['gr', 'ep'].join('')
+  const dynamic = await session.runDynamic(dynamicName, { pattern: 'x' })
+  const core = toAnthropicTools()
+
   // VS Code: the real namespace fits
   const disposables = registerVsCodeTools(vs, context, { families: ['code'] })
   const manifest = vsCodeManifest({ maxPermission: 'none' })
-  return (hits.files?.length ?? 0) + text.length + (message?.length ?? 0) + run.steps.length + replies.length + outputs.length + results.length + runnable.length + lc.length + disposables.length + manifest.length + args.command.length + bad.length + Number(ended)
+  return (hits.files?.length ?? 0) + text.length + (message?.length ?? 0) + run.steps.length + replies.length + outputs.length + results.length + runnable.length + lc.length + disposables.length + manifest.length + args.command.length + bad.length + Number(ended) + viaAlias.length + coding.length + dynamic.content.length + core.length
 }

@@ -50,7 +50,8 @@ test('the package exports the adapter subpaths', () => {
 
 test('selectTools: families, maxPermission, dedupe', () => {
   const all = native.toolSpecs()
-  assert.equal(selectTools().length, all.length)
+  assert.equal(selectTools({ dedupe: false }).length, all.length)
+  assert.equal(selectTools().length, all.length - OVERLAPS.length, 'dedupe is on by default')
   assert.deepEqual(new Set(selectTools({ families: ['code'] }).map((s) => s.family)), new Set(['code']))
   assert.ok(selectTools({ maxPermission: 'none' }).every((s) => s.permission === 'none'))
   assert.ok(selectTools({ maxPermission: 'moderate' }).some((s) => s.permission === 'moderate'))
@@ -69,6 +70,26 @@ test('selectTools: families, maxPermission, dedupe', () => {
   // a pair is only thinned when both halves were selected
   assert.ok(selectTools({ families: ['eddie'], dedupe: true }).some((s) => s.name === 'file_read'))
   assert.deepEqual(selectTools({ names: ['grep', 'fileRead'] }).map((s) => s.name), ['file_read', 'grep'])
+})
+
+test('profiles: core is the default, each names real tools, all is every tool deduplicated', () => {
+  const { PROFILES, PROFILE_NAMES, profileTools, resolveTools } = adapters
+  const names = new Set(native.toolSpecs().map((s) => s.name))
+  assert.deepEqual(PROFILE_NAMES, ['core', 'coding', 'review', 'research', 'browsing', 'all'])
+  for (const [profile, list] of Object.entries(PROFILES)) {
+    for (const n of list) assert.ok(names.has(n), `${profile}: ${n}`)
+    assert.equal(new Set(list).size, list.length, `${profile} has no repeats`)
+    assert.deepEqual(resolveTools(profile).map((s) => s.name), list)
+  }
+  assert.deepEqual(resolveTools().map((s) => s.name), PROFILES.core)
+  assert.deepEqual(resolveTools(null).map((s) => s.name), PROFILES.core)
+  assert.deepEqual(profileTools('all'), selectTools({ dedupe: true }).map((s) => s.name))
+  // review is read-only; core has the git basics
+  assert.ok(resolveTools('review').every((s) => !s.mutating))
+  assert.ok(PROFILES.core.includes('git_status') && PROFILES.core.includes('git_diff'))
+  assert.throws(() => resolveTools('everything'), (e) => e instanceof RangeError && /unknown profile `everything`.*core, coding/.test(e.message))
+  assert.deepEqual(selectTools({ profile: 'research', maxPermission: 'none' }).map((s) => s.permission), resolveTools('research').filter((s) => s.permission === 'none').map((s) => s.permission))
+  assert.throws(() => selectTools({ profile: 'core', names: ['grep'] }), /not both/)
 })
 
 test('createSession: one permission session across calls, each with its own signal', async () => {

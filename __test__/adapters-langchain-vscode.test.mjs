@@ -41,7 +41,8 @@ test('LangChain: a tool call gives a ToolMessage with the text as content and da
   ac.abort()
   const cancelled = await grep.invoke({ type: 'tool_call', id: 'c4', name: 'grep', args: { pattern: 'x' } }, { signal: ac.signal })
   assert.equal(cancelled.artifact.error.code, 'CANCELLED', 'the signal reached the tool')
-  assert.equal(toLangChainTools(undefined, session).length, native.toolSpecs().length)
+  assert.equal(toLangChainTools(native.toolSpecs(), session).length, native.toolSpecs().length)
+  assert.equal(toLangChainTools('review', session).length, 15)
 })
 
 /** A fake `vscode` namespace: records registerTool calls, and the classes a result is built of. */

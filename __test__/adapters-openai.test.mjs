@@ -60,11 +60,11 @@ test('strict: every converted schema passes the strict-mode rules (and the origi
   const specs = native.toolSpecs()
   const failingBefore = specs.filter((s) => strictErrors({ type: 'object', ...s.jsonSchema }).length > 0)
   assert.ok(failingBefore.length > 40, `the validator can fail: ${failingBefore.length} originals fail`)
-  for (const t of toOpenAITools(undefined, { api: 'chat', strict: true })) {
+  for (const t of toOpenAITools(specs, { api: 'chat', strict: true })) {
     assert.deepEqual(strictErrors(t.function.parameters), [], t.function.name)
     assert.equal(t.function.strict, true)
   }
-  assert.equal(toOpenAITools().length, specs.length)
+  assert.equal(toOpenAITools(specs).length, specs.length)
 })
 
 test("strict: the SDK's own strict transform accepts every converted schema unchanged (it rejects 48 originals)", () => {
@@ -203,4 +203,38 @@ test('responses.create + runOpenAIToolCalls: function_call items in, function_ca
   const out = requests[1].body.input.find((i) => i.type === 'function_call_output')
   assert.equal(out.call_id, 'call_a')
   assert.match(out.output, /hello/)
+})
+
+test("strict: the seeds' spellings leave the schema the model sees, and the core still takes them", async () => {
+  const grep = (strict) => toOpenAITools(['grep'], { strict })[0].function.parameters
+  const seedKeys = ['directory', 'use_regex', 'case_sensitive', 'include_files', 'exclude_files', 'search_type', 'style']
+  for (const k of seedKeys) {
+    assert.ok(k in grep(false).properties, `non-strict keeps ${k}`)
+    assert.ok(!(k in grep(true).properties), `strict drops ${k}`)
+    assert.ok(!grep(true).required.includes(k))
+  }
+  assert.ok(grep(true).required.includes('pattern') && grep(true).required.includes('caseInsensitive'))
+  for (const [tool, key] of [['process_start', 'background'], ['git_commit', 'repo_path'], ['git_branch', 'create'], ['run', 'style'], ['write_file', 'style']]) {
+    assert.ok(!(key in toOpenAITools([tool])[0].function.parameters.properties), `${tool}.${key}`)
+  }
+  // A model trained on TunaCode sends them anyway: the call goes through.
+  const dir = workspace({ 'a.txt': 'Alpha\nbeta\n' })
+  const [reply] = await runOpenAIToolCalls(
+    [{ id: 'c1', type: 'function', function: { name: 'grep', arguments: JSON.stringify({ pattern: 'alpha', directory: '.', case_sensitive: false }) } }],
+    createSession({ cwd: dir }),
+  )
+  assert.match(reply.content, /a\.txt/)
+  assert.doesNotMatch(reply.content, /^[A-Z_]+: /)
+})
+
+test('the default request schema is at most 20 kB in every framework', async () => {
+  const { measure } = await import('../adapters/schema-bytes.mjs')
+  const table = measure()
+  const { PROFILE_NAMES } = require('../adapters/index.js')
+  assert.deepEqual(Object.keys(table), [...PROFILE_NAMES, 'every tool (no dedupe)'])
+  for (const [framework, bytes] of Object.entries(table.core)) {
+    if (framework === 'count' || framework.includes('with output schemas') || framework === 'vscode manifest') continue
+    assert.ok(bytes <= 20_000, `core, ${framework}: ${bytes} bytes`)
+  }
+  assert.ok(table['every tool (no dedupe)']['openai strict'] > 80_000, 'the measure can fail')
 })

@@ -8,6 +8,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import * as tools from '../index.js'
+import adapters from '../adapters/index.js'
+import { toMcpTool } from '../mcp/server.js'
 import { workspace } from './helpers.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -28,11 +30,19 @@ async function connect(args = [], { elicit, roots } = {}) {
 
 const text = (result) => result.content.map((c) => c.text).join('')
 
-test('tools/list: every tool with its schemas and annotations; aliases pass the listed schema', async () => {
-  const client = await connect(['--root', workspace()])
+test('tools/list: the core profile by default, --profile all, input schemas loose; output schemas only when asked', async () => {
+  let client = await connect(['--root', workspace()])
   try {
     const { tools: listed } = await client.listTools()
-    const specs = tools.toolSpecs()
+    assert.deepEqual(listed.map((t) => t.name), adapters.resolveTools('core').map((s) => s.name))
+    assert.ok(listed.every((t) => t.outputSchema === undefined), 'no output schemas unless --output-schemas')
+  } finally {
+    await client.close()
+  }
+  client = await connect(['--root', workspace(), '--profile', 'all', '--output-schemas'])
+  try {
+    const { tools: listed } = await client.listTools()
+    const specs = adapters.selectTools({ dedupe: true })
     assert.deepEqual(listed.map((t) => t.name), specs.map((s) => s.name))
     const read = listed.find((t) => t.name === 'read_file')
     assert.equal(read.inputSchema.type, 'object')
@@ -43,10 +53,61 @@ test('tools/list: every tool with its schemas and annotations; aliases pass the 
     }
     assert.equal(read.outputSchema.type, 'object')
     assert.deepEqual(read.annotations, { title: 'read_file', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false })
-    const del = listed.find((t) => t.name === 'delete_file').annotations
-    assert.equal(del.readOnlyHint, false)
-    assert.equal(listed.find((t) => t.name === 'run').annotations.openWorldHint, true)
-    assert.equal(del.destructiveHint, specs.find((s) => s.name === 'delete_file').permission === 'dangerous')
+  } finally {
+    await client.close()
+  }
+})
+
+test('annotations: every one of the tools gets the hints its effects, permission and family imply', () => {
+  const all = tools.toolSpecs()
+  assert.ok(all.length >= 100)
+  for (const spec of all) {
+    const props = Object.keys(spec.jsonSchema.properties ?? {})
+    // Derived on their own here: a tool reaches beyond the workspace when its family runs
+    // processes, fetches or drives a browser, when it takes a shell `command`, or when it is a
+    // dangerous tool with a `remote` (push, pull).
+    const openWorld = ['exec', 'web', 'browser'].includes(spec.family) || props.includes('command') || (props.includes('remote') && spec.permission === 'dangerous')
+    const expected = { title: spec.name, readOnlyHint: !spec.mutating, destructiveHint: spec.mutating, idempotentHint: !spec.mutating, openWorldHint: openWorld }
+    assert.deepEqual(toMcpTool(spec).annotations, expected, spec.name)
+  }
+  // The ones the issue named.
+  const hint = (name) => toMcpTool(tools.toolSpec(name)).annotations
+  for (const name of ['write_file', 'edit_file', 'move_file', 'apply_patch', 'delete_file']) assert.equal(hint(name).destructiveHint, true, name)
+  for (const name of ['bash', 'git_push', 'git_pull', 'run', 'web_fetch']) assert.equal(hint(name).openWorldHint, true, name)
+  for (const name of ['read_file', 'grep', 'git_status', 'git_branch']) assert.equal(hint(name).openWorldHint, false, name)
+})
+
+test('--tools lists exactly those tools; a bad option prints its error on stderr and exits non-zero', async () => {
+  const client = await connect(['--root', workspace(), '--tools', 'grep,bash,run'])
+  try {
+    const { tools: listed } = await client.listTools()
+    assert.deepEqual(listed.map((t) => t.name).sort(), ['bash', 'grep', 'run'])
+  } finally {
+    await client.close()
+  }
+  const { spawnSync } = await import('node:child_process')
+  for (const [args, message] of [
+    [['--profile', 'everything'], /--profile must be one of core, coding, review, research, browsing, all/],
+    [['--tools', 'grepp'], /Unknown tool: grepp.*grep/],
+    [['--nope'], /unknown option --nope/],
+    [['--tools', 'grep', '--profile', 'core'], /not both/],
+  ]) {
+    const bad = spawnSync(process.execPath, [cli, 'mcp', ...args], { encoding: 'utf8', input: '' })
+    assert.notEqual(bad.status, 0, args.join(' '))
+    assert.match(bad.stderr, message)
+    assert.equal(bad.stdout, '', 'nothing on the protocol stream')
+  }
+})
+
+test('messages name paths relative to the workspace, never its absolute path', async () => {
+  const ws = workspace({ 'a.txt': 'x' })
+  const client = await connect(['--root', ws])
+  try {
+    const r = await client.callTool({ name: 'read_file', arguments: { path: 'missing/b.txt' } })
+    assert.equal(r.isError, true)
+    assert.match(text(r), /^NOT_FOUND: /)
+    assert.match(text(r), /missing\/b\.txt/)
+    assert.ok(!text(r).includes(ws), text(r))
   } finally {
     await client.close()
   }

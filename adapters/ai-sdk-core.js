@@ -76,7 +76,7 @@ function makeAiSdkTools(ai, tools, session, options = {}) {
       execute: async (/** @type {Record<string, unknown>} */ input, /** @type {{toolCallId?: string, abortSignal?: AbortSignal} | undefined} */ opts) => {
         try {
           const approved = hostApproves ? (recall(s, opts?.toolCallId) ?? true) : undefined
-          return await s.run(spec.name, input, { signal: opts?.abortSignal, approved })
+          return await s.runDynamic(spec.name, input, { signal: opts?.abortSignal, approved })
         } catch (e) {
           // A seed's envelope carries the failure to the model as `{success: false, error}`.
           if (shape !== 'text') return toResultShape(shape, e)
@@ -96,7 +96,7 @@ function makeAiSdkTools(ai, tools, session, options = {}) {
     }
     // Asked when this call would ask (a moderate tool the session granted does not; a
     // destructive command always does).
-    if (hostApproves) def.needsApproval = async (/** @type {Record<string, unknown>} */ input) => (await planConfirmation(spec.name, input, s)) !== null
+    if (hostApproves) def.needsApproval = async (/** @type {Record<string, unknown>} */ input) => (await planConfirmation(/** @type {any} */ (spec.name), input, s)) !== null
     set[spec.name] = ai.tool(def)
   }
   return set
@@ -118,7 +118,7 @@ function aiSdkToolApproval(session) {
       return undefined
     }
     if (!spec.confirms) return 'not-applicable'
-    const plan = await planConfirmation(spec.name, toolCall.input, s)
+    const plan = await planConfirmation(/** @type {any} */ (spec.name), toolCall.input, s)
     if (!plan) return 'not-applicable'
     remember(s, toolCall.toolCallId, plan)
     return { type: 'user-approval', reason: plan.message }

@@ -1,10 +1,11 @@
-import type { Session, SessionOptions, ToolRef } from './index.js'
+import type { Session, SessionOptions, ToolsInput } from './index.js'
 
 export interface AnthropicTool { name: string; description: string; input_schema: { type: 'object'; [key: string]: unknown } }
 export interface AnthropicToolUseBlock { type: 'tool_use'; id: string; name: string; input: unknown }
 export interface AnthropicToolResultBlock { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean }
 
-export declare function toAnthropicTools(tools?: readonly ToolRef[] | null): AnthropicTool[]
+/** `tools`: a list, a profile name, or nothing for the `core` profile. */
+export declare function toAnthropicTools(tools?: ToolsInput): AnthropicTool[]
 /** Runs the `tool_use` blocks (of `message.content`, or of the message) and returns their `tool_result` blocks. */
 export declare function runAnthropicToolUses(
   blocks: readonly ({ type: string } | AnthropicToolUseBlock)[] | { content: readonly ({ type: string } | AnthropicToolUseBlock)[] },
@@ -19,7 +20,7 @@ export interface AnthropicRunnableTool extends AnthropicTool {
   run(input: Record<string, unknown>, context?: { signal?: AbortSignal | null }): Promise<string>
 }
 export declare function toAnthropicRunnableTools(
-  tools: readonly ToolRef[] | null | undefined,
+  tools: ToolsInput,
   session: Session | SessionOptions,
   /** ToolError: the SDK's class to throw errors as (default: the copy the caller loaded). */
   options?: { ToolError?: new (content: string) => Error },

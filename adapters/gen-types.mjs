@@ -1,4 +1,4 @@
-// Writes adapters/tools.d.ts (the ToolName union and the per-tool args and data maps) from the
+// Writes adapters/tools.d.ts (the ToolName and ToolAlias unions and the per-tool args and data maps) from the
 // registry, so that a new family is typed as soon as this runs: `node adapters/gen-types.mjs`.
 // `__test__/adapters-core.test.mjs` fails when the file is stale.
 // @ts-check
@@ -20,6 +20,8 @@ export function render() {
     '',
     '/** Every tool, by its model name. */',
     `export type ToolName = ${specs.map((s) => JSON.stringify(s.name)).join(' | ')}`,
+    "/** The other agents' names for our tools (`toolAliases()`): `read`, `execute_command`, ... */",
+    `export type ToolAlias = ${Object.keys(require('../index.js').toolAliases()).sort().map((a) => JSON.stringify(a)).join(' | ') || 'never'}`,
     '/** Every family. */',
     `export type ToolFamily = ${families.map((f) => JSON.stringify(f)).join(' | ')}`,
     '/** The arguments of each tool, by model name. */',

@@ -1,15 +1,30 @@
 // Shared helpers of the framework adapters. Hand-written; the tool maps come from tools.d.ts
 // (generated from toolSpecs() by adapters/gen-types.mjs).
 import type { NativeToolSpec, ToolContext, ToolResult, OutputChunk, ToolDefinition, ErrorCode } from '../index.js'
-import type { ToolName, ToolFamily, ToolArgsMap, ToolDataMap } from './tools.js'
+import type { ToolName, ToolAlias, ToolFamily, ToolArgsMap, ToolDataMap } from './tools.js'
 
-export type { ToolName, ToolFamily, ToolArgsMap, ToolDataMap }
+export type { ToolName, ToolAlias, ToolFamily, ToolArgsMap, ToolDataMap }
 export type Permission = 'none' | 'moderate' | 'dangerous'
 
 /** A spec whose name is a known tool. */
 export type ToolSpecOf<N extends ToolName = ToolName> = NativeToolSpec & { name: N }
-/** What an adapter accepts as its tool list: model or JS names, specs, or ToolDefinitions. */
-export type ToolRef = ToolName | (string & {}) | NativeToolSpec | ToolDefinition<any, any> | { name: string }
+/**
+ * One entry of an adapter's tool list: a model name, another agent's name (`read`,
+ * `execute_command`), a spec, or a ToolDefinition. A misspelt name does not compile; for a name
+ * known only at run time, look its spec up with `specByName(name)` (it throws UNKNOWN_TOOL).
+ */
+export type ToolRef = ToolName | ToolAlias | NativeToolSpec | ToolDefinition<any, any>
+/** The named tool sets: `core` (the default), `coding`, `review`, `research`, `browsing`, `all`. */
+export type ProfileName = 'core' | 'coding' | 'review' | 'research' | 'browsing' | 'all'
+/** What an adapter takes as its tools: a list, a profile name, or nothing (the `core` profile). */
+export type ToolsInput = readonly ToolRef[] | ProfileName | null | undefined
+/** Each profile's tools (model names); `all` is every tool with `dedupe: true`. */
+export declare const PROFILES: Readonly<Record<Exclude<ProfileName, 'all'>, readonly ToolName[]>>
+export declare const PROFILE_NAMES: readonly ProfileName[]
+/** The profile every adapter and the MCP server use when given no tools: `'core'`. */
+export declare const DEFAULT_PROFILE: 'core'
+/** The model names of a profile. */
+export declare function profileTools(name: ProfileName): ToolName[]
 
 /** `[kept, dropped]` pairs of overlapping tools (`dedupe: true` drops the second). */
 export declare const OVERLAPS: ReadonlyArray<readonly [ToolName, ToolName]>
@@ -60,8 +75,10 @@ export interface Session {
   /** The sandbox every command of the session's calls runs in. */
   sandbox?: ToolContext['sandbox']
   ctx(call?: CallOptions): ToolContext
+  /** Run one tool: its name and arguments are checked at compile time. */
   run<N extends ToolName>(name: N, args: ToolArgsMap[N], call?: CallOptions): Promise<ToolResult<ToolDataMap[N]>>
-  run(name: string, args: Record<string, unknown>, call?: CallOptions): Promise<ToolResult>
+  /** The escape hatch for a name known only at run time (a model's call): the core checks name and arguments. */
+  runDynamic(name: string, args: unknown, call?: CallOptions): Promise<ToolResult>
   /** End the session: the tools it allowed ask again. Returns whether it had any grants. */
   end(): boolean
 }
@@ -80,15 +97,17 @@ export interface ConfirmationPlan {
 export declare function createSession(options?: SessionOptions | Session): Session
 
 export interface SelectOptions {
+  /** Only this profile's tools. */
+  profile?: ProfileName
   families?: ToolFamily[]
   maxPermission?: Permission
   /** Only these tools. */
   names?: ToolRef[]
-  /** true: keep the richer tool of each overlapping pair (read_file over file_read, run over bash, ...); 'eddie': keep eddie's. */
+  /** true (default): keep the richer tool of each overlapping pair (read_file over file_read, run over bash, ...); 'eddie': keep eddie's; false: both. */
   dedupe?: boolean | 'eddie'
 }
 export declare function selectTools(options?: SelectOptions): NativeToolSpec[]
-export declare function resolveTools(tools?: readonly ToolRef[] | null): NativeToolSpec[]
+export declare function resolveTools(tools?: ToolsInput): NativeToolSpec[]
 export declare function allSpecs(): NativeToolSpec[]
 /** The spec of a tool by its model name, JS name or another agent's name; otherwise throws the core's UNKNOWN_TOOL (the closest names in its message and `suggestions`). */
 export declare function specByName(name: string): NativeToolSpec
@@ -114,26 +133,24 @@ export declare function toResultShape(shape: 'floyd', resultOrError: ToolResult 
 export declare function toResultShape(shape: 'text', resultOrError: ToolResult | unknown): { success: boolean; text?: string; error?: string }
 export declare function toResultShape(shape: ResultShape, resultOrError: ToolResult | unknown): StackEnvelope | FloydEnvelope | { success: boolean; text?: string; error?: string }
 /** Stack 2.9's `get_tool_schemas()`: `{name, description, parameters}` of every tool (or of `tools`). */
-export declare function getToolSchemas(tools?: readonly ToolRef[] | null): Array<{ name: ToolName; description: string; parameters: { type: 'object'; [key: string]: unknown } }>
+export declare function getToolSchemas(tools?: ToolsInput): Array<{ name: ToolName; description: string; parameters: { type: 'object'; [key: string]: unknown } }>
 /** Stack 2.9's `get_tool(name)`: runs the tool in `session` and resolves to Stack's envelope (never rejects). */
-export declare function getTool(name: ToolName | (string & {}), session?: Session | SessionOptions): (args?: Record<string, unknown>) => Promise<StackEnvelope>
+export declare function getTool(name: ToolName | ToolAlias, session?: Session | SessionOptions): (args?: Record<string, unknown>) => Promise<StackEnvelope>
 
 export type Settled<D = unknown> =
   | { ok: true; result: ToolResult<D>; text: string }
   | { ok: false; error: unknown; text: string }
-export declare function settle<N extends ToolName>(session: Session, name: N, args: ToolArgsMap[N], call?: CallOptions): Promise<Settled<ToolDataMap[N]>>
-export declare function settle(session: Session, name: string, args: Record<string, unknown>, call?: CallOptions): Promise<Settled>
+/** Run a call a model made (its name known only at run time) and never throw: the text the model reads either way. */
+export declare function settle(session: Session, name: string, args: unknown, call?: CallOptions): Promise<Settled>
 
 /** Whether a call of the tool would ask now, by its level alone (false: level none, or a moderate tool the session granted). */
-export declare function wouldAsk(name: ToolName | (string & {}), session?: Session | SessionOptions): Promise<boolean>
+export declare function wouldAsk(name: ToolName | ToolAlias, session?: Session | SessionOptions): Promise<boolean>
 
 /** Every prompt the call would ask, computed without changing anything; null when it would not ask (or fails before asking). */
 export declare function planConfirmation<N extends ToolName>(name: N, args: ToolArgsMap[N], session?: Session | SessionOptions): Promise<ConfirmationPlan | null>
-export declare function planConfirmation(name: string, args: Record<string, unknown>, session?: Session | SessionOptions): Promise<ConfirmationPlan | null>
 
 /** The text of every prompt the call would ask (`planConfirmation(...).message`); null when it would not ask. */
 export declare function describeConfirmation<N extends ToolName>(name: N, args: ToolArgsMap[N], session?: Session | SessionOptions): Promise<string | null>
-export declare function describeConfirmation(name: string, args: Record<string, unknown>, session?: Session | SessionOptions): Promise<string | null>
 
 export declare function dropNulls<T>(value: T): T
 

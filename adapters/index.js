@@ -20,6 +20,7 @@ const native = require('../index.js')
  * @typedef {import('./index.js').Session} Session
  * @typedef {import('./index.js').ResultShape} ResultShape
  * @typedef {import('./index.js').ConfirmationPlan} ConfirmationPlan
+ * @typedef {import('./index.js').ProfileName} ProfileName
  */
 
 /** @type {Permission[]} */
@@ -83,14 +84,56 @@ function calledName(name) {
 }
 
 /**
- * The specs of `tools`: undefined = every tool; otherwise names (model or JS), specs, or
- * ToolDefinitions (`allTools`, `builtinTools`, anything with a `name`).
- * @param {readonly ToolRef[] | null} [tools]
+ * The named tool sets. `core` (the default of every adapter and of the MCP server) is what a coding
+ * agent needs on every turn; `all` is every tool, with `dedupe: true`. Every list is in canonical
+ * model names; `profileTools(name)` gives a copy.
+ * @type {Readonly<Record<Exclude<ProfileName, 'all'>, readonly string[]>>}
+ */
+const PROFILES = Object.freeze({
+  // No list_directory: glob lists a folder (`*`), and the set stays under 20 kB in every framework.
+  core: ['read_file', 'write_file', 'edit_file', 'apply_patch', 'grep', 'glob', 'run', 'git_status', 'git_diff'],
+  coding: [
+    'read_file', 'write_file', 'edit_file', 'multi_edit', 'apply_patch', 'move_file', 'delete_file', 'grep', 'glob', 'list_directory',
+    'get_file_info', 'list_symbols', 'find_symbol', 'find_references', 'project_map', 'run', 'process_start', 'process_read',
+    'process_kill', 'run_tests', 'lint', 'typecheck', 'git_status', 'git_diff', 'git_log', 'git_show', 'git_stage', 'git_commit', 'git_branch',
+  ],
+  review: [
+    'read_file', 'grep', 'glob', 'list_directory', 'get_file_info', 'list_symbols', 'find_symbol', 'find_references', 'project_map',
+    'assess_patch_risk', 'git_status', 'git_diff', 'git_log', 'git_show', 'git_blame',
+  ],
+  research: ['read_file', 'grep', 'glob', 'list_directory', 'web_search', 'web_fetch', 'check_url', 'download', 'memory_save', 'memory_recall', 'memory_list'],
+  browsing: [
+    'browser_status', 'browser_navigate', 'browser_read_page', 'browser_screenshot', 'browser_click', 'browser_type', 'browser_find',
+    'browser_get_tabs', 'browser_new_tab', 'browser_close_tab', 'browser_console', 'browser_network', 'web_fetch', 'web_search',
+  ],
+})
+/** @type {ProfileName[]} */
+const PROFILE_NAMES = [.../** @type {ProfileName[]} */ (Object.keys(PROFILES)), 'all']
+/** The set every adapter and the MCP server use when given no tools. */
+const DEFAULT_PROFILE = 'core'
+
+/**
+ * The model names of a profile (`all`: every tool, deduplicated).
+ * @param {ProfileName} name
+ * @returns {string[]}
+ */
+function profileTools(name) {
+  if (name === 'all') return selectTools({ dedupe: true }).map((s) => s.name)
+  if (!Object.prototype.hasOwnProperty.call(PROFILES, name)) throw new RangeError(`unknown profile \`${name}\`; the profiles are ${PROFILE_NAMES.join(', ')}`)
+  return [...PROFILES[/** @type {Exclude<ProfileName, 'all'>} */ (name)]]
+}
+
+/**
+ * The specs of `tools`: undefined or null = the default profile (`core`); a profile name
+ * (`'coding'`, `'all'`, ...); otherwise names (model, JS or another agent's), specs, or
+ * ToolDefinitions (`allTools`, `builtinTools`, anything with a `name`), as given.
+ * @param {readonly ToolRef[] | ProfileName | null} [tools]
  * @returns {NativeToolSpec[]}
  */
 function resolveTools(tools) {
-  if (tools === undefined || tools === null) return allSpecs()
-  if (!Array.isArray(tools)) throw new TypeError('tools must be an array of tool names, specs or definitions')
+  if (tools === undefined || tools === null) return resolveTools(/** @type {ToolRef[]} */ (profileTools(DEFAULT_PROFILE)))
+  if (typeof tools === 'string') return resolveTools(/** @type {ToolRef[]} */ (profileTools(tools)))
+  if (!Array.isArray(tools)) throw new TypeError('tools must be a profile name or an array of tool names, specs or definitions')
   const seen = new Set()
   const out = []
   for (const t of tools) {
@@ -104,14 +147,15 @@ function resolveTools(tools) {
 }
 
 /**
- * Choose tools: `families` (default all), `maxPermission` ('none' | 'moderate' | 'dangerous',
- * default 'dangerous'), `names` (only these), and `dedupe` (true: drop eddie's tool of each
- * overlapping pair; 'eddie': drop the other one). Returns specs, in registry order.
+ * Choose tools: `profile` or `names` (only these; default every tool), `families` (default all),
+ * `maxPermission` ('none' | 'moderate' | 'dangerous', default 'dangerous'), and `dedupe` (default
+ * true: drop eddie's tool of each overlapping pair; 'eddie': drop the other one; false: keep
+ * both). Returns specs, in registry order.
  * @param {SelectOptions} [options]
  * @returns {NativeToolSpec[]}
  */
 function selectTools(options = {}) {
-  const { families, maxPermission = 'dangerous', dedupe = false, names } = options
+  const { families, maxPermission = 'dangerous', dedupe = true, names, profile } = options
   const max = PERMISSIONS.indexOf(maxPermission)
   if (max < 0) throw new RangeError(`maxPermission must be one of ${PERMISSIONS.join(', ')}`)
   const specs = allSpecs()
@@ -119,7 +163,9 @@ function selectTools(options = {}) {
   for (const f of /** @type {string[]} */ (families ?? [])) {
     if (!known.has(f)) throw new RangeError(`unknown family \`${f}\`; the families are ${[...known].join(', ')}`)
   }
-  const only = names ? new Set(resolveTools(names).map((s) => s.name)) : null
+  if (names && profile) throw new TypeError('give names or profile, not both')
+  const picked = names ?? (profile ? /** @type {ToolRef[]} */ (profileTools(profile)) : null)
+  const only = picked ? new Set(resolveTools(picked).map((s) => s.name)) : null
   let chosen = specs.filter(
     (s) =>
       (!families || /** @type {string[]} */ (families).includes(s.family)) && PERMISSIONS.indexOf(s.permission) <= max && (!only || only.has(s.name)),
@@ -181,8 +227,16 @@ function createSession(options = {}) {
      * Run one tool in this session; resolves to the result or rejects with the coded error. Another
      * agent's name (`execute_command`) runs with that agent's behaviour (see toolAliases()).
      */
-    run(/** @type {string} */ name, /** @type {Record<string, unknown>} */ args, /** @type {CallOptions} */ call = {}) {
-      return native.runTool(calledName(name), args ?? {}, session.ctx(call))
+    run: /** @type {Session['run']} */ (
+      (/** @type {string} */ name, /** @type {Record<string, unknown>} */ args, /** @type {CallOptions} */ call = {}) =>
+        native.runTool(calledName(name), args ?? {}, session.ctx(call))
+    ),
+    /**
+     * `run` for a name known only at run time (a model's tool call): the same call, typed loosely.
+     * The core still refuses an unknown name (UNKNOWN_TOOL) or a bad argument (INVALID_ARGUMENT).
+     */
+    runDynamic(/** @type {string} */ name, /** @type {unknown} */ args, /** @type {CallOptions} */ call = {}) {
+      return native.runTool(calledName(name), /** @type {Record<string, unknown>} */ (args ?? {}), session.ctx(call))
     },
     /** End the session: the tools it allowed ask again. */
     end() {
@@ -304,7 +358,7 @@ function shapedText(shape, resultOrError) {
  */
 async function settle(session, name, args, call) {
   try {
-    const result = await session.run(name, args, call)
+    const result = await session.runDynamic(name, args, call)
     return { ok: true, result, text: shapedText(session.resultShape, result) }
   } catch (error) {
     return { ok: false, error, text: shapedText(session.resultShape, error) }
@@ -332,7 +386,7 @@ function getTool(name, session) {
   const s = createSession(session)
   return async (args = {}) => {
     try {
-      return toResultShape('stack', await s.run(name, args))
+      return toResultShape('stack', await s.runDynamic(name, args))
     } catch (error) {
       return toResultShape('stack', error)
     }
@@ -417,6 +471,10 @@ function dropNulls(value) {
 
 module.exports = {
   OVERLAPS,
+  PROFILES,
+  PROFILE_NAMES,
+  DEFAULT_PROFILE,
+  profileTools,
   PERMISSIONS,
   allSpecs,
   specByName,

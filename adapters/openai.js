@@ -132,12 +132,50 @@ function strictSchema(schema, _nested = false) {
 }
 
 /**
- * A tool's input schema as strict mode accepts it.
+ * A property that only spells another agent's argument (its description starts `TunaCode: ...`,
+ * `Stack's spelling of ...`, `Stack: ...`), or a `style` that picks a seed's behaviour: strict mode makes every property required, so each
+ * would cost the model a null on every call. Strict schemas leave them out; the core still
+ * accepts them (a model trained on that agent may send them anyway).
+ */
+const SEED_PROPERTY = /^(TunaCode|Stack|Floyd|Alfredo)(:|'s )/
+/** The seeds' names, as a `style` enum spells them (`style: 'tunacode'` picks TunaCode's behaviour). */
+const SEED_STYLES = new Set(['default', 'tunacode', 'alfredo', 'stack', 'floyd'])
+
+/**
+ * Whether property `name` of a tool's schema is a seed's: a seed's spelling (SEED_PROPERTY), or
+ * a `style` that only picks a seed's behaviour (which the seed's own spellings pick as well).
+ * @param {string} name
+ * @param {any} prop
+ */
+function isSeedProperty(name, prop) {
+  if (SEED_PROPERTY.test(typeof prop?.description === 'string' ? prop.description : '')) return true
+  return name === 'style' && Array.isArray(prop?.enum) && prop.enum.every((/** @type {unknown} */ v) => typeof v === 'string' && SEED_STYLES.has(v))
+}
+
+/**
+ * `jsonSchema` without the seeds' spellings of its arguments (see SEED_PROPERTY).
+ * @param {Record<string, any>} jsonSchema
+ * @returns {Record<string, any>}
+ */
+function withoutSeedProperties(jsonSchema) {
+  const props = jsonSchema.properties
+  if (!props || typeof props !== 'object') return jsonSchema
+  const kept = Object.entries(props).filter(([n, p]) => !isSeedProperty(n, p))
+  if (kept.length === Object.keys(props).length) return jsonSchema
+  const names = new Set(kept.map(([n]) => n))
+  /** @type {Record<string, any>} */
+  const out = { ...jsonSchema, properties: Object.fromEntries(kept) }
+  if (Array.isArray(jsonSchema.required)) out.required = jsonSchema.required.filter((/** @type {string} */ n) => names.has(n))
+  return out
+}
+
+/**
+ * A tool's input schema as strict mode accepts it (without the seeds' spellings, see SEED_PROPERTY).
  * @param {Record<string, unknown>} jsonSchema
  * @returns {Record<string, unknown>}
  */
 function toStrictSchema(jsonSchema) {
-  return strictSchema({ type: 'object', ...jsonSchema })
+  return strictSchema(withoutSeedProperties({ type: 'object', ...jsonSchema }))
 }
 
 /**
@@ -166,7 +204,7 @@ function toLooseSchema(jsonSchema) {
  * Tool definitions for the OpenAI API. `api`: 'chat' (default; `{type: 'function', function:
  * {...}}`) or 'responses' (`{type: 'function', name, ...}`). `strict` (default true): strict
  * schemas as described above.
- * @param {readonly ToolRef[] | null | undefined} tools
+ * @param {readonly ToolRef[] | import('./index.js').ProfileName | null | undefined} tools
  * @param {{api?: 'chat' | 'responses', strict?: boolean}} [options]
  */
 function toOpenAITools(tools, options = {}) {
@@ -310,4 +348,4 @@ function toOpenAIRunnableTools(tools, session, options = {}) {
   })
 }
 
-module.exports = { toOpenAITools, runOpenAIToolCalls, toOpenAIRunnableTools, toStrictSchema, toLooseSchema, decodeArgs, STRICT_KEYWORDS }
+module.exports = { toOpenAITools, runOpenAIToolCalls, toOpenAIRunnableTools, toStrictSchema, toLooseSchema, decodeArgs, STRICT_KEYWORDS, SEED_PROPERTY }

@@ -1,4 +1,4 @@
-import type { Session, SessionOptions, ToolRef, ToolFamily, Permission } from './index.js'
+import type { Session, SessionOptions, ToolRef, ToolFamily, Permission, ProfileName } from './index.js'
 
 /** The part of the `vscode` module this adapter uses (pass the real `vscode` namespace). */
 export interface VsCodeApi {
@@ -14,7 +14,8 @@ export interface VsCodeLanguageModelTool<T> {
 }
 
 export interface VsCodeToolsOptions {
-  tools?: readonly ToolRef[]
+  /** A list, or a profile name; without it, `families`/`maxPermission`/`dedupe` choose (default: every tool, deduplicated). */
+  tools?: readonly ToolRef[] | ProfileName
   families?: ToolFamily[]
   maxPermission?: Permission
   /** Default true. */

@@ -105,7 +105,7 @@ function registerVsCodeTools(vscode, context, options = {}) {
     const tool = {
       async prepareInvocation(prepare) {
         session.cwd = workspaceOf(vscode, options)
-        const plan = spec.confirms ? await planConfirmation(spec.name, prepare.input, session) : null
+        const plan = spec.confirms ? await planConfirmation(/** @type {any} */ (spec.name), prepare.input, session) : null
         /** @type {{invocationMessage: string, confirmationMessages?: {title: string, message: string}}} */
         const prepared = { invocationMessage: `${spec.name}` }
         if (plan) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // eddie-tools <tool> ['<json args>' | -] [--yes] [--cwd DIR] [--stream] [--json | --text] [--sandbox MODE]
 // eddie-tools help [<tool>]      eddie-tools --version
-// eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission LEVEL] [--confirm allow|deny]
-//   serves every tool over MCP on stdio (see mcp/server.js)
+// eddie-tools mcp [--root DIR]... [--profile NAME] [--tools a,b] [--families a,b] [--max-permission LEVEL] [--confirm allow|deny]
+//   serves the tools (default: the core profile) over MCP on stdio (see mcp/server.js)
 // eddie-tools vscode-manifest [--write package.json] [--families a,b] [--max-permission LEVEL] [--no-dedupe] [--prefix P]
 //   prints (or merges into an extension's package.json) the contributes.languageModelTools block
 //   that @eddie/tools-native/vscode's registerVsCodeTools registers (see adapters/vscode.js)
@@ -32,7 +32,7 @@ const { allSpecs, specByName, createSession, planConfirmation, errorInfo } = req
 const EXIT = { ok: 0, failed: 1, usage: 2, declined: 3 }
 const USAGE = `usage: eddie-tools <tool> ['<json args>' | -] [--yes [--allow-destructive]] [--cwd DIR] [--stream] [--json | --text] [--sandbox MODE]
        eddie-tools help [<tool>]
-       eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny]
+       eddie-tools mcp [--root DIR]... [--profile core|coding|review|research|browsing|all] [--tools a,b] [--families a,b] [--max-permission none|moderate|dangerous] [--output-schemas] [--confirm allow|deny]
        eddie-tools vscode-manifest [--write package.json] [--families a,b] [--max-permission LEVEL] [--no-dedupe] [--prefix P]
        eddie-tools --version
 
@@ -289,7 +289,7 @@ async function main() {
   const kinds = yes ? ['action', 'hooks', 'protected', ...(allowDestructive ? /** @type {const} */ (['destructive']) : [])] : []
   if (yes) {
     // null: nothing to ask, or the call fails before asking (the call itself reports it).
-    const plan = await planConfirmation(rest[0], args, session)
+    const plan = await planConfirmation(/** @type {any} */ (rest[0]), args, session)
     for (const p of plan?.prompts ?? []) {
       const covered = kinds.includes(p.kind)
       process.stderr.write(`${covered ? 'approved by --yes' : 'NOT approved by --yes (needs --allow-destructive)'}: [${p.kind}] ${p.text}\n`)
@@ -299,7 +299,7 @@ async function main() {
   process.once('SIGINT', () => controller.abort())
   try {
     // An alias goes through as given: one (search_files) names a tool by its arguments.
-    const result = await session.run(rest[0], args, { signal: controller.signal, approved: yes ? { kinds } : undefined })
+    const result = await session.runDynamic(rest[0], args, { signal: controller.signal, approved: yes ? { kinds } : undefined })
     process.stdout.write(text ? `${result.content}\n` : `${JSON.stringify(result, null, 2)}\n`)
     process.exitCode = declined ? EXIT.declined : EXIT.ok
   } catch (e) {

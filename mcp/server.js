@@ -1,11 +1,16 @@
-// `eddie-tools mcp`: every tool of this package as an MCP server on stdio, built with the official
-// MCP SDK (`@modelcontextprotocol/sdk`, an optional peer dependency: installed only by those who
-// serve MCP).
+// `eddie-tools mcp`: the tools of this package as an MCP server on stdio, with no dependency (our
+// own JSON-RPC peer in `mcp/rpc.js` and stdio transport in `mcp/transport.js`), so that
+// `npx -y @eddie/tools-native mcp` works as written.
 //
-// - tools/list: each tool with its input and output schemas and annotations derived from its
-//   effects. The listed input schemas leave out `additionalProperties: false`, so that a client
-//   validating arguments against them lets our documented aliases through; the server's own
-//   argument policy still refuses unknown keys with a message that names the closest one.
+// - the tools: the `core` profile by default; `--profile NAME` (core, coding, review, research,
+//   browsing, all), `--tools a,b` (exactly these), `--families a,b` (those families' tools,
+//   deduplicated) and `--max-permission LEVEL` choose others.
+// - tools/list: each tool with its input schema and annotations (derived from its effects,
+//   permission and family: see `annotationsOf`); output schemas only with `--output-schemas`
+//   (a client compiles every one it gets, which made the first list slow). The listed input
+//   schemas leave out `additionalProperties: false`, so that a client validating arguments
+//   against them lets our documented aliases through; the server's own argument policy still
+//   refuses unknown keys with a message that names the closest one.
 // - tools/call: `content` (the text a model reads) plus `structuredContent` (`data`); a failure is
 //   `isError` with the stable code first ("NOT_FOUND: ...").
 // - confirm: every prompt a call asks (the core's one permission gate: a destructive command's
@@ -30,82 +35,94 @@
 'use strict'
 const { fileURLToPath } = require('node:url')
 const { resolve } = require('node:path')
-const { modelSchema, selectTools, createSession, specByName, settle, toModelText, PERMISSIONS } = require('../adapters/index.js')
+const { modelSchema, selectTools, createSession, specByName, settle, toModelText, PERMISSIONS, PROFILE_NAMES, DEFAULT_PROFILE } = require('../adapters/index.js')
 const { version } = require('../package.json')
 const { EddieStdioTransport } = require('./transport.js')
+const { Peer, isMessage } = require('./rpc.js')
 
 /**
  * @typedef {import('../index.js').NativeToolSpec} NativeToolSpec
  * @typedef {import('./server.js').ServerOptions} ServerOptions
  * @typedef {import('./server.js').McpTool} McpTool
- * @typedef {import('@modelcontextprotocol/sdk/types.js').CallToolResult} CallToolResult
+ * @typedef {import('./server.js').CallToolResult} CallToolResult
+ * @typedef {import('./server.js').EddieMcpServer} EddieMcpServer
  */
 /** Families whose tools reach beyond the workspace (processes, the network, a browser). */
 const OPEN_WORLD = new Set(['exec', 'web', 'browser'])
+/** Tools of other families that reach beyond it: eddie's shell, and git's remotes. */
+const OPEN_WORLD_TOOLS = new Set(['bash', 'git_push', 'git_pull'])
+/** The protocol versions this server speaks, newest first. */
+const PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']
 
-/** The official MCP SDK's server, stdio transport and message schemas (an optional peer dependency). */
-function loadSdk() {
-  try {
-    return {
-      Server: require('@modelcontextprotocol/sdk/server/index.js').Server,
-      StdioServerTransport: require('@modelcontextprotocol/sdk/server/stdio.js').StdioServerTransport,
-      types: require('@modelcontextprotocol/sdk/types.js'),
-    }
-  } catch (cause) {
-    const error = /** @type {Error & {code?: string}} */ (new Error(
-      'eddie-tools mcp needs the official MCP SDK, an optional peer dependency: `npm install @modelcontextprotocol/sdk` ' +
-        'next to @eddie/tools-native, or run `npx -y -p @eddie/tools-native -p @modelcontextprotocol/sdk eddie-tools mcp`.',
-    ))
-    error.code = 'MCP_SDK_MISSING'
-    error.cause = cause
-    throw error
+/**
+ * The tools a server with these options lists: the adapters' `selectTools`. `tools`: exactly
+ * these (no dedupe); else `profile`; else `families` (deduplicated); else the `core` profile.
+ * `maxPermission` (and `families`) narrow any of them.
+ * @param {Pick<ServerOptions, 'families' | 'maxPermission' | 'profile' | 'tools'>} [options]
+ * @returns {NativeToolSpec[]}
+ */
+function selectSpecs({ families, maxPermission, profile, tools } = {}) {
+  const fams = /** @type {import('../adapters/index.js').ToolFamily[] | undefined} */ (families)
+  if (tools) return selectTools({ names: /** @type {import('../adapters/index.js').ToolRef[]} */ (tools), families: fams, maxPermission, dedupe: false })
+  if (profile) return selectTools({ profile, families: fams, maxPermission })
+  if (fams) return selectTools({ families: fams, maxPermission })
+  return selectTools({ profile: DEFAULT_PROFILE, maxPermission })
+}
+
+/**
+ * The MCP annotations of a spec:
+ * - `readOnlyHint`: it changes nothing (its effects are read-only);
+ * - `destructiveHint`: it changes something (a write replaces a file, a command can do anything:
+ *   no tool that writes is known to be only additive);
+ * - `idempotentHint`: read-only (no tool that writes is claimed idempotent);
+ * - `openWorldHint`: it reaches beyond the workspace: a process, the network or a browser (the
+ *   exec, web and browser families, eddie's `bash`, git's push and pull).
+ * @param {NativeToolSpec} spec
+ */
+function annotationsOf(spec) {
+  return {
+    title: spec.name,
+    readOnlyHint: !spec.mutating,
+    destructiveHint: spec.mutating,
+    idempotentHint: !spec.mutating,
+    openWorldHint: OPEN_WORLD.has(spec.family) || OPEN_WORLD_TOOLS.has(spec.name),
   }
 }
 
 /**
- * The tools a server with these options lists: the adapters' `selectTools`.
- * @param {Pick<ServerOptions, 'families' | 'maxPermission'>} [options]
- * @returns {NativeToolSpec[]}
- */
-function selectSpecs({ families, maxPermission } = {}) {
-  return selectTools({ families: /** @type {import('../adapters/index.js').ToolFamily[] | undefined} */ (families), maxPermission })
-}
-
-/**
- * The MCP tool entry of a spec.
+ * The MCP tool entry of a spec (`outputSchema: true`: with the schema of its structuredContent).
  * @param {NativeToolSpec} spec
+ * @param {{outputSchema?: boolean}} [options]
  * @returns {McpTool}
  */
-function toMcpTool(spec) {
+function toMcpTool(spec, options = {}) {
   /** @type {McpTool} */
   const entry = {
     name: spec.name,
     description: spec.description,
     // Every property described (adapters' side table), and loose at the root.
     inputSchema: modelSchema(spec, { loose: true }),
-    annotations: {
-      title: spec.name,
-      readOnlyHint: !spec.mutating,
-      destructiveHint: spec.mutating && spec.permission === 'dangerous',
-      idempotentHint: !spec.mutating,
-      openWorldHint: OPEN_WORLD.has(spec.family),
-    },
+    annotations: annotationsOf(spec),
   }
-  if (spec.outputSchema?.type === 'object') entry.outputSchema = /** @type {McpTool['outputSchema']} */ (spec.outputSchema)
+  if (options.outputSchema && spec.outputSchema?.type === 'object') entry.outputSchema = /** @type {McpTool['outputSchema']} */ (spec.outputSchema)
   return entry
 }
 
 /**
- * Build (without connecting) a server. Options: roots (directories), families, maxPermission,
- * confirm ('allow' | 'deny', used when the client cannot elicit).
+ * Build (without connecting) a server. Options: roots (directories), profile, tools, families,
+ * maxPermission, outputSchemas, confirm ('allow' | 'deny', used when the client cannot elicit),
+ * allowDestructive, sandbox.
  * @param {ServerOptions} [options]
+ * @returns {EddieMcpServer}
  */
 function createServer(options = {}) {
-  const { Server, types } = loadSdk()
   const specs = selectSpecs(options)
   const served = new Set(specs.map((s) => s.name))
-  const server = new Server({ name: 'eddie-tools', version }, { capabilities: { tools: { listChanged: true } } })
+  const listing = specs.map((s) => toMcpTool(s, { outputSchema: options.outputSchemas }))
+  const peer = new Peer()
   const fixedRoots = (options.roots ?? []).map((r) => resolve(r))
+  /** @type {Record<string, any> | undefined} */
+  let clientCapabilities
   /** @type {string | null} */
   let clientRoot = null
   // One permission session for the server's life: a moderate tool asks once, a dangerous one
@@ -118,16 +135,16 @@ function createServer(options = {}) {
   })
 
   async function refreshRoots() {
-    if (fixedRoots.length || !server.getClientCapabilities()?.roots) return
+    if (fixedRoots.length || !clientCapabilities?.roots) return
     try {
-      const { roots } = await server.listRoots()
-      const first = roots.find((r) => r.uri.startsWith('file://'))
+      const { roots } = await peer.request('roots/list', {}, { timeoutMs: 10_000 })
+      const first = (Array.isArray(roots) ? roots : []).find((/** @type {{uri?: unknown}} */ r) => typeof r?.uri === 'string' && r.uri.startsWith('file://'))
       clientRoot = first ? fileURLToPath(first.uri) : null
     } catch {
       clientRoot = null
     }
     // The list depends on whether there is a workspace.
-    server.sendToolListChanged().catch(() => {})
+    peer.notify({ method: 'notifications/tools/list_changed' }).catch(() => {})
   }
   /** The workspace, or null when there is none (no --root, and no usable client root). */
   const workspace = () => fixedRoots[0] ?? clientRoot
@@ -135,25 +152,44 @@ function createServer(options = {}) {
   // waits for the latest answer.
   /** @type {Promise<void> | null} */
   let rootsReady = null
-  server.oninitialized = () => {
+
+  peer.onRequest('initialize', (params) => {
+    clientCapabilities = params?.capabilities && typeof params.capabilities === 'object' ? params.capabilities : {}
+    const asked = params?.protocolVersion
+    return {
+      protocolVersion: PROTOCOL_VERSIONS.includes(asked) ? asked : PROTOCOL_VERSIONS[0],
+      capabilities: { tools: { listChanged: true } },
+      serverInfo: { name: 'eddie-tools', version },
+    }
+  })
+  peer.onRequest('ping', () => ({}))
+  peer.onNotification('notifications/initialized', () => {
     rootsReady = refreshRoots()
-  }
-  server.setNotificationHandler(types.RootsListChangedNotificationSchema, async () => {
+  })
+  peer.onNotification('notifications/roots/list_changed', async () => {
     rootsReady = refreshRoots()
     await rootsReady
   })
 
-  /** @param {string} message */
-  async function elicit(message) {
-    const answer = await server.elicitInput({
-      message,
-      requestedSchema: {
-        type: 'object',
-        properties: { approve: { type: 'boolean', title: 'Approve', description: message } },
-        required: ['approve'],
+  /**
+   * @param {string} message
+   * @param {AbortSignal} signal
+   */
+  async function elicit(message, signal) {
+    const answer = await peer.request(
+      'elicitation/create',
+      {
+        mode: 'form',
+        message,
+        requestedSchema: {
+          type: 'object',
+          properties: { approve: { type: 'boolean', title: 'Approve', description: message } },
+          required: ['approve'],
+        },
       },
-    })
-    return answer.action === 'accept' && answer.content?.approve === true
+      { signal },
+    )
+    return answer?.action === 'accept' && answer.content?.approve === true
   }
   /**
    * What the operator approved on the command line (`--confirm allow`, `--allow-destructive`).
@@ -164,9 +200,9 @@ function createServer(options = {}) {
       ? { kinds: ['action', 'hooks', 'protected', ...(options.allowDestructive ? /** @type {const} */ (['destructive']) : [])] }
       : undefined
 
-  server.setRequestHandler(types.ListToolsRequestSchema, async () => {
+  peer.onRequest('tools/list', async () => {
     await rootsReady
-    return { tools: workspace() ? specs.map(toMcpTool) : [] }
+    return { tools: workspace() ? listing : [] }
   })
 
   /**
@@ -176,8 +212,8 @@ function createServer(options = {}) {
    */
   const failure = (error) => ({ isError: true, content: [{ type: 'text', text: toModelText(error) }] })
 
-  server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) => {
-    const { name } = request.params
+  peer.onRequest('tools/call', async (params, extra) => {
+    const name = typeof params?.name === 'string' ? params.name : ''
     let spec
     try {
       // An unknown name gets the core's UNKNOWN_TOOL, which names the closest tools.
@@ -186,7 +222,7 @@ function createServer(options = {}) {
       return failure(e)
     }
     if (!served.has(spec.name)) return failure({ code: 'UNKNOWN_TOOL', message: `no tool named \`${name}\` on this server` })
-    const progressToken = request.params._meta?.progressToken
+    const progressToken = params?._meta?.progressToken
     let progress = 0
     const onOutput =
       progressToken === undefined
@@ -206,8 +242,8 @@ function createServer(options = {}) {
       })
     }
     session.cwd = cwd
-    const confirm = server.getClientCapabilities()?.elicitation ? elicit : undefined
-    const settled = await settle(session, name, request.params.arguments ?? {}, { signal: extra.signal, onOutput, confirm, approved: preApproved })
+    const confirm = clientCapabilities?.elicitation ? (/** @type {string} */ m) => elicit(m, extra.signal) : undefined
+    const settled = await settle(session, name, params?.arguments ?? {}, { signal: extra.signal, onOutput, confirm, approved: preApproved })
     if (!settled.ok) return failure(settled.error)
     const { result } = settled
     /** @type {CallToolResult} */
@@ -219,43 +255,68 @@ function createServer(options = {}) {
     if (data) out.structuredContent = data
     return out
   })
-  return server
+
+  return {
+    tools: listing,
+    connect: (transport) => peer.connect(transport),
+    close: () => peer.close(),
+  }
 }
 
+const MCP_USAGE =
+  'eddie-tools mcp [--root DIR]... [--profile core|coding|review|research|browsing|all] [--tools a,b] [--families a,b] ' +
+  '[--max-permission none|moderate|dangerous] [--output-schemas] [--confirm allow|deny] [--allow-destructive] [--sandbox workspace-write|read-only|off]'
+
 /**
- * `eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission LEVEL] [--confirm allow|deny] [--allow-destructive] [--sandbox MODE]`
+ * The options of `eddie-tools mcp` (throws on a bad one, with the usage).
  * @param {string[]} argv
+ * @returns {ServerOptions & {roots: string[]}}
  */
-async function main(argv) {
+function parseArgs(argv) {
   /** @type {ServerOptions & {roots: string[]}} */
   const options = { roots: [], confirm: 'deny' }
+  /** @param {string} list */
+  const split = (list) => list.split(',').map((f) => f.trim()).filter(Boolean)
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const value = () => {
-      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`)
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value (${MCP_USAGE})`)
       return argv[++i]
     }
     if (a === '--root') options.roots.push(value())
-    else if (a === '--families') options.families = value().split(',').map((f) => f.trim()).filter(Boolean)
+    else if (a === '--families') options.families = split(value())
+    else if (a === '--tools') options.tools = /** @type {import('../adapters/index.js').ToolName[]} */ (split(value()))
+    else if (a === '--profile') {
+      options.profile = /** @type {import('../adapters/index.js').ProfileName} */ (value())
+      if (!PROFILE_NAMES.includes(options.profile)) throw new Error(`--profile must be one of ${PROFILE_NAMES.join(', ')}`)
+    } else if (a === '--output-schemas') options.outputSchemas = true
     else if (a === '--max-permission') {
       options.maxPermission = /** @type {ServerOptions['maxPermission']} */ (value())
       if (!PERMISSIONS.includes(/** @type {import('../adapters/index.js').Permission} */ (options.maxPermission))) {
         throw new Error(`--max-permission must be one of ${PERMISSIONS.join(', ')}`)
       }
-    }
-    else if (a === '--allow-destructive') options.allowDestructive = true
+    } else if (a === '--allow-destructive') options.allowDestructive = true
     else if (a === '--sandbox') {
       options.sandbox = /** @type {import('../index.js').SandboxMode} */ (value())
       if (!['workspace-write', 'read-only', 'off'].includes(options.sandbox)) throw new Error('--sandbox must be workspace-write, read-only or off')
     } else if (a === '--confirm') {
       options.confirm = /** @type {'allow' | 'deny'} */ (value())
       if (!['allow', 'deny'].includes(options.confirm)) throw new Error('--confirm must be allow or deny')
-    } else throw new Error(`unknown option ${a} (eddie-tools mcp [--root DIR]... [--families a,b] [--max-permission none|moderate|dangerous] [--confirm allow|deny] [--allow-destructive] [--sandbox workspace-write|read-only|off])`)
+    } else throw new Error(`unknown option ${a} (${MCP_USAGE})`)
   }
   if (options.allowDestructive && options.confirm !== 'allow') throw new Error('--allow-destructive goes with --confirm allow')
-  const server = createServer(options)
-  const { types } = loadSdk()
-  await server.connect(new EddieStdioTransport({ schema: types.JSONRPCMessageSchema }))
+  if (options.tools && options.profile) throw new Error('give --tools or --profile, not both')
+  return options
 }
 
-module.exports = { createServer, selectSpecs, toMcpTool, main }
+/**
+ * `eddie-tools mcp [options]`: serve on stdio until stdin ends. A bad option throws before
+ * anything is read or written on stdio (the CLI prints it on stderr and exits 2).
+ * @param {string[]} argv
+ */
+async function main(argv) {
+  const server = createServer(parseArgs(argv))
+  await server.connect(new EddieStdioTransport({ schema: { safeParse: (v) => ({ success: isMessage(v) }) } }))
+}
+
+module.exports = { createServer, selectSpecs, toMcpTool, annotationsOf, main, MCP_USAGE }

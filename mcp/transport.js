@@ -10,7 +10,7 @@
 
 const MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
-/** @typedef {import('@modelcontextprotocol/sdk/types.js').JSONRPCMessage} JSONRPCMessage */
+/** @typedef {import('./rpc.js').Message} JSONRPCMessage */
 
 class EddieStdioTransport {
   /**

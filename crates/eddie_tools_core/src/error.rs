@@ -349,6 +349,29 @@ impl ToolError {
         &self.props
     }
 
+    /// The same error with the workspace's absolute path left out of its message and `path`:
+    /// `<root>/a/b.txt` becomes `a/b.txt`, the root itself `.`. What a model reads then names
+    /// the file as the model does, and does not show where the workspace lives on the host.
+    #[must_use]
+    pub fn relative_to(mut self, root: &Path) -> Self {
+        let root = root.to_string_lossy();
+        if root.len() <= 1 {
+            return self;
+        }
+        let inside = format!("{root}/");
+        let relative = |text: &str| -> String {
+            let text = text.replace(&inside, "");
+            // The root on its own (quoted, or at the end of the text) is `.`.
+            text.replace(&format!("'{root}'"), "'.'").replace(&format!("`{root}`"), "`.`")
+        };
+        self.message = relative(&self.message);
+        if let Some(Value::String(p)) = self.props.get("path") {
+            let p = if *p == *root { ".".to_owned() } else { relative(p) };
+            self.props.insert("path".to_owned(), Value::String(p));
+        }
+        self
+    }
+
     /// A Node-style fs error: `ENOENT: no such file or directory, open '/abs/path'`.
     /// `path` is omitted from the text when `None` (Node does so for `read` on a directory).
     pub fn fs(err: &io::Error, syscall: &str, path: Option<&Path>) -> Self {
@@ -422,6 +445,20 @@ mod tests {
             assert!(s.chars().all(|ch| ch.is_ascii_uppercase() || ch == '_'), "{s}");
             assert!(seen.insert(s), "duplicate {s}");
         }
+    }
+
+    #[test]
+    fn relative_to_leaves_out_the_workspace_root() {
+        let e = io::Error::from_raw_os_error(libc::ENOENT);
+        let t = ToolError::fs(&e, "open", Some(Path::new("/w/ws/sub/x.txt"))).relative_to(Path::new("/w/ws"));
+        assert_eq!(t.message(), "ENOENT: no such file or directory, open 'sub/x.txt'");
+        assert_eq!(t.props().get("path"), Some(&Value::from("sub/x.txt")));
+        assert_eq!(t.code(), ErrorCode::NotFound);
+        let t = ToolError::fs(&e, "scandir", Some(Path::new("/w/ws"))).relative_to(Path::new("/w/ws"));
+        assert_eq!(t.message(), "ENOENT: no such file or directory, scandir '.'");
+        // A sibling whose name starts like the root is not inside it.
+        let t = ToolError::fs(&e, "open", Some(Path::new("/w/ws2/x"))).relative_to(Path::new("/w/ws"));
+        assert_eq!(t.message(), "ENOENT: no such file or directory, open '/w/ws2/x'");
     }
 
     #[test]

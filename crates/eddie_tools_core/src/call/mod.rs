@@ -104,9 +104,17 @@ pub(crate) async fn prepare(
 
 /// Run tool `name` (model or JS name) with `args` for a host. The result's `schema` is the
 /// `$id` the tool declares ([`registry::stamp`]).
+///
+/// A failure names paths relative to the workspace ([`ToolError::relative_to`]), except in
+/// eddie's built-ins, whose messages stay `@eddie/tools`' own (Node's, with absolute paths).
 pub async fn call(name: &str, args: Value, ctx: Ctx) -> Result<ToolOutput> {
     let (spec, family, args, ctx) = prepare(name, args, ctx).await?;
-    run_admitted(spec, family, args, ctx).await.map(|out| registry::stamp(spec, out))
+    let root = (family.name != "eddie").then(|| ctx.workspace.root().to_path_buf());
+    run_admitted(spec, family, args, ctx).await.map(|out| registry::stamp(spec, out)).map_err(|e| match &root
+    {
+        Some(root) => e.relative_to(root),
+        None => e,
+    })
 }
 
 /// Run an admitted call: on its own task, a panic is `INTERNAL`; an abort is the family's.
