@@ -44,7 +44,9 @@ pub(crate) fn current_umask() -> u32 {
         let old = unsafe { libc::umask(0o022) };
         // SAFETY: as above; this puts the previous mask back.
         unsafe { libc::umask(old) };
-        old
+        // `mode_t` is u32 on Linux and u16 on macOS.
+        #[allow(clippy::useless_conversion)]
+        u32::from(old)
     })
 }
 
