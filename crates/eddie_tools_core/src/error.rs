@@ -367,6 +367,9 @@ impl ToolError {
 
 /// (errno name, libuv description, our code) for an I/O error.
 fn describe_io(err: &io::Error) -> (String, String, ErrorCode) {
+    #[cfg(windows)]
+    let raw = windows_errno(err);
+    #[cfg(unix)]
     let raw = err.raw_os_error();
     let known: Option<(&str, &str, ErrorCode)> = match raw {
         Some(libc::ENOENT) => Some(("ENOENT", "no such file or directory", ErrorCode::NotFound)),
@@ -394,6 +397,27 @@ fn describe_io(err: &io::Error) -> (String, String, ErrorCode) {
             _ => ("EIO".into(), err.to_string(), ErrorCode::Io),
         },
     }
+}
+
+/// Windows: the errno an error stands for (its raw code is a Win32 error, not an errno).
+#[cfg(windows)]
+fn windows_errno(err: &io::Error) -> Option<i32> {
+    use windows_sys::Win32::Foundation as w;
+    let raw = err.raw_os_error().and_then(|r| u32::try_from(r).ok());
+    Some(match (raw, err.kind()) {
+        (Some(w::ERROR_STOPPED_ON_SYMLINK | w::ERROR_CANT_RESOLVE_FILENAME), _) => libc::ELOOP,
+        (Some(w::ERROR_DIRECTORY), _) => libc::ENOTDIR,
+        (Some(w::ERROR_FILENAME_EXCED_RANGE), _) => libc::ENAMETOOLONG,
+        (Some(w::ERROR_TOO_MANY_OPEN_FILES), _) => libc::EMFILE,
+        (_, io::ErrorKind::NotFound) => libc::ENOENT,
+        (_, io::ErrorKind::PermissionDenied) => libc::EACCES,
+        (_, io::ErrorKind::IsADirectory) => libc::EISDIR,
+        (_, io::ErrorKind::NotADirectory) => libc::ENOTDIR,
+        (_, io::ErrorKind::AlreadyExists) => libc::EEXIST,
+        (_, io::ErrorKind::StorageFull) => libc::ENOSPC,
+        (_, io::ErrorKind::ReadOnlyFilesystem) => libc::EROFS,
+        _ => return None,
+    })
 }
 
 /// Prefix an error's message (keeping code and properties).

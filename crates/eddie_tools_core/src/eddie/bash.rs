@@ -185,9 +185,23 @@ async fn run_tunacode(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let (cwd, cwd_shown) = command::resolve_cwd(ctx, cwd.as_deref())?;
     let has_bash =
         env.get("PATH").is_some_and(|p| std::env::split_paths(p).any(|d| d.join("bash").is_file()));
+    #[cfg(unix)]
+    let (program, args) = (
+        if has_bash { "bash".to_owned() } else { "/bin/sh".to_owned() },
+        vec!["-c".to_owned(), line.clone()],
+    );
+    // Windows: Git Bash, PowerShell or cmd (`Path` is the usual spelling there).
+    #[cfg(windows)]
+    let (program, args) = {
+        let _ = has_bash;
+        let path =
+            env.iter().find(|(k, _)| k.eq_ignore_ascii_case("PATH")).map(|(_, v)| std::ffi::OsStr::new(v));
+        let mut argv = crate::engine::process::shell::pick(path).argv(&line);
+        (argv.remove(0), argv)
+    };
     let inv = command::Invocation {
-        program: if has_bash { "bash".to_owned() } else { "/bin/sh".to_owned() },
-        args: vec!["-c".to_owned(), line.clone()],
+        program,
+        args,
         cwd,
         cwd_shown,
         env,

@@ -83,9 +83,8 @@ fn worktree_files(repo: &git2::Repository, scope: &Scope, write: bool) -> Result
             let target = std::fs::read_link(&full).map_err(|e| ToolError::fs(&e, "readlink", Some(&full)))?;
             (target.as_os_str().as_encoded_bytes().to_vec(), 0o120_000)
         } else if meta.is_file() {
-            use std::os::unix::fs::PermissionsExt;
             let b = std::fs::read(&full).map_err(|e| ToolError::fs(&e, "open", Some(&full)))?;
-            (b, if meta.permissions().mode() & 0o111 != 0 { 0o100_755 } else { 0o100_644 })
+            (b, if crate::engine::platform::mode(&meta) & 0o111 != 0 { 0o100_755 } else { 0o100_644 })
         } else {
             continue;
         };
@@ -303,18 +302,17 @@ fn restore_apply(ctx: &Ctx, p: &RestorePlan) -> Result<Value> {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| ToolError::fs(&e, "mkdir", Some(parent)))?;
             }
-            let target = std::ffi::OsStr::from_bytes(blob.content());
-            std::os::unix::fs::symlink(target, path).map_err(|e| ToolError::fs(&e, "symlink", Some(path)))?;
+            let target = crate::engine::platform::os_str_from_bytes(blob.content());
+            crate::engine::platform::symlink(Path::new(&target), path)
+                .map_err(|e| ToolError::fs(&e, "symlink", Some(path)))?;
         } else {
-            use std::os::unix::fs::PermissionsExt;
             crate::engine::store::atomic::write_atomic(path, blob.content(), Path::new(rel))?;
             let m = std::fs::metadata(path).map_err(|e| ToolError::fs(&e, "stat", Some(path)))?;
-            let mut perm = m.permissions();
-            let bits = perm.mode();
+            let bits = crate::engine::platform::mode(&m);
             let want = if *mode == 0o100_755 { bits | ((bits & 0o444) >> 2) } else { bits & !0o111 };
             if want != bits {
-                perm.set_mode(want);
-                std::fs::set_permissions(path, perm).map_err(|e| ToolError::fs(&e, "chmod", Some(path)))?;
+                crate::engine::platform::set_mode(path, want)
+                    .map_err(|e| ToolError::fs(&e, "chmod", Some(path)))?;
             }
         }
     }
@@ -337,8 +335,6 @@ fn restore_apply(ctx: &Ctx, p: &RestorePlan) -> Result<Value> {
         "status": "restored",
     }))
 }
-
-use std::os::unix::ffi::OsStrExt;
 
 /// Run `git_restore_checkpoint`.
 pub async fn run_restore(a: RestoreArgs, ctx: &Ctx) -> Result<ToolOutput> {

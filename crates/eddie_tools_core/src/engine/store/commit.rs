@@ -7,7 +7,6 @@
 //!    remove the temp files, so every file is byte-identical to before.
 
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::engine::text::line_index::Fingerprint;
@@ -123,16 +122,14 @@ fn stage(c: &Change, bytes: &[u8]) -> Result<tempfile::TempPath> {
     let shown = Path::new(&c.display);
     let dir = c.real.parent().unwrap_or_else(|| Path::new("/"));
     std::fs::create_dir_all(dir).map_err(|e| ToolError::fs(&e, "mkdir", Some(dir)))?;
-    let mode = std::fs::metadata(&c.real)
-        .ok()
-        .map_or_else(|| 0o666 & !crate::engine::store::atomic::current_umask(), |m| m.permissions().mode());
+    let mode = crate::engine::store::atomic::mode_for(&c.real);
     let mut tmp = tempfile::Builder::new()
         .prefix(".eddie-tmp-")
         .tempfile_in(dir)
         .map_err(|e| ToolError::fs(&e, "open", Some(shown)))?;
     tmp.write_all(bytes).map_err(|e| ToolError::fs(&e, "write", Some(shown)))?;
     tmp.as_file().sync_data().map_err(|e| ToolError::fs(&e, "fsync", Some(shown)))?;
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
+    crate::engine::store::atomic::set_mode(tmp.path(), mode)
         .map_err(|e| ToolError::fs(&e, "chmod", Some(shown)))?;
     Ok(tmp.into_temp_path())
 }
