@@ -37,7 +37,6 @@ pub fn pick(path: Option<&OsStr>) -> Shell {
     return pick_windows(path, std::env::var_os("ProgramFiles").as_deref().map(Path::new));
     #[cfg(not(windows))]
     {
-        let _ = Path::new;
         match on_path(path, "bash") {
             Some(_) => Shell { kind: "bash", program: "bash".into(), flags: &["-c"] },
             None => Shell { kind: "sh", program: "sh".into(), flags: &["-c"] },
