@@ -14,7 +14,10 @@ import { workspace, context, rejectsWith } from './helpers.mjs'
 
 const require = createRequire(import.meta.url)
 const tools = require('../index.js')
-const node = process.execPath
+// How to start another Node: this one, or under an emulator (`EDDIE_TEST_EMULATOR`, e.g.
+// `qemu-aarch64 -L /usr/aarch64-linux-gnu`, where binfmt_misc does not start arm64 programs).
+const emulator = (process.env.EDDIE_TEST_EMULATOR || '').split(' ').filter(Boolean)
+const [node, ...nodeArgs] = [...emulator, process.execPath]
 
 /** Whether process `pid` is alive (signal 0: ESRCH once it is gone, on Windows too). */
 function alive(pid) {
@@ -51,7 +54,8 @@ async function pidFrom(file, ms = 10000) {
  * its pid to `pidFile` and lives 60 s; the script itself then lives `ownMs` (0: exits). */
 function daemonScript(pidFile, ownMs) {
   const grandchild = `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setTimeout(() => {}, 60000)`
-  return `const c = require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { detached: true, stdio: 'ignore' }); c.unref(); setTimeout(() => {}, ${ownMs})`
+  const argv = JSON.stringify([...nodeArgs, '-e', grandchild])
+  return `const c = require('child_process').spawn(${JSON.stringify(node)}, ${argv}, { detached: true, stdio: 'ignore' }); c.unref(); setTimeout(() => {}, ${ownMs})`
 }
 
 test('files: write, read and edit keep CRLF line endings and a UTF-8 BOM', async () => {
@@ -96,7 +100,7 @@ test('run: a time limit ends the command and its detached grandchild', async () 
   const { ctx } = context(ws)
   const pidFile = join(ws, 'grandchild.pid')
   const started = Date.now()
-  const r = await tools.runCommand({ command: node, args: ['-e', daemonScript(pidFile, 60000)], timeout: 2 }, ctx)
+  const r = await tools.runCommand({ command: node, args: [...nodeArgs, '-e', daemonScript(pidFile, 60000)], timeout: 2 }, ctx)
   assert.equal(r.data.status, 'timeout')
   assert.equal(r.data.timedOut, true)
   assert.ok(Date.now() - started < 30000, 'returned long after the limit')
@@ -109,7 +113,7 @@ test('run: the normal end of a command ends what it left running', async () => {
   const pidFile = join(ws, 'grandchild.pid')
   // The command waits until its grandchild is up, then exits.
   const script = `${daemonScript(pidFile, 0)}; const t = setInterval(() => { if (require('fs').existsSync(${JSON.stringify(pidFile)})) { clearInterval(t); process.exit(3) } }, 20)`
-  const r = await tools.runCommand({ command: node, args: ['-e', script], timeout: 60 }, ctx)
+  const r = await tools.runCommand({ command: node, args: [...nodeArgs, '-e', script], timeout: 60 }, ctx)
   assert.equal(r.data.exitCode, 3)
   assert.ok(await gone(await pidFrom(pidFile)), 'the grandchild survived its command')
 })
@@ -117,8 +121,9 @@ test('run: the normal end of a command ends what it left running', async () => {
 test('run: a killed Node takes its commands and their grandchildren with it', async () => {
   const ws = workspace()
   const pidFile = join(ws, 'grandchild.pid')
-  const host = `const t = require(${JSON.stringify(require.resolve('../index.js'))}); t.runCommand({ command: process.execPath, args: ['-e', ${JSON.stringify(daemonScript(pidFile, 60000))}], timeout: 0 }, { cwd: ${JSON.stringify(ws)} })`
-  const child = spawn(node, ['-e', host], { stdio: 'ignore' })
+  const run = JSON.stringify({ command: node, args: [...nodeArgs, '-e', daemonScript(pidFile, 60000)], timeout: 0 })
+  const host = `require(${JSON.stringify(require.resolve('../index.js'))}).runCommand(${run}, { cwd: ${JSON.stringify(ws)} })`
+  const child = spawn(node, [...nodeArgs, '-e', host], { stdio: 'ignore' })
   const pid = await pidFrom(pidFile, 20000)
   assert.ok(alive(pid))
   child.kill('SIGKILL')

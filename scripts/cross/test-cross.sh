@@ -18,7 +18,8 @@ fi
 # The arm64 build loads under qemu only as linux-arm64-gnu: binding.js picks it by process.arch.
 status=0
 for suite in platform "$@"; do
-  timeout "${SUITE_TIMEOUT:-900}" qemu-aarch64 -L /usr/aarch64-linux-gnu "$node" --test "__test__/$suite.test.mjs" \
+  EDDIE_TEST_EMULATOR="qemu-aarch64 -L /usr/aarch64-linux-gnu" timeout "${SUITE_TIMEOUT:-900}" \
+    qemu-aarch64 -L /usr/aarch64-linux-gnu "$node" --test --test-reporter=tap --experimental-test-isolation=none "__test__/$suite.test.mjs" \
     > "target/qemu-$suite.log" 2>&1
   rc=$?
   tail -n 9 "target/qemu-$suite.log" | grep -E '^# (pass|fail)' | tr '\n' ' '
