@@ -99,7 +99,11 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let sandbox = sandbox::plan(ctx)?;
     // eddie's prompt first, then the destructive rules' second prompt (judged as `sh -c`).
     let workspace = crate::workspace::realpath(ctx.workspace.root())?;
+    #[cfg(unix)]
     let argv = ["sh".to_owned(), "-c".to_owned(), args.command.clone()];
+    // Windows: judged as the shell that will run it (Git Bash, PowerShell or cmd).
+    #[cfg(windows)]
+    let argv = crate::engine::process::shell::pick(std::env::var_os("PATH").as_deref()).argv(&args.command);
     let findings = crate::engine::process::risk::assess_argv(
         &argv,
         crate::engine::process::risk::Scope { workspace: &workspace, cwd: &cwd },
@@ -265,10 +269,20 @@ pub struct Captured {
 /// Run `/bin/sh -c command` as a supervised tree on the process runner, in `sandbox`, keeping
 /// the first `maxBytes` of each stream; the failures carry eddie's (Node's `exec`) error shapes.
 pub async fn execute(args: &BashArgs, cwd: &std::path::Path, ctx: &Ctx, sandbox: &Plan) -> Result<Captured> {
-    let shell_args = [std::ffi::OsString::from("-c"), std::ffi::OsString::from(&args.command)];
+    #[cfg(unix)]
+    let (program, shell_args) =
+        ("/bin/sh".to_owned(), vec![std::ffi::OsString::from("-c"), std::ffi::OsString::from(&args.command)]);
+    // Windows: Git Bash, PowerShell or cmd (engine::process::shell).
+    #[cfg(windows)]
+    let (program, shell_args) = {
+        let mut argv =
+            crate::engine::process::shell::pick(std::env::var_os("PATH").as_deref()).argv(&args.command);
+        let program = argv.remove(0);
+        (program, argv.into_iter().map(std::ffi::OsString::from).collect::<Vec<_>>())
+    };
     let launch = Launch {
         spec: Spec {
-            program: std::ffi::OsStr::new("/bin/sh"),
+            program: std::ffi::OsStr::new(&program),
             args: &shell_args,
             cwd,
             env: ctx.env.as_ref(),
