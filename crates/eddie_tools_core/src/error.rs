@@ -352,6 +352,16 @@ impl ToolError {
     /// A Node-style fs error: `ENOENT: no such file or directory, open '/abs/path'`.
     /// `path` is omitted from the text when `None` (Node does so for `read` on a directory).
     pub fn fs(err: &io::Error, syscall: &str, path: Option<&Path>) -> Self {
+        // Windows refuses to open a folder as a file with "access denied": say EISDIR, as Node
+        // and Linux do.
+        #[cfg(windows)]
+        let eisdir = io::Error::new(io::ErrorKind::IsADirectory, "Is a directory");
+        #[cfg(windows)]
+        let err = if err.kind() == io::ErrorKind::PermissionDenied && path.is_some_and(Path::is_dir) {
+            &eisdir
+        } else {
+            err
+        };
         let (errno, text, code) = describe_io(err);
         let message = match path {
             Some(p) => format!("{errno}: {text}, {syscall} '{}'", p.display()),
