@@ -31,8 +31,26 @@ pub fn write_atomic(path: &Path, bytes: &[u8], display: &Path) -> Result<()> {
     tmp.write_all(bytes).map_err(|e| ToolError::fs(&e, "write", Some(display)))?;
     tmp.as_file().sync_data().map_err(|e| ToolError::fs(&e, "fsync", Some(display)))?;
     set_mode(tmp.path(), mode).map_err(|e| ToolError::fs(&e, "chmod", Some(display)))?;
-    tmp.persist(path).map_err(|e| ToolError::fs(&e.error, "rename", Some(display)))?;
-    Ok(())
+    let mut tries = 0;
+    loop {
+        match tmp.persist(path) {
+            Ok(_) => return Ok(()),
+            Err(e) if windows_busy(&e.error, &mut tries) => tmp = e.file,
+            Err(e) => return Err(ToolError::fs(&e.error, "rename", Some(display))),
+        }
+    }
+}
+
+/// Windows: a rename over a file that another process has open or is replacing itself fails
+/// with "access denied" for a moment. Whether to try again (up to a second, as npm's
+/// graceful-fs does); never on other systems, whose renames do not fail that way.
+pub(crate) fn windows_busy(e: &std::io::Error, tries: &mut u32) -> bool {
+    if !cfg!(windows) || e.kind() != std::io::ErrorKind::PermissionDenied || *tries >= 50 {
+        return false;
+    }
+    *tries += 1;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    true
 }
 
 /// The permission bits a new version of `path` gets: its own, or a new file's (0666 less the

@@ -66,10 +66,18 @@ fn commit_inner(changes: &[Change], fail_at: Option<usize>) -> Result<()> {
     for (i, c) in changes.iter().enumerate() {
         let step = match (temps[i].take(), &c.new) {
             _ if fail_at == Some(i) => Err(ToolError::internal("injected failure")),
-            (Some(tmp), Some(_)) => tmp
-                .persist(&c.real)
-                .map(|()| None)
-                .map_err(|e| ToolError::fs(&e.error, "rename", Some(Path::new(&c.display)))),
+            (Some(mut tmp), Some(_)) => {
+                let mut tries = 0;
+                loop {
+                    match tmp.persist(&c.real) {
+                        Ok(()) => break Ok(None),
+                        Err(e) if crate::engine::store::atomic::windows_busy(&e.error, &mut tries) => {
+                            tmp = e.path
+                        }
+                        Err(e) => break Err(ToolError::fs(&e.error, "rename", Some(Path::new(&c.display)))),
+                    }
+                }
+            }
             _ => set_aside(c).map(Some),
         };
         match step {
