@@ -4,8 +4,9 @@
 # leaves undefined:
 #   pass 1: empty Security/CoreFoundation/SystemConfiguration stubs; napi links macOS addons
 #           with `-undefined dynamic_lookup`, so the link succeeds and leaves the framework
-#           symbols "dynamically looked up";
-#   stubs:  those symbols, sorted into their framework by prefix (Sec/kSec, CF/kCF, SC/kSC);
+#           symbols to dynamic lookup (`llvm-nm -m -u` shows them without `(from <library>)`);
+#   stubs:  those symbols, sorted into their framework by prefix (Sec, Authorization, CMS, SSL:
+#           Security; CF: CoreFoundation; SC: SystemConfiguration; and their k constants);
 #           anything else left undefined must be Node's (napi_*, node_api_*), or this fails;
 #   pass 2: the same link against the full stubs; then no framework symbol may be left to
 #           dynamic lookup (llvm-nm -m), and each framework must be a load command.
@@ -24,7 +25,7 @@ FRAMEWORKS=(Security CoreFoundation SystemConfiguration)
 
 framework_of() { # symbol -> framework name, or empty
   case "$1" in
-    _Sec* | _kSec*) echo Security ;;
+    _Sec* | _kSec* | _Authorization* | _CMS* | _kCMS* | _SSL* | _kSSL*) echo Security ;;
     _CF* | _kCF* | ___CFConstantStringClassReference) echo CoreFoundation ;;
     _SC* | _kSC*) echo SystemConfiguration ;;
   esac
@@ -48,6 +49,10 @@ write_tbd() { # framework, symbols file
   } > "$dir/$fw.tbd"
 }
 
+looked_up() { # dylib -> the undefined symbols bound to no library (left to dynamic lookup)
+  llvm-nm -m -u "$1" | grep -v '(from ' | awk '{print $NF}' | sort -u
+}
+
 link() { # triple
   local triple=$1
   RUSTFLAGS="${RUSTFLAGS:-} -C link-arg=-F$stubs" \
@@ -59,9 +64,10 @@ build() { # triple, deployment target
   export MACOSX_DEPLOYMENT_TARGET=$2
   rm -rf "$stubs"
   for fw in "${FRAMEWORKS[@]}"; do write_tbd "$fw" /dev/null; done
+  touch "$root/src/lib.rs" # relink against the empty stubs
   link "$triple"
   local work; work=$(mktemp -d)
-  llvm-nm -m -u "$out" | awk '/dynamically looked up/{print $NF}' | sort -u > "$work/looked-up"
+  looked_up "$out" > "$work/looked-up"
   : > "$work/other"
   for fw in "${FRAMEWORKS[@]}"; do : > "$work/$fw"; done
   while read -r sym; do
@@ -80,14 +86,14 @@ build() { # triple, deployment target
   touch "$root/src/lib.rs"
   link "$triple"
   local left
-  left=$(llvm-nm -m -u "$out" | awk '/dynamically looked up/{print $NF}' | grep -vE '^_(napi|node_api)_' || true)
+  left=$(looked_up "$out" | grep -vE '^_(napi|node_api)_' || true)
   if [[ -n $left ]]; then echo "still looked up dynamically after the stubs: $left" >&2; exit 1; fi
   for fw in "${FRAMEWORKS[@]}"; do
     llvm-objdump --macho --dylibs-used "$out" | grep -q "/$fw.framework/" || { echo "no load command for $fw" >&2; exit 1; }
   done
   local name; name=$([[ $triple == aarch64* ]] && echo darwin-arm64 || echo darwin-x64)
   cp "$out" "$root/eddie-tools-native.$name.node"
-  echo "linked $root/eddie-tools-native.$name.node ($(llvm-objdump --macho --private-header "$out" | awk 'NR==4{print $2}'), minos $MACOSX_DEPLOYMENT_TARGET)"
+  echo "linked $root/eddie-tools-native.$name.node ($(llvm-objdump --macho --private-header "$out" | awk '$1 == "MH_MAGIC_64" {print $2}'), minos $MACOSX_DEPLOYMENT_TARGET)"
   rm -rf "$work"
 }
 
