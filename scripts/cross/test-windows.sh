@@ -43,8 +43,8 @@ for suite in "${suites[@]}"; do
     > "$out/$suite.tap" 2> "$out/$suite.err"
   rc=$?
   pass=$(awk '/^# pass /{print $3}' "$out/$suite.tap"); fail=$(awk '/^# fail /{print $3}' "$out/$suite.tap")
-  skip=$(awk '/^# skipped /{print $3}' "$out/$suite.tap")
-  pass=${pass:-0} fail=${fail:-0} skip=${skip:-0}
+  skip=${#skip_args[@]}
+  pass=${pass:-0} fail=${fail:-0}
   total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
   echo "$suite: $pass passed, $fail failed, $skip excluded (windows-excluded.txt), exit $rc  [$out/$suite.tap]"
   if ((rc != 0 || fail != 0)); then
@@ -53,5 +53,5 @@ for suite in "${suites[@]}"; do
   fi
 done
 wineserver -k 2>/dev/null || true
-echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+echo "$total_pass passed, $total_fail failed, $total_skip skipped (excluded by name; whole suites excluded are named above)"
 exit $status

@@ -417,6 +417,10 @@ fn windows_errno(err: &io::Error) -> Option<i32> {
     Some(match (raw, err.kind()) {
         (Some(w::ERROR_STOPPED_ON_SYMLINK | w::ERROR_CANT_RESOLVE_FILENAME), _) => libc::ELOOP,
         (Some(w::ERROR_DIRECTORY), _) => libc::ENOTDIR,
+        // Our own code makes errors from libc's errno values (`from_raw_os_error(libc::EISDIR)`);
+        // as Win32 codes 20 and 21 are device errors (bad unit, not ready) no file tool meets.
+        (Some(20), _) => libc::ENOTDIR,
+        (Some(21), _) => libc::EISDIR,
         (Some(w::ERROR_FILENAME_EXCED_RANGE), _) => libc::ENAMETOOLONG,
         (Some(w::ERROR_TOO_MANY_OPEN_FILES), _) => libc::EMFILE,
         (_, io::ErrorKind::NotFound) => libc::ENOENT,
