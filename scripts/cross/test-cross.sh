@@ -16,10 +16,15 @@ if [[ -z ${SKIP_BUILD:-} ]]; then
   cp target/aarch64-unknown-linux-gnu/debug/libeddie_tools_native.so eddie-tools-native.linux-arm64-gnu.node
 fi
 # The arm64 build loads under qemu only as linux-arm64-gnu: binding.js picks it by process.arch.
+# Known under qemu-user only: qemu 7.2 answers prctl(PR_SET_CHILD_SUBREAPER) with EINVAL (checked
+# with a 6-line C program built by zig), so the shim is no subreaper there and a grandchild whose
+# parent exits is re-parented to init, out of the tree the shim walks. Natively (the release
+# workflow's ubuntu-22.04-arm) the test runs. It is the one test left out here:
+skip=(--test-skip-pattern='the normal end of a command ends what it left running')
 status=0
 for suite in platform "$@"; do
   EDDIE_TEST_EMULATOR="qemu-aarch64 -L /usr/aarch64-linux-gnu" timeout "${SUITE_TIMEOUT:-900}" \
-    qemu-aarch64 -L /usr/aarch64-linux-gnu "$node" --test --test-reporter=tap --experimental-test-isolation=none "__test__/$suite.test.mjs" \
+    qemu-aarch64 -L /usr/aarch64-linux-gnu "$node" --test --test-reporter=tap --experimental-test-isolation=none "${skip[@]}" "__test__/$suite.test.mjs" \
     > "target/qemu-$suite.log" 2>&1
   rc=$?
   tail -n 9 "target/qemu-$suite.log" | grep -E '^# (pass|fail)' | tr '\n' ' '

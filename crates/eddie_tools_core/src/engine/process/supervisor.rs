@@ -967,37 +967,39 @@ fn spawn_job(spec: &Spec<'_>) -> io::Result<Tree> {
 
 /// The [`Tree`] of a started tokio `child` (its pid, its stdio pipes, `backend` made from it),
 /// counted as live.
-#[cfg(windows)]
 fn adopt(
     mut child: tokio::process::Child,
     grace: Duration,
     backend: impl FnOnce(tokio::process::Child) -> Backend,
 ) -> io::Result<Tree> {
     let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take().map(|s| OutPipe(Box::pin(s)));
-    let stderr = child.stderr.take().map(|s| OutPipe(Box::pin(s)));
+    let (stdin, stdout, stderr) = pipes(&mut child)?;
     add_live(pid);
     Ok(Tree { pid, grace, reaped: false, stdin, stdout, stderr, backend: backend(child), sandbox: None })
 }
 
-/// The [`Tree`] of a started tokio `child` (its pid, its stdio pipes, `backend` made from it),
-/// counted as live.
+/// The stdio pipes of a started tokio `child`, taken out of it.
 #[cfg(unix)]
-fn adopt(
-    mut child: tokio::process::Child,
-    grace: Duration,
-    backend: impl FnOnce(tokio::process::Child) -> Backend,
-) -> io::Result<Tree> {
-    let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+fn pipes(
+    child: &mut tokio::process::Child,
+) -> io::Result<(Option<InPipe>, Option<OutPipe>, Option<OutPipe>)> {
     let stdin =
         child.stdin.take().map(|s| s.into_owned_fd().and_then(pipe::Sender::from_owned_fd)).transpose()?;
     let stdout =
         child.stdout.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
     let stderr =
         child.stderr.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
-    add_live(pid);
-    Ok(Tree { pid, grace, reaped: false, stdin, stdout, stderr, backend: backend(child), sandbox: None })
+    Ok((stdin, stdout, stderr))
+}
+
+/// The stdio pipes of a started tokio `child`, taken out of it.
+#[cfg(windows)]
+fn pipes(
+    child: &mut tokio::process::Child,
+) -> io::Result<(Option<InPipe>, Option<OutPipe>, Option<OutPipe>)> {
+    let stdout = child.stdout.take().map(|s| OutPipe(Box::pin(s)));
+    let stderr = child.stderr.take().map(|s| OutPipe(Box::pin(s)));
+    Ok((child.stdin.take(), stdout, stderr))
 }
 
 /// The name of a signal number (`SIGTERM`).

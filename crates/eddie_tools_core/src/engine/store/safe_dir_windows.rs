@@ -177,11 +177,8 @@ impl SafeDir {
     /// Rename `from` to `to`, both here. Without `overwrite`, an existing `to` is
     /// `AlreadyExists` and stays as it is.
     pub fn rename(&self, from: &OsStr, to: &OsStr, overwrite: bool) -> io::Result<()> {
-        if !plain(from) {
-            return Err(not_plain(from));
-        }
-        if !plain(to) {
-            return Err(not_plain(to));
+        if let Some(bad) = [from, to].into_iter().find(|n| !plain(n)) {
+            return Err(not_plain(bad));
         }
         let (from, to) = (self.path.join(from), self.path.join(to));
         if overwrite {
