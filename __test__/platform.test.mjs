@@ -101,8 +101,9 @@ test('run: a time limit ends the command and its detached grandchild', async () 
   const ws = workspace()
   const { ctx } = context(ws)
   const pidFile = join(ws, 'grandchild.pid')
-  // Long enough for the grandchild to be up (an emulated Node takes seconds to start).
-  const limit = emulator.length ? 30 : 2
+  // Long enough for the grandchild to be up: a Node takes a second or more to start under Wine
+  // on a loaded machine, and seconds under an emulator.
+  const limit = emulator.length ? 30 : 6
   const started = Date.now()
   const r = await tools.runCommand({ command: node, args: [...nodeArgs, '-e', daemonScript(pidFile, 60000)], timeout: limit }, ctx)
   assert.equal(r.data.status, 'timeout')
