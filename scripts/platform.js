@@ -5,7 +5,15 @@
 const { readFileSync } = require('node:fs')
 
 /** The platforms a prebuilt binary is published for (package.json `napi.targets`). */
-const SUPPORTED = ['linux-x64-gnu', 'linux-x64-musl', 'linux-arm64-gnu', 'linux-arm64-musl']
+const SUPPORTED = [
+  'linux-x64-gnu',
+  'linux-x64-musl',
+  'linux-arm64-gnu',
+  'linux-arm64-musl',
+  'darwin-x64',
+  'darwin-arm64',
+  'win32-x64-msvc',
+]
 
 function isMusl() {
   if (process.platform !== 'linux') return false
@@ -17,7 +25,9 @@ function isMusl() {
   }
 }
 
-/** `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`, ... (napi-rs' naming). */
+/** `linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`, ... (napi-rs' naming). Windows is always
+ * `msvc`: the name official node.exe and Electron ask for (binding.js), whatever toolchain built
+ * the binary. */
 function platformTriple() {
   const { platform, arch } = process
   if (platform === 'linux') return `${platform}-${arch}-${isMusl() ? 'musl' : 'gnu'}`
@@ -43,9 +53,9 @@ function loadFailureMessage(cause) {
     )
   } else {
     lines.push(
-      `Prebuilt binaries exist for ${SUPPORTED.join(', ')} only; ${triple} is not supported (the process supervisor needs Linux).`,
+      `Prebuilt binaries exist for ${SUPPORTED.join(', ')} only; ${triple} is not supported.`,
       'Ways out:',
-      '  1. run it on Linux (a container or WSL2 works);',
+      '  1. run it on one of those platforms (a Linux container or WSL2 works);',
       '  2. build it from source on a platform you are porting to: install Rust and run `npm rebuild @eddie/tools-native` with EDDIE_TOOLS_BUILD_FROM_SOURCE=1.',
     )
   }

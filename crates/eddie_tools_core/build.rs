@@ -9,6 +9,7 @@ use std::process::Command;
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(eddie_shim)");
     println!("cargo:rerun-if-env-changed=EDDIE_TOOLS_GROUP_ONLY");
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
     let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
     if !linux || std::env::var_os("EDDIE_TOOLS_GROUP_ONLY").is_some() {
         return;
@@ -33,6 +34,11 @@ fn main() {
         }
         if let Ok(target) = std::env::var("TARGET") {
             cmd.args(["--target", &target]);
+        }
+        // Cross builds (zigbuild, mingw): link with the linker cargo uses for the target, not
+        // the host `cc`. Cargo sets RUSTC_LINKER for build scripts when one is configured.
+        if let Ok(linker) = std::env::var("RUSTC_LINKER") {
+            cmd.args(["-C", &format!("linker={linker}")]);
         }
         cmd.status().is_ok_and(|s| s.success())
     };

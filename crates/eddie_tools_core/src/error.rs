@@ -375,6 +375,16 @@ impl ToolError {
     /// A Node-style fs error: `ENOENT: no such file or directory, open '/abs/path'`.
     /// `path` is omitted from the text when `None` (Node does so for `read` on a directory).
     pub fn fs(err: &io::Error, syscall: &str, path: Option<&Path>) -> Self {
+        // Windows refuses to open a folder as a file with "access denied": say EISDIR, as Node
+        // and Linux do.
+        #[cfg(windows)]
+        let eisdir = io::Error::new(io::ErrorKind::IsADirectory, "Is a directory");
+        #[cfg(windows)]
+        let err = if err.kind() == io::ErrorKind::PermissionDenied && path.is_some_and(Path::is_dir) {
+            &eisdir
+        } else {
+            err
+        };
         let (errno, text, code) = describe_io(err);
         let message = match path {
             Some(p) => format!("{errno}: {text}, {syscall} '{}'", p.display()),
@@ -390,6 +400,9 @@ impl ToolError {
 
 /// (errno name, libuv description, our code) for an I/O error.
 fn describe_io(err: &io::Error) -> (String, String, ErrorCode) {
+    #[cfg(windows)]
+    let raw = windows_errno(err);
+    #[cfg(unix)]
     let raw = err.raw_os_error();
     let known: Option<(&str, &str, ErrorCode)> = match raw {
         Some(libc::ENOENT) => Some(("ENOENT", "no such file or directory", ErrorCode::NotFound)),
@@ -417,6 +430,31 @@ fn describe_io(err: &io::Error) -> (String, String, ErrorCode) {
             _ => ("EIO".into(), err.to_string(), ErrorCode::Io),
         },
     }
+}
+
+/// Windows: the errno an error stands for (its raw code is a Win32 error, not an errno).
+#[cfg(windows)]
+fn windows_errno(err: &io::Error) -> Option<i32> {
+    use windows_sys::Win32::Foundation as w;
+    let raw = err.raw_os_error().and_then(|r| u32::try_from(r).ok());
+    Some(match (raw, err.kind()) {
+        (Some(w::ERROR_STOPPED_ON_SYMLINK | w::ERROR_CANT_RESOLVE_FILENAME), _) => libc::ELOOP,
+        (Some(w::ERROR_DIRECTORY), _) => libc::ENOTDIR,
+        // Our own code makes errors from libc's errno values (`from_raw_os_error(libc::EISDIR)`);
+        // as Win32 codes 20 and 21 are device errors (bad unit, not ready) no file tool meets.
+        (Some(20), _) => libc::ENOTDIR,
+        (Some(21), _) => libc::EISDIR,
+        (Some(w::ERROR_FILENAME_EXCED_RANGE), _) => libc::ENAMETOOLONG,
+        (Some(w::ERROR_TOO_MANY_OPEN_FILES), _) => libc::EMFILE,
+        (_, io::ErrorKind::NotFound) => libc::ENOENT,
+        (_, io::ErrorKind::PermissionDenied) => libc::EACCES,
+        (_, io::ErrorKind::IsADirectory) => libc::EISDIR,
+        (_, io::ErrorKind::NotADirectory) => libc::ENOTDIR,
+        (_, io::ErrorKind::AlreadyExists) => libc::EEXIST,
+        (_, io::ErrorKind::StorageFull) => libc::ENOSPC,
+        (_, io::ErrorKind::ReadOnlyFilesystem) => libc::EROFS,
+        _ => return None,
+    })
 }
 
 /// Prefix an error's message (keeping code and properties).

@@ -65,12 +65,12 @@ impl Workspace {
     pub fn resolve_with(&self, p: &str, outside: impl Fn() -> ToolError) -> Result<Resolved> {
         check_nul(p)?;
         let lexical = self.lexical(p);
-        if !lexical.starts_with(&self.root) {
+        if !within(&lexical, &self.root) {
             return Err(outside());
         }
         let real_root = realpath(&self.root)?;
         let real = realpath(&lexical)?;
-        if !real.starts_with(&real_root) {
+        if !within(&real, &real_root) {
             return Err(outside());
         }
         Ok(Resolved { lexical, real })
@@ -78,10 +78,85 @@ impl Workspace {
 
     /// The workspace-relative POSIX form of a lexical path inside it (`""` for the root).
     pub fn relative(&self, lexical: &Path) -> String {
+        #[cfg(windows)]
+        if within(lexical, &self.root) {
+            let skip = self.root.components().count();
+            return lexical
+                .components()
+                .skip(skip)
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+        }
         lexical
             .strip_prefix(&self.root)
             .map(|r| r.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
             .unwrap_or_default()
+    }
+}
+
+/// Whether `p` is `root` or below it. On Windows names compare case-insensitively (as NTFS
+/// does) and `\\?\C:\` is `C:\` (both are absolute, normalised paths).
+pub fn within(p: &Path, root: &Path) -> bool {
+    #[cfg(windows)]
+    {
+        let (p, root) = (windows::key(p), windows::key(root));
+        p.len() >= root.len() && p[..root.len()] == root[..]
+    }
+    #[cfg(not(windows))]
+    p.starts_with(root)
+}
+
+/// The root `p` starts at: `/`, or on Windows its drive or share (`C:\`, `\\server\share\`), in
+/// plain (not `\\?\`) form.
+fn root_of(p: &Path) -> PathBuf {
+    #[cfg(windows)]
+    return windows::root_of(p);
+    #[cfg(not(windows))]
+    {
+        let _ = p;
+        PathBuf::from("/")
+    }
+}
+
+#[cfg(windows)]
+mod windows {
+    use std::path::{Component, Path, PathBuf, Prefix};
+
+    /// The plain form of a prefix: `\\?\C:` is `C:`, `\\?\UNC\s\sh` is `\\s\sh`.
+    fn plain(prefix: Prefix<'_>) -> String {
+        match prefix {
+            Prefix::VerbatimDisk(d) | Prefix::Disk(d) => format!("{}:", char::from(d).to_ascii_uppercase()),
+            Prefix::VerbatimUNC(s, sh) | Prefix::UNC(s, sh) => {
+                format!(r"\\{}\{}", s.to_string_lossy(), sh.to_string_lossy())
+            }
+            Prefix::Verbatim(v) => format!(r"\\?\{}", v.to_string_lossy()),
+            Prefix::DeviceNS(d) => format!(r"\\.\{}", d.to_string_lossy()),
+        }
+    }
+
+    /// `p`'s root in plain form (`C:\` when `p` has none: never the case for our absolute paths).
+    pub(super) fn root_of(p: &Path) -> PathBuf {
+        match p.components().next() {
+            Some(Component::Prefix(pre)) => PathBuf::from(format!("{}\\", plain(pre.kind()))),
+            _ => std::env::current_dir()
+                .ok()
+                .and_then(|d| {
+                    d.components().next().map(|c| PathBuf::from(format!("{}\\", c.as_os_str().display())))
+                })
+                .unwrap_or_else(|| PathBuf::from(r"C:\")),
+        }
+    }
+
+    /// The components of `p` for comparison: plain prefix, names case-folded.
+    pub(super) fn key(p: &Path) -> Vec<String> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Prefix(pre) => Some(plain(pre.kind()).to_lowercase()),
+                Component::RootDir | Component::CurDir => None,
+                other => Some(other.as_os_str().to_string_lossy().to_lowercase()),
+            })
+            .collect()
     }
 }
 
@@ -120,7 +195,7 @@ pub fn realpath_links(p: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
     let mut link_dirs = Vec::new();
     let mut pending: Vec<OsString> = Vec::new();
     push_components(&mut pending, p);
-    let mut cur = PathBuf::from("/");
+    let mut cur = root_of(p);
     let mut links = 0usize;
     let mut exists = true;
     while let Some(name) = pending.pop() {
@@ -148,8 +223,10 @@ pub fn realpath_links(p: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
                 }
                 let target =
                     std::fs::read_link(&next).map_err(|e| ToolError::fs(&e, "readlink", Some(&next)))?;
-                if target.is_absolute() {
-                    cur = PathBuf::from("/");
+                // An absolute target starts again at its root (on Windows a junction reads as
+                // `\\?\C:\...`, and a rooted `\x` stays on the current drive).
+                if target.has_root() {
+                    cur = if target.is_absolute() { root_of(&target) } else { root_of(&cur) };
                 }
                 push_components(&mut pending, &target);
             }
@@ -177,7 +254,7 @@ fn push_components(stack: &mut Vec<OsString>, p: &Path) {
     stack.extend(parts.into_iter().rev());
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;

@@ -5,7 +5,6 @@
 //! websocket address is read from its stderr.
 
 use std::ffi::OsString;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -35,7 +34,7 @@ pub const LOCATIONS: &[&str] = &[
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn executable(p: &Path) -> bool {
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && crate::engine::platform::is_executable(p, &m))
 }
 
 /// The browser binary for `ctx`, or `BROWSER_NOT_FOUND` naming what was searched.
@@ -101,8 +100,12 @@ fn sweep_stale_profiles(base: &Path) {
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else { continue };
         // SAFETY: kill(2) with signal 0 sends nothing and takes no pointers; it only asks
         // whether `pid` exists.
+        #[cfg(unix)]
         let alive = unsafe { libc::kill(pid, 0) } == 0
             || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        // Windows: a profile of a live browser is locked; removing it fails and it stays.
+        #[cfg(windows)]
+        let alive = pid == std::process::id() as i32;
         if !alive {
             let _ = std::fs::remove_dir_all(e.path());
         }
@@ -139,8 +142,7 @@ pub const PREFERENCES: &str = r#"{"webrtc":{"ip_handling_policy":"disable_non_pr
 pub async fn start(binary: &Path, window: (u32, u32), proxy: std::net::SocketAddr) -> Result<Launched> {
     let base = std::env::temp_dir();
     sweep_stale_profiles(&base);
-    // SAFETY: getpid(2) takes no arguments and always succeeds.
-    let pid = unsafe { libc::getpid() };
+    let pid = std::process::id();
     let profile = tempfile::Builder::new()
         .prefix(&format!("eddie-browser-{pid}-"))
         .tempdir_in(&base)
@@ -190,6 +192,7 @@ pub async fn start(binary: &Path, window: (u32, u32), proxy: std::net::SocketAdd
     dir_arg.push(&profile);
     args.push(dir_arg);
     // SAFETY: geteuid(2) takes no arguments and always succeeds.
+    #[cfg(unix)]
     if unsafe { libc::geteuid() } == 0 {
         // Chromium refuses to run as root with its sandbox.
         args.push("--no-sandbox".into());

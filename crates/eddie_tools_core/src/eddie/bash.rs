@@ -97,7 +97,11 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let sandbox = sandbox::plan(ctx)?;
     // eddie's prompt first, then the destructive rules' second prompt (judged as `sh -c`).
     let workspace = crate::workspace::realpath(ctx.workspace.root())?;
+    #[cfg(unix)]
     let argv = ["sh".to_owned(), "-c".to_owned(), args.command.clone()];
+    // Windows: judged as the shell that will run it (Git Bash, PowerShell or cmd).
+    #[cfg(windows)]
+    let argv = crate::engine::process::shell::pick(std::env::var_os("PATH").as_deref()).argv(&args.command);
     let findings = crate::engine::process::risk::assess_argv(
         &argv,
         crate::engine::process::risk::Scope { workspace: &workspace, cwd: &cwd },
@@ -183,9 +187,23 @@ async fn run_tunacode(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let (cwd, cwd_shown) = command::resolve_cwd(ctx, cwd.as_deref())?;
     let has_bash =
         env.get("PATH").is_some_and(|p| std::env::split_paths(p).any(|d| d.join("bash").is_file()));
+    #[cfg(unix)]
+    let (program, args) = (
+        if has_bash { "bash".to_owned() } else { "/bin/sh".to_owned() },
+        vec!["-c".to_owned(), line.clone()],
+    );
+    // Windows: Git Bash, PowerShell or cmd (`Path` is the usual spelling there).
+    #[cfg(windows)]
+    let (program, args) = {
+        let _ = has_bash;
+        let path =
+            env.iter().find(|(k, _)| k.eq_ignore_ascii_case("PATH")).map(|(_, v)| std::ffi::OsStr::new(v));
+        let mut argv = crate::engine::process::shell::pick(path).argv(&line);
+        (argv.remove(0), argv)
+    };
     let inv = command::Invocation {
-        program: if has_bash { "bash".to_owned() } else { "/bin/sh".to_owned() },
-        args: vec!["-c".to_owned(), line.clone()],
+        program,
+        args,
         cwd,
         cwd_shown,
         env,
@@ -249,10 +267,20 @@ pub struct Captured {
 /// Run `/bin/sh -c command` as a supervised tree on the process runner, in `sandbox`, keeping
 /// the first `maxBytes` of each stream; the failures carry eddie's (Node's `exec`) error shapes.
 pub async fn execute(args: &BashArgs, cwd: &std::path::Path, ctx: &Ctx, sandbox: &Plan) -> Result<Captured> {
-    let shell_args = [std::ffi::OsString::from("-c"), std::ffi::OsString::from(&args.command)];
+    #[cfg(unix)]
+    let (program, shell_args) =
+        ("/bin/sh".to_owned(), vec![std::ffi::OsString::from("-c"), std::ffi::OsString::from(&args.command)]);
+    // Windows: Git Bash, PowerShell or cmd (engine::process::shell).
+    #[cfg(windows)]
+    let (program, shell_args) = {
+        let mut argv =
+            crate::engine::process::shell::pick(std::env::var_os("PATH").as_deref()).argv(&args.command);
+        let program = argv.remove(0);
+        (program, argv.into_iter().map(std::ffi::OsString::from).collect::<Vec<_>>())
+    };
     let launch = Launch {
         spec: Spec {
-            program: std::ffi::OsStr::new("/bin/sh"),
+            program: std::ffi::OsStr::new(&program),
             args: &shell_args,
             cwd,
             env: ctx.env.as_ref(),

@@ -96,10 +96,18 @@ fn argv(words: &[&str]) -> Vec<String> {
 
 /// Whether `program` is on `PATH` (of the child environment `path`).
 pub(crate) fn on_path(program: &str, path: Option<&str>) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    path.unwrap_or("/usr/local/bin:/usr/bin:/bin").split(':').filter(|d| !d.is_empty()).any(|d| {
-        std::fs::metadata(Path::new(d).join(program))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    // Windows: `;`-separated, and a program is `<name>.exe` (or `.cmd`, `.bat`, `.com`).
+    let (default, sep) = if cfg!(windows) { ("", ';') } else { ("/usr/local/bin:/usr/bin:/bin", ':') };
+    let names: Vec<String> = if cfg!(windows) {
+        ["", ".exe", ".cmd", ".bat", ".com"].iter().map(|x| format!("{program}{x}")).collect()
+    } else {
+        vec![program.to_owned()]
+    };
+    path.unwrap_or(default).split(sep).filter(|d| !d.is_empty()).any(|d| {
+        names.iter().any(|n| {
+            let p = Path::new(d).join(n);
+            std::fs::metadata(&p).is_ok_and(|m| m.is_file() && crate::engine::platform::is_executable(&p, &m))
+        })
     })
 }
 

@@ -88,14 +88,14 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
             ));
         }
         (Some(list), _) => (line, args::words(Some(list))),
-        (None, Some(true)) => (shell_program(), vec!["-c".to_owned(), line]),
+        (None, Some(true)) => shell_line(line),
         (None, Some(false)) => first_word(split(&line)?)?,
         // A command line alone is a shell's, as every seed documents it. A plain one (words
         // and quotes, a program rather than a shell builtin) runs the same without the shell:
         // its program is checked before anyone is asked.
         (None, None) => match split_words(&line) {
             Ok(words) if words.first().is_some_and(|w| !needs_shell(w)) => first_word(words)?,
-            _ => (shell_program(), vec!["-c".to_owned(), line]),
+            _ => shell_line(line),
         },
     };
     let keep = args::words(a.keep_env);
@@ -197,11 +197,12 @@ fn needs_shell(word: &str) -> bool {
     word.contains('=') || BUILTINS.contains(&word)
 }
 
-/// bash, or `sh` where there is no bash.
-fn shell_program() -> String {
-    let has_bash =
-        std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("bash").is_file()));
-    if has_bash { "bash".into() } else { "sh".into() }
+/// The shell that runs a command line (bash, or `sh` where there is no bash; on Windows Git
+/// Bash, PowerShell or cmd: [`crate::engine::process::shell`]) and its arguments.
+fn shell_line(line: String) -> (String, Vec<String>) {
+    let mut argv = crate::engine::process::shell::pick(std::env::var_os("PATH").as_deref()).argv(&line);
+    let program = argv.remove(0);
+    (program, argv)
 }
 
 /// The destructive patterns in `inv` ([`risk`]), judged against the workspace.
@@ -337,11 +338,7 @@ mod tests {
         // Shell syntax, a builtin, an assignment: bash.
         for line in ["ls | wc -l", "echo $HOME", "cd sub", "A=1 env", "ls *.py", "export X=1"] {
             let (program, rest) = argv(json!({"command": line})).unwrap_or_default();
-            assert_eq!(
-                (program.as_str(), rest),
-                (shell_program().as_str(), vec!["-c".to_owned(), line.to_owned()]),
-                "{line}"
-            );
+            assert_eq!((program, rest), shell_line(line.to_owned()), "{line}");
         }
         // args: a program, never a shell; shell: true with args is refused.
         assert_eq!(
@@ -355,6 +352,9 @@ mod tests {
             Some(("cd".into(), vec!["sub".into()]))
         );
         assert!(argv(json!({"command": "a | b", "shell": false})).is_err());
-        assert_eq!(argv(json!({"command": "ls", "shell": true})).map(|(p, _)| p).ok(), Some(shell_program()));
+        assert_eq!(
+            argv(json!({"command": "ls", "shell": true})).map(|(p, _)| p).ok(),
+            Some(shell_line("ls".into()).0)
+        );
     }
 }

@@ -289,7 +289,13 @@ fn command_line(
         (Some(CommandArg::Line(s)), _) => match split_words(&s) {
             Ok(words) if !words.is_empty() => (words, "explicit"),
             // Shell syntax in a project command (`npm test && npm run lint`): use sh.
+            #[cfg(unix)]
             _ => (vec!["/bin/sh".to_owned(), "-c".to_owned(), s], "explicit"),
+            #[cfg(windows)]
+            _ => (
+                crate::engine::process::shell::pick(std::env::var_os("PATH").as_deref()).argv(&s),
+                "explicit",
+            ),
         },
         (Some(CommandArg::Words(words)), _) => (words, "explicit"),
     })

@@ -93,8 +93,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     crate::blocking("copy_file", move || {
         commit(&changes)?;
         for (p, mode) in modes {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode));
+            let _ = crate::engine::platform::set_mode(&p, mode);
         }
         Ok(())
     })
@@ -118,7 +117,7 @@ struct Plan {
 }
 
 fn plan(src: &Path, dst: &Path, shown: &str, dshown: &str, overwrite: bool) -> Result<Plan> {
-    use std::os::unix::fs::PermissionsExt;
+    use crate::engine::platform::mode;
     let meta = std::fs::metadata(src).map_err(|e| ToolError::fs(&e, "stat", Some(Path::new(shown))))?;
     if meta.is_dir() && inside(dst, src) {
         return Err(ToolError::invalid(format!("cannot copy {shown} into itself ({dshown})")));
@@ -161,7 +160,7 @@ fn plan(src: &Path, dst: &Path, shown: &str, dshown: &str, overwrite: bool) -> R
     };
     super::regular(&meta, shown)?;
     if !meta.is_dir() {
-        add(src, dst, "", meta.permissions().mode(), &mut p)?;
+        add(src, dst, "", mode(&meta), &mut p)?;
         return Ok(p);
     }
     let mut stack = vec![(src.to_path_buf(), String::new())];
@@ -181,7 +180,7 @@ fn plan(src: &Path, dst: &Path, shown: &str, dshown: &str, overwrite: bool) -> R
             } else if m.is_dir() {
                 stack.push((e.path(), r));
             } else if m.is_file() {
-                add(&e.path(), &dst.join(&r), &r, m.permissions().mode(), &mut p)?;
+                add(&e.path(), &dst.join(&r), &r, mode(&m), &mut p)?;
             }
         }
     }

@@ -2,7 +2,6 @@
 //! times, permissions, symlink target, and for regular files the text facts a reader needs
 //! (binary, encoding, BOM, line endings, line count, content hash).
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -54,11 +53,11 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         let target = if link { std::fs::read_link(&own).ok().map(|t| t.display().to_string()) } else { None };
         let meta = std::fs::metadata(&r.real).map_err(|e| ToolError::fs(&e, "stat", Some(&r.lexical)))?;
         let kind = if meta.is_dir() { "directory" } else if meta.is_file() { "file" } else { "other" };
-        let mode = meta.permissions().mode() & 0o7777;
+        let mode = crate::engine::platform::mode(&meta);
         let mut d = json!({
             "path": shown, "type": kind, "size": meta.len(), "modified": iso(meta.modified()),
             "accessed": iso(meta.accessed()), "created": iso(meta.created()), "mode": format!("{mode:04o}"),
-            "permissions": rwx(mode), "executable": meta.is_file() && mode & 0o111 != 0,
+            "permissions": rwx(mode), "executable": meta.is_file() && crate::engine::platform::is_executable(&r.real, &meta),
             "readonly": mode & 0o222 == 0, "isSymlink": link, "symlinkTarget": target,
             "entries": null, "binary": null, "encoding": null, "bom": null, "eol": null, "lines": null, "hash": null,
         });

@@ -7,7 +7,6 @@
 //! left out unless `includeHidden`; `.gitignore`d ones are left out when `respectGitignore`
 //! (default: on when recursive, off otherwise). Symlinks are listed, never followed.
 
-use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -44,13 +43,21 @@ pub struct Args {
     pub max_depth: Option<Cap>,
 }
 
-fn marker(ft: &std::fs::FileType, meta: Option<&std::fs::Metadata>) -> (&'static str, &'static str) {
+fn marker(
+    path: &std::path::Path,
+    ft: &std::fs::FileType,
+    meta: Option<&std::fs::Metadata>,
+) -> (&'static str, &'static str) {
     if ft.is_symlink() {
         ("symlink", "@")
     } else if ft.is_dir() {
         ("directory", "/")
     } else if ft.is_file() {
-        if meta.is_some_and(|m| m.permissions().mode() & 0o111 != 0) { ("file", "*") } else { ("file", "") }
+        if meta.is_some_and(|m| crate::engine::platform::is_executable(path, m)) {
+            ("file", "*")
+        } else {
+            ("file", "")
+        }
     } else {
         ("other", "?")
     }
@@ -68,7 +75,7 @@ struct Listing {
 impl Visitor for Listing {
     fn visit(&mut self, e: &Entry<'_>, _: &Stop) -> bool {
         let meta = std::fs::symlink_metadata(e.path).ok();
-        let (kind, mark) = marker(&e.file_type, meta.as_ref());
+        let (kind, mark) = marker(e.path, &e.file_type, meta.as_ref());
         self.total += 1;
         if kind == "directory" {
             self.dirs += 1;

@@ -56,9 +56,8 @@ pub(super) fn worktree_files(repo: &git2::Repository, scope: &Scope, write: bool
             let target = std::fs::read_link(&full).map_err(|e| ToolError::fs(&e, "readlink", Some(&full)))?;
             (target.as_os_str().as_encoded_bytes().to_vec(), 0o120_000)
         } else if meta.is_file() {
-            use std::os::unix::fs::PermissionsExt;
             let b = std::fs::read(&full).map_err(|e| ToolError::fs(&e, "open", Some(&full)))?;
-            (b, if meta.permissions().mode() & 0o111 != 0 { 0o100_755 } else { 0o100_644 })
+            (b, if crate::engine::platform::mode(&meta) & 0o111 != 0 { 0o100_755 } else { 0o100_644 })
         } else {
             continue;
         };

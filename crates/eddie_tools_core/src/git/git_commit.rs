@@ -102,7 +102,6 @@ struct Plan {
 /// relative one from the work tree as git reads it), and where they come from. A hook whose
 /// real path is outside the workspace is marked to be skipped.
 fn hooks(ctx: &Ctx, repo: &git2::Repository, cfg: &git2::Config, workdir: &Path) -> (Vec<Hook>, String) {
-    use std::os::unix::fs::PermissionsExt;
     let (dir, from) = match cfg.get_path("core.hooksPath") {
         Ok(p) => {
             let abs = if p.is_absolute() { p.clone() } else { workdir.join(&p) };
@@ -118,7 +117,8 @@ fn hooks(ctx: &Ctx, repo: &git2::Repository, cfg: &git2::Config, workdir: &Path)
     for name in ["pre-commit", "commit-msg"] {
         let path = dir.join(name);
         let Ok(m) = std::fs::metadata(&path) else { continue };
-        if !m.is_file() || m.permissions().mode() & 0o111 == 0 {
+        // Git for Windows runs a hook whatever its mode (there is no executable bit).
+        if !m.is_file() || (cfg!(unix) && crate::engine::platform::mode(&m) & 0o111 == 0) {
             continue;
         }
         let skip = (!boundary::inside(&ctx.workspace, &path)).then(|| {
@@ -268,10 +268,8 @@ fn stage(ctx: &Ctx, p: &Plan) -> Result<IndexLock> {
         Staging::All => git_stage::stage_into(&mut index, &scope, &[])?,
         Staging::Tracked => {
             let specs = git_stage::lib_specs(&scope.limit(Vec::new()));
-            let mut keep = |path: &Path, _: &[u8]| {
-                use std::os::unix::ffi::OsStrExt;
-                i32::from(!scope.contains(path.as_os_str().as_bytes()))
-            };
+            let mut keep =
+                |path: &Path, _: &[u8]| i32::from(!scope.contains(path.as_os_str().as_encoded_bytes()));
             index.update_all(specs.iter(), Some(&mut keep)).map_err(fail)?;
         }
         Staging::Index => {}

@@ -83,18 +83,17 @@ fn restore_apply(ctx: &Ctx, p: &RestorePlan) -> Result<Value> {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| ToolError::fs(&e, "mkdir", Some(parent)))?;
             }
-            let target = std::ffi::OsStr::from_bytes(blob.content());
-            std::os::unix::fs::symlink(target, path).map_err(|e| ToolError::fs(&e, "symlink", Some(path)))?;
+            let target = crate::engine::platform::os_str_from_bytes(blob.content());
+            crate::engine::platform::symlink(Path::new(&target), path)
+                .map_err(|e| ToolError::fs(&e, "symlink", Some(path)))?;
         } else {
-            use std::os::unix::fs::PermissionsExt;
             crate::engine::store::atomic::write_atomic(path, blob.content(), Path::new(rel))?;
             let m = std::fs::metadata(path).map_err(|e| ToolError::fs(&e, "stat", Some(path)))?;
-            let mut perm = m.permissions();
-            let bits = perm.mode();
+            let bits = crate::engine::platform::mode(&m);
             let want = if *mode == 0o100_755 { bits | ((bits & 0o444) >> 2) } else { bits & !0o111 };
             if want != bits {
-                perm.set_mode(want);
-                std::fs::set_permissions(path, perm).map_err(|e| ToolError::fs(&e, "chmod", Some(path)))?;
+                crate::engine::platform::set_mode(path, want)
+                    .map_err(|e| ToolError::fs(&e, "chmod", Some(path)))?;
             }
         }
     }
@@ -117,8 +116,6 @@ fn restore_apply(ctx: &Ctx, p: &RestorePlan) -> Result<Value> {
         "status": "restored",
     }))
 }
-
-use std::os::unix::ffi::OsStrExt;
 
 /// Run `git_restore_checkpoint`.
 pub async fn run_restore(a: Args, ctx: &Ctx) -> Result<ToolOutput> {

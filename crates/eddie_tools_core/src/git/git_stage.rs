@@ -98,10 +98,10 @@ fn check_specs_exist(repo: &git2::Repository, specs: &[String]) -> Result<()> {
 /// Stage `specs` in `index` (in memory): additions and modifications, then deletions; never a
 /// path outside the workspace.
 pub(crate) fn stage_into(index: &mut git2::Index, scope: &Scope, specs: &[String]) -> Result<()> {
-    use std::os::unix::ffi::OsStrExt;
     let specs = lib_specs(&scope.limit(specs.to_vec()));
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "staging");
-    let mut keep = |p: &std::path::Path, _: &[u8]| i32::from(!scope.contains(p.as_os_str().as_bytes()));
+    let mut keep =
+        |p: &std::path::Path, _: &[u8]| i32::from(!scope.contains(p.as_os_str().as_encoded_bytes()));
     index.add_all(specs.iter(), git2::IndexAddOption::DEFAULT, Some(&mut keep)).map_err(fail)?;
     index.update_all(specs.iter(), Some(&mut keep)).map_err(fail)?;
     Ok(())

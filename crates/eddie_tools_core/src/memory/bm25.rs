@@ -102,13 +102,8 @@ pub struct Stamp {
 impl Stamp {
     /// The stamp of `m`.
     pub fn of(m: &std::fs::Metadata) -> Self {
-        use std::os::unix::fs::MetadataExt;
-        Self {
-            dev: m.dev(),
-            ino: m.ino(),
-            len: m.len(),
-            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
-        }
+        let s = crate::engine::platform::Stamp::of(m);
+        Self { dev: s.dev, ino: s.ino, len: s.len, mtime_ns: s.mtime_ns }
     }
 }
 

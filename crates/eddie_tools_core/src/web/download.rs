@@ -136,10 +136,22 @@ fn commit(
                 ));
             }
             Kind::File => {
-                use std::os::unix::fs::PermissionsExt;
-                st.file
-                    .set_permissions(std::fs::Permissions::from_mode(old.mode))
-                    .map_err(|e| ToolError::fs(&e, "chmod", Some(shown_path)))?;
+                #[cfg(unix)]
+                let perm = {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::Permissions::from_mode(old.mode)
+                };
+                #[cfg(windows)]
+                let perm = {
+                    let mut p = st
+                        .file
+                        .metadata()
+                        .map_err(|e| ToolError::fs(&e, "stat", Some(shown_path)))?
+                        .permissions();
+                    p.set_readonly(old.mode & 0o222 == 0);
+                    p
+                };
+                st.file.set_permissions(perm).map_err(|e| ToolError::fs(&e, "chmod", Some(shown_path)))?;
             }
             _ => {}
         }

@@ -298,13 +298,8 @@ struct Stamp {
 }
 
 fn stamp(m: &std::fs::Metadata) -> Stamp {
-    use std::os::unix::fs::MetadataExt;
-    Stamp {
-        mtime: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
-        ctime: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
-        size: m.len(),
-        ino: m.ino(),
-    }
+    let s = crate::engine::platform::Stamp::of(m);
+    Stamp { mtime: s.mtime_ns, ctime: s.ctime_ns, size: s.len, ino: s.ino }
 }
 
 #[derive(Debug, Clone, Copy, Default)]

@@ -25,6 +25,7 @@ pub struct Changes {
     pub lost: bool,
 }
 
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 struct Dir {
     rel: String,
     /// Above the indexed root: only its ignore files matter.
@@ -35,6 +36,7 @@ struct Dir {
 pub struct Watcher {
     #[cfg(target_os = "linux")]
     fd: std::os::fd::OwnedFd,
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     dirs: Mutex<HashMap<i32, Dir>>,
     failed: std::sync::atomic::AtomicBool,
 }
@@ -114,6 +116,7 @@ impl Watcher {
 
     /// Read every queued event without blocking.
     pub fn drain(&self) -> Changes {
+        #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
         let mut ch = Changes::default();
         #[cfg(target_os = "linux")]
         {

@@ -437,10 +437,7 @@ impl Stream {
 }
 
 /// Read `pipe` into `buf`; a dropped pipe reads as its end.
-async fn read_pipe(
-    pipe: &mut Option<tokio::net::unix::pipe::Receiver>,
-    buf: &mut [u8],
-) -> std::io::Result<usize> {
+async fn read_pipe(pipe: &mut Option<supervisor::OutPipe>, buf: &mut [u8]) -> std::io::Result<usize> {
     match pipe {
         Some(p) => p.read(buf).await,
         None => Ok(0),

@@ -5,7 +5,10 @@
 pub mod capture;
 pub mod command;
 pub mod env;
+#[cfg(windows)]
+pub mod job;
 pub mod risk;
 pub mod sandbox;
 pub mod sandbox_child;
+pub mod shell;
 pub mod supervisor;

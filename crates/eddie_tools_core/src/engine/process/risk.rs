@@ -14,6 +14,12 @@
 //! | `recursive-chmod` | `chmod -R`/`chown -R`/`chgrp -R` of `/`, `~`, or anything outside the workspace |
 //! | `fork-bomb` | a function that calls itself in a pipeline or in the background (`:(){ :\|:& };:`) |
 //! | `pipe-to-shell` | `curl …`/`wget …` piped into a shell or an interpreter |
+//!
+//! PowerShell (`powershell`/`pwsh -Command …`) and `cmd /c …` lines (the Windows shells) are
+//! split into statements and words (no tree-sitter grammar for them): `Remove-Item -Recurse`
+//! (and its aliases `rm`, `ri`, `del`, `rd`, `rmdir`, `erase`), `rd /s`, `del /s` fire
+//! `rm-recursive` as above; `format`, `Format-Volume`, `Clear-Disk` fire `raw-disk`; `git …`
+//! the git rules; a nested shell is followed.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -202,6 +208,95 @@ fn basename(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
 }
 
+/// A Windows program's name: after the last `\` or `/`, lower-case, without `.exe`.
+fn windows_name(program: &str) -> String {
+    let base = program.rsplit(['/', '\\']).next().unwrap_or(program).to_ascii_lowercase();
+    base.strip_suffix(".exe").map(str::to_owned).unwrap_or(base)
+}
+
+/// The script of a `powershell`/`pwsh` (`-Command`, `-c`) or `cmd` (`/c`, `/k`) argv.
+fn windows_script(name: &str, args: &[String]) -> Option<String> {
+    let at = args.iter().position(|a| {
+        let a = a.to_ascii_lowercase();
+        match name {
+            "cmd" => a == "/c" || a == "/k",
+            _ => a == "-command" || a == "-c" || a == "/command" || a == "/c",
+        }
+    })?;
+    let rest = args.get(at + 1..)?;
+    (!rest.is_empty()).then(|| rest.join(" "))
+}
+
+/// The words of a PowerShell or cmd statement (quotes removed; good enough for flags and paths).
+fn windows_words(statement: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    for c in statement.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '"' | '\'') => quote = Some(c),
+            (None, c) if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// A cmd switch (`/s`, `/q`): a slash and one letter, not a path such as `/` or `/etc`.
+fn is_cmd_switch(word: &str) -> bool {
+    let b = word.as_bytes();
+    b.len() == 2 && b[0] == b'/' && b[1].is_ascii_alphabetic()
+}
+
+/// The findings of a PowerShell or cmd script: each statement (split at `;`, `&`, `|` and
+/// line ends) judged by its words.
+fn windows_findings(script: &str, scope: Scope<'_>, depth: usize, out: &mut Vec<Finding>) {
+    if depth > MAX_NESTING {
+        return;
+    }
+    for statement in script.split([';', '&', '|', '\n', '\r']) {
+        let words = windows_words(statement);
+        let Some((program, args)) = words.split_first() else { continue };
+        let shown = statement.trim().to_owned();
+        let name = windows_name(program);
+        let lower: Vec<String> = args.iter().map(|a| a.to_ascii_lowercase()).collect();
+        let mut found: Vec<(&'static str, String)> = Vec::new();
+        let mut fire = |rule: &'static str, reason: String| found.push((rule, reason));
+        let targets = || {
+            args.iter().zip(&lower).filter(|(_, l)| !l.starts_with('-') && !is_cmd_switch(l)).map(|(a, _)| a)
+        };
+        match name.as_str() {
+            "remove-item" | "rm" | "ri" | "del" | "erase" | "rd" | "rmdir" => {
+                // PowerShell: -Recurse (any prefix of it, -r); cmd: /s.
+                let recursive =
+                    lower.iter().any(|l| (l.len() >= 2 && "-recurse".starts_with(l.as_str())) || l == "/s");
+                if recursive {
+                    for t in targets() {
+                        if let Some(why) = dangerous_target(t, scope) {
+                            fire("rm-recursive", format!("recursive delete of `{t}`: {why}"));
+                        }
+                    }
+                }
+            }
+            "format" | "format-volume" | "clear-disk" => {
+                fire("raw-disk", format!("{name} erases a whole volume or disk"));
+            }
+            "git" => git_findings(args, &mut fire),
+            _ => command_findings(&words, &shown, scope, depth + 1, out),
+        }
+        out.extend(found.into_iter().map(|(rule, reason)| Finding { rule, command: shown.clone(), reason }));
+    }
+}
+
 fn command_findings(words: &[String], shown: &str, scope: Scope<'_>, depth: usize, out: &mut Vec<Finding>) {
     let words = unwrap_command(words);
     let Some((program, args)) = words.split_first() else { return };
@@ -268,7 +363,14 @@ fn command_findings(words: &[String], shown: &str, scope: Scope<'_>, depth: usiz
                 script_findings(script, scope, depth + 1, out);
             }
         }
-        _ => {}
+        _ => {
+            let name = windows_name(program);
+            if matches!(name.as_str(), "powershell" | "pwsh" | "cmd")
+                && let Some(script) = windows_script(&name, args)
+            {
+                windows_findings(&script, scope, depth + 1, out);
+            }
+        }
     }
 }
 
@@ -589,5 +691,32 @@ mod tests {
             assess_argv(&argv(&["/usr/bin/env", "FOO=1", "git", "reset", "--hard"]), s)[0].rule,
             "git-reset-hard"
         );
+    }
+
+    #[test]
+    fn powershell_and_cmd_deletes_and_formats_are_found() {
+        let (ws, cwd) = (std::path::PathBuf::from("/work/ws"), std::path::PathBuf::from("/work/ws"));
+        let s = Scope { workspace: &ws, cwd: &cwd };
+        let rules = |argv: &[&str]| {
+            let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
+            assess_argv(&argv, s).into_iter().map(|f| f.rule).collect::<Vec<_>>()
+        };
+        let ps = |line: &str| {
+            rules(&["C:\\Program Files\\PowerShell\\7\\pwsh.exe", "-NoProfile", "-Command", line])
+        };
+        assert_eq!(ps("Remove-Item -Recurse -Force /"), ["rm-recursive"]);
+        assert_eq!(ps("echo hi; rm -r ../other"), ["rm-recursive"]);
+        assert_eq!(ps("Remove-Item -Recurse build"), Vec::<&str>::new(), "inside the workspace");
+        assert_eq!(ps("Remove-Item /etc/passwd"), Vec::<&str>::new(), "not recursive");
+        assert_eq!(ps("Format-Volume -DriveLetter D"), ["raw-disk"]);
+        assert_eq!(ps("git reset --hard HEAD~1"), ["git-reset-hard"]);
+        assert_eq!(ps("Write-Output 'Remove-Item -Recurse /'"), Vec::<&str>::new(), "data, not a command");
+        let cmd = |line: &str| rules(&["cmd.exe", "/d", "/s", "/c", line]);
+        assert_eq!(cmd("rd /s /q \"$HOME\""), ["rm-recursive"]);
+        assert_eq!(cmd("cd sub && del /s /q .."), ["rm-recursive"]);
+        assert_eq!(cmd("del /q notes.txt"), Vec::<&str>::new());
+        assert_eq!(cmd("format D: /q"), ["raw-disk"]);
+        assert_eq!(cmd("powershell -c \"Clear-Disk -Number 1\""), ["raw-disk"], "a nested shell is followed");
+        assert_eq!(cmd("git clean -fdx"), ["git-clean"]);
     }
 }

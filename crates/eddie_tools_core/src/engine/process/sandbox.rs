@@ -25,8 +25,11 @@
 //! as the system allows (best effort).
 
 use std::ffi::CString;
+#[cfg(unix)]
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
+/// Windows has no Landlock ruleset to hold (nothing is sandboxed there).
+#[cfg(windows)]
+type OwnedFd = std::os::windows::io::OwnedHandle;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -325,7 +328,7 @@ impl Plan {
             let _ = std::fs::create_dir(dir);
         }
         let roots: Vec<&PathBuf> = self.roots.iter().filter(|r| r.exists()).collect();
-        let cstr = |p: &Path| CString::new(p.as_os_str().as_bytes());
+        let cstr = |p: &Path| CString::new(p.as_os_str().as_encoded_bytes());
         let croots = roots
             .iter()
             .map(|r| cstr(r))
@@ -696,7 +699,7 @@ mod landlock {
 /// The Landlock layer: not on this system.
 #[cfg(not(target_os = "linux"))]
 mod landlock {
-    use std::os::fd::OwnedFd;
+    use super::OwnedFd;
     use std::path::PathBuf;
 
     /// Never available.

@@ -32,16 +32,25 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
+#[cfg(unix)]
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+#[cfg(unix)]
 use std::os::unix::ffi::OsStrExt;
+#[cfg(unix)]
 use std::os::unix::process::ExitStatusExt;
+#[cfg(windows)]
+use std::os::windows::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
+#[cfg(unix)]
 use tokio::net::unix::pipe;
+
+#[cfg(windows)]
+use crate::engine::process::job::{self, Job};
 
 use crate::engine::process::sandbox::{self, Failure, Plan, Prepared};
 #[cfg(eddie_shim)]
@@ -53,6 +62,37 @@ pub const DEFAULT_GRACE: Duration = Duration::from_millis(1000);
 #[cfg(eddie_shim)]
 /// The shim program, built by `build.rs`.
 static SHIM_BINARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/eddie-shim"));
+
+/// The command's stdin pipe.
+#[cfg(unix)]
+pub type InPipe = pipe::Sender;
+/// The command's stdout or stderr pipe.
+#[cfg(unix)]
+pub type OutPipe = pipe::Receiver;
+/// The command's stdin pipe.
+#[cfg(windows)]
+pub type InPipe = tokio::process::ChildStdin;
+/// The command's stdout or stderr pipe.
+#[cfg(windows)]
+pub struct OutPipe(std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send + Sync>>);
+
+#[cfg(windows)]
+impl std::fmt::Debug for OutPipe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OutPipe")
+    }
+}
+
+#[cfg(windows)]
+impl tokio::io::AsyncRead for OutPipe {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        self.0.as_mut().poll_read(cx, buf)
+    }
+}
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -83,8 +123,11 @@ enum Backend {
     #[cfg(eddie_shim)]
     Fork { child: tokio::process::Child, status: Option<OwnedFd> },
     /// No shim: the command leads its own process group (daemons that leave it escape).
-    #[cfg(not(eddie_shim))]
+    #[cfg(all(unix, not(eddie_shim)))]
     Group { child: tokio::process::Child, done: std::sync::Arc<AtomicBool> },
+    /// Windows: the command and everything it starts live in a Job Object.
+    #[cfg(windows)]
+    Job { child: tokio::process::Child, job: std::sync::Arc<Job> },
 }
 
 /// A running command tree (its shim is our child).
@@ -93,9 +136,9 @@ pub struct Tree {
     pid: i32,
     grace: Duration,
     reaped: bool,
-    stdin: Option<pipe::Sender>,
-    stdout: Option<pipe::Receiver>,
-    stderr: Option<pipe::Receiver>,
+    stdin: Option<InPipe>,
+    stdout: Option<OutPipe>,
+    stderr: Option<OutPipe>,
     backend: Backend,
     /// The sandbox it runs in, as applied.
     sandbox: Option<Plan>,
@@ -118,12 +161,28 @@ fn remove_live(pid: i32) {
     if let Ok(mut l) = live().lock() {
         l.remove(&pid);
     }
+    #[cfg(windows)]
+    if let Ok(mut j) = jobs().lock() {
+        j.remove(&pid);
+    }
+}
+
+/// Windows: the job of each live tree, for [`terminate_all`].
+#[cfg(windows)]
+fn jobs() -> &'static Mutex<HashMap<i32, std::sync::Arc<Job>>> {
+    static JOBS: OnceLock<Mutex<HashMap<i32, std::sync::Arc<Job>>>> = OnceLock::new();
+    JOBS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
 /// Ask every live tree of this process to terminate (`SIGTERM`, grace, `SIGKILL`). For exit
 /// hooks: it only sends signals and returns at once; the shims finish the job.
 pub fn terminate_all() -> usize {
     let pids: Vec<i32> = live().lock().map(|l| l.iter().copied().collect()).unwrap_or_default();
+    #[cfg(windows)]
+    if let Ok(j) = jobs().lock() {
+        j.values().for_each(|job| job.terminate(job::TERM_CODE));
+    }
+    #[cfg(unix)]
     for &pid in &pids {
         // SAFETY: kill(2) takes no pointers, so no argument can break memory safety. `pid` is a
         // shim of ours listed in LIVE, i.e. not yet reaped (a `wait` reaping it at this moment
@@ -134,7 +193,7 @@ pub fn terminate_all() -> usize {
         };
         // SAFETY: killpg(2) takes no pointers; `pid` leads a process group we created
         // (`process_group(0)`) and is listed in LIVE, i.e. not yet reaped.
-        #[cfg(not(eddie_shim))]
+        #[cfg(all(unix, not(eddie_shim)))]
         unsafe {
             libc::killpg(pid, libc::SIGKILL)
         };
@@ -152,8 +211,10 @@ pub fn live_count() -> usize {
 pub fn backend() -> &'static str {
     #[cfg(eddie_shim)]
     return if shim_path().is_some() { "spawn" } else { "fork" };
-    #[cfg(not(eddie_shim))]
-    "group"
+    #[cfg(all(unix, not(eddie_shim)))]
+    return "group";
+    #[cfg(windows)]
+    "job"
 }
 
 #[cfg(eddie_shim)]
@@ -350,20 +411,21 @@ impl Tree {
     }
 
     /// The command's stdin pipe, if [`Spec::stdin`] asked for one.
-    pub fn take_stdin(&mut self) -> Option<pipe::Sender> {
+    pub fn take_stdin(&mut self) -> Option<InPipe> {
         self.stdin.take()
     }
 
     /// The command's stdout pipe.
-    pub fn take_stdout(&mut self) -> Option<pipe::Receiver> {
+    pub fn take_stdout(&mut self) -> Option<OutPipe> {
         self.stdout.take()
     }
 
     /// The command's stderr pipe.
-    pub fn take_stderr(&mut self) -> Option<pipe::Receiver> {
+    pub fn take_stderr(&mut self) -> Option<OutPipe> {
         self.stderr.take()
     }
 
+    #[cfg(unix)]
     fn signal(&self, sig: i32) {
         if self.pid > 0 && !self.reaped {
             // SAFETY: kill(2) takes no pointers, so it cannot break memory safety; `self.pid`
@@ -375,7 +437,7 @@ impl Tree {
             };
             // SAFETY: killpg(2) takes no pointers; `self.pid` leads the process group we
             // created for the command and is not yet reaped, so the group id is still ours.
-            #[cfg(not(eddie_shim))]
+            #[cfg(all(unix, not(eddie_shim)))]
             unsafe {
                 libc::killpg(self.pid, sig)
             };
@@ -384,8 +446,16 @@ impl Tree {
 
     /// `SIGTERM` to every process of the tree, `SIGKILL` to what is left after the grace.
     pub fn terminate(&self) {
+        #[cfg(windows)]
+        if let Backend::Job { job, .. } = &self.backend
+            && !self.reaped
+        {
+            // No signal a console-less process would take: the whole tree ends now.
+            job.terminate(job::TERM_CODE);
+        }
+        #[cfg(unix)]
         self.signal(libc::SIGTERM);
-        #[cfg(not(eddie_shim))]
+        #[cfg(all(unix, not(eddie_shim)))]
         if let Backend::Group { done, .. } = &self.backend
             && !self.reaped
         {
@@ -403,16 +473,29 @@ impl Tree {
 
     /// `SIGKILL` to every process of the tree, now.
     pub fn kill_now(&self) {
+        #[cfg(windows)]
+        if let Backend::Job { job, .. } = &self.backend
+            && !self.reaped
+        {
+            job.terminate(job::KILL_CODE);
+        }
         #[cfg(eddie_shim)]
         self.signal(libc::SIGUSR1);
-        #[cfg(not(eddie_shim))]
+        #[cfg(all(unix, not(eddie_shim)))]
         self.signal(libc::SIGKILL);
     }
 
     /// Wait until the whole tree is gone; the command's own exit status. Cancel-safe.
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         let status = match &mut self.backend {
-            #[cfg(not(eddie_shim))]
+            #[cfg(windows)]
+            Backend::Job { child, job } => {
+                let status = child.wait().await?;
+                // Whatever the command left in its job goes too, and is gone before we return.
+                job.empty(Duration::from_secs(10)).await;
+                status
+            }
+            #[cfg(all(unix, not(eddie_shim)))]
             Backend::Group { child, done } => {
                 let status = child.wait().await?;
                 done.store(true, Ordering::SeqCst);
@@ -484,7 +567,10 @@ impl Tree {
                 }
                 // SAFETY: killpg(2) takes no pointers; `wait` has not finished, so the shim (the
                 // leader of its own session and group) is not reaped and the group id is ours.
-                unsafe { libc::killpg(self.pid, libc::SIGKILL) };
+                #[cfg(unix)]
+                unsafe {
+                    libc::killpg(self.pid, libc::SIGKILL)
+                };
                 self.wait().await
             }
         }
@@ -510,10 +596,15 @@ impl SpawnError {
 
 /// Start `spec` with `prepared` (its sandbox, if any) on the best backend.
 fn spawn_with(spec: &Spec<'_>, prepared: Option<std::sync::Arc<Prepared>>) -> Result<Tree, SpawnError> {
-    #[cfg(not(eddie_shim))]
+    #[cfg(all(unix, not(eddie_shim)))]
     {
         let _ = prepared;
         spawn_group(spec).map_err(SpawnError::Io)
+    }
+    #[cfg(windows)]
+    {
+        let _ = prepared;
+        spawn_job(spec).map_err(SpawnError::Io)
     }
     #[cfg(eddie_shim)]
     {
@@ -592,8 +683,10 @@ impl Drop for Tree {
         remove_live(self.pid);
         match &self.backend {
             // Tokio reaps a dropped child in the background.
-            #[cfg(not(eddie_shim))]
+            #[cfg(all(unix, not(eddie_shim)))]
             Backend::Group { .. } => {}
+            #[cfg(windows)]
+            Backend::Job { .. } => {}
             #[cfg(eddie_shim)]
             Backend::Fork { .. } => {}
             #[cfg(eddie_shim)]
@@ -820,7 +913,7 @@ fn spawn_fork(spec: &Spec<'_>, sandbox: Option<std::sync::Arc<Prepared>>) -> io:
 }
 
 /// Start `spec` as the leader of a new process group (where there is no subreaper).
-#[cfg(not(eddie_shim))]
+#[cfg(all(unix, not(eddie_shim)))]
 fn spawn_group(spec: &Spec<'_>) -> io::Result<Tree> {
     let mut cmd = tokio::process::Command::new(spec.program);
     cmd.args(spec.args)
@@ -840,6 +933,38 @@ fn spawn_group(spec: &Spec<'_>) -> io::Result<Tree> {
     })
 }
 
+/// Windows: start `spec` suspended, put it in a new Job Object (kill-on-close), resume it.
+#[cfg(windows)]
+fn spawn_job(spec: &Spec<'_>) -> io::Result<Tree> {
+    let job = std::sync::Arc::new(Job::new()?);
+    let mut cmd = tokio::process::Command::new(spec.program);
+    cmd.args(spec.args)
+        .current_dir(spec.cwd)
+        .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .creation_flags(job::CREATE_SUSPENDED | job::CREATE_NO_WINDOW)
+        .kill_on_drop(false);
+    if let Some(env) = spec.env {
+        cmd.env_clear().envs(env);
+    }
+    let mut child = cmd.spawn()?;
+    let adopted = match (child.raw_handle(), child.id()) {
+        (Some(handle), Some(pid)) => job.adopt(handle, pid),
+        _ => Err(io::Error::other("the command exited before it started")),
+    };
+    if let Err(e) = adopted {
+        // Never let it run outside the job.
+        let _ = child.start_kill();
+        return Err(e);
+    }
+    let tree = adopt(child, spec.grace, |child| Backend::Job { child, job: std::sync::Arc::clone(&job) })?;
+    if let Ok(mut j) = jobs().lock() {
+        j.insert(tree.pid, job);
+    }
+    Ok(tree)
+}
+
 /// The [`Tree`] of a started tokio `child` (its pid, its stdio pipes, `backend` made from it),
 /// counted as live.
 fn adopt(
@@ -848,17 +973,37 @@ fn adopt(
     backend: impl FnOnce(tokio::process::Child) -> Backend,
 ) -> io::Result<Tree> {
     let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+    let (stdin, stdout, stderr) = pipes(&mut child)?;
+    add_live(pid);
+    Ok(Tree { pid, grace, reaped: false, stdin, stdout, stderr, backend: backend(child), sandbox: None })
+}
+
+/// The stdio pipes of a started tokio `child`, taken out of it.
+#[cfg(unix)]
+fn pipes(
+    child: &mut tokio::process::Child,
+) -> io::Result<(Option<InPipe>, Option<OutPipe>, Option<OutPipe>)> {
     let stdin =
         child.stdin.take().map(|s| s.into_owned_fd().and_then(pipe::Sender::from_owned_fd)).transpose()?;
     let stdout =
         child.stdout.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
     let stderr =
         child.stderr.take().map(|s| s.into_owned_fd().and_then(pipe::Receiver::from_owned_fd)).transpose()?;
-    add_live(pid);
-    Ok(Tree { pid, grace, reaped: false, stdin, stdout, stderr, backend: backend(child), sandbox: None })
+    Ok((stdin, stdout, stderr))
+}
+
+/// The stdio pipes of a started tokio `child`, taken out of it.
+#[cfg(windows)]
+fn pipes(
+    child: &mut tokio::process::Child,
+) -> io::Result<(Option<InPipe>, Option<OutPipe>, Option<OutPipe>)> {
+    let stdout = child.stdout.take().map(|s| OutPipe(Box::pin(s)));
+    let stderr = child.stderr.take().map(|s| OutPipe(Box::pin(s)));
+    Ok((child.stdin.take(), stdout, stderr))
 }
 
 /// The name of a signal number (`SIGTERM`).
+#[cfg(unix)]
 pub fn signal_name(sig: i32) -> String {
     let name = match sig {
         libc::SIGHUP => "SIGHUP",
@@ -884,6 +1029,7 @@ pub fn signal_name(sig: i32) -> String {
 }
 
 /// The signal number of a name (`SIGTERM`, `TERM`), for signals a caller may send.
+#[cfg(unix)]
 pub fn signal_number(name: &str) -> Option<i32> {
     let n = name.trim().to_ascii_uppercase();
     let n = n.strip_prefix("SIG").unwrap_or(&n);
@@ -900,8 +1046,21 @@ pub fn signal_number(name: &str) -> Option<i32> {
 }
 
 /// `(exit code, signal name)` of a wait status.
+#[cfg(unix)]
 pub fn describe(status: ExitStatus) -> (Option<i32>, Option<String>) {
     (status.code(), status.signal().map(signal_name))
+}
+
+/// `(exit code, signal name)` of an exit status. Windows has no signals: a tree the
+/// supervisor ended reports the signal it stands for on Linux (`SIGTERM`: terminated, `SIGKILL`:
+/// killed at once), so results read the same on every platform.
+#[cfg(windows)]
+pub fn describe(status: ExitStatus) -> (Option<i32>, Option<String>) {
+    match status.code().map(|c| c as u32) {
+        Some(job::TERM_CODE) => (None, Some("SIGTERM".to_owned())),
+        Some(job::KILL_CODE) => (None, Some("SIGKILL".to_owned())),
+        _ => (status.code(), None),
+    }
 }
 
 // ---- the shim (runs in the forked child; async-signal-safe only) --------------------------

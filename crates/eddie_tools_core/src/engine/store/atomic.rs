@@ -2,6 +2,7 @@
 //! the target, so a reader sees the old file or the new one, never a torn mix.
 
 use std::io::Write;
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -14,25 +15,70 @@ pub fn write_atomic(path: &Path, bytes: &[u8], display: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| ToolError::fs(&e, "mkdir", Some(dir)))?;
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => {
+            #[cfg(unix)]
             let e = std::io::Error::from_raw_os_error(libc::EISDIR);
+            #[cfg(windows)]
+            let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "Is a directory");
             return Err(ToolError::fs(&e, "open", Some(display)));
         }
         _ => {}
     }
-    let existing_mode = std::fs::metadata(path).ok().map(|m| m.permissions().mode());
+    let mode = mode_for(path);
     let mut tmp = tempfile::Builder::new()
         .prefix(".eddie-tmp-")
         .tempfile_in(dir)
         .map_err(|e| ToolError::fs(&e, "open", Some(display)))?;
     tmp.write_all(bytes).map_err(|e| ToolError::fs(&e, "write", Some(display)))?;
     tmp.as_file().sync_data().map_err(|e| ToolError::fs(&e, "fsync", Some(display)))?;
-    let mode = existing_mode.unwrap_or_else(|| 0o666 & !current_umask());
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
-        .map_err(|e| ToolError::fs(&e, "chmod", Some(display)))?;
-    tmp.persist(path).map_err(|e| ToolError::fs(&e.error, "rename", Some(display)))?;
+    set_mode(tmp.path(), mode).map_err(|e| ToolError::fs(&e, "chmod", Some(display)))?;
+    let mut tries = 0;
+    loop {
+        match tmp.persist(path) {
+            Ok(_) => return Ok(()),
+            Err(e) if windows_busy(&e.error, &mut tries) => tmp = e.file,
+            Err(e) => return Err(ToolError::fs(&e.error, "rename", Some(display))),
+        }
+    }
+}
+
+/// Windows: a rename over a file that another process has open or is replacing itself fails
+/// with "access denied" for a moment. Whether to try again (up to a second, as npm's
+/// graceful-fs does); never on other systems, whose renames do not fail that way.
+pub(crate) fn windows_busy(e: &std::io::Error, tries: &mut u32) -> bool {
+    if !cfg!(windows) || e.kind() != std::io::ErrorKind::PermissionDenied || *tries >= 50 {
+        return false;
+    }
+    *tries += 1;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    true
+}
+
+/// The permission bits a new version of `path` gets: its own, or a new file's (0666 less the
+/// umask).
+#[cfg(unix)]
+pub(crate) fn mode_for(path: &Path) -> u32 {
+    std::fs::metadata(path).map_or_else(|_| 0o666 & !current_umask(), |m| m.permissions().mode())
+}
+
+/// Give the file at `path` the permission bits `mode`.
+#[cfg(unix)]
+pub(crate) fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+/// Windows has no permission bits (ACLs are inherited from the folder): 0666.
+#[cfg(windows)]
+pub(crate) fn mode_for(_path: &Path) -> u32 {
+    0o666
+}
+
+/// Windows: nothing to set (a new file inherits its folder's ACL).
+#[cfg(windows)]
+pub(crate) fn set_mode(_path: &Path, _mode: u32) -> std::io::Result<()> {
     Ok(())
 }
 
+#[cfg(unix)]
 pub(crate) fn current_umask() -> u32 {
     // Read the umask without changing it for long: set and restore (process-wide, but the
     // window is two syscalls). Cached after the first call.
@@ -44,11 +90,13 @@ pub(crate) fn current_umask() -> u32 {
         let old = unsafe { libc::umask(0o022) };
         // SAFETY: as above; this puts the previous mask back.
         unsafe { libc::umask(old) };
-        old
+        // `mode_t` is u32 on Linux and u16 on macOS.
+        #[allow(clippy::useless_conversion)]
+        u32::from(old)
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

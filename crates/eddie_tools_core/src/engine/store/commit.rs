@@ -7,7 +7,6 @@
 //!    remove the temp files, so every file is byte-identical to before.
 
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::engine::text::line_index::Fingerprint;
@@ -67,10 +66,18 @@ fn commit_inner(changes: &[Change], fail_at: Option<usize>) -> Result<()> {
     for (i, c) in changes.iter().enumerate() {
         let step = match (temps[i].take(), &c.new) {
             _ if fail_at == Some(i) => Err(ToolError::internal("injected failure")),
-            (Some(tmp), Some(_)) => tmp
-                .persist(&c.real)
-                .map(|()| None)
-                .map_err(|e| ToolError::fs(&e.error, "rename", Some(Path::new(&c.display)))),
+            (Some(mut tmp), Some(_)) => {
+                let mut tries = 0;
+                loop {
+                    match tmp.persist(&c.real) {
+                        Ok(()) => break Ok(None),
+                        Err(e) if crate::engine::store::atomic::windows_busy(&e.error, &mut tries) => {
+                            tmp = e.path
+                        }
+                        Err(e) => break Err(ToolError::fs(&e.error, "rename", Some(Path::new(&c.display)))),
+                    }
+                }
+            }
             _ => set_aside(c).map(Some),
         };
         match step {
@@ -123,16 +130,14 @@ fn stage(c: &Change, bytes: &[u8]) -> Result<tempfile::TempPath> {
     let shown = Path::new(&c.display);
     let dir = c.real.parent().unwrap_or_else(|| Path::new("/"));
     std::fs::create_dir_all(dir).map_err(|e| ToolError::fs(&e, "mkdir", Some(dir)))?;
-    let mode = std::fs::metadata(&c.real)
-        .ok()
-        .map_or_else(|| 0o666 & !crate::engine::store::atomic::current_umask(), |m| m.permissions().mode());
+    let mode = crate::engine::store::atomic::mode_for(&c.real);
     let mut tmp = tempfile::Builder::new()
         .prefix(".eddie-tmp-")
         .tempfile_in(dir)
         .map_err(|e| ToolError::fs(&e, "open", Some(shown)))?;
     tmp.write_all(bytes).map_err(|e| ToolError::fs(&e, "write", Some(shown)))?;
     tmp.as_file().sync_data().map_err(|e| ToolError::fs(&e, "fsync", Some(shown)))?;
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
+    crate::engine::store::atomic::set_mode(tmp.path(), mode)
         .map_err(|e| ToolError::fs(&e, "chmod", Some(shown)))?;
     Ok(tmp.into_temp_path())
 }

@@ -60,9 +60,44 @@ fn lock_dirs(uid: u32) -> Vec<PathBuf> {
     out
 }
 
+#[cfg(unix)]
 fn current_uid() -> u32 {
     // SAFETY: getuid(2) takes nothing, always succeeds and touches no memory of ours.
     unsafe { libc::getuid() }
+}
+
+/// Windows has no numeric user id: the lock folders are per user (`%TEMP%`), and `SafeDir`
+/// reports 0 as every entry's owner.
+#[cfg(windows)]
+fn current_uid() -> u32 {
+    0
+}
+
+/// Block until `file` is locked exclusively.
+#[cfg(unix)]
+fn lock_exclusive(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock(2) on a descriptor we own and keep open for the call; no memory is
+    // shared with the kernel.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+        return Ok(());
+    }
+    Err(std::io::Error::last_os_error())
+}
+
+/// Block until `file` is locked exclusively (`LockFileEx` on its whole range).
+#[cfg(windows)]
+fn lock_exclusive(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::Storage::FileSystem::{LOCKFILE_EXCLUSIVE_LOCK, LockFileEx};
+    let mut overlapped = windows_sys::Win32::System::IO::OVERLAPPED::default();
+    // SAFETY: the handle is `file`'s, open for the call (synchronous: not opened for
+    // overlapped I/O, so the call returns once the lock is held); `overlapped` is a local
+    // (offset 0) that outlives the call.
+    let ok = unsafe {
+        LockFileEx(file.as_raw_handle(), LOCKFILE_EXCLUSIVE_LOCK, 0, u32::MAX, u32::MAX, &raw mut overlapped)
+    };
+    if ok != 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
 }
 
 /// `path` as a private folder of user `uid` (made 0700 when missing), held open; why not.
@@ -73,7 +108,9 @@ fn private_dir(path: &Path, uid: u32) -> std::result::Result<SafeDir, String> {
     let _ = std::fs::create_dir_all(parent);
     let top = SafeDir::open_root(parent).map_err(|e| e.to_string())?;
     let (dir, _) = top.child_or_create_mode(name, 0o700).map_err(|e| match e.raw_os_error() {
-        Some(libc::ELOOP | libc::ENOTDIR) => "it is a symbolic link or not a folder".to_owned(),
+        Some(super::safe_dir::E_LOOP | super::safe_dir::E_NOTDIR) => {
+            "it is a symbolic link or not a folder".to_owned()
+        }
         _ => e.to_string(),
     })?;
     let own = dir.own().map_err(|e| e.to_string())?;
@@ -97,7 +134,7 @@ fn lock_file(dir: &SafeDir, name: &OsStr, uid: u32) -> Result<std::fs::File> {
         let opened = dir.open_or_create(name);
         let usable = match &opened {
             Ok(f) => SafeDir::entry_of_file(f).is_ok_and(|e| e.kind == Kind::File && e.uid == uid),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => false,
+            Err(e) if e.raw_os_error() == Some(super::safe_dir::E_LOOP) => false,
             Err(e) => return Err(ToolError::fs(e, "open", Some(&shown))),
         };
         if usable && let Ok(f) = opened {
@@ -124,7 +161,6 @@ impl ProcessLock {
 
     /// [`ProcessLock::acquire`] with the first safe folder of `dirs`, for user `uid`.
     pub fn acquire_in(dirs: &[PathBuf], real: &Path, uid: u32) -> Result<Self> {
-        use std::os::fd::AsRawFd;
         let name = blake3::hash(real.as_os_str().as_encoded_bytes()).to_hex();
         let name = OsString::from(format!("{}.lock", &name[..32]));
         let mut refused = Vec::new();
@@ -146,13 +182,9 @@ impl ProcessLock {
         };
         let file = lock_file(&dir, &name, uid)?;
         loop {
-            // SAFETY: flock(2) on a descriptor we own and keep open for the call; no memory is
-            // shared with the kernel.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            if rc == 0 {
+            let Err(e) = lock_exclusive(&file) else {
                 return Ok(Self { _file: file });
-            }
-            let e = std::io::Error::last_os_error();
+            };
             if e.kind() != std::io::ErrorKind::Interrupted {
                 return Err(ToolError::fs(&e, "flock", Some(&dir.path().join(&name))));
             }

@@ -10,19 +10,39 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io;
+#[cfg(unix)]
 use std::os::fd::OwnedFd;
+#[cfg(unix)]
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
+#[cfg(unix)]
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::workspace::{Workspace, realpath};
 
+/// Windows: the same API on directory handles held without `FILE_SHARE_DELETE`.
+#[cfg(windows)]
+#[path = "safe_dir_windows.rs"]
+mod windows;
+#[cfg(windows)]
+pub(crate) use windows::{E_LOOP, E_NOTDIR};
+/// `ELOOP`: opened through a symlink where none may be.
+#[cfg(unix)]
+pub(crate) const E_LOOP: i32 = libc::ELOOP;
+/// `ENOTDIR`: not a folder.
+#[cfg(unix)]
+pub(crate) const E_NOTDIR: i32 = libc::ENOTDIR;
+
 /// A directory held open.
 #[derive(Debug)]
 pub struct SafeDir {
+    #[cfg(unix)]
     fd: OwnedFd,
+    /// Windows: the folder's handle, which keeps it from being renamed or removed.
+    #[cfg(windows)]
+    handle: File,
     path: PathBuf,
 }
 
@@ -61,6 +81,7 @@ pub enum Kind {
     Other,
 }
 
+#[cfg(unix)]
 #[allow(clippy::unnecessary_cast, clippy::useless_conversion)] // the field types differ per platform
 fn entry_of(st: &rustix::fs::Stat) -> Entry {
     let kind = match FileType::from_raw_mode(st.st_mode as _) {
@@ -80,27 +101,26 @@ fn entry_of(st: &rustix::fs::Stat) -> Entry {
 
 /// Whether `name` is one plain path component.
 fn plain(name: &OsStr) -> bool {
-    let b = name.as_bytes();
-    !b.is_empty() && b != b"." && b != b".." && !b.contains(&b'/') && !b.contains(&0)
+    let b = name.as_encoded_bytes();
+    // Windows also splits at `\` and reads `:` as a drive or a stream.
+    let special = |c: &u8| *c == b'/' || *c == 0 || (cfg!(windows) && (*c == b'\\' || *c == b':'));
+    !b.is_empty() && b != b"." && b != b".." && !b.iter().any(special)
 }
 
 fn not_plain(name: &OsStr) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a single path component", name.display()))
 }
 
+#[cfg(unix)]
 const DIR_FLAGS: OFlags = OFlags::DIRECTORY.union(OFlags::RDONLY).union(OFlags::CLOEXEC);
 
+#[cfg(unix)]
 impl SafeDir {
     /// Open `path` as the trusted root of a walk (it may itself be reached through symlinks:
     /// the workspace root may be one).
     pub fn open_root(path: &Path) -> io::Result<Self> {
         let fd = rustix::fs::open(path, DIR_FLAGS, Mode::empty())?;
         Ok(Self { fd, path: path.to_path_buf() })
-    }
-
-    /// Where it was when it was opened (for messages; the folder may have moved since).
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// The subdirectory `name`, never through a symlink (`ELOOP` when `name` is one, `ENOTDIR`
@@ -131,38 +151,6 @@ impl SafeDir {
             }
             other => other.map(|d| (d, false)),
         }
-    }
-
-    /// Walk the relative path `rel` down from here, one component at a time, no symlink
-    /// followed; with `create`, missing folders are made (and listed, so a failed call can
-    /// remove them). A component that is a symlink is `OUTSIDE_WORKSPACE`; `shown` is the
-    /// path named in errors.
-    pub fn walk(self, rel: &Path, create: bool, shown: &Path) -> Result<(Self, Vec<Created>)> {
-        let mut cur = self;
-        let mut made = Vec::new();
-        for c in rel.components() {
-            let name = match c {
-                Component::Normal(n) => n,
-                Component::CurDir => continue,
-                _ => {
-                    return Err(ToolError::new(
-                        ErrorCode::OutsideWorkspace,
-                        format!("{} is not a plain path below the workspace", shown.display()),
-                    ));
-                }
-            };
-            let step = if create { cur.child_or_create(name) } else { cur.child(name).map(|d| (d, false)) };
-            let (next, created) = step.map_err(|e| {
-                // Linux says ENOTDIR for a symlink opened with O_DIRECTORY | O_NOFOLLOW; others ELOOP.
-                let link = matches!(cur.stat(name), Ok(Some(Entry { kind: Kind::Symlink, .. })));
-                walk_error(&e, link, &cur.path.join(name), shown)
-            })?;
-            if created {
-                made.push(Created { parent: cur, name: name.to_os_string() });
-            }
-            cur = next;
-        }
-        Ok((cur, made))
     }
 
     /// What `name` is here, not following a symlink; `None` when there is nothing.
@@ -283,6 +271,45 @@ impl SafeDir {
     }
 }
 
+impl SafeDir {
+    /// Where it was when it was opened (for messages; the folder may have moved since).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Walk the relative path `rel` down from here, one component at a time, no symlink
+    /// followed; with `create`, missing folders are made (and listed, so a failed call can
+    /// remove them). A component that is a symlink is `OUTSIDE_WORKSPACE`; `shown` is the
+    /// path named in errors.
+    pub fn walk(self, rel: &Path, create: bool, shown: &Path) -> Result<(Self, Vec<Created>)> {
+        let mut cur = self;
+        let mut made = Vec::new();
+        for c in rel.components() {
+            let name = match c {
+                Component::Normal(n) => n,
+                Component::CurDir => continue,
+                _ => {
+                    return Err(ToolError::new(
+                        ErrorCode::OutsideWorkspace,
+                        format!("{} is not a plain path below the workspace", shown.display()),
+                    ));
+                }
+            };
+            let step = if create { cur.child_or_create(name) } else { cur.child(name).map(|d| (d, false)) };
+            let (next, created) = step.map_err(|e| {
+                // Linux says ENOTDIR for a symlink opened with O_DIRECTORY | O_NOFOLLOW; others ELOOP.
+                let link = matches!(cur.stat(name), Ok(Some(Entry { kind: Kind::Symlink, .. })));
+                walk_error(&e, link, &cur.path.join(name), shown)
+            })?;
+            if created {
+                made.push(Created { parent: cur, name: name.to_os_string() });
+            }
+            cur = next;
+        }
+        Ok((cur, made))
+    }
+}
+
 fn walk_error(e: &io::Error, link: bool, at: &Path, shown: &Path) -> ToolError {
     match e.raw_os_error() {
         _ if link => ToolError::new(
@@ -294,7 +321,7 @@ fn walk_error(e: &io::Error, link: bool, at: &Path, shown: &Path) -> ToolError {
             ),
         )
         .with_prop("path", shown.display().to_string()),
-        Some(libc::ENOTDIR | libc::ELOOP) => ToolError::new(
+        Some(E_NOTDIR | E_LOOP) => ToolError::new(
             ErrorCode::NotADirectory,
             format!("{} is not a folder, so {} cannot be written", at.display(), shown.display()),
         )
@@ -320,7 +347,7 @@ pub fn open_in(
     top.walk(rel, create, shown)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use std::io::Write;
     use std::os::unix::fs::symlink;

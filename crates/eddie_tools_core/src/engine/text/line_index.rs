@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 use std::io::Read;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -19,26 +18,15 @@ pub const STEP: u64 = 1024;
 const CAPACITY: usize = 256;
 const CHUNK: usize = 1 << 20;
 
-/// What identifies one version of a file without reading it.
+/// What identifies one version of a file without reading it (device, inode, size, mtime,
+/// ctime: [`crate::engine::platform::Stamp`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fingerprint {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
+pub struct Fingerprint(crate::engine::platform::Stamp);
 
 impl Fingerprint {
     /// The fingerprint of `meta`.
     pub fn of(meta: &std::fs::Metadata) -> Self {
-        Self {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.len(),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-        }
+        Self(crate::engine::platform::Stamp::of(meta))
     }
 }
 
@@ -130,7 +118,7 @@ fn build(file: &std::fs::File, fingerprint: Fingerprint, display: &Path) -> Resu
         hasher.update(chunk);
         let d = *det.get_or_insert_with(|| {
             let sample = &chunk[..n.min(SAMPLE)];
-            let complete = fingerprint.size <= sample.len() as u64;
+            let complete = fingerprint.0.len <= sample.len() as u64;
             detect(sample, complete)
         });
         if pos == 0 {

@@ -11,7 +11,6 @@
 //! per entry, and only the requested page of flat entries is materialised.
 
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -331,7 +330,7 @@ fn list_dir<F: TreeFilter>(job: &Job<F::Scope>, opts: TreeOptions, filter: &F) -
     for entry in read {
         let entry = entry.map_err(|e| ToolError::fs(&e, "scandir", Some(&job.lexical)))?;
         let name = entry.file_name();
-        let bytes = name.as_bytes();
+        let bytes = name.as_encoded_bytes();
         if !opts.include_hidden && bytes.first() == Some(&b'.') {
             hidden += 1;
             continue;
@@ -348,7 +347,9 @@ fn list_dir<F: TreeFilter>(job: &Job<F::Scope>, opts: TreeOptions, filter: &F) -
         found.push((key, name, is_dir));
     }
     // Collation order; equal keys keep byte order.
-    found.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.as_bytes().cmp(b.1.as_bytes())));
+    found.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0).then_with(|| a.1.as_encoded_bytes().cmp(b.1.as_encoded_bytes()))
+    });
     let mut dirs = Vec::new();
     let entries = found
         .into_iter()

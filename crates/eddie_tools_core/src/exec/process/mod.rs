@@ -120,7 +120,7 @@ pub struct Proc {
     /// Woken on new output and on exit.
     pub notify: Notify,
     exit: Mutex<Option<Exit>>,
-    stdin: tokio::sync::Mutex<Option<tokio::net::unix::pipe::Sender>>,
+    stdin: tokio::sync::Mutex<Option<supervisor::InPipe>>,
     control: mpsc::UnboundedSender<Control>,
     killed: std::sync::atomic::AtomicBool,
 }
