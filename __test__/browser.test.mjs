@@ -183,6 +183,21 @@ test('typing with submit presses Enter; clear empties first; by selector; the fo
   assert.equal(sub.data.url, `${main.base}/done?email=b%40c.de`)
 })
 
+test('two tabs typing at the same time: each in its own window, neither waits for the front', async () => {
+  const tabs = []
+  for (let i = 0; i < 2; i++) tabs.push((await tools.browserNewTab({ url: `${main.base}/form` }, ctx)).data.tabId)
+  // Rounds of concurrent typing into both tabs: each round used to send one tab to the
+  // background while the other typed, and the background one waited out its 10 s input bound.
+  for (let round = 0; round < 3; round++) {
+    const typed = await Promise.all(tabs.map((tabId) =>
+      tools.browserType({ tabId, selector: '#email', text: `tab${tabId}-round${round}`, clear: true }, ctx)))
+    assert.deepEqual(typed.map((t) => t.data.value), tabs.map((id) => `tab${id}-round${round}`))
+  }
+  const read = await Promise.all(tabs.map((tabId) => tools.browserReadPage({ tabId }, ctx)))
+  read.forEach((r, i) => assert.match(r.content, new RegExp(`value="tab${tabs[i]}-round2"`)))
+  for (const tabId of tabs) await tools.browserCloseTab({ tabId }, ctx)
+})
+
 test('declined confirms: nothing is clicked or typed', async () => {
   await tools.browserNavigate({ url: `${main.base}/form` }, ctx)
   const n = prompts.length

@@ -47,7 +47,7 @@ const net = { allowHosts: ['127.0.0.1'] }
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
 const ws = mkdtempSync(join(tmpdir(), 'eddie-bench-browser-'))
-const ctx = { cwd: ws, network: net }
+const ctx = { cwd: ws, network: net, confirm: () => true }
 const binary = (await tools.browserStatus({}, ctx)).data.binary
 if (!binary) throw new Error('no Chromium found')
 const ARGS = ['--no-first-run', '--no-default-browser-check', '--disable-background-networking', '--disable-component-update',
@@ -58,7 +58,7 @@ const ARGS = ['--no-first-run', '--no-default-browser-check', '--disable-backgro
 const NATIVE_COLD = `
   const t0 = performance.now()
   const t = require(${JSON.stringify(join(root, 'index.js'))})
-  const ctx = { cwd: ${JSON.stringify(ws)}, network: ${JSON.stringify(net)} }
+  const ctx = { cwd: ${JSON.stringify(ws)}, network: ${JSON.stringify(net)}, confirm: () => true }
   ;(async () => {
     await t.browserNavigate({ url: ${JSON.stringify(`${base}/shot`)} }, ctx)
     const s = await t.browserScreenshot({ path: 'cold-native.png' }, ctx)

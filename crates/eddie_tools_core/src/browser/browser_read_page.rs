@@ -32,8 +32,14 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let tab = tab_id(a.tab_id)?;
     let max = Cap::or(a.max_chars, DEFAULT_MAX_CHARS);
     let (b, t) = open(ctx, tab).await?;
-    let (nodes, (url, title)) = tokio::join!(tree::fetch(&b, &t), page_info(&b, &t));
-    let nodes = nodes?;
+    let (nodes, (url, title)) = tokio::join!(tree::fetch_fast(&b, &t), page_info(&b, &t));
+    // The walker fails only when the page cannot run it (a frame being replaced): the
+    // accessibility tree gives the same nodes, slower.
+    let nodes = match nodes {
+        Ok(n) => n,
+        Err(e) if e.code() == crate::error::ErrorCode::Internal => tree::fetch(&b, &t).await?,
+        Err(e) => return Err(e),
+    };
     let r = t.with(|s| tree::render(&nodes, s, max))?;
     let mut content =
         format!("Tab {}: {} — {}\n", t.id, if title.is_empty() { "(no title)" } else { &title }, url);

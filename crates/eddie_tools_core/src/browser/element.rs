@@ -193,7 +193,10 @@ pub async fn resolve(b: &Browser, tab: &Tab, which: &Which) -> Result<Element> {
                     not_found(b, tab, which, "was not handed out in this tab (read the page again)").await
                 );
             };
-            match b.conn.call(Some(&tab.session), "DOM.resolveNode", json!({"backendNodeId": backend})).await
+            match b
+                .conn
+                .call(Some(&tab.session), "DOM.resolveNode", json!({"backendNodeId": backend.abs()}))
+                .await
             {
                 Ok(r) => r["object"]["objectId"].as_str().unwrap_or("").to_owned(),
                 Err(e) if super::cdp::cdp_error(&e).is_some() => {

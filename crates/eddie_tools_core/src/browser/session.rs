@@ -235,6 +235,8 @@ pub struct Browser {
     tabs: Mutex<BTreeMap<u32, Arc<Tab>>>,
     current: Mutex<Option<u32>>,
     fronted: Mutex<Option<u32>>,
+    /// Tabs opened in a window of their own (never in the background: no bringToFront).
+    own_window: Mutex<std::collections::HashSet<u32>>,
     next_tab: AtomicU32,
     last_used: Mutex<Instant>,
     idle: Duration,
@@ -357,6 +359,7 @@ async fn start(binary: PathBuf, idle: Duration) -> Result<Arc<Browser>> {
         tabs: Mutex::new(BTreeMap::new()),
         current: Mutex::new(None),
         fronted: Mutex::new(None),
+        own_window: Mutex::new(std::collections::HashSet::new()),
         next_tab: AtomicU32::new(1),
         last_used: Mutex::new(Instant::now()),
         idle,
@@ -384,6 +387,7 @@ async fn attach(endpoint: String, idle: Duration) -> Result<Arc<Browser>> {
         tabs: Mutex::new(BTreeMap::new()),
         current: Mutex::new(None),
         fronted: Mutex::new(None),
+        own_window: Mutex::new(std::collections::HashSet::new()),
         next_tab: AtomicU32::new(1),
         last_used: Mutex::new(Instant::now()),
         idle,
@@ -833,7 +837,9 @@ impl Browser {
     /// Bring `tab` to the front unless it is there (input and screenshots of a background
     /// tab can wait for a frame that never comes).
     pub async fn front(&self, tab: &Tab) -> Result<()> {
-        if self.fronted.lock().is_ok_and(|f| *f == Some(tab.id)) {
+        if self.fronted.lock().is_ok_and(|f| *f == Some(tab.id))
+            || self.own_window.lock().is_ok_and(|w| w.contains(&tab.id))
+        {
             return Ok(());
         }
         self.conn
@@ -924,6 +930,8 @@ impl Browser {
             c.call(s, "Log.enable", json!({})),
             c.call(s, "Fetch.enable", json!({"patterns": [{"urlPattern": "*", "requestStage": "Request"}]})),
             c.call(s, "Page.setLifecycleEventsEnabled", json!({"enabled": true})),
+            // Every tab behaves as focused (focus events, :focus, typing), in front or not.
+            c.call(s, "Emulation.setFocusEmulationEnabled", json!({"enabled": true})),
             c.call(
                 s,
                 "Emulation.setDeviceMetricsOverride",
@@ -948,9 +956,18 @@ impl Browser {
 
     /// A new tab on `about:blank`.
     pub async fn new_tab(&self) -> Result<Arc<Tab>> {
-        let t = self.conn.call(None, "Target.createTarget", json!({"url": "about:blank"})).await?;
+        // A launched browser opens each tab in a window of its own, so that calls on different
+        // tabs never compete for the front (an attached browser is someone's: tabs as usual).
+        let own = self.is_launched();
+        let t = self
+            .conn
+            .call(None, "Target.createTarget", json!({"url": "about:blank", "newWindow": own}))
+            .await?;
         let target = t["targetId"].as_str().unwrap_or("").to_owned();
         let tab = self.adopt(target).await?;
+        if own && let Ok(mut w) = self.own_window.lock() {
+            w.insert(tab.id);
+        }
         // A new tab opens in the front.
         if let Ok(mut f) = self.fronted.lock() {
             *f = Some(tab.id);

@@ -176,6 +176,16 @@ pub fn parse(result: &Value) -> Vec<Node> {
             }
         }
     }
+    // A select's popup is a node of Chromium's own inside the select: its ref stands for the
+    // select (as the page walker's does), keyed apart from the select's own ref.
+    for i in 0..nodes.len() {
+        if nodes[i].role == "MenuListPopup"
+            && let Some(p) = nodes[i].parent
+            && let Some(be) = nodes[p].backend
+        {
+            nodes[i].backend = Some(-be);
+        }
+    }
     nodes
 }
 
@@ -183,6 +193,114 @@ pub fn parse(result: &Value) -> Vec<Node> {
 pub async fn fetch(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
     let r = b.conn.call(Some(&tab.session), "Accessibility.getFullAXTree", json!({})).await?;
     Ok(parse(&r))
+}
+
+/// The page walker (`walker.js`): the nodes [`fetch`] gives, computed inside the page.
+const WALKER: &str = include_str!("walker.js");
+
+/// The isolated world the walker runs in (the page's scripts cannot see it).
+const WORLD: &str = "eddie-read-page";
+
+/// The tree of `tab` as the page walker computes it: the same nodes, for [`render`], as
+/// [`fetch`] gives (compared on fixture pages by `tests::the_walker_reads_what_the_ax_tree_reads`),
+/// in one `Runtime.evaluate` instead of Chromium's whole accessibility tree. The DOM nodes of
+/// the nodes that get refs come back through the deep serialisation the first time the walker
+/// meets them, and are remembered in the page's isolated world after that.
+pub async fn fetch_fast(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
+    let world = b
+        .conn
+        .call(
+            Some(&tab.session),
+            "Page.createIsolatedWorld",
+            json!({"frameId": tab.target, "worldName": WORLD, "grantUniveralAccess": false}),
+        )
+        .await?;
+    let context = world["executionContextId"].as_i64().unwrap_or_default();
+    let r = b
+        .conn
+        .call(
+            Some(&tab.session),
+            "Runtime.evaluate",
+            json!({
+                "expression": WALKER,
+                "contextId": context,
+                "serializationOptions": {
+                    "serialization": "deep",
+                    "maxDepth": 1,
+                    "additionalParameters": {"maxNodeDepth": 0, "includeShadowTree": "none"},
+                },
+            }),
+        )
+        .await?;
+    if let Some(ex) = r.get("exceptionDetails") {
+        let why = ex["exception"]["description"].as_str().or(ex["text"].as_str()).unwrap_or("an exception");
+        return Err(crate::error::ToolError::internal(format!("the page walker failed: {why}")));
+    }
+    let parts = r["result"]["deepSerializedValue"]["value"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let rows: Value = parts
+        .first()
+        .and_then(|v| v["value"].as_str())
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or(Value::Null);
+    let learned: Vec<Option<i64>> =
+        parts.iter().skip(1).map(|p| p["value"]["backendNodeId"].as_i64()).collect();
+    let nodes = parse_walk(&rows, &learned);
+    if !learned.is_empty() {
+        let ids: Vec<Value> = learned.iter().map(|b| b.map_or(Value::Null, Value::from)).collect();
+        let learn = format!("globalThis.__eddieLearn && globalThis.__eddieLearn({})", Value::Array(ids));
+        b.conn
+            .call(
+                Some(&tab.session),
+                "Runtime.evaluate",
+                json!({"expression": learn, "contextId": context, "returnByValue": true}),
+            )
+            .await?;
+    }
+    Ok(nodes)
+}
+
+/// The walker's rows as nodes; `learned` holds the backend ids of its new elements, in order.
+pub fn parse_walk(rows: &Value, learned: &[Option<i64>]) -> Vec<Node> {
+    let rows = rows.as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut nodes: Vec<Node> = Vec::with_capacity(rows.len());
+    for row in rows {
+        let text = |i: usize| row[i].as_str().unwrap_or("").to_owned();
+        let value = text(3);
+        let backend = match &row[5] {
+            Value::Number(n) => n.as_i64(),
+            Value::String(s) if s.starts_with('n') => {
+                s[1..].parse::<usize>().ok().and_then(|i| learned.get(i).copied().flatten())
+            }
+            // A select's popup stands for the select: the negated id keeps its ref apart.
+            Value::String(s) if s.starts_with('p') => s[1..]
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| nodes.get(i).and_then(|n: &Node| n.backend))
+                .map(|b| -b),
+            _ => None,
+        };
+        let parent = row[0].as_i64().and_then(|p| usize::try_from(p).ok()).filter(|&p| p < nodes.len());
+        nodes.push(Node {
+            role: text(1),
+            name: text(2),
+            value: (!value.is_empty()).then_some(value),
+            description: None,
+            backend,
+            ignored: false,
+            props: row[4]
+                .as_object()
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default(),
+            children: Vec::new(),
+            parent,
+        });
+    }
+    for i in 0..nodes.len() {
+        if let Some(p) = nodes[i].parent {
+            nodes[p].children.push(i);
+        }
+    }
+    nodes
 }
 
 /// The page's root (the node without a parent).
@@ -253,7 +371,10 @@ pub fn render(nodes: &[Node], state: &mut TabState, max_chars: usize) -> Rendere
                     j.insert("ref".into(), Value::String(state.ref_of(be)));
                 }
                 j.insert("role".into(), Value::String(display_role(role).to_owned()));
-                j.insert("name".into(), Value::String(n.name.clone()));
+                j.insert(
+                    "name".into(),
+                    Value::String(n.name.split_whitespace().collect::<Vec<_>>().join(" ")),
+                );
                 if let Some(v) = &n.value {
                     j.insert("value".into(), Value::String(v.clone()));
                 }
@@ -566,6 +687,7 @@ pub fn matches_json(nodes: &[Node], matches: &[Match], state: &mut TabState) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::Ctx;
 
     #[test]
     fn words_split_camel_kebab_and_punctuation() {
@@ -621,5 +743,120 @@ mod tests {
         let m = rank(&nodes, &attrs, "submit button", 3);
         assert_eq!(nodes[m[0].index].role, "button");
         assert!(rank(&nodes, &attrs, "zzz", 3).is_empty());
+    }
+
+    /// Pages the walker must read exactly as the accessibility tree does.
+    fn fixtures() -> Vec<(&'static str, String)> {
+        let form = r#"<!doctype html><html><head><title>Sign up</title></head><body>
+<h1>Create your account</h1>
+<form action="/done" method="get">
+  <label for="email">Email address</label> <input id="email" name="email" type="email" placeholder="you@example.com">
+  <label><input type="checkbox" name="news"> Send me news</label>
+  <button id="submit-button" type="submit">Create account</button>
+  <button type="button" disabled>Disabled thing</button>
+</form>
+<p>Already registered? <a href="/login">Log in</a></p>
+</body></html>"#;
+        let big = format!(
+            "<!doctype html><html><head><title>Big</title></head><body><h1>Inventory</h1><ul>{}</ul></body></html>",
+            (0..400)
+                .map(|i| format!("<li><a href=\"#i{i}\">Item {i}</a> <span>costs {i} coins</span> <button>Button {i}</button></li>"))
+                .collect::<String>()
+        );
+        let rich = r#"<!doctype html><html><head><title>Rich</title><style>.gone{display:none}.ghost{visibility:hidden}</style></head><body>
+<nav aria-label="Main"><ul><li><a href="/a">A</a><ul><li><a href="/b">B</a></li></ul></li></ul></nav>
+<main><h2>Settings</h2><h3 aria-level="4">Sub</h3>
+<p>Some <em>text</em> and <strong>more</strong>.</p>
+<select name="c"><option>Red</option><option selected>Green</option></select>
+<textarea>hello</textarea><input type="text" value="v1" readonly><input type="password" value="abc"><input type="range" value="30">
+<input type="radio" name="r" checked><input type="checkbox" aria-label="tick">
+<div role="button" tabindex="0">Fake</div><div tabindex="0">Focus me</div><span title="tip">hover</span>
+<button aria-pressed="true">Bold</button><button aria-expanded="false">Menu</button>
+<div class="gone"><button>Hidden</button></div><div aria-hidden="true"><button>Aria hidden</button></div>
+<div class="ghost"><button>Ghost</button><span style="visibility:visible">visible child</span></div>
+<img src="data:," alt="Logo"><table><tr><th>H</th></tr><tr><td>cell</td></tr></table>
+<details><summary>More</summary><p>inside</p></details>
+<div role="tablist"><div role="tab" aria-selected="true">T1</div><div role="tab" aria-selected="false">T2</div></div>
+<ol><li>one</li><li>two</li></ol>
+<label>Name <input name="n" required></label>
+<a>no href</a><a href="https://example.com/x">ext</a>
+</main></body></html>"#;
+        vec![("form", form.to_owned()), ("big", big), ("rich", rich.to_owned())]
+    }
+
+    /// Serve `pages` on loopback by path (`/form`, ...), for at most 200 connections.
+    async fn serve(
+        pages: Vec<(&'static str, String)>,
+    ) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            for _ in 0..200 {
+                let Ok((mut sock, _)) = listener.accept().await else { return };
+                let pages = pages.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 8192];
+                    let n = tokio::time::timeout(std::time::Duration::from_secs(5), sock.read(&mut buf))
+                        .await
+                        .ok()
+                        .and_then(|r| r.ok())
+                        .unwrap_or(0);
+                    let head = String::from_utf8_lossy(&buf[..n]);
+                    let path =
+                        head.split_whitespace().nth(1).unwrap_or("/").trim_start_matches('/').to_owned();
+                    let body =
+                        pages.iter().find(|(p, _)| *p == path).map(|(_, b)| b.clone()).unwrap_or_default();
+                    let resp = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = sock.write_all(resp.as_bytes()).await;
+                });
+            }
+        });
+        (addr, task)
+    }
+
+    /// The old source (the accessibility tree) and the new one (the page walker) render the
+    /// same text with the same refs, on every fixture page, and hand out the same refs when
+    /// their reads are mixed in one tab.
+    #[test]
+    fn the_walker_reads_what_the_ax_tree_reads() {
+        let rt = crate::browser::session::rt().unwrap();
+        rt.block_on(async {
+            let (addr, server) = serve(fixtures()).await;
+            let dir = tempfile::tempdir().unwrap();
+            let ctx =
+                Ctx::new(dir.path().to_str().unwrap()).unwrap().with_network(crate::context::NetworkPolicy {
+                    allow_hosts: vec!["127.0.0.1".into()],
+                    ..Default::default()
+                });
+            for (page, _) in fixtures() {
+                let args = crate::call::args::parse(
+                    "browser_navigate",
+                    &json!({"url": format!("http://{addr}/{page}")}),
+                )
+                .unwrap();
+                crate::browser::browser_navigate::run(args, &ctx).await.unwrap();
+                let (b, t) = crate::browser::open(&ctx, None).await.unwrap();
+                let old = fetch(&b, &t).await.unwrap();
+                let new = fetch_fast(&b, &t).await.unwrap();
+                let (mut s_old, mut s_new) = (TabState::default(), TabState::default());
+                let a = render(&old, &mut s_old, 500_000);
+                let n = render(&new, &mut s_new, 500_000);
+                assert_eq!(a.text, n.text, "{page}");
+                assert_eq!(a.nodes, n.nodes, "{page}");
+                assert_eq!((a.total, a.refs), (n.total, n.refs), "{page}");
+                assert!(a.refs > 0, "{page}");
+                // A second walk (the DOM nodes now remembered in the page) and a read of the
+                // other source with the same state give the same refs.
+                let again = fetch_fast(&b, &t).await.unwrap();
+                assert_eq!(render(&again, &mut s_old, 500_000).text, a.text, "{page}");
+                assert_eq!(render(&old, &mut s_new, 500_000).text, a.text, "{page}");
+            }
+            crate::browser::session::close_current().await;
+            server.abort();
+        });
     }
 }
