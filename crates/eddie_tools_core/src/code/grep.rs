@@ -525,9 +525,9 @@ impl Collector<'_> {
             end -= 1;
         }
         let text = String::from_utf8_lossy(&bytes[..end]);
-        let (text, cut) = match text.char_indices().nth(self.q.max_line_length) {
-            Some((i, _)) => (text[..i].to_owned(), true),
-            None => (text.into_owned(), false),
+        let (text, cut) = match crate::engine::text::utf8::head_chars(&text, self.q.max_line_length) {
+            (head, true) => (head.to_owned(), true),
+            (_, false) => (text.into_owned(), false),
         };
         self.file.lines.push(Line { number, text, is_match, cut, column });
     }
