@@ -6,7 +6,7 @@ use crate::context::Ctx;
 use crate::engine::js;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::store;
+use crate::engine::plan::store;
 
 /// Run `complete_task`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {

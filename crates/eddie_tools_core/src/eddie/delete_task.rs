@@ -6,7 +6,7 @@ use crate::context::Ctx;
 use crate::engine::js;
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::plan::tasks::store;
+use crate::engine::plan::tasks::store;
 
 /// Run `agent__delete_task`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {

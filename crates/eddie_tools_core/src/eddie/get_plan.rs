@@ -6,7 +6,7 @@ use crate::context::Ctx;
 use crate::engine::js;
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::plan::store;
+use crate::engine::plan::store;
 
 /// Run `get_plan`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::tasks::store;
+use crate::engine::plan::tasks::store;
 
 /// Run `agent__new_task`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::plan::tasks::store;
+use crate::engine::plan::tasks::store;
 
 /// Run `agent__new_task_list`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
@@ -13,7 +13,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let path = store::locate(&ctx.workspace, &name)?;
     if !ctx.confirm(format!("Create new task list \"{name}\"?")).await? {
         let content = format!("Task list creation cancelled for \"{name}\".");
-        return Ok(ToolOutput::new(crate::plan::tasks::SCHEMA, content, store::empty_document()));
+        return Ok(ToolOutput::new(crate::engine::plan::tasks::SCHEMA, content, store::empty_document()));
     }
     let metadata = match args.get("metadata") {
         Some(Value::Object(m)) => Value::Object(m.clone()),
@@ -25,7 +25,7 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     })
     .await?;
     Ok(ToolOutput::new(
-        crate::plan::tasks::SCHEMA,
+        crate::engine::plan::tasks::SCHEMA,
         format!("Created task list \"{name}\" with 0 tasks."),
         doc,
     ))

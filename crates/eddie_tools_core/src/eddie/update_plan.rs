@@ -6,7 +6,7 @@ use crate::context::Ctx;
 use crate::engine::js;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::store;
+use crate::engine::plan::store;
 
 /// Validate one task the way eddie does; key order title, status, completed, details.
 fn sanitise_task(task: &Value) -> Result<Value> {

@@ -8,6 +8,7 @@ pub mod js;
 #[cfg(feature = "web")]
 pub mod net;
 pub mod patch;
+pub mod plan;
 pub mod process;
 pub mod store;
 pub mod text;

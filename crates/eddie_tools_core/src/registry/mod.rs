@@ -401,10 +401,10 @@ mod tests {
         assert_eq!(id("file_search"), crate::eddie::file_search::SCHEMA);
         assert_eq!(id("get_folder_tree_structure"), crate::eddie::get_folder_tree_structure::SCHEMA);
         for n in ["get_plan", "complete_task", "update_plan"] {
-            assert_eq!(id(n), crate::plan::SCHEMA);
+            assert_eq!(id(n), crate::engine::plan::SCHEMA);
         }
         for t in crate::eddie::FAMILY.tools.iter().filter(|t| t.name.starts_with("agent__")) {
-            assert_eq!(id(t.name), crate::plan::tasks::SCHEMA);
+            assert_eq!(id(t.name), crate::engine::plan::tasks::SCHEMA);
         }
     }
 }

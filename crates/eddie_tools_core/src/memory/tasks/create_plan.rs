@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::tasks::store;
+use crate::engine::plan::tasks::store;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.create_plan.result.v1";

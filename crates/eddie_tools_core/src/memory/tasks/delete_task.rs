@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::plan::tasks::store;
+use crate::engine::plan::tasks::store;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.delete_task.result.v1";

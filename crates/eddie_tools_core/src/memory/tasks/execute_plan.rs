@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::plan::store::now_iso;
-use crate::plan::tasks::store;
+use crate::engine::plan::store::now_iso;
+use crate::engine::plan::tasks::store;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.execute_plan.result.v1";

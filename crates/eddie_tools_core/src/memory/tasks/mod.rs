@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
-use crate::plan::tasks::store;
+use crate::engine::plan::tasks::store;
 use crate::workspace::Resolved;
 
 /// The list Stack's tasks go to by default.

@@ -9,8 +9,8 @@ use super::{Priority, Status};
 use crate::context::Ctx;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::store::now_iso;
-use crate::plan::tasks::store;
+use crate::engine::plan::store::now_iso;
+use crate::engine::plan::tasks::store;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.update_task.result.v1";
