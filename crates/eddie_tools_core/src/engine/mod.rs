@@ -5,7 +5,7 @@
 pub mod es_regex;
 pub mod index;
 pub mod js;
-#[cfg(feature = "web")]
+#[cfg(feature = "net")]
 pub mod net;
 pub mod patch;
 pub mod plan;
