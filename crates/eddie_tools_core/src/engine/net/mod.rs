@@ -10,4 +10,4 @@ pub mod guard;
 pub mod proxy;
 
 pub use client::{Hop, Request, Response, bounded, send};
-pub use guard::{Guard, Resolver, SystemResolver, classify, env_lookup, parse_url, policy_of};
+pub use guard::{Guard, Resolver, SystemResolver, classify, parse_url, policy_of};
