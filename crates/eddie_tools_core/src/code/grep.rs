@@ -12,7 +12,6 @@
 use std::time::{Duration, Instant};
 
 use grep_matcher::Matcher;
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -21,7 +20,7 @@ use crate::call::args::lenient::StringOrList;
 use crate::code::args::{self, Count, below_root};
 use crate::code::paging::Page;
 use crate::context::Ctx;
-use crate::engine::search::{Found, Line, search};
+use crate::engine::search::{self, Collect, Found, Line, Matching};
 use crate::engine::walk::Stop;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
@@ -179,155 +178,120 @@ const TUNACODE_CONTEXT: usize = 2;
 const TUNACODE_MAX_RESULTS: usize = 50;
 const TUNACODE_FIRST_MATCH_MS: usize = 3_000;
 
-/// Everything a search needs, parsed from the arguments.
+/// Everything a grep needs, parsed from the arguments: the search (the engine's query) and
+/// how its result is paged and shown.
 #[derive(Debug, Clone)]
 pub struct Query {
-    /// The pattern as given.
-    pub pattern: String,
+    /// What is searched and kept.
+    pub search: search::Query,
     /// The search path as given.
     pub path: String,
     /// Output mode.
     pub mode: Mode,
-    /// Lines before / after each match.
-    pub before: usize,
-    /// Lines after.
-    pub after: usize,
-    /// Include patterns.
-    pub include: Vec<String>,
-    /// Exclude patterns (gitignore syntax).
-    pub exclude: Vec<String>,
     /// Page size.
     pub max_results: usize,
-    /// Lines kept per file.
-    pub max_per_file: usize,
     /// Files skipped (page start).
     pub offset: usize,
-    /// Characters kept per line.
-    pub max_line_length: usize,
-    /// Walk options.
-    pub respect_gitignore: bool,
-    /// Walk options.
-    pub include_hidden: bool,
     /// Deadline.
     pub timeout: Duration,
-    /// Matches may span lines.
-    pub multiline: bool,
-    /// Stop when nothing matched by then (after the start).
-    pub first_match: Option<Duration>,
     /// Order of the files.
     pub sort_by: SortBy,
     /// TunaCode's defaults and output.
     pub tunacode: bool,
     /// TunaCode's `search_type`, as asked.
     pub search_type: Option<SearchType>,
-    /// Search dependency folders (node_modules, .venv, dist, build, target, ...) too; by
-    /// default they are skipped unless the search path is inside one
-    /// ([`walk::skips_dependencies`]).
-    pub include_dependencies: Option<bool>,
-    /// The pattern is a plain string.
-    pub literal: bool,
-    /// Case-insensitive.
-    pub case_insensitive: bool,
-    pub(crate) matcher: RegexMatcher,
+}
+
+/// Whether the call gets TunaCode's style: asked for, or implied by one of TunaCode's keys.
+fn tunacode_style(a: &Args) -> bool {
+    match a.style {
+        Some(style) => style == Style::Tunacode,
+        None => {
+            a.directory.is_some()
+                || a.use_regex.is_some()
+                || a.case_sensitive.is_some()
+                || a.include_files.is_some()
+                || a.exclude_files.is_some()
+                || a.search_type.is_some()
+        }
+    }
+}
+
+/// How the pattern matches, with both spellings of one thing refused.
+fn matching(a: &Args, tunacode: bool) -> Result<Matching> {
+    if a.path.is_some() && a.directory.is_some() {
+        return Err(ToolError::invalid("grep: give `path` or `directory`, not both"));
+    }
+    if a.literal.is_some() && a.use_regex.is_some() {
+        return Err(ToolError::invalid("grep: give `literal` or `use_regex`, not both"));
+    }
+    if a.case_insensitive.is_some() && a.case_sensitive.is_some() {
+        return Err(ToolError::invalid("grep: give `caseInsensitive` or `case_sensitive`, not both"));
+    }
+    Ok(Matching {
+        literal: match (a.literal, a.use_regex) {
+            (Some(l), _) => l,
+            (None, Some(r)) => !r,
+            (None, None) => tunacode,
+        },
+        case_insensitive: match (a.case_insensitive, a.case_sensitive) {
+            (Some(i), _) => i,
+            (None, Some(c)) => !c,
+            (None, None) => tunacode,
+        },
+        word: a.word_match.unwrap_or(false),
+        multiline: a.multiline.unwrap_or(false),
+    })
 }
 
 impl Query {
     /// Validate the arguments and build the matcher.
-    pub fn new(a: Args) -> Result<Self> {
-        let pattern = args::non_empty(NAME, "pattern", a.pattern)?;
-        let tunacode = match a.style {
-            Some(style) => style == Style::Tunacode,
-            None => {
-                a.directory.is_some()
-                    || a.use_regex.is_some()
-                    || a.case_sensitive.is_some()
-                    || a.include_files.is_some()
-                    || a.exclude_files.is_some()
-                    || a.search_type.is_some()
-            }
-        };
-        if a.path.is_some() && a.directory.is_some() {
-            return Err(ToolError::invalid("grep: give `path` or `directory`, not both"));
-        }
-        if a.literal.is_some() && a.use_regex.is_some() {
-            return Err(ToolError::invalid("grep: give `literal` or `use_regex`, not both"));
-        }
-        if a.case_insensitive.is_some() && a.case_sensitive.is_some() {
-            return Err(ToolError::invalid("grep: give `caseInsensitive` or `case_sensitive`, not both"));
-        }
-        let literal = match (a.literal, a.use_regex) {
-            (Some(l), _) => l,
-            (None, Some(r)) => !r,
-            (None, None) => tunacode,
-        };
-        let case_insensitive = match (a.case_insensitive, a.case_sensitive) {
-            (Some(i), _) => i,
-            (None, Some(c)) => !c,
-            (None, None) => tunacode,
-        };
-        let word = a.word_match.unwrap_or(false);
-        let multiline = a.multiline.unwrap_or(false);
+    pub fn new(mut a: Args) -> Result<Self> {
+        let pattern = args::non_empty(NAME, "pattern", std::mem::take(&mut a.pattern))?;
+        let tunacode = tunacode_style(&a);
+        let mode = a.output_mode.unwrap_or(Mode::Content);
+        let sort_by = a.sort_by.unwrap_or(SortBy::Path);
+        let mut q = search::Query::new(pattern, matching(&a, tunacode)?)?;
         let context = args::uint_of(NAME, "context", a.context, 1000)?.unwrap_or(if tunacode {
             TUNACODE_CONTEXT
         } else {
             0
         });
-        let before = args::uint_of(NAME, "before", a.before, 1000)?.unwrap_or(context);
-        let after = args::uint_of(NAME, "after", a.after, 1000)?.unwrap_or(context);
-        let mode = a.output_mode.unwrap_or(Mode::Content);
-        let mut builder = RegexMatcherBuilder::new();
-        builder.case_insensitive(case_insensitive).fixed_strings(literal).word(word);
-        if multiline {
-            // As `rg -U`: matches may span lines (through `\n`, `\s`, `[^x]`); `.` still stops
-            // at a newline unless the pattern says `(?s)`.
-            builder.multi_line(true);
-        } else {
-            builder.line_terminator(Some(b'\n'));
-        }
-        let matcher = builder.build(&pattern).map_err(|e| {
-            ToolError::new(ErrorCode::InvalidRegex, format!("Invalid regex {pattern:?}: {e}"))
-        })?;
-        let mut include = args::globs(a.include);
-        include.extend(a.include_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
-        let mut exclude = args::globs(a.exclude);
-        exclude.extend(a.exclude_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
-        let first_match = args::uint_of(NAME, "firstMatchTimeoutMs", a.first_match_timeout_ms, 3_600_000)?
+        q.before = args::uint_of(NAME, "before", a.before, 1000)?.unwrap_or(context);
+        q.after = args::uint_of(NAME, "after", a.after, 1000)?.unwrap_or(context);
+        q.collect = match mode {
+            Mode::Content => Collect::Lines,
+            Mode::Files => Collect::Files,
+            Mode::Count => Collect::Count,
+        };
+        q.include = args::globs(a.include);
+        q.include.extend(a.include_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
+        q.exclude = args::globs(a.exclude);
+        q.exclude.extend(a.exclude_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
+        q.search.first_match = args::uint_of(NAME, "firstMatchTimeoutMs", a.first_match_timeout_ms, 3_600_000)?
             .or(tunacode.then_some(TUNACODE_FIRST_MATCH_MS))
             .map(|ms| Duration::from_millis(ms as u64));
+        q.max_per_file = args::cap_of(NAME, "maxPerFile", a.max_per_file, 1_000_000, DEFAULT_MAX_PER_FILE)?;
+        q.max_line_length =
+            args::cap_of(NAME, "maxLineLength", a.max_line_length, 1_000_000, DEFAULT_MAX_LINE_LENGTH)?;
+        q.respect_gitignore = a.respect_gitignore.unwrap_or(true);
+        q.include_hidden = a.include_hidden.unwrap_or(false);
+        q.include_dependencies = a.include_dependencies;
+        q.definitions = sort_by == SortBy::Relevance;
         let default_max = if tunacode { TUNACODE_MAX_RESULTS } else { DEFAULT_MAX_RESULTS };
         Ok(Self {
+            search: q,
             path: a.path.or(a.directory).unwrap_or_else(|| ".".to_owned()),
             mode,
-            before,
-            after,
-            include,
-            exclude,
             max_results: args::cap_of(NAME, "maxResults", a.max_results, 1_000_000, default_max)?,
-            max_per_file: args::cap_of(NAME, "maxPerFile", a.max_per_file, 1_000_000, DEFAULT_MAX_PER_FILE)?,
             offset: args::offset_of(NAME, a.offset)?,
-            max_line_length: args::cap_of(
-                NAME,
-                "maxLineLength",
-                a.max_line_length,
-                1_000_000,
-                DEFAULT_MAX_LINE_LENGTH,
-            )?,
-            respect_gitignore: a.respect_gitignore.unwrap_or(true),
-            include_hidden: a.include_hidden.unwrap_or(false),
             timeout: Duration::from_millis(
                 args::uint_of(NAME, "timeoutMs", a.timeout_ms, 3_600_000)?.unwrap_or(DEFAULT_TIMEOUT_MS)
                     as u64,
             ),
-            pattern,
-            multiline,
-            first_match,
-            sort_by: a.sort_by.unwrap_or(SortBy::Path),
+            sort_by,
             tunacode,
             search_type: a.search_type,
-            include_dependencies: a.include_dependencies,
-            literal,
-            case_insensitive,
-            matcher,
         })
     }
 }
@@ -364,10 +328,18 @@ pub fn path_class(rel: &str) -> u8 {
     0
 }
 
+/// Search (blocking, through the engine: the index when it can answer, else a scan) and order
+/// the files as asked.
+pub fn find(target: &args::Target, q: &Query, stop: &Stop) -> Result<Found> {
+    let mut found = search::search(target, &q.search, stop)?;
+    rank(&mut found, q, target);
+    Ok(found)
+}
+
 /// Order the files by relevance when asked (they come sorted by path): definitions first, then
 /// source before tests before vendored code, then the most recently modified; ties keep the
 /// path order.
-pub(crate) fn rank(found: &mut Found, q: &Query, ctx_target: &args::Target) {
+fn rank(found: &mut Found, q: &Query, ctx_target: &args::Target) {
     if q.sort_by != SortBy::Relevance {
         return;
     }
@@ -392,7 +364,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let target = args::target(ctx, Some(&q.path))?;
     let stop = Stop::new(ctx.cancel.flag(), Some(Instant::now() + q.timeout));
     let (found, q) = crate::blocking("grep", move || {
-        let found = search(&target, &q, &stop)?;
+        let found = find(&target, &q, &stop)?;
         Ok((found, q))
     })
     .await?;
@@ -444,84 +416,99 @@ fn blocks(lines: &[Line], budget: usize) -> (Vec<Vec<&Line>>, usize, bool) {
     (out, matches, cut)
 }
 
-/// Build the result.
-pub fn render(q: &Query, mut found: Found) -> ToolOutput {
+/// One page of a result: its text, its JSON entries, and where it ends.
+struct Shown {
+    /// This package's text of the page.
+    text: String,
+    /// TunaCode's text of the page (content mode in TunaCode's style).
+    tuna: String,
+    /// The page's entries.
+    entries: Vec<Value>,
+    /// The file after the page's last.
+    end: usize,
+    /// Some file or line was left out.
+    truncated: bool,
+}
+
+/// The page of paths or counts from `offset`.
+fn page_of_entries(q: &Query, found: &Found, offset: usize) -> Shown {
+    let end = (offset + q.max_results).min(found.files.len());
+    let (mut text, mut entries) = (String::new(), Vec::new());
+    for f in &found.files[offset..end] {
+        if q.mode == Mode::Files {
+            text.push_str(&f.path);
+            entries.push(json!(f.path));
+        } else {
+            text.push_str(&format!("{}:{}", f.path, f.matches));
+            entries.push(json!({ "path": f.path, "count": f.matches }));
+        }
+        text.push('\n');
+    }
+    Shown { text, tuna: String::new(), entries, end, truncated: found.store_full }
+}
+
+/// The page of matching lines from `offset`: whole files until `maxResults` lines are shown.
+fn page_of_lines(q: &Query, found: &mut Found, offset: usize) -> Shown {
+    let mut shown =
+        Shown { text: String::new(), tuna: String::new(), entries: Vec::new(), end: offset, truncated: found.store_full };
+    let mut page_lines = 0usize;
+    for f in found.files[offset..].iter_mut() {
+        if page_lines >= q.max_results {
+            break;
+        }
+        let budget = q.max_results - page_lines;
+        let (bl, kept, cut) = blocks(&f.lines, budget);
+        let file_truncated = cut || f.capped || kept < f.matches;
+        shown.truncated |= file_truncated;
+        page_lines += kept.max(1);
+        shown.end += 1;
+        if q.tunacode {
+            tunacode_blocks(q, &f.path, &bl, &mut shown.tuna);
+        }
+        let text = &mut shown.text;
+        text.push_str(&format!("{}\n", f.path));
+        for (i, b) in bl.iter().enumerate() {
+            if i > 0 {
+                text.push_str("  --\n");
+            }
+            for l in b {
+                let sep = if l.is_match { ':' } else { '-' };
+                let more = if l.cut { " […]" } else { "" };
+                text.push_str(&format!("  {}{sep} {}{more}\n", l.number, l.text));
+            }
+        }
+        if file_truncated {
+            text.push_str(&format!(
+                "  … {} of {} matching lines shown; search this file alone for the rest\n",
+                kept, f.matches
+            ));
+        }
+        shown.entries.push(json!({
+            "path": f.path,
+            "matchCount": f.matches,
+            "truncated": file_truncated,
+            "blocks": bl.iter().map(|b| json!({
+                "startLine": b.first().map_or(0, |l| l.number),
+                "lines": b.iter().map(|l| line_json(l)).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        }));
+        // Shown: free its lines now, so the text and the JSON do not add up to a third copy.
+        f.lines = Vec::new();
+    }
+    shown
+}
+
+/// The first line: what matched, what is shown, and the notes after `notes_at` (paging,
+/// deadlines, the abort, unreadable files, the store limit).
+fn header(q: &Query, found: &Found, offset: usize, end: usize, has_more: bool) -> (String, usize) {
     let total_files = found.files.len();
     let total_matches: usize = found.files.iter().map(|f| f.matches).sum();
-    let offset = q.offset.min(total_files);
-    let mut text = String::new();
-    let mut truncated = found.store_full;
-    let mut page_lines = 0usize;
-    let mut end = offset;
-    let mut entries = Vec::new();
-    let mut tuna = String::new();
-    match q.mode {
-        Mode::Files | Mode::Count => {
-            end = (offset + q.max_results).min(total_files);
-            for f in &found.files[offset..end] {
-                if q.mode == Mode::Files {
-                    text.push_str(&f.path);
-                    entries.push(json!(f.path));
-                } else {
-                    text.push_str(&format!("{}:{}", f.path, f.matches));
-                    entries.push(json!({ "path": f.path, "count": f.matches }));
-                }
-                text.push('\n');
-            }
-        }
-        Mode::Content => {
-            for f in found.files[offset..].iter_mut() {
-                if page_lines >= q.max_results {
-                    break;
-                }
-                let budget = q.max_results - page_lines;
-                let (bl, kept, cut) = blocks(&f.lines, budget);
-                let file_truncated = cut || f.capped || kept < f.matches;
-                truncated |= file_truncated;
-                page_lines += kept.max(1);
-                end += 1;
-                if q.tunacode {
-                    tunacode_blocks(q, &f.path, &bl, &mut tuna);
-                }
-                text.push_str(&format!("{}\n", f.path));
-                for (i, b) in bl.iter().enumerate() {
-                    if i > 0 {
-                        text.push_str("  --\n");
-                    }
-                    for l in b {
-                        let sep = if l.is_match { ':' } else { '-' };
-                        let more = if l.cut { " […]" } else { "" };
-                        text.push_str(&format!("  {}{sep} {}{more}\n", l.number, l.text));
-                    }
-                }
-                if file_truncated {
-                    text.push_str(&format!(
-                        "  … {} of {} matching lines shown; search this file alone for the rest\n",
-                        kept, f.matches
-                    ));
-                }
-                entries.push(json!({
-                    "path": f.path,
-                    "matchCount": f.matches,
-                    "truncated": file_truncated,
-                    "blocks": bl.iter().map(|b| json!({
-                        "startLine": b.first().map_or(0, |l| l.number),
-                        "lines": b.iter().map(|l| line_json(l)).collect::<Vec<_>>(),
-                    })).collect::<Vec<_>>(),
-                }));
-                // Shown: free its lines now, so the text and the JSON do not add up to a third copy.
-                f.lines = Vec::new();
-            }
-        }
-    }
-    let page = Page::new(offset, q.max_results, end - offset, total_files);
-    let has_more = page.has_more();
     let what = match q.mode {
         Mode::Files => format!("{total_files} files match"),
         _ => format!("{total_matches} matching lines in {total_files} files"),
     };
     let mut header =
-        format!("grep {:?} in {}: {what} ({} files searched)", q.pattern, q.path, found.searched);
+        format!("grep {:?} in {}: {what} ({} files searched)", q.search.pattern, q.path, found.searched);
     if total_files > 0 {
         header.push_str(&format!("; showing files {}-{} of {total_files}", offset + 1, end));
     }
@@ -548,50 +535,41 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
     if found.first_match_expired {
         header.push_str(&format!(
             " Stopped: nothing matched within the first-match deadline ({} ms); narrow the folder or the file globs, or raise firstMatchTimeoutMs.",
-            q.first_match.map_or(0, |d| d.as_millis())
+            q.search.first_match.map_or(0, |d| d.as_millis())
         ));
     }
-    let mut content = if q.tunacode && q.mode == Mode::Content {
-        tunacode_header(q, total_matches, total_files, &found, &header[notes_at..])
-    } else {
-        header
-    };
-    found.ignored.push_note(&mut content);
-    if q.tunacode && q.mode == Mode::Content {
-        if !tuna.is_empty() {
-            content.push_str("\n============================================================\n");
-            content.push_str(tuna.trim_end());
-        }
-    } else if !text.is_empty() {
-        content.push('\n');
-        content.push_str(text.trim_end());
-    }
+    (header, notes_at)
+}
+
+/// The result's `data`.
+fn data_of(q: &Query, found: &Found, shown: Shown, page: &Page) -> Value {
+    let total_matches: usize = found.files.iter().map(|f| f.matches).sum();
     let key = match q.mode {
         Mode::Content => "matches",
         Mode::Files => "files",
         Mode::Count => "counts",
     };
     let mut data = json!({
-        "pattern": q.pattern,
+        "pattern": q.search.pattern,
         "path": q.path,
         "outputMode": match q.mode { Mode::Content => "content", Mode::Files => "files", Mode::Count => "count" },
         "totalMatches": if q.mode == Mode::Files { Value::Null } else { json!(total_matches) },
-        "totalFiles": total_files,
+        "totalFiles": found.files.len(),
         "filesSearched": found.searched,
         "binarySkipped": found.binary,
         "unreadable": found.unreadable,
         "ignored": found.ignored.to_json(),
-        "truncated": truncated,
+        "truncated": shown.truncated,
         "timedOut": found.timed_out,
         "cancelled": found.cancelled,
         "pagination": page.to_json(),
         "index": found.index.to_json(),
     });
-    data[key] = Value::Array(entries);
+    data[key] = Value::Array(shown.entries);
     if q.sort_by == SortBy::Relevance {
         data["sortBy"] = json!("relevance");
     }
-    if q.first_match.is_some() {
+    if q.search.first_match.is_some() {
         data["firstMatchTimedOut"] = json!(found.first_match_expired);
     }
     if q.tunacode {
@@ -601,16 +579,47 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
             "used": "ripgrep",
         });
     }
-    ToolOutput::new(SCHEMA, content, data)
+    data
+}
+
+/// Build the result: one page, its header, its text (this package's or TunaCode's) and data.
+pub fn render(q: &Query, mut found: Found) -> ToolOutput {
+    let total_files = found.files.len();
+    let offset = q.offset.min(total_files);
+    let mut shown = match q.mode {
+        Mode::Files | Mode::Count => page_of_entries(q, &found, offset),
+        Mode::Content => page_of_lines(q, &mut found, offset),
+    };
+    let page = Page::new(offset, q.max_results, shown.end - offset, total_files);
+    let (header, notes_at) = header(q, &found, offset, shown.end, page.has_more());
+    let tunacode = q.tunacode && q.mode == Mode::Content;
+    let mut content = if tunacode {
+        let total_matches: usize = found.files.iter().map(|f| f.matches).sum();
+        tunacode_header(q, total_matches, total_files, &found, &header[notes_at..])
+    } else {
+        header
+    };
+    found.ignored.push_note(&mut content);
+    let (text, tuna) = (std::mem::take(&mut shown.text), std::mem::take(&mut shown.tuna));
+    if tunacode {
+        if !tuna.is_empty() {
+            content.push_str("\n============================================================\n");
+            content.push_str(tuna.trim_end());
+        }
+    } else if !text.is_empty() {
+        content.push('\n');
+        content.push_str(text.trim_end());
+    }
+    ToolOutput::new(SCHEMA, content, data_of(q, &found, shown, &page))
 }
 
 /// TunaCode's first lines: the count, the strategy, and the notes of this package's header
 /// (paging, deadlines) after them.
 fn tunacode_header(q: &Query, matches: usize, files: usize, found: &Found, notes: &str) -> String {
     let mut out = if matches == 0 {
-        format!("No matches found for pattern: {}", q.pattern)
+        format!("No matches found for pattern: {}", q.search.pattern)
     } else {
-        format!("Found {matches} matches for pattern: {} (in {files} files)", q.pattern)
+        format!("Found {matches} matches for pattern: {} (in {files} files)", q.search.pattern)
     };
     let requested = match q.search_type {
         Some(t) if t != SearchType::Ripgrep => format!(" (requested: {})", t.name()),
@@ -647,7 +656,7 @@ fn mark(q: &Query, text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len() + 8);
     let mut at = 0;
-    let _ = q.matcher.find_iter(bytes, |m| {
+    let _ = q.search.matcher().find_iter(bytes, |m| {
         if m.start() < at || m.is_empty() {
             return true;
         }
@@ -683,8 +692,10 @@ pub const TOOL: crate::registry::ToolSpec = crate::registry::ToolSpec {
 mod tests {
     use super::*;
     use crate::code::testing::{ctx, ws};
+    use crate::engine::walk::Stop;
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
+    use std::time::Instant;
 
     async fn grep(dir: &Path, args: Value) -> Result<ToolOutput> {
         (TOOL.run)(&args, &ctx(dir)).await
@@ -806,35 +817,19 @@ mod tests {
     }
 
     #[test]
-    fn unreadable_files_are_counted() {
-        let t = ws(&[("d/x.txt", "hit\n")]);
-        let q = query(json!({"pattern": "hit"})).unwrap();
-        let (inc, stored) = (Includes::new(&[], false).unwrap(), AtomicUsize::new(0));
-        let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
-        let mut w = Worker::new(&q, &first, &inc, "", &stored);
-        let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
-        // Opening a directory works on Linux; reading it fails (EISDIR).
-        w.search(&t.path().join("d"), "d", &stop);
-        w.search(&t.path().join("missing"), "missing", &stop);
-        assert_eq!(w.unreadable, 2);
-        w.search(&t.path().join("d/x.txt"), "d/x.txt", &stop);
-        assert_eq!((w.unreadable, w.hits.len()), (2, 1));
-    }
-
-    #[test]
     fn cancelled_walk_returns_partial_flagged() {
         let t = ws(&[("a.txt", "hit\n"), ("b.txt", "hit\n")]);
         let ctx = Ctx::new(t.path().to_str().unwrap()).unwrap();
         let target = args::target(&ctx, None).unwrap();
         let q = query(json!({"pattern": "hit"})).unwrap();
         let stop = Stop::new(Arc::new(AtomicBool::new(true)), None);
-        let found = search(&target, &q, &stop).unwrap();
+        let found = find(&target, &q, &stop).unwrap();
         assert!(found.cancelled);
         assert!(found.files.is_empty());
         let out = render(&q, found);
         assert_eq!(out.data["cancelled"], true);
         let stop = Stop::new(Arc::new(AtomicBool::new(false)), Some(Instant::now()));
-        let found = search(&target, &q, &stop).unwrap();
+        let found = find(&target, &q, &stop).unwrap();
         assert!(found.timed_out);
     }
 
@@ -918,7 +913,7 @@ mod tests {
         let stop = || Stop::new(Arc::new(AtomicBool::new(false)), None);
         // An expired deadline with nothing found: stopped, flagged, and said.
         let q = query(json!({"pattern": "nothing", "firstMatchTimeoutMs": 0})).unwrap();
-        let found = search(&target, &q, &stop()).unwrap();
+        let found = find(&target, &q, &stop()).unwrap();
         assert!(found.first_match_expired);
         assert_eq!(found.searched, 0);
         let out = render(&q, found);
@@ -926,7 +921,7 @@ mod tests {
         assert!(out.content.contains("first-match deadline (0 ms)"), "{}", out.content);
         // A generous one changes nothing.
         let q = query(json!({"pattern": "hit", "firstMatchTimeoutMs": 60000})).unwrap();
-        let found = search(&target, &q, &stop()).unwrap();
+        let found = find(&target, &q, &stop()).unwrap();
         assert!(!found.first_match_expired);
         assert_eq!(found.files.len(), 1);
         assert_eq!(render(&q, found).data["firstMatchTimedOut"], false);
@@ -977,7 +972,5 @@ mod tests {
         assert_eq!(path_class("x_test.go"), 1);
         assert_eq!(path_class("node_modules/a/x.js"), 2);
         assert_eq!(path_class("static/app.min.js"), 2);
-        assert!(defines(b"pub fn ") && defines(b"export function ") && defines(b"  def "));
-        assert!(!defines(b"x = ") && !defines(b"fn") && !defines(b"undef "));
     }
 }

@@ -6,17 +6,123 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use grep_matcher::Matcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
-use crate::code::args::{self, below_root};
-use crate::code::grep::{Mode, Query, SortBy, rank};
 use crate::engine::index;
 use crate::engine::walk::globs::Includes;
-use crate::engine::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions};
-use crate::error::Result;
+use crate::engine::walk::{self, Entry, IgnoreCounts, Stop, Target, Visitor, WalkOptions, below_root};
+use crate::error::{ErrorCode, Result, ToolError};
+
+/// What a search keeps of each file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collect {
+    /// The matching lines and their context.
+    Lines,
+    /// Only that the file matches: each file stops at its first match.
+    Files,
+    /// The number of matching lines.
+    Count,
+}
+
+/// How the pattern matches.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Matching {
+    /// The pattern is a plain string.
+    pub literal: bool,
+    /// Ignore case.
+    pub case_insensitive: bool,
+    /// Only whole words.
+    pub word: bool,
+    /// Matches may span lines (as `rg -U`).
+    pub multiline: bool,
+}
+
+/// What a search looks for and what it keeps: [`Query::new`] builds the matcher with the
+/// defaults below, and a caller sets the fields it needs.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// The pattern as given.
+    pub pattern: String,
+    /// The pattern is a plain string.
+    pub literal: bool,
+    /// Case-insensitive.
+    pub case_insensitive: bool,
+    /// Matches may span lines.
+    pub multiline: bool,
+    /// What is kept of each file (default: lines).
+    pub collect: Collect,
+    /// Lines kept before each match (default 0).
+    pub before: usize,
+    /// Lines kept after each match (default 0).
+    pub after: usize,
+    /// Only files matching these globs (default: every file).
+    pub include: Vec<String>,
+    /// Paths skipped (gitignore syntax, relative to the search root).
+    pub exclude: Vec<String>,
+    /// Matching lines kept per file (default: all); the count stays exact.
+    pub max_per_file: usize,
+    /// Characters kept per line (default 400).
+    pub max_line_length: usize,
+    /// Honour .gitignore, .ignore and .git/info/exclude (default true).
+    pub respect_gitignore: bool,
+    /// Include dot-files and dot-directories (default false).
+    pub include_hidden: bool,
+    /// Search dependency folders (node_modules, .venv, dist, build, target, ...) too; by
+    /// default they are skipped unless the search path is inside one
+    /// ([`walk::skips_dependencies`]).
+    pub include_dependencies: Option<bool>,
+    /// Stop when nothing matched by then (after the start).
+    pub first_match: Option<Duration>,
+    /// Look whether a matching line defines what matched ([`FileHits::definition`]).
+    pub definitions: bool,
+    matcher: RegexMatcher,
+}
+
+impl Query {
+    /// Build the matcher of `pattern` (`INVALID_REGEX` when it does not compile).
+    pub fn new(pattern: String, m: Matching) -> Result<Self> {
+        let mut builder = RegexMatcherBuilder::new();
+        builder.case_insensitive(m.case_insensitive).fixed_strings(m.literal).word(m.word);
+        if m.multiline {
+            // As `rg -U`: matches may span lines (through `\n`, `\s`, `[^x]`); `.` still stops
+            // at a newline unless the pattern says `(?s)`.
+            builder.multi_line(true);
+        } else {
+            builder.line_terminator(Some(b'\n'));
+        }
+        let matcher = builder.build(&pattern).map_err(|e| {
+            ToolError::new(ErrorCode::InvalidRegex, format!("Invalid regex {pattern:?}: {e}"))
+        })?;
+        Ok(Self {
+            pattern,
+            literal: m.literal,
+            case_insensitive: m.case_insensitive,
+            multiline: m.multiline,
+            collect: Collect::Lines,
+            before: 0,
+            after: 0,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_per_file: usize::MAX,
+            max_line_length: 400,
+            respect_gitignore: true,
+            include_hidden: false,
+            include_dependencies: None,
+            first_match: None,
+            definitions: false,
+            matcher,
+        })
+    }
+
+    /// The compiled pattern.
+    pub fn matcher(&self) -> &RegexMatcher {
+        &self.matcher
+    }
+}
 
 /// At most this many lines (matches and context) are kept over the whole search.
 const STORE_LIMIT: usize = 100_000;
@@ -165,7 +271,7 @@ impl Collector<'_> {
         } else {
             None
         };
-        if self.q.mode != Mode::Content {
+        if self.q.collect != Collect::Lines {
             return;
         }
         if self.stored.fetch_add(1, Ordering::Relaxed) >= STORE_LIMIT {
@@ -193,13 +299,13 @@ impl Sink for Collector<'_> {
         for (i, line) in mat.lines().enumerate() {
             let number = first + i as u64;
             self.file.matches += 1;
-            if self.q.sort_by == SortBy::Relevance
+            if self.q.definitions
                 && !self.file.definition
                 && let Ok(Some(m)) = self.q.matcher.find(line)
             {
                 self.file.definition = defines(&line[..m.start()]);
             }
-            if self.q.mode == Mode::Content {
+            if self.q.collect == Collect::Lines {
                 if self.file.matches <= self.q.max_per_file {
                     self.keep(number, line, true);
                 } else {
@@ -208,7 +314,7 @@ impl Sink for Collector<'_> {
             }
             self.last_line = number;
         }
-        if self.q.mode == Mode::Files {
+        if self.q.collect == Collect::Files {
             return Ok(false);
         }
         Ok(!self.stop.should_stop())
@@ -245,8 +351,8 @@ struct Worker<'q> {
 fn searcher(q: &Query, mmap: bool) -> Searcher {
     let mut b = SearcherBuilder::new();
     b.line_number(true)
-        .before_context(if q.mode == Mode::Content { q.before } else { 0 })
-        .after_context(if q.mode == Mode::Content { q.after } else { 0 })
+        .before_context(if q.collect == Collect::Lines { q.before } else { 0 })
+        .after_context(if q.collect == Collect::Lines { q.after } else { 0 })
         .multi_line(q.multiline)
         .binary_detection(BinaryDetection::quit(b'\x00'))
         // A line longer than this in a streamed file makes the file unreadable (skipped) instead
@@ -345,14 +451,13 @@ fn binary_without_match(q: &Query, size: u64, flags: u8) -> bool {
 }
 
 /// Search (blocking): through the root's index when it can answer, else by scanning.
-pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found> {
+pub fn search(ctx_target: &Target, q: &Query, stop: &Stop) -> Result<Found> {
     let includes = Includes::new(&q.include, false)?;
     // The index covers the walk's own options; exclude patterns and a first-match deadline are
     // the scan's.
     if ctx_target.file.is_some() || !q.exclude.is_empty() || q.first_match.is_some() || stop.should_stop() {
         let mut found = scan(ctx_target, q, stop, &includes)?;
         found.index = index::Report::unsupported();
-        rank(&mut found, q, ctx_target);
         return Ok(found);
     }
     let key = index::Key {
@@ -374,7 +479,6 @@ pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found
         None => scan(ctx_target, q, stop, &includes)?,
     };
     found.index = report;
-    rank(&mut found, q, ctx_target);
     Ok(found)
 }
 
@@ -429,7 +533,7 @@ fn verify(key: &index::Key, sel: index::Selection, q: &Query, stop: &Stop, inclu
 }
 
 /// Search by walking the tree.
-fn scan(ctx_target: &args::Target, q: &Query, stop: &Stop, includes: &Includes) -> Result<Found> {
+fn scan(ctx_target: &Target, q: &Query, stop: &Stop, includes: &Includes) -> Result<Found> {
     let stored = AtomicUsize::new(0);
     let first = FirstMatch {
         deadline: q.first_match.map(|d| Instant::now() + d),
@@ -477,3 +581,40 @@ fn scan(ctx_target: &args::Target, q: &Query, stop: &Stop, includes: &Includes) 
     })
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn unreadable_files_are_counted() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("d")).unwrap();
+        std::fs::write(t.path().join("d/x.txt"), "hit\n").unwrap();
+        let q = Query::new("hit".to_owned(), Matching::default()).unwrap();
+        let (inc, stored) = (Includes::new(&[], false).unwrap(), AtomicUsize::new(0));
+        let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
+        let mut w = Worker::new(&q, &first, &inc, "", &stored);
+        let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
+        // Opening a directory works on Linux; reading it fails (EISDIR).
+        w.search(&t.path().join("d"), "d", &stop);
+        w.search(&t.path().join("missing"), "missing", &stop);
+        assert_eq!(w.unreadable, 2);
+        w.search(&t.path().join("d/x.txt"), "d/x.txt", &stop);
+        assert_eq!((w.unreadable, w.hits.len()), (2, 1));
+    }
+
+    #[test]
+    fn a_definition_keyword_before_the_match() {
+        assert!(defines(b"pub fn ") && defines(b"export function ") && defines(b"  def "));
+        assert!(!defines(b"x = ") && !defines(b"fn") && !defines(b"undef "));
+    }
+
+    #[test]
+    fn a_bad_pattern_is_invalid_regex() {
+        let e = Query::new("(".to_owned(), Matching::default()).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidRegex);
+        assert!(Query::new("(".to_owned(), Matching { literal: true, ..Default::default() }).is_ok());
+    }
+}
