@@ -10,6 +10,7 @@ pub mod net;
 pub mod patch;
 pub mod plan;
 pub mod process;
+pub mod project;
 pub mod search;
 pub mod store;
 pub mod text;

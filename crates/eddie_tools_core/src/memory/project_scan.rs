@@ -12,6 +12,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::context::Ctx;
+use crate::engine::project::languages::language;
+use crate::engine::project::manifests::manifests;
 use crate::engine::walk::{self, Entry, Root, Stop, Visitor, WalkOptions};
 use crate::error::Result;
 use crate::output::ToolOutput;
@@ -38,51 +40,6 @@ fn input_schema() -> Value {
         o.entry("required").or_insert_with(|| json!([]));
     }
     v
-}
-
-/// The language of a file name, by extension or name.
-fn language(name: &str) -> Option<&'static str> {
-    let lower = name.to_ascii_lowercase();
-    if lower == "dockerfile" || lower.starts_with("dockerfile.") {
-        return Some("Dockerfile");
-    }
-    if lower == "makefile" {
-        return Some("Makefile");
-    }
-    let ext = lower.rsplit_once('.').map(|(_, e)| e)?;
-    Some(match ext {
-        "rs" => "Rust",
-        "ts" | "tsx" | "mts" | "cts" => "TypeScript",
-        "js" | "jsx" | "mjs" | "cjs" => "JavaScript",
-        "py" | "pyi" => "Python",
-        "go" => "Go",
-        "java" => "Java",
-        "kt" | "kts" => "Kotlin",
-        "c" | "h" => "C",
-        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => "C++",
-        "cs" => "C#",
-        "rb" => "Ruby",
-        "php" => "PHP",
-        "swift" => "Swift",
-        "scala" => "Scala",
-        "dart" => "Dart",
-        "lua" => "Lua",
-        "zig" => "Zig",
-        "ex" | "exs" => "Elixir",
-        "hs" => "Haskell",
-        "sh" | "bash" | "zsh" => "Shell",
-        "sql" => "SQL",
-        "html" | "htm" => "HTML",
-        "css" | "scss" | "sass" | "less" => "CSS",
-        "vue" => "Vue",
-        "svelte" => "Svelte",
-        "md" | "markdown" | "mdx" => "Markdown",
-        "json" => "JSON",
-        "yaml" | "yml" => "YAML",
-        "toml" => "TOML",
-        "xml" => "XML",
-        _ => return None,
-    })
 }
 
 #[derive(Default)]
@@ -128,49 +85,6 @@ fn count_lines(p: &std::path::Path) -> usize {
     }
     let n = memchr::memchr_iter(b'\n', &buf).count();
     if buf.last().is_some_and(|b| *b != b'\n') { n + 1 } else { n }
-}
-
-/// Manifests at the project root: (path, kind).
-fn manifests(dir: &std::path::Path) -> Vec<(String, &'static str)> {
-    let mut out = Vec::new();
-    for (name, kind) in [
-        ("package.json", "npm"),
-        ("pyproject.toml", "python"),
-        ("setup.py", "python"),
-        ("requirements.txt", "python"),
-        ("Cargo.toml", "cargo"),
-        ("go.mod", "go"),
-        ("Gemfile", "ruby"),
-        ("pom.xml", "maven"),
-        ("build.gradle", "gradle"),
-        ("build.gradle.kts", "gradle"),
-        ("Makefile", "make"),
-        ("Dockerfile", "docker"),
-        ("docker-compose.yml", "compose"),
-        ("docker-compose.yaml", "compose"),
-        ("compose.yml", "compose"),
-        ("compose.yaml", "compose"),
-        (".gitlab-ci.yml", "ci"),
-        (".circleci/config.yml", "ci"),
-        ("azure-pipelines.yml", "ci"),
-        ("Jenkinsfile", "ci"),
-        (".ci/run", "ci"),
-    ] {
-        let p = dir.join(name);
-        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
-            out.push((name.to_owned(), kind));
-        }
-    }
-    if let Ok(rd) = std::fs::read_dir(dir.join(".github/workflows")) {
-        let mut names: Vec<String> = rd
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
-            .collect();
-        names.sort();
-        out.extend(names.into_iter().map(|n| (format!(".github/workflows/{n}"), "ci")));
-    }
-    out
 }
 
 /// Run `project_scan`.
