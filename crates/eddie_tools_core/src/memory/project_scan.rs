@@ -2,7 +2,7 @@
 //! the ignore engine: `.gitignore`/`.ignore`, hidden entries and dependency folders left out),
 //! the languages by lines, its manifests (package.json, pyproject, Cargo.toml, go.mod,
 //! Dockerfile, compose, CI configs), `has_git`, and the test, lint and build commands that
-//! `detect_project` finds (called through the registry).
+//! `detect_project` finds (`engine::project`).
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::context::Ctx;
+use crate::engine::project::detect::{commands_json, detect};
 use crate::engine::project::languages::language;
 use crate::engine::project::manifests::manifests;
 use crate::engine::walk::{self, Entry, Root, Stop, Visitor, WalkOptions};
@@ -121,11 +122,13 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     })
     .await?;
     ctx.cancel.check()?;
-    let detected = crate::registry::run("detect_project", &json!({"path": given}), ctx)
-        .await
-        .ok()
-        .and_then(|o| o.data_value().ok())
-        .unwrap_or(Value::Null);
+    let detected = if r.real.is_dir() {
+        let (dir, path) = (r.real.clone(), ctx.env_var("PATH"));
+        let p = crate::blocking(NAME, move || Ok(detect(&dir, path.as_deref()))).await?;
+        json!({"name": p.name, "types": p.types, "commands": commands_json(&p)})
+    } else {
+        Value::Null
+    };
     let mut langs: Vec<(&str, usize, usize)> = tally.langs.iter().map(|(k, (f, l))| (*k, *f, *l)).collect();
     langs.sort_by(|x, y| y.2.cmp(&x.2).then(y.1.cmp(&x.1)).then(x.0.cmp(y.0)));
     let total_lines: usize = langs.iter().map(|l| l.2).sum();

@@ -100,11 +100,27 @@ pub fn detect(dir: &Path, path: Option<&str>) -> Project {
         name: dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         ..Project::default()
     };
-    let add = |p: &mut Project, action: Action, words: Vec<String>, source: String| {
-        p.commands.entry(action).or_insert(Detected { argv: words, source });
-    };
+    node(dir, &mut p);
+    cargo(dir, &mut p);
+    go(dir, &mut p);
+    python(dir, path, &mut p);
+    make(dir, &mut p);
+    // Not a project type of its own, but worth knowing (Stack's project_scan reports it).
+    for extra in ["Dockerfile", "docker-compose.yml", "compose.yaml", ".github/workflows"] {
+        if exists(dir, extra) {
+            p.markers.push(extra.to_owned());
+        }
+    }
+    p
+}
 
-    // node
+/// Record `words` for `action` unless an earlier finding has it.
+fn add(p: &mut Project, action: Action, words: Vec<String>, source: String) {
+    p.commands.entry(action).or_insert(Detected { argv: words, source });
+}
+
+/// npm / pnpm / yarn / bun: package.json scripts, lockfiles, `packageManager`, eslint, prettier, tsc.
+fn node(dir: &Path, p: &mut Project) {
     if let Some(text) = read(dir, "package.json") {
         p.types.push("node");
         p.markers.push("package.json".into());
@@ -150,7 +166,7 @@ pub fn detect(dir: &Path, path: Option<&str>) -> Project {
         ];
         for (action, names) in table {
             if let Some(s) = script(names) {
-                add(&mut p, action, run(s), format!("package.json scripts.{s}"));
+                add(p, action, run(s), format!("package.json scripts.{s}"));
             }
         }
         let any = |names: &[&str]| names.iter().find(|n| exists(dir, n)).map(|n| (*n).to_owned());
@@ -167,7 +183,7 @@ pub fn detect(dir: &Path, path: Option<&str>) -> Project {
             ".eslintrc.yaml",
         ]);
         if let Some(cfg) = eslint {
-            add(&mut p, Action::Lint, argv(&["npx", "--no-install", "eslint", "."]), cfg);
+            add(p, Action::Lint, argv(&["npx", "--no-install", "eslint", "."]), cfg);
         }
         let prettier = any(&[
             ".prettierrc",
@@ -181,20 +197,22 @@ pub fn detect(dir: &Path, path: Option<&str>) -> Project {
             "prettier.config.mjs",
         ]);
         if let Some(cfg) = prettier {
-            add(&mut p, Action::Format, argv(&["npx", "--no-install", "prettier", "--write", "."]), cfg);
+            add(p, Action::Format, argv(&["npx", "--no-install", "prettier", "--write", "."]), cfg);
         }
         if exists(dir, "tsconfig.json") {
             add(
-                &mut p,
+                p,
                 Action::Typecheck,
                 argv(&["npx", "--no-install", "tsc", "--noEmit"]),
                 "tsconfig.json".into(),
             );
         }
-        add(&mut p, Action::Install, argv(&[pm, "install"]), format!("package.json ({pm})"));
+        add(p, Action::Install, argv(&[pm, "install"]), format!("package.json ({pm})"));
     }
+}
 
-    // cargo
+/// cargo: Cargo.toml.
+fn cargo(dir: &Path, p: &mut Project) {
     if let Some(text) = read(dir, "Cargo.toml") {
         p.types.push("cargo");
         p.markers.push("Cargo.toml".into());
@@ -206,15 +224,17 @@ pub fn detect(dir: &Path, path: Option<&str>) -> Project {
             p.name = name.to_owned();
         }
         let src = "Cargo.toml".to_owned();
-        add(&mut p, Action::Test, argv(&["cargo", "test"]), src.clone());
-        add(&mut p, Action::Lint, argv(&["cargo", "clippy", "--all-targets"]), src.clone());
-        add(&mut p, Action::Format, argv(&["cargo", "fmt", "--all"]), src.clone());
-        add(&mut p, Action::Typecheck, argv(&["cargo", "check", "--all-targets"]), src.clone());
-        add(&mut p, Action::Build, argv(&["cargo", "build"]), src.clone());
-        add(&mut p, Action::Install, argv(&["cargo", "fetch"]), src);
+        add(p, Action::Test, argv(&["cargo", "test"]), src.clone());
+        add(p, Action::Lint, argv(&["cargo", "clippy", "--all-targets"]), src.clone());
+        add(p, Action::Format, argv(&["cargo", "fmt", "--all"]), src.clone());
+        add(p, Action::Typecheck, argv(&["cargo", "check", "--all-targets"]), src.clone());
+        add(p, Action::Build, argv(&["cargo", "build"]), src.clone());
+        add(p, Action::Install, argv(&["cargo", "fetch"]), src);
     }
+}
 
-    // go
+/// go: go.mod (and golangci-lint's config).
+fn go(dir: &Path, p: &mut Project) {
     if let Some(text) = read(dir, "go.mod") {
         p.types.push("go");
         p.markers.push("go.mod".into());
@@ -224,19 +244,21 @@ pub fn detect(dir: &Path, path: Option<&str>) -> Project {
             p.name = m.trim().to_owned();
         }
         let src = "go.mod".to_owned();
-        add(&mut p, Action::Test, argv(&["go", "test", "-v", "./..."]), src.clone());
+        add(p, Action::Test, argv(&["go", "test", "-v", "./..."]), src.clone());
         let golangci = [".golangci.yml", ".golangci.yaml", ".golangci.toml", ".golangci.json"];
         if let Some(cfg) = golangci.iter().find(|n| exists(dir, n)) {
-            add(&mut p, Action::Lint, argv(&["golangci-lint", "run"]), (*cfg).to_owned());
+            add(p, Action::Lint, argv(&["golangci-lint", "run"]), (*cfg).to_owned());
         }
-        add(&mut p, Action::Lint, argv(&["go", "vet", "./..."]), src.clone());
-        add(&mut p, Action::Format, argv(&["gofmt", "-l", "-w", "."]), src.clone());
-        add(&mut p, Action::Typecheck, argv(&["go", "vet", "./..."]), src.clone());
-        add(&mut p, Action::Build, argv(&["go", "build", "./..."]), src.clone());
-        add(&mut p, Action::Install, argv(&["go", "mod", "download"]), src);
+        add(p, Action::Lint, argv(&["go", "vet", "./..."]), src.clone());
+        add(p, Action::Format, argv(&["gofmt", "-l", "-w", "."]), src.clone());
+        add(p, Action::Typecheck, argv(&["go", "vet", "./..."]), src.clone());
+        add(p, Action::Build, argv(&["go", "build", "./..."]), src.clone());
+        add(p, Action::Install, argv(&["go", "mod", "download"]), src);
     }
+}
 
-    // python
+/// python: pytest / ruff / black / mypy, through uv or poetry when the project uses them. `path` is the child `PATH`.
+fn python(dir: &Path, path: Option<&str>, p: &mut Project) {
     let py_markers =
         ["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "pytest.ini", "tox.ini", "Pipfile"];
     let found: Vec<&str> = py_markers.iter().copied().filter(|m| exists(dir, m)).collect();
@@ -280,15 +302,15 @@ pub fn detect(dir: &Path, path: Option<&str>) -> Project {
         } else {
             pytest.push("pytest");
         }
-        add(&mut p, Action::Test, argv(&pytest), src.clone());
+        add(p, Action::Test, argv(&pytest), src.clone());
         let ruff = pyproject.contains("[tool.ruff") || exists(dir, "ruff.toml") || exists(dir, ".ruff.toml");
         let black = pyproject.contains("[tool.black]");
-        add(&mut p, Action::Lint, tool("ruff", &["check", "."]), src.clone());
+        add(p, Action::Lint, tool("ruff", &["check", "."]), src.clone());
         if black && !ruff {
-            add(&mut p, Action::Format, tool("black", &["."]), "pyproject.toml [tool.black]".into());
+            add(p, Action::Format, tool("black", &["."]), "pyproject.toml [tool.black]".into());
         }
-        add(&mut p, Action::Format, tool("ruff", &["format", "."]), src.clone());
-        add(&mut p, Action::Typecheck, tool("mypy", &["."]), src.clone());
+        add(p, Action::Format, tool("ruff", &["format", "."]), src.clone());
+        add(p, Action::Typecheck, tool("mypy", &["."]), src.clone());
         if !pyproject.is_empty() {
             let mut build = prefix.clone();
             if prefix.is_empty() {
@@ -296,7 +318,7 @@ pub fn detect(dir: &Path, path: Option<&str>) -> Project {
             } else {
                 build = if manager == "uv" { vec!["uv", "build"] } else { vec!["poetry", "build"] };
             }
-            add(&mut p, Action::Build, argv(&build), "pyproject.toml".into());
+            add(p, Action::Build, argv(&build), "pyproject.toml".into());
         }
         let install = match manager {
             "uv" => argv(&["uv", "sync"]),
@@ -306,10 +328,12 @@ pub fn detect(dir: &Path, path: Option<&str>) -> Project {
             }
             _ => argv(&[python, "-m", "pip", "install", "-e", "."]),
         };
-        add(&mut p, Action::Install, install, src);
+        add(p, Action::Install, install, src);
     }
+}
 
-    // make
+/// make: the Makefile's targets fill what is still missing.
+fn make(dir: &Path, p: &mut Project) {
     let makefile = ["GNUmakefile", "makefile", "Makefile"].into_iter().find(|m| exists(dir, m));
     if let Some(mk) = makefile {
         p.types.push("make");
@@ -325,17 +349,10 @@ pub fn detect(dir: &Path, path: Option<&str>) -> Project {
         ];
         for (action, names) in table {
             if let Some(t) = names.iter().find(|n| targets.iter().any(|t| t == *n)) {
-                add(&mut p, action, argv(&["make", t]), format!("{mk} target {t}"));
+                add(p, action, argv(&["make", t]), format!("{mk} target {t}"));
             }
         }
     }
-    // Not a project type of its own, but worth knowing (Stack's project_scan reports it).
-    for extra in ["Dockerfile", "docker-compose.yml", "compose.yaml", ".github/workflows"] {
-        if exists(dir, extra) {
-            p.markers.push(extra.to_owned());
-        }
-    }
-    p
 }
 
 /// The explicit targets of a Makefile (`name:` at the start of a line; no patterns, no

@@ -44,3 +44,26 @@ pub fn language(name: &str) -> Option<&'static str> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::language;
+
+    #[test]
+    fn by_extension_any_case_and_by_name() {
+        for (name, lang) in [
+            ("a.rs", "Rust"),
+            ("A.TSX", "TypeScript"),
+            ("x.d.mts", "TypeScript"),
+            ("b.cjs", "JavaScript"),
+            ("c.pyi", "Python"),
+            ("Dockerfile.dev", "Dockerfile"),
+            ("makefile", "Makefile"),
+        ] {
+            assert_eq!(language(name), Some(lang), "{name}");
+        }
+        for name in ["README", "rs", "a.unknown", ""] {
+            assert_eq!(language(name), None, "{name}");
+        }
+    }
+}
