@@ -6,14 +6,12 @@
 //! directory and renamed within it, after walking the path once more to check that it still
 //! leads there. So a folder swapped for a symlink during the confirm or while the body streams
 //! gets nothing written through it (`OUTSIDE_WORKSPACE`). A failure, a cap overrun or an abort
-//! leaves nothing behind. File writes run on the blocking pool; the file is synced before the
-//! rename and the directory after it (`engine::store` conventions). Progress goes to
+//! leaves nothing behind. The file is written through `engine::store::staged` (on the blocking
+//! pool; synced before the rename and the directory after it). Progress goes to
 //! `ctx.onOutput`.
 
-use std::ffi::{OsStr, OsString};
-use std::io::Write;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -24,7 +22,7 @@ use super::{cap_of, chain_json, head, timeout_of};
 use crate::call::args::lenient::{Flag, JsInt};
 use crate::context::{Ctx, OutputChunk, Prompt};
 use crate::engine::net::{self, Guard, Request};
-use crate::engine::store::staged::{Staging, commit, stage};
+use crate::engine::store::staged::Staging;
 use crate::error::{ErrorCode, Result, ToolError, exists_error};
 use crate::output::ToolOutput;
 
@@ -58,15 +56,6 @@ pub struct Args {
 
 fn progress(ctx: &Ctx, text: String) -> Option<crate::context::BoxFuture<()>> {
     ctx.on_output.as_ref().map(|f| f(OutputChunk { stream: "stderr", text }))
-}
-
-/// Write `buf` to the temp file on the blocking pool.
-async fn write_batch(file: &Arc<std::fs::File>, buf: Vec<u8>, shown: &Path) -> Result<()> {
-    let (file, shown) = (Arc::clone(file), shown.to_path_buf());
-    crate::blocking(NAME, move || {
-        (&*file).write_all(&buf).map_err(|e| ToolError::fs(&e, "write", Some(&shown)))
-    })
-    .await
 }
 
 /// Run `download`.
@@ -136,11 +125,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         }
         // The directory, walked from the workspace root with no symlink followed, after the
         // confirm; made when missing.
-        let (c, d, s) = (ctx.clone(), dir.clone(), PathBuf::from(&shown));
-        let st = crate::blocking(NAME, move || stage(&c, &d, &s)).await?;
-        let file = Arc::clone(&st.file);
-        staging = Some(st);
-        let shown_path = PathBuf::from(&shown);
+        let st = staging.insert(Staging::begin(&ctx.workspace, &dir, (".eddie-download-", ".part"), &shown).await?);
         let mut hasher = Sha256::new();
         let mut size: u64 = 0;
         let total = resp.header("content-length").and_then(|n| n.trim().parse::<u64>().ok());
@@ -155,7 +140,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             batch.extend_from_slice(&chunk);
             if batch.len() >= WRITE_BATCH {
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(WRITE_BATCH));
-                write_batch(&file, full, &shown_path).await?;
+                st.write(full).await?;
             }
             if size >= next_report {
                 next_report = size + (1 << 20);
@@ -168,7 +153,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
                 }
             }
         }
-        write_batch(&file, batch, &shown_path).await?;
+        st.write(batch).await?;
         Ok((size, format!("{:x}", hasher.finalize()), resp))
     })
     .await;
@@ -176,11 +161,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         Ok(d) => d,
         Err(e) => {
             if let Some(st) = staging.take() {
-                crate::blocking(NAME, move || {
-                    drop(st);
-                    Ok(())
-                })
-                .await?;
+                st.discard().await?;
             }
             return Err(e);
         }
@@ -188,8 +169,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let Some(st) = staging.take() else {
         return Err(ToolError::internal("download finished without a staged file"));
     };
-    let (c, s) = (ctx.clone(), shown.clone());
-    crate::blocking(NAME, move || commit(&c, st, &dir, &name, overwrite, &s)).await?;
+    st.commit(name, overwrite).await?;
     if let Some(f) = progress(ctx, format!("saved {shown}: {size} bytes\n")) {
         f.await;
     }

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Result, ToolError};
 
@@ -31,6 +31,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8], display: &Path) -> Result<()> {
         .map_err(|e| ToolError::fs(&e, "chmod", Some(display)))?;
     tmp.persist(path).map_err(|e| ToolError::fs(&e.error, "rename", Some(display)))?;
     Ok(())
+}
+
+/// [`write_atomic`] on the blocking pool: how async code writes a file.
+pub async fn write_atomic_async(path: PathBuf, bytes: Vec<u8>, display: PathBuf) -> Result<()> {
+    crate::blocking("write", move || write_atomic(&path, &bytes, &display)).await
 }
 
 pub(crate) fn current_umask() -> u32 {
