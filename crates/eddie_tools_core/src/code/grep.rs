@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::call::args::lenient::StringOrList;
-use crate::code::args::{self, Count, below_root};
+use crate::code::args::{self, Count};
 use crate::code::paging::Page;
 use crate::context::Ctx;
 use crate::engine::search::{self, Collect, Found, Line, Matching};
@@ -268,7 +268,7 @@ impl Query {
         q.include.extend(a.include_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
         q.exclude = args::globs(a.exclude);
         q.exclude.extend(a.exclude_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
-        q.search.first_match = args::uint_of(NAME, "firstMatchTimeoutMs", a.first_match_timeout_ms, 3_600_000)?
+        q.first_match = args::uint_of(NAME, "firstMatchTimeoutMs", a.first_match_timeout_ms, 3_600_000)?
             .or(tunacode.then_some(TUNACODE_FIRST_MATCH_MS))
             .map(|ms| Duration::from_millis(ms as u64));
         q.max_per_file = args::cap_of(NAME, "maxPerFile", a.max_per_file, 1_000_000, DEFAULT_MAX_PER_FILE)?;
@@ -697,7 +697,7 @@ mod tests {
     use std::sync::atomic::AtomicBool;
     use std::time::Instant;
 
-    async fn grep(dir: &Path, args: Value) -> Result<ToolOutput> {
+    async fn grep(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
         (TOOL.run)(&args, &ctx(dir)).await
     }
 

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::args::{self, Text};
 use crate::context::Ctx;
