@@ -22,7 +22,7 @@ use crate::code::paging::Page;
 use crate::context::Ctx;
 use crate::engine::search::{self, Collect, Found, Line, Matching};
 use crate::engine::walk::Stop;
-use crate::error::{ErrorCode, Result, ToolError};
+use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
@@ -693,6 +693,7 @@ mod tests {
     use super::*;
     use crate::code::testing::{ctx, ws};
     use crate::engine::walk::Stop;
+    use crate::error::ErrorCode;
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
     use std::time::Instant;

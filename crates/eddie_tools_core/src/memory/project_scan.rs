@@ -88,47 +88,49 @@ fn count_lines(p: &std::path::Path) -> usize {
     if buf.last().is_some_and(|b| *b != b'\n') { n + 1 } else { n }
 }
 
+/// Count the files, folders and lines per language below `root` (blocking); also whether the
+/// count stopped at [`MAX_FILES`].
+fn tally(ws_real: &std::path::Path, root: &Root, cancel: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Result<(Tally, bool)> {
+    let opts = WalkOptions {
+        respect_gitignore: true,
+        include_hidden: false,
+        skip_dependency_dirs: true,
+        visit_dirs: true,
+        ..Default::default()
+    };
+    let stop = Stop::new(cancel, None);
+    let (visitors, _) = walk::walk(ws_real, root, &opts, &stop, Tally::default)?;
+    let mut t = Tally::default();
+    for v in visitors {
+        t.files += v.files;
+        t.dirs += v.dirs;
+        for (k, (f, l)) in v.langs {
+            let s = t.langs.entry(k).or_default();
+            s.0 += f;
+            s.1 += l;
+        }
+    }
+    Ok((t, stop.quitted() && !stop.cancelled()))
+}
+
 /// Run `project_scan`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let given = a.path.filter(|p| !p.is_empty()).unwrap_or_else(|| ".".into());
     let r = ctx.workspace.resolve(&given)?;
     let ws_real = ctx.workspace.resolve(".")?.real;
     let rel = ctx.workspace.relative(&r.lexical);
-    let dir = r.real.clone();
-    let cancel = ctx.cancel.flag();
-    let (tally, found, truncated) = crate::blocking(NAME, move || {
-        let root = Root { real: dir.clone(), rel: rel.clone() };
-        let opts = WalkOptions {
-            respect_gitignore: true,
-            include_hidden: false,
-            skip_dependency_dirs: true,
-            visit_dirs: true,
-            ..Default::default()
-        };
-        let stop = Stop::new(cancel, None);
-        let (visitors, _) = walk::walk(&ws_real, &root, &opts, &stop, Tally::default)?;
-        let mut t = Tally::default();
-        for v in visitors {
-            t.files += v.files;
-            t.dirs += v.dirs;
-            for (k, (f, l)) in v.langs {
-                let s = t.langs.entry(k).or_default();
-                s.0 += f;
-                s.1 += l;
-            }
-        }
-        let truncated = stop.quitted() && !stop.cancelled();
-        Ok((t, manifests(&dir), truncated))
+    let (dir, path, cancel) = (r.real.clone(), ctx.env_var("PATH"), ctx.cancel.flag());
+    let (tally, found, truncated, project) = crate::blocking(NAME, move || {
+        let (t, truncated) = tally(&ws_real, &Root { real: dir.clone(), rel }, cancel)?;
+        // The project types and commands, as `detect_project` finds them.
+        let project = dir.is_dir().then(|| detect(&dir, path.as_deref()));
+        Ok((t, manifests(&dir), truncated, project))
     })
     .await?;
     ctx.cancel.check()?;
-    let detected = if r.real.is_dir() {
-        let (dir, path) = (r.real.clone(), ctx.env_var("PATH"));
-        let p = crate::blocking(NAME, move || Ok(detect(&dir, path.as_deref()))).await?;
+    let detected = project.map_or(Value::Null, |p| {
         json!({"name": p.name, "types": p.types, "commands": commands_json(&p)})
-    } else {
-        Value::Null
-    };
+    });
     let mut langs: Vec<(&str, usize, usize)> = tally.langs.iter().map(|(k, (f, l))| (*k, *f, *l)).collect();
     langs.sort_by(|x, y| y.2.cmp(&x.2).then(y.1.cmp(&x.1)).then(x.0.cmp(y.0)));
     let total_lines: usize = langs.iter().map(|l| l.2).sum();
