@@ -22,8 +22,8 @@ use tokio::sync::{mpsc, watch};
 use super::cdp::{Conn, Event};
 use super::launch;
 use crate::context::Ctx;
-use crate::engine::net::proxy::{Limits, Proxy};
 use crate::engine::net::Guard;
+use crate::engine::net::proxy::{Limits, Proxy};
 use crate::engine::process::supervisor::Tree;
 use crate::error::{ErrorCode, Result, ToolError};
 
@@ -253,10 +253,7 @@ fn slot() -> &'static tokio::sync::Mutex<Option<Arc<Browser>>> {
 
 /// The endpoint to attach to, if the caller gave one (`ctx.browser.endpoint`, else `EDDIE_BROWSER_WS`).
 pub fn endpoint_of(ctx: &Ctx) -> Option<String> {
-    ctx.browser_endpoint
-        .clone()
-        .filter(|s| !s.trim().is_empty())
-        .or_else(|| ctx.env_set("EDDIE_BROWSER_WS"))
+    ctx.browser_endpoint.clone().filter(|s| !s.trim().is_empty()).or_else(|| ctx.env_set("EDDIE_BROWSER_WS"))
 }
 
 /// The idle timeout (`EDDIE_BROWSER_IDLE_MS`).

@@ -5,8 +5,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::context::Ctx;
-pub use crate::engine::walk::{Target, below_root};
 use crate::engine::walk::Root;
+pub use crate::engine::walk::{Target, below_root};
 use crate::error::{Result, ToolError};
 
 fn bad(tool: &str, key: &str, want: &str) -> ToolError {

@@ -173,7 +173,8 @@ fn start_of(ctx: &Ctx, q: &Query, target: &args::Target) -> Result<(String, std:
     if prefix.is_empty() {
         return Ok((prefix, target.root.real.clone()));
     }
-    let rel = if target.root.rel.is_empty() { prefix.clone() } else { format!("{}/{prefix}", target.root.rel) };
+    let rel =
+        if target.root.rel.is_empty() { prefix.clone() } else { format!("{}/{prefix}", target.root.rel) };
     let outside = || {
         crate::ToolError::new(
             crate::ErrorCode::OutsideWorkspace,

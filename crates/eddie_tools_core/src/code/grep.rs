@@ -449,8 +449,13 @@ fn page_of_entries(q: &Query, found: &Found, offset: usize) -> Shown {
 
 /// The page of matching lines from `offset`: whole files until `maxResults` lines are shown.
 fn page_of_lines(q: &Query, found: &mut Found, offset: usize) -> Shown {
-    let mut shown =
-        Shown { text: String::new(), tuna: String::new(), entries: Vec::new(), end: offset, truncated: found.store_full };
+    let mut shown = Shown {
+        text: String::new(),
+        tuna: String::new(),
+        entries: Vec::new(),
+        end: offset,
+        truncated: found.store_full,
+    };
     let mut page_lines = 0usize;
     for f in found.files[offset..].iter_mut() {
         if page_lines >= q.max_results {

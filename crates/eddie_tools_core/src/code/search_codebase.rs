@@ -83,7 +83,8 @@ fn terms_of(query: &str) -> Vec<String> {
 fn search_of(a: &Args, terms: &[String], case_sensitive: bool) -> Result<search::Query> {
     let pattern = terms.iter().map(|t| regex::escape(t)).collect::<Vec<_>>().join("|");
     let exts = if a.include_docs.unwrap_or(false) { format!("{CODE},{DOCS}") } else { CODE.to_owned() };
-    let mut q = search::Query::new(pattern, Matching { case_insensitive: !case_sensitive, ..Default::default() })?;
+    let mut q =
+        search::Query::new(pattern, Matching { case_insensitive: !case_sensitive, ..Default::default() })?;
     q.include = vec![format!("*.{{{exts}}}")];
     if !a.include_tests.unwrap_or(false) {
         q.exclude = TESTS.iter().map(|t| (*t).to_owned()).collect();
@@ -191,7 +192,13 @@ struct Asked {
 }
 
 /// Build the result.
-fn render(asked: &Asked, found: &Found, ranked: &[(usize, usize)], defs: &[Definition], skipped: usize) -> ToolOutput {
+fn render(
+    asked: &Asked,
+    found: &Found,
+    ranked: &[(usize, usize)],
+    defs: &[Definition],
+    skipped: usize,
+) -> ToolOutput {
     let Asked { query, path, include_tests, include_docs, max_results } = asked;
     let (include_tests, include_docs, max_results) = (*include_tests, *include_docs, *max_results);
     let total_files = found.files.len();

@@ -90,7 +90,11 @@ fn count_lines(p: &std::path::Path) -> usize {
 
 /// Count the files, folders and lines per language below `root` (blocking); also whether the
 /// count stopped at [`MAX_FILES`].
-fn tally(ws_real: &std::path::Path, root: &Root, cancel: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Result<(Tally, bool)> {
+fn tally(
+    ws_real: &std::path::Path,
+    root: &Root,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<(Tally, bool)> {
     let opts = WalkOptions {
         respect_gitignore: true,
         include_hidden: false,
@@ -128,9 +132,8 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     })
     .await?;
     ctx.cancel.check()?;
-    let detected = project.map_or(Value::Null, |p| {
-        json!({"name": p.name, "types": p.types, "commands": commands_json(&p)})
-    });
+    let detected = project
+        .map_or(Value::Null, |p| json!({"name": p.name, "types": p.types, "commands": commands_json(&p)}));
     let mut langs: Vec<(&str, usize, usize)> = tally.langs.iter().map(|(k, (f, l))| (*k, *f, *l)).collect();
     langs.sort_by(|x, y| y.2.cmp(&x.2).then(y.1.cmp(&x.1)).then(x.0.cmp(y.0)));
     let total_lines: usize = langs.iter().map(|l| l.2).sum();

@@ -125,7 +125,8 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         }
         // The directory, walked from the workspace root with no symlink followed, after the
         // confirm; made when missing.
-        let st = staging.insert(Staging::begin(&ctx.workspace, &dir, (".eddie-download-", ".part"), &shown).await?);
+        let st = staging
+            .insert(Staging::begin(&ctx.workspace, &dir, (".eddie-download-", ".part"), &shown).await?);
         let mut hasher = Sha256::new();
         let mut size: u64 = 0;
         let total = resp.header("content-length").and_then(|n| n.trim().parse::<u64>().ok());

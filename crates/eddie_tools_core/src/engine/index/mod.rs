@@ -603,7 +603,9 @@ fn report(st: &State) -> Report {
 
 /// Build `key`'s index and install it (on the calling thread).
 fn build_into(key: &Key, slot: &Slot) {
-    let watcher = if NO_WATCH.load(Ordering::Relaxed) || crate::context::process_env("EDDIE_INDEX_NO_WATCH").is_some() {
+    let watcher = if NO_WATCH.load(Ordering::Relaxed)
+        || crate::context::process_env("EDDIE_INDEX_NO_WATCH").is_some()
+    {
         None
     } else {
         Watcher::new().map(Arc::new)

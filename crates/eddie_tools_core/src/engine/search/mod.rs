@@ -249,7 +249,6 @@ fn defines(prefix: &[u8]) -> bool {
     DEFINITION_KEYWORDS.iter().any(|k| k.as_bytes() == word)
 }
 
-
 struct Collector<'q> {
     q: &'q Query,
     stop: &'q Stop,

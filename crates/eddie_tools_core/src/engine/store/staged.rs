@@ -84,16 +84,9 @@ fn stage(
 ) -> Result<Staging> {
     let (dir, made) = safe_dir::open_in(&workspace, &real_dir, true, &shown)?;
     match dir.create_temp(prefix, suffix) {
-        Ok((file, tmp)) => Ok(Staging {
-            dir,
-            made,
-            file: Arc::new(file),
-            tmp,
-            committed: false,
-            workspace,
-            real_dir,
-            shown,
-        }),
+        Ok((file, tmp)) => {
+            Ok(Staging { dir, made, file: Arc::new(file), tmp, committed: false, workspace, real_dir, shown })
+        }
         Err(e) => {
             let err = ToolError::fs(&e, "open", Some(dir.path()));
             SafeDir::remove_created(made);

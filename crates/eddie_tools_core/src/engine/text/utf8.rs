@@ -111,8 +111,14 @@ mod tests {
                 let c = ceil_boundary(s, i);
                 assert!(s.is_char_boundary(f) && s.is_char_boundary(c), "{s:?} {i}");
                 assert!(f <= i.min(s.len()) && c >= i.min(s.len()), "{s:?} {i}: {f} {c}");
-                assert!((f..=i.min(s.len())).skip(1).all(|j| !s.is_char_boundary(j)), "{s:?} {i}: floor {f} not nearest");
-                assert!((i.min(s.len())..c).all(|j| !s.is_char_boundary(j)), "{s:?} {i}: ceil {c} not nearest");
+                assert!(
+                    (f..=i.min(s.len())).skip(1).all(|j| !s.is_char_boundary(j)),
+                    "{s:?} {i}: floor {f} not nearest"
+                );
+                assert!(
+                    (i.min(s.len())..c).all(|j| !s.is_char_boundary(j)),
+                    "{s:?} {i}: ceil {c} not nearest"
+                );
                 assert_eq!(head(s, i), &s[..f]);
             }
             let n = s.chars().count();

@@ -27,8 +27,8 @@ use tokio::sync::{Notify, mpsc};
 
 use crate::context::Ctx;
 use crate::engine::process::capture::Utf8Decoder;
-use crate::engine::text::utf8::{ceil_boundary, floor_boundary};
 use crate::engine::process::supervisor::{self, Tree};
+use crate::engine::text::utf8::{ceil_boundary, floor_boundary};
 use crate::error::{ErrorCode, Result, ToolError};
 
 /// Bytes of output kept per process.

@@ -7,10 +7,10 @@ use serde_json::{Map, Value, json};
 
 use super::{Priority, Status};
 use crate::context::Ctx;
-use crate::error::{Result, ToolError};
-use crate::output::ToolOutput;
 use crate::engine::plan::store::now_iso;
 use crate::engine::plan::tasks::store;
+use crate::error::{Result, ToolError};
+use crate::output::ToolOutput;
 
 /// The outputSchema `$id`.
 pub const SCHEMA: &str = "eddie.tool.update_task.result.v1";
