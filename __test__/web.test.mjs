@@ -529,3 +529,18 @@ test('proxies: HTTP_PROXY from ctx.env carries the request, the target is vetted
   assert.equal(d.content, 'direct')
   assert.equal(seen.length, 1)
 })
+
+test('one environment rule: ctx.env, when given, is the whole environment, and the process environment does not leak into it', async () => {
+  const s = await serve({ '/': send('text/plain', 'hello') })
+  const ws = workspace()
+  process.env.EDDIE_NET_ALLOW_PRIVATE = '1'
+  try {
+    // Without ctx.env a call reads this process's environment: open.
+    assert.equal((await tools.webFetch({ url: `${s.base}/`, noCache: true }, { cwd: ws })).content, 'hello')
+    // With ctx.env, only it: the operator's variable does not reach a call whose host withheld it.
+    await rejectsWith(assert, tools.webFetch({ url: `${s.base}/`, noCache: true }, { cwd: ws, env: { PATH: process.env.PATH ?? '' } }), 'BLOCKED_ADDRESS')
+    assert.equal(s.total(), 1, 'the withheld call sent nothing')
+  } finally {
+    delete process.env.EDDIE_NET_ALLOW_PRIVATE
+  }
+})

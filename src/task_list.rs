@@ -1,7 +1,7 @@
 //! The `task_list.ts` helpers that `@eddie/tools` exports, backed by the core's task store.
 
 use eddie_tools_core::ToolError;
-use eddie_tools_core::plan::tasks::store;
+use eddie_tools_core::engine::plan::tasks::store;
 use eddie_tools_core::workspace::Workspace;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;

@@ -177,8 +177,8 @@ pub struct Ctx {
     pub workspace: Workspace,
     /// `ctx.confirm`; `None` when the caller gave none (a tool that needs it declines).
     pub confirm: Option<ConfirmFn>,
-    /// `ctx.env`: the child environment for `bash` and `CONFIG_ROOT` for the plan tools.
-    /// `None` means "inherit this process's environment".
+    /// `ctx.env`: the whole environment of the call (see [`Ctx::env_var`]): what its child
+    /// processes get and what every tool reads. `None` means "this process's environment".
     pub env: Option<HashMap<String, String>>,
     /// Cancellation (`ctx.signal`).
     pub cancel: Cancel,
@@ -314,13 +314,29 @@ impl Ctx {
         }
     }
 
-    /// An environment variable as the tool sees it.
+    /// An environment variable as the call sees it. The one rule: `ctx.env`, when the host
+    /// gave one, is the whole environment of the call (its child processes get exactly it, and
+    /// nothing falls back to this process's variables, so a host can withhold one); without it,
+    /// this process's environment ([`process_env`]). Engines that serve no single call (the
+    /// index's limits) read [`process_env`] directly.
     pub fn env_var(&self, key: &str) -> Option<String> {
         match &self.env {
             Some(env) => env.get(key).cloned(),
-            None => std::env::var(key).ok(),
+            None => process_env(key),
         }
     }
+
+    /// [`Ctx::env_var`], with a blank value read as unset (settings, keys and proxies, where
+    /// `FOO=` means "not set").
+    pub fn env_set(&self, key: &str) -> Option<String> {
+        self.env_var(key).filter(|v| !v.trim().is_empty())
+    }
+}
+
+/// A variable of this process's environment (not valid Unicode reads as unset): what a call
+/// without `ctx.env` sees, and what the engines that serve no single call read.
+pub fn process_env(key: &str) -> Option<String> {
+    std::env::var(key).ok()
 }
 
 /// Run blocking work (file system, walks, git) on tokio's blocking pool. A panic or an
@@ -343,6 +359,24 @@ pub fn constant_confirm(answer: bool) -> ConfirmFn {
 mod tests {
     use super::*;
     use crate::error::ErrorCode;
+
+    #[test]
+    fn ctx_env_when_given_is_the_whole_environment_else_the_process() {
+        // PATH is set in every test process.
+        let path = process_env("PATH");
+        assert!(path.is_some());
+        let inherited = Ctx::new(".").unwrap();
+        assert_eq!(inherited.env_var("PATH"), path);
+        assert_eq!(inherited.env_set("PATH"), path);
+        let given = Ctx::new(".").unwrap().with_env(
+            [("X", "1"), ("BLANK", " ")].into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect(),
+        );
+        assert_eq!(given.env_var("PATH"), None, "a host that gives ctx.env withholds the rest");
+        assert_eq!(given.env_set("PATH"), None);
+        assert_eq!(given.env_var("X").as_deref(), Some("1"));
+        assert_eq!(given.env_var("BLANK").as_deref(), Some(" "));
+        assert_eq!(given.env_set("BLANK"), None, "blank reads as unset for settings");
+    }
 
     #[tokio::test]
     async fn a_pending_confirm_or_ask_gives_way_to_an_abort() {

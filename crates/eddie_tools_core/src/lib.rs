@@ -22,7 +22,6 @@ pub mod git;
 #[cfg(feature = "memory")]
 pub mod memory;
 pub mod output;
-pub mod plan;
 pub mod registry;
 pub mod spec;
 #[cfg(feature = "web")]

@@ -1,7 +1,7 @@
 //! The network guard and the pinned client against real HTTP servers on loopback: DNS
 //! rebinding (a resolver that answers differently the second time), redirect chains into
 //! 127.0.0.1, [::1], 169.254.169.254 and `0x7f.1`, and what the policy opens.
-#![cfg(feature = "web")]
+#![cfg(feature = "net")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::{IpAddr, SocketAddr};

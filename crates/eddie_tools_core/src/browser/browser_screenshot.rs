@@ -14,7 +14,7 @@ use super::session::{Browser, Tab};
 use super::{element, open, page_info, tab_id};
 use crate::call::args::lenient::{Flag, Int};
 use crate::context::Ctx;
-use crate::engine::store::atomic::write_atomic;
+use crate::engine::store::atomic::write_atomic_async;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -181,7 +181,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         None => Area::Viewport,
     };
     let shot = capture(&b, &t, area, max).await?;
-    write_atomic(&file, &shot.bytes, std::path::Path::new(&shown))?;
+    write_atomic_async(file, shot.bytes.clone(), PathBuf::from(&shown)).await?;
     let (url, title) = page_info(&b, &t).await;
     let scaled = if shot.scale < 1.0 { format!(", scaled ×{:.3}", shot.scale) } else { String::new() };
     let content = format!(

@@ -52,10 +52,9 @@ const FOCUS: &str = r#"function(clear) {
 }"#;
 
 fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_owned()
-    } else {
-        format!("{}…", s.chars().take(n).collect::<String>())
+    match crate::engine::text::utf8::head_chars(s, n) {
+        (head, true) => format!("{head}…"),
+        (whole, false) => whole.to_owned(),
     }
 }
 

@@ -11,7 +11,6 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use crate::context::Ctx;
-use crate::engine::net::env_lookup;
 use crate::engine::process::supervisor::{Spec, Tree};
 use crate::error::{ErrorCode, Result, ToolError};
 
@@ -39,7 +38,7 @@ fn executable(p: &Path) -> bool {
 
 /// The browser binary for `ctx`, or `BROWSER_NOT_FOUND` naming what was searched.
 pub fn find(ctx: &Ctx) -> Result<PathBuf> {
-    if let Some(p) = env_lookup(ctx, "CHROME_PATH") {
+    if let Some(p) = ctx.env_set("CHROME_PATH") {
         let path = PathBuf::from(&p);
         if executable(&path) {
             return Ok(path);
@@ -52,7 +51,7 @@ pub fn find(ctx: &Ctx) -> Result<PathBuf> {
         )
         .with_prop("searched", serde_json::json!([p])));
     }
-    let path_var = env_lookup(ctx, "PATH").unwrap_or_default();
+    let path_var = ctx.env_set("PATH").unwrap_or_default();
     let mut searched = Vec::new();
     for name in PATH_NAMES {
         for dir in path_var.split(':').filter(|d| !d.is_empty()) {

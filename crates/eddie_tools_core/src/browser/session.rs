@@ -22,8 +22,8 @@ use tokio::sync::{mpsc, watch};
 use super::cdp::{Conn, Event};
 use super::launch;
 use crate::context::Ctx;
+use crate::engine::net::Guard;
 use crate::engine::net::proxy::{Limits, Proxy};
-use crate::engine::net::{Guard, env_lookup};
 use crate::engine::process::supervisor::Tree;
 use crate::error::{ErrorCode, Result, ToolError};
 
@@ -255,15 +255,12 @@ fn slot() -> &'static tokio::sync::Mutex<Option<Arc<Browser>>> {
 
 /// The endpoint to attach to, if the caller gave one (`ctx.browser.endpoint`, else `EDDIE_BROWSER_WS`).
 pub fn endpoint_of(ctx: &Ctx) -> Option<String> {
-    ctx.browser_endpoint
-        .clone()
-        .filter(|s| !s.trim().is_empty())
-        .or_else(|| env_lookup(ctx, "EDDIE_BROWSER_WS"))
+    ctx.browser_endpoint.clone().filter(|s| !s.trim().is_empty()).or_else(|| ctx.env_set("EDDIE_BROWSER_WS"))
 }
 
 /// The idle timeout (`EDDIE_BROWSER_IDLE_MS`).
 fn idle_of(ctx: &Ctx) -> Duration {
-    env_lookup(ctx, "EDDIE_BROWSER_IDLE_MS")
+    ctx.env_set("EDDIE_BROWSER_IDLE_MS")
         .and_then(|v| v.trim().parse::<u64>().ok())
         .filter(|ms| *ms > 0)
         .map_or(DEFAULT_IDLE, Duration::from_millis)

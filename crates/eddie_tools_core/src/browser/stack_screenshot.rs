@@ -11,7 +11,7 @@ use super::browser_screenshot::{self as screenshot, Area};
 use super::session;
 use crate::call::args::lenient::{Flag, Int, Seconds};
 use crate::context::Ctx;
-use crate::engine::store::atomic::write_atomic;
+use crate::engine::store::atomic::write_atomic_async;
 use crate::error::Result;
 use crate::output::ToolOutput;
 
@@ -55,7 +55,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let _ = b.close_tab(t.id).await;
     b.restore_current(previous);
     let (l, s) = shot?;
-    write_atomic(&file, &s.bytes, std::path::Path::new(&shown))?;
+    write_atomic_async(file, s.bytes.clone(), std::path::PathBuf::from(&shown)).await?;
     let content =
         format!("Saved a screenshot of {} ({}×{}, {}) to {shown}", l.url, s.width, s.height, s.mode);
     let data = json!({

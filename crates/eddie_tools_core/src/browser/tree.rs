@@ -310,12 +310,10 @@ pub fn root(nodes: &[Node]) -> Option<usize> {
 
 fn clip(s: &str, max: usize) -> String {
     let s = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if s.chars().count() <= max {
-        return s;
+    match crate::engine::text::utf8::head_chars(&s, max) {
+        (head, true) => format!("{head}…"),
+        (_, false) => s,
     }
-    let mut out: String = s.chars().take(max).collect();
-    out.push('…');
-    out
 }
 
 /// A rendered tree.

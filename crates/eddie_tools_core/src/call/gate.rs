@@ -178,7 +178,7 @@ pub const fn pipeline_asks(spec: &ToolSpec) -> bool {
 pub fn pipeline_prompt(spec: &ToolSpec, args: &Value) -> Prompt {
     let mut shown = serde_json::to_string(args).unwrap_or_default();
     if shown.len() > 400 {
-        let cut = crate::engine::process::capture::floor_boundary(&shown, 400);
+        let cut = crate::engine::text::utf8::floor_boundary(&shown, 400);
         shown.truncate(cut);
         shown.push('…');
     }

@@ -1,10 +1,9 @@
 //! Argument helpers shared by the `code` tools (their value types are the one policy of
 //! [`crate::call::args::lenient`]).
 
-use std::path::PathBuf;
-
 use crate::context::Ctx;
 use crate::engine::walk::Root;
+pub use crate::engine::walk::{Target, below_root};
 use crate::error::{Result, ToolError};
 
 /// `"*.py, *.{js,ts}"` → `["*.py", "*.{js,ts}"]`.
@@ -35,16 +34,6 @@ pub fn split_top_level_commas(s: &str) -> Vec<String> {
     out
 }
 
-/// A resolved search path: the walk root, or a single file.
-pub struct Target {
-    /// Where to walk (for a file: its parent; unused).
-    pub root: Root,
-    /// `Some((real path, workspace-relative path))` when the path is a regular file.
-    pub file: Option<(PathBuf, String)>,
-    /// The real workspace root.
-    pub workspace_real: PathBuf,
-}
-
 /// Resolve `path` (default `.`) inside the workspace; it must exist.
 pub fn target(ctx: &Ctx, path: Option<&str>) -> Result<Target> {
     let p = path.filter(|s| !s.is_empty()).unwrap_or(".");
@@ -61,14 +50,6 @@ pub fn target(ctx: &Ctx, path: Option<&str>) -> Result<Target> {
         });
     }
     Ok(Target { root: Root { real: resolved.real, rel }, file: None, workspace_real })
-}
-
-/// Path of `rel` (workspace-relative) relative to the search root `root_rel`.
-pub fn below_root<'a>(rel: &'a str, root_rel: &str) -> &'a str {
-    if root_rel.is_empty() {
-        return rel;
-    }
-    rel.strip_prefix(root_rel).and_then(|r| r.strip_prefix('/')).unwrap_or(rel)
 }
 
 // ---- typed arguments (after `crate::call::args::parse`)

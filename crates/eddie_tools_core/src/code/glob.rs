@@ -127,144 +127,184 @@ pub struct Args {
     pub offset: Option<Offset>,
 }
 
-/// Run the tool.
-pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    let pattern = args::non_empty(NAME, "pattern", a.pattern)?;
-    let pattern = pattern.strip_prefix("./").unwrap_or(&pattern).to_owned();
-    let path = a.path.unwrap_or_else(|| ".".to_owned());
-    let exclude = args::globs(a.exclude);
-    let include_hidden = Flag::or(a.include_hidden, false);
-    let include_dependencies = Flag::get(a.include_dependencies);
-    let respect_gitignore = Flag::or(a.respect_gitignore, true);
-    let recursive = Flag::or(a.recursive, true);
-    let case_insensitive = Flag::or(a.case_insensitive, false);
-    let max_results = Cap::or(a.max_results, DEFAULT_MAX_RESULTS);
-    let offset = Offset::or(a.offset, 0);
-    let sort = a.sort_by.unwrap_or(Sort::Path);
-    let includes = Includes::new(std::slice::from_ref(&pattern), case_insensitive)?;
-    let target = args::target(ctx, Some(&path))?;
-    // The pattern's literal leading directories are a path like any other: they go through the
-    // workspace resolver, so a symlink among them that points outside is refused, not walked.
-    let prefix = literal_prefix(&pattern, case_insensitive);
-    let prefix_real = if prefix.is_empty() {
-        target.root.real.clone()
-    } else {
-        let rel =
-            if target.root.rel.is_empty() { prefix.clone() } else { format!("{}/{prefix}", target.root.rel) };
-        let outside = || {
-            crate::ToolError::new(
-                crate::ErrorCode::OutsideWorkspace,
-                format!(
-                    "Path is outside the workspace: {rel} (the directory pattern {pattern} starts in; a symlink there leads out of the workspace)"
-                ),
+/// A glob, parsed from the arguments.
+struct Query {
+    pattern: String,
+    path: String,
+    exclude: Vec<String>,
+    include_hidden: bool,
+    include_dependencies: Option<bool>,
+    respect_gitignore: bool,
+    recursive: bool,
+    case_insensitive: bool,
+    max_results: usize,
+    offset: usize,
+    sort: Sort,
+}
+
+impl Query {
+    fn new(a: Args) -> Result<Self> {
+        let pattern = args::non_empty(NAME, "pattern", a.pattern)?;
+        Ok(Self {
+            pattern: pattern.strip_prefix("./").unwrap_or(&pattern).to_owned(),
+            path: a.path.unwrap_or_else(|| ".".to_owned()),
+            exclude: args::globs(a.exclude),
+            include_hidden: Flag::or(a.include_hidden, false),
+            include_dependencies: Flag::get(a.include_dependencies),
+            respect_gitignore: Flag::or(a.respect_gitignore, true),
+            recursive: Flag::or(a.recursive, true),
+            case_insensitive: Flag::or(a.case_insensitive, false),
+            max_results: Cap::or(a.max_results, DEFAULT_MAX_RESULTS),
+            offset: Offset::or(a.offset, 0),
+            sort: a.sort_by.unwrap_or(Sort::Path),
+        })
+    }
+}
+
+/// The directory the walk starts in: below the pattern's literal leading directories
+/// (`prefix`), which are a path like any other: they go through the workspace resolver, so a
+/// symlink among them that points outside is refused, not walked.
+fn start_of(ctx: &Ctx, q: &Query, target: &args::Target) -> Result<(String, std::path::PathBuf)> {
+    let prefix = literal_prefix(&q.pattern, q.case_insensitive);
+    if prefix.is_empty() {
+        return Ok((prefix, target.root.real.clone()));
+    }
+    let rel =
+        if target.root.rel.is_empty() { prefix.clone() } else { format!("{}/{prefix}", target.root.rel) };
+    let outside = || {
+        crate::ToolError::new(
+            crate::ErrorCode::OutsideWorkspace,
+            format!(
+                "Path is outside the workspace: {rel} (the directory pattern {} starts in; a symlink there leads out of the workspace)",
+                q.pattern
+            ),
+        )
+    };
+    Ok((prefix, ctx.workspace.resolve_with(&rel, outside)?.real))
+}
+
+/// What a glob found: the paths (sorted, top `k` when by time), the total, what was ignored,
+/// and how the index took part.
+type Found = (Vec<String>, usize, IgnoreCounts, index::Report);
+
+/// Find the matching files (blocking): through the name index of `path` when it holds the
+/// directory the walk starts in, else by walking.
+fn find(
+    q: &Query,
+    target: &args::Target,
+    includes: &Includes,
+    (prefix, prefix_real): (String, std::path::PathBuf),
+    stop: &Stop,
+) -> Result<Found> {
+    if target.file.is_some() {
+        return Err(crate::ToolError::new(
+            crate::ErrorCode::NotADirectory,
+            format!("ENOTDIR: not a directory, scandir '{}'", target.root.real.display()),
+        ));
+    }
+    let k = q.offset.saturating_add(q.max_results);
+    let root_rel = target.root.rel.clone();
+    // Start below the literal directories of the pattern; a missing one matches nothing.
+    let mut root = Root { real: prefix_real, rel: root_rel.clone() };
+    if !prefix.is_empty() {
+        root.rel = if root_rel.is_empty() { prefix.clone() } else { format!("{root_rel}/{prefix}") };
+        if !root.real.is_dir() {
+            return Ok((Vec::new(), 0, IgnoreCounts::default(), index::Report::unsupported()));
+        }
+    }
+    let mut max_depth = if q.recursive { None } else { Some(1) };
+    if q.pattern.contains('/') && !q.pattern.contains("**") {
+        let depth = q.pattern.split('/').count() - prefix.split('/').filter(|s| !s.is_empty()).count();
+        max_depth = Some(max_depth.map_or(depth, |d: usize| d.min(depth)));
+    }
+    let skip_dependency_dirs = walk::skips_dependencies(q.include_dependencies, &root.rel);
+    let make = || Worker {
+        includes,
+        root_rel: &root_rel,
+        sort: q.sort,
+        k,
+        paths: Vec::new(),
+        heap: BinaryHeap::new(),
+        total: 0,
+    };
+    let mut report = index::Report::unsupported();
+    let mut indexed = None;
+    if q.exclude.is_empty() && !stop.should_stop() {
+        let key = index::Key {
+            skip_dependency_dirs,
+            ..index::Key::new(
+                target.workspace_real.clone(),
+                target.root.real.clone(),
+                root_rel.clone(),
+                q.respect_gitignore,
+                q.include_hidden,
             )
         };
-        ctx.workspace.resolve_with(&rel, outside)?.real
-    };
-    let stop = Stop::new(ctx.cancel.flag(), None);
-    let k = offset.saturating_add(max_results);
-    let pat = pattern.clone();
-    let (mut files, total, ignored, report) = crate::blocking("glob", move || {
-        let pattern = pat;
-        if target.file.is_some() {
-            return Err(crate::ToolError::new(
-                crate::ErrorCode::NotADirectory,
-                format!("ENOTDIR: not a directory, scandir '{}'", target.root.real.display()),
-            ));
-        }
-        let root_rel = target.root.rel.clone();
-        // Start below the literal directories of the pattern; a missing one matches nothing.
-        let mut root = Root { real: prefix_real, rel: root_rel.clone() };
-        if !prefix.is_empty() {
-            root.rel = if root_rel.is_empty() { prefix.clone() } else { format!("{root_rel}/{prefix}") };
-            if !root.real.is_dir() {
-                return Ok((Vec::new(), 0, IgnoreCounts::default(), index::Report::unsupported()));
+        let keep = |rel: &str| includes.matches(below_root(rel, &root_rel));
+        let (names, rep) = index::names(&key, &root.rel, max_depth, &keep);
+        report = rep;
+        indexed = names.map(|n| {
+            let mut w = make();
+            for rel in &n.files {
+                w.take(&key.path_of(rel), rel);
             }
-        }
-        let mut max_depth = if recursive { None } else { Some(1) };
-        if pattern.contains('/') && !pattern.contains("**") {
-            let depth = pattern.split('/').count() - prefix.split('/').filter(|s| !s.is_empty()).count();
-            max_depth = Some(max_depth.map_or(depth, |d: usize| d.min(depth)));
-        }
-        let skip_dependency_dirs = walk::skips_dependencies(include_dependencies, &root.rel);
-        let opts = WalkOptions {
-            respect_gitignore,
-            include_hidden,
-            max_depth,
-            exclude: walk::excludes(&target.root.real, &exclude)?,
-            skip_dependency_dirs,
-            ..Default::default()
-        };
-        let make = || Worker {
-            includes: &includes,
-            root_rel: &root_rel,
-            sort,
-            k,
-            paths: Vec::new(),
-            heap: BinaryHeap::new(),
-            total: 0,
-        };
-        // The name index of `path`, when it holds the directory this walk starts in.
-        let mut report = index::Report::unsupported();
-        let mut indexed = None;
-        if exclude.is_empty() && !stop.should_stop() {
-            let key = index::Key {
+            (vec![w], IgnoreCounts::from_parts(n.ignored))
+        });
+    }
+    let (workers, ignored) = match indexed {
+        Some(x) => x,
+        None => {
+            let opts = WalkOptions {
+                respect_gitignore: q.respect_gitignore,
+                include_hidden: q.include_hidden,
+                max_depth,
+                exclude: walk::excludes(&target.root.real, &q.exclude)?,
                 skip_dependency_dirs,
-                ..index::Key::new(
-                    target.workspace_real.clone(),
-                    target.root.real.clone(),
-                    root_rel.clone(),
-                    respect_gitignore,
-                    include_hidden,
-                )
+                ..Default::default()
             };
-            let keep = |rel: &str| includes.matches(below_root(rel, &root_rel));
-            let (names, rep) = index::names(&key, &root.rel, max_depth, &keep);
-            report = rep;
-            indexed = names.map(|n| {
-                let mut w = make();
-                for rel in &n.files {
-                    w.take(&key.path_of(rel), rel);
-                }
-                (vec![w], IgnoreCounts::from_parts(n.ignored))
-            });
+            walk::walk(&target.workspace_real, &root, &opts, stop, make)?
         }
-        let (workers, ignored) = match indexed {
-            Some(x) => x,
-            None => walk::walk(&target.workspace_real, &root, &opts, &stop, make)?,
-        };
-        let total = workers.iter().map(|w| w.total).sum::<usize>();
-        let files = match sort {
-            Sort::Path => {
-                let mut all: Vec<String> = workers.into_iter().flat_map(|w| w.paths).collect();
-                all.sort_unstable();
-                all
-            }
-            Sort::Mtime => {
-                let mut all: Vec<(SystemTime, Reverse<String>)> =
-                    workers.into_iter().flat_map(|w| w.heap.into_iter().map(|Reverse(x)| x)).collect();
-                all.sort_unstable_by(|a, b| b.cmp(a));
-                all.truncate(k);
-                all.into_iter().map(|(_, Reverse(p))| p).collect()
-            }
-        };
-        Ok((files, total, ignored, report))
-    })
-    .await?;
-    let cancelled = ctx.cancel.is_cancelled();
-    let start = offset.min(files.len());
-    let end = (start + max_results).min(files.len());
+    };
+    let total = workers.iter().map(|w| w.total).sum::<usize>();
+    Ok((ordered(workers, q.sort, k), total, ignored, report))
+}
+
+/// The workers' paths in order: by path, or the newest `k`.
+fn ordered(workers: Vec<Worker<'_>>, sort: Sort, k: usize) -> Vec<String> {
+    match sort {
+        Sort::Path => {
+            let mut all: Vec<String> = workers.into_iter().flat_map(|w| w.paths).collect();
+            all.sort_unstable();
+            all
+        }
+        Sort::Mtime => {
+            let mut all: Vec<(SystemTime, Reverse<String>)> =
+                workers.into_iter().flat_map(|w| w.heap.into_iter().map(|Reverse(x)| x)).collect();
+            all.sort_unstable_by(|a, b| b.cmp(a));
+            all.truncate(k);
+            all.into_iter().map(|(_, Reverse(p))| p).collect()
+        }
+    }
+}
+
+/// Build the result: the page from `offset`.
+fn render(q: &Query, found: Found, cancelled: bool) -> ToolOutput {
+    let (mut files, total, ignored, report) = found;
+    let start = q.offset.min(files.len());
+    let end = (start + q.max_results).min(files.len());
     let page: Vec<String> = files.drain(start..end).collect();
-    let paging = Page { offset: start, limit: max_results, returned: end - start, total };
+    let paging = Page { offset: start, limit: q.max_results, returned: end - start, total };
     let has_more = paging.has_more();
     let mut content = format!(
-        "glob {pattern:?} in {path}: {total} files{}",
+        "glob {:?} in {}: {total} files{}",
+        q.pattern,
+        q.path,
         if page.len() < total {
             format!(
                 "; showing {}-{} by {}",
                 start + 1,
                 end,
-                if sort == Sort::Mtime { "newest first" } else { "path" }
+                if q.sort == Sort::Mtime { "newest first" } else { "path" }
             )
         } else {
             String::new()
@@ -283,9 +323,9 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         content.push_str(p);
     }
     let data = json!({
-        "pattern": pattern,
-        "path": path,
-        "sortBy": if sort == Sort::Mtime { "mtime" } else { "path" },
+        "pattern": q.pattern,
+        "path": q.path,
+        "sortBy": if q.sort == Sort::Mtime { "mtime" } else { "path" },
         "files": page,
         "totalFiles": total,
         "truncated": has_more,
@@ -294,7 +334,22 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "pagination": paging.to_json(),
         "index": report.to_json(),
     });
-    Ok(ToolOutput::new(content, data))
+    ToolOutput::new(content, data)
+}
+
+/// Run the tool.
+pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let q = Query::new(a)?;
+    let includes = Includes::new(std::slice::from_ref(&q.pattern), q.case_insensitive)?;
+    let target = args::target(ctx, Some(&q.path))?;
+    let start = start_of(ctx, &q, &target)?;
+    let stop = Stop::new(ctx.cancel.flag(), None);
+    let (found, q) = crate::blocking("glob", move || {
+        let found = find(&q, &target, &includes, start, &stop)?;
+        Ok((found, q))
+    })
+    .await?;
+    Ok(render(&q, found, ctx.cancel.is_cancelled()))
 }
 
 /// The `glob` tool.

@@ -9,25 +9,20 @@
 //! (`timeoutMs`) and the caller's AbortSignal both return what was found so far, flagged
 //! `timedOut` / `cancelled`.
 
-use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use grep_matcher::Matcher;
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::call::args::lenient::{Cap, Flag, Offset, StringOrList};
-use crate::code::args::{self, below_root};
+use crate::code::args;
 use crate::code::paging::Page;
 use crate::context::Ctx;
-use crate::engine::index;
-use crate::engine::walk::globs::Includes;
-use crate::engine::walk::{self, Entry, IgnoreCounts, Stop, Visitor, WalkOptions};
-use crate::error::{ErrorCode, Result, ToolError};
+use crate::engine::search::{self, Collect, Found, Line, Matching};
+use crate::engine::walk::Stop;
+use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
 
 const NAME: &str = "grep";
@@ -39,14 +34,6 @@ pub const DEFAULT_MAX_PER_FILE: usize = 50;
 pub const DEFAULT_TIMEOUT_MS: usize = 30_000;
 /// Default line length kept (in characters).
 pub const DEFAULT_MAX_LINE_LENGTH: usize = 400;
-/// At most this many lines (matches and context) are kept over the whole search.
-const STORE_LIMIT: usize = 100_000;
-/// Files from this size up are memory-mapped (smaller ones are read: cheaper per file).
-const MMAP_MIN: u64 = 512 * 1024;
-/// Most memory one streamed search may buffer (its longest line).
-const HEAP_LIMIT: usize = 64 * 1024 * 1024;
-/// Files above this size are streamed, so that a huge file never maps into the resident set.
-const MMAP_MAX: u64 = 32 * 1024 * 1024;
 
 /// Output mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -180,264 +167,116 @@ const TUNACODE_CONTEXT: usize = 2;
 const TUNACODE_MAX_RESULTS: usize = 50;
 const TUNACODE_FIRST_MATCH_MS: usize = 3_000;
 
-/// Everything a search needs, parsed from the arguments.
+/// Everything a grep needs, parsed from the arguments: the search (the engine's query) and
+/// how its result is paged and shown.
 #[derive(Debug, Clone)]
 pub struct Query {
-    /// The pattern as given.
-    pub pattern: String,
+    /// What is searched and kept.
+    pub search: search::Query,
     /// The search path as given.
     pub path: String,
     /// Output mode.
     pub mode: Mode,
-    /// Lines before / after each match.
-    pub before: usize,
-    /// Lines after.
-    pub after: usize,
-    /// Include patterns.
-    pub include: Vec<String>,
-    /// Exclude patterns (gitignore syntax).
-    pub exclude: Vec<String>,
     /// Page size.
     pub max_results: usize,
-    /// Lines kept per file.
-    pub max_per_file: usize,
     /// Files skipped (page start).
     pub offset: usize,
-    /// Characters kept per line.
-    pub max_line_length: usize,
-    /// Walk options.
-    pub respect_gitignore: bool,
-    /// Walk options.
-    pub include_hidden: bool,
     /// Deadline.
     pub timeout: Duration,
-    /// Matches may span lines.
-    pub multiline: bool,
-    /// Stop when nothing matched by then (after the start).
-    pub first_match: Option<Duration>,
     /// Order of the files.
     pub sort_by: SortBy,
     /// TunaCode's defaults and output.
     pub tunacode: bool,
     /// TunaCode's `search_type`, as asked.
     pub search_type: Option<SearchType>,
-    /// Search dependency folders (node_modules, .venv, dist, build, target, ...) too; by
-    /// default they are skipped unless the search path is inside one
-    /// ([`walk::skips_dependencies`]).
-    pub include_dependencies: Option<bool>,
-    /// The pattern is a plain string.
-    pub literal: bool,
-    /// Case-insensitive.
-    pub case_insensitive: bool,
-    matcher: RegexMatcher,
+}
+
+/// Whether the call gets TunaCode's style: asked for, or implied by one of TunaCode's keys.
+fn tunacode_style(a: &Args) -> bool {
+    match a.style {
+        Some(style) => style == Style::Tunacode,
+        None => {
+            a.directory.is_some()
+                || a.use_regex.is_some()
+                || a.case_sensitive.is_some()
+                || a.include_files.is_some()
+                || a.exclude_files.is_some()
+                || a.search_type.is_some()
+        }
+    }
+}
+
+/// How the pattern matches, with both spellings of one thing refused.
+fn matching(a: &Args, tunacode: bool) -> Result<Matching> {
+    if a.path.is_some() && a.directory.is_some() {
+        return Err(ToolError::invalid("grep: give `path` or `directory`, not both"));
+    }
+    if a.literal.is_some() && a.use_regex.is_some() {
+        return Err(ToolError::invalid("grep: give `literal` or `use_regex`, not both"));
+    }
+    if a.case_insensitive.is_some() && a.case_sensitive.is_some() {
+        return Err(ToolError::invalid("grep: give `caseInsensitive` or `case_sensitive`, not both"));
+    }
+    Ok(Matching {
+        literal: match (Flag::get(a.literal), Flag::get(a.use_regex)) {
+            (Some(l), _) => l,
+            (None, Some(r)) => !r,
+            (None, None) => tunacode,
+        },
+        case_insensitive: match (Flag::get(a.case_insensitive), Flag::get(a.case_sensitive)) {
+            (Some(i), _) => i,
+            (None, Some(c)) => !c,
+            (None, None) => tunacode,
+        },
+        word: Flag::or(a.word_match, false),
+        multiline: Flag::or(a.multiline, false),
+    })
 }
 
 impl Query {
     /// Validate the arguments and build the matcher.
-    pub fn new(a: Args) -> Result<Self> {
-        let pattern = args::non_empty(NAME, "pattern", a.pattern)?;
-        let tunacode = match a.style {
-            Some(style) => style == Style::Tunacode,
-            None => {
-                a.directory.is_some()
-                    || a.use_regex.is_some()
-                    || a.case_sensitive.is_some()
-                    || a.include_files.is_some()
-                    || a.exclude_files.is_some()
-                    || a.search_type.is_some()
-            }
-        };
-        if a.path.is_some() && a.directory.is_some() {
-            return Err(ToolError::invalid("grep: give `path` or `directory`, not both"));
-        }
-        let (literal, use_regex) = (Flag::get(a.literal), Flag::get(a.use_regex));
-        let (case_insensitive, case_sensitive) = (Flag::get(a.case_insensitive), Flag::get(a.case_sensitive));
-        if literal.is_some() && use_regex.is_some() {
-            return Err(ToolError::invalid("grep: give `literal` or `use_regex`, not both"));
-        }
-        if case_insensitive.is_some() && case_sensitive.is_some() {
-            return Err(ToolError::invalid("grep: give `caseInsensitive` or `case_sensitive`, not both"));
-        }
-        let literal = match (literal, use_regex) {
-            (Some(l), _) => l,
-            (None, Some(r)) => !r,
-            (None, None) => tunacode,
-        };
-        let case_insensitive = match (case_insensitive, case_sensitive) {
-            (Some(i), _) => i,
-            (None, Some(c)) => !c,
-            (None, None) => tunacode,
-        };
-        let word = Flag::or(a.word_match, false);
-        let multiline = Flag::or(a.multiline, false);
-        let context = Offset::or(a.context, if tunacode { TUNACODE_CONTEXT } else { 0 });
-        let before = Offset::or(a.before, context);
-        let after = Offset::or(a.after, context);
+    pub fn new(mut a: Args) -> Result<Self> {
+        let pattern = args::non_empty(NAME, "pattern", std::mem::take(&mut a.pattern))?;
+        let tunacode = tunacode_style(&a);
         let mode = a.output_mode.unwrap_or(Mode::Content);
-        let mut builder = RegexMatcherBuilder::new();
-        builder.case_insensitive(case_insensitive).fixed_strings(literal).word(word);
-        if multiline {
-            // As `rg -U`: matches may span lines (through `\n`, `\s`, `[^x]`); `.` still stops
-            // at a newline unless the pattern says `(?s)`.
-            builder.multi_line(true);
-        } else {
-            builder.line_terminator(Some(b'\n'));
-        }
-        let matcher = builder.build(&pattern).map_err(|e| {
-            ToolError::new(ErrorCode::InvalidRegex, format!("Invalid regex {pattern:?}: {e}"))
-        })?;
-        let mut include = args::globs(a.include);
-        include.extend(a.include_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
-        let mut exclude = args::globs(a.exclude);
-        exclude.extend(a.exclude_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
-        let first_match = a
+        let sort_by = a.sort_by.unwrap_or(SortBy::Path);
+        let mut q = search::Query::new(pattern, matching(&a, tunacode)?)?;
+        let context = Offset::or(a.context, if tunacode { TUNACODE_CONTEXT } else { 0 });
+        q.before = Offset::or(a.before, context);
+        q.after = Offset::or(a.after, context);
+        q.collect = match mode {
+            Mode::Content => Collect::Lines,
+            Mode::Files => Collect::Files,
+            Mode::Count => Collect::Count,
+        };
+        q.include = args::globs(a.include);
+        q.include.extend(a.include_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
+        q.exclude = args::globs(a.exclude);
+        q.exclude.extend(a.exclude_files.as_deref().map(args::split_top_level_commas).unwrap_or_default());
+        q.first_match = a
             .first_match_timeout_ms
             .map(|ms| ms.0)
             .or(tunacode.then_some(TUNACODE_FIRST_MATCH_MS))
             .map(|ms| Duration::from_millis(ms as u64));
+        q.max_per_file = Cap::or(a.max_per_file, DEFAULT_MAX_PER_FILE);
+        q.max_line_length = Cap::or(a.max_line_length, DEFAULT_MAX_LINE_LENGTH);
+        q.respect_gitignore = Flag::or(a.respect_gitignore, true);
+        q.include_hidden = Flag::or(a.include_hidden, false);
+        q.include_dependencies = Flag::get(a.include_dependencies);
+        q.definitions = sort_by == SortBy::Relevance;
         let default_max = if tunacode { TUNACODE_MAX_RESULTS } else { DEFAULT_MAX_RESULTS };
         Ok(Self {
+            search: q,
             path: a.path.or(a.directory).unwrap_or_else(|| ".".to_owned()),
             mode,
-            before,
-            after,
-            include,
-            exclude,
             max_results: Cap::or(a.max_results, default_max),
-            max_per_file: Cap::or(a.max_per_file, DEFAULT_MAX_PER_FILE),
             offset: Offset::or(a.offset, 0),
-            max_line_length: Cap::or(a.max_line_length, DEFAULT_MAX_LINE_LENGTH),
-            respect_gitignore: Flag::or(a.respect_gitignore, true),
-            include_hidden: Flag::or(a.include_hidden, false),
             timeout: Duration::from_millis(Offset::or(a.timeout_ms, DEFAULT_TIMEOUT_MS) as u64),
-            pattern,
-            multiline,
-            first_match,
-            sort_by: a.sort_by.unwrap_or(SortBy::Path),
+            sort_by,
             tunacode,
             search_type: a.search_type,
-            include_dependencies: Flag::get(a.include_dependencies),
-            literal,
-            case_insensitive,
-            matcher,
         })
     }
-}
-
-/// One kept line.
-#[derive(Debug, Clone)]
-pub struct Line {
-    /// 1-based line number.
-    pub number: u64,
-    /// The text (lossy UTF-8, no line terminator, cut at `maxLineLength` characters).
-    pub text: String,
-    /// A matching line (else context).
-    pub is_match: bool,
-    /// The line was cut.
-    pub cut: bool,
-    /// 1-based character column of the first match (matching lines only).
-    pub column: Option<usize>,
-}
-
-/// The matches of one file.
-#[derive(Debug, Clone)]
-pub struct FileHits {
-    /// Workspace-relative path.
-    pub path: String,
-    /// Matching lines in the file (in `files` mode: 1).
-    pub matches: usize,
-    /// Kept lines (content mode), in order.
-    pub lines: Vec<Line>,
-    /// Lines were dropped by `maxPerFile` or the store limit.
-    pub capped: bool,
-    /// A matching line looks like the definition of what matched (`fn NAME`, `class NAME`, ...);
-    /// looked for only when sorting by relevance.
-    pub definition: bool,
-}
-
-/// What a search found.
-#[derive(Debug)]
-pub struct Found {
-    /// Files with at least one match, sorted by path.
-    pub files: Vec<FileHits>,
-    /// Files opened and searched.
-    pub searched: usize,
-    /// Files skipped as binary (a NUL byte before any match).
-    pub binary: usize,
-    /// Files that could not be opened or read (permissions, a line over 64 MiB, ...).
-    pub unreadable: usize,
-    /// Entries hidden by the ignore rules.
-    pub ignored: IgnoreCounts,
-    /// The deadline passed.
-    pub timed_out: bool,
-    /// The caller aborted.
-    pub cancelled: bool,
-    /// The store limit was reached.
-    pub store_full: bool,
-    /// Nothing matched before the first-match deadline, so the search stopped there.
-    pub first_match_expired: bool,
-    /// How the in-memory index took part.
-    pub index: index::Report,
-}
-
-/// The first-match deadline of one search, shared by its workers.
-struct FirstMatch {
-    deadline: Option<Instant>,
-    found: std::sync::atomic::AtomicBool,
-    expired: std::sync::atomic::AtomicBool,
-}
-
-impl FirstMatch {
-    /// Whether the search must stop now: the deadline passed with nothing found.
-    fn expired(&self, stop: &Stop) -> bool {
-        let Some(deadline) = self.deadline else { return false };
-        if self.found.load(Ordering::Relaxed) || Instant::now() < deadline {
-            return false;
-        }
-        self.expired.store(true, Ordering::Relaxed);
-        stop.quit();
-        true
-    }
-}
-
-/// Keywords that introduce a definition when the name follows them (`pub fn NAME`, `class NAME`,
-/// `export function NAME`, `def NAME`, `type NAME`, ...).
-const DEFINITION_KEYWORDS: &[&str] = &[
-    "fn",
-    "def",
-    "class",
-    "function",
-    "struct",
-    "enum",
-    "trait",
-    "interface",
-    "type",
-    "const",
-    "let",
-    "var",
-    "func",
-    "mod",
-    "module",
-    "macro_rules!",
-    "val",
-    "static",
-    "union",
-    "impl",
-    "record",
-];
-
-/// `prefix` (the line before the match) ends with a definition keyword and whitespace.
-fn defines(prefix: &[u8]) -> bool {
-    let trimmed = prefix.trim_ascii_end();
-    if trimmed.len() == prefix.len() {
-        return false;
-    }
-    let start = trimmed
-        .iter()
-        .rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'!'))
-        .map_or(0, |i| i + 1);
-    let word = &trimmed[start..];
-    DEFINITION_KEYWORDS.iter().any(|k| k.as_bytes() == word)
 }
 
 /// Where a path belongs for relevance: 0 source, 1 tests, 2 vendored or generated.
@@ -472,237 +311,11 @@ pub fn path_class(rel: &str) -> u8 {
     0
 }
 
-struct Collector<'q> {
-    q: &'q Query,
-    stop: &'q Stop,
-    stored: &'q AtomicUsize,
-    file: FileHits,
-    last_line: u64,
-    binary: bool,
-}
-
-impl Collector<'_> {
-    fn keep(&mut self, number: u64, bytes: &[u8], is_match: bool) {
-        let column = if is_match {
-            self.q
-                .matcher
-                .find(bytes)
-                .ok()
-                .flatten()
-                .map(|m| String::from_utf8_lossy(&bytes[..m.start()]).chars().count() + 1)
-        } else {
-            None
-        };
-        if self.q.mode != Mode::Content {
-            return;
-        }
-        if self.stored.fetch_add(1, Ordering::Relaxed) >= STORE_LIMIT {
-            self.file.capped = true;
-            return;
-        }
-        let mut end = bytes.len();
-        while end > 0 && matches!(bytes[end - 1], b'\n' | b'\r') {
-            end -= 1;
-        }
-        let text = String::from_utf8_lossy(&bytes[..end]);
-        let (text, cut) = match text.char_indices().nth(self.q.max_line_length) {
-            Some((i, _)) => (text[..i].to_owned(), true),
-            None => (text.into_owned(), false),
-        };
-        self.file.lines.push(Line { number, text, is_match, cut, column });
-    }
-}
-
-impl Sink for Collector<'_> {
-    type Error = std::io::Error;
-
-    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> std::result::Result<bool, Self::Error> {
-        let first = mat.line_number().unwrap_or(0);
-        for (i, line) in mat.lines().enumerate() {
-            let number = first + i as u64;
-            self.file.matches += 1;
-            if self.q.sort_by == SortBy::Relevance
-                && !self.file.definition
-                && let Ok(Some(m)) = self.q.matcher.find(line)
-            {
-                self.file.definition = defines(&line[..m.start()]);
-            }
-            if self.q.mode == Mode::Content {
-                if self.file.matches <= self.q.max_per_file {
-                    self.keep(number, line, true);
-                } else {
-                    self.file.capped = true;
-                }
-            }
-            self.last_line = number;
-        }
-        if self.q.mode == Mode::Files {
-            return Ok(false);
-        }
-        Ok(!self.stop.should_stop())
-    }
-
-    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> std::result::Result<bool, Self::Error> {
-        // After-context of a dropped match is dropped too.
-        if self.file.matches <= self.q.max_per_file {
-            self.keep(ctx.line_number().unwrap_or(0), ctx.bytes(), false);
-        }
-        Ok(true)
-    }
-
-    fn binary_data(&mut self, _: &Searcher, _: u64) -> std::result::Result<bool, Self::Error> {
-        self.binary = true;
-        Ok(false)
-    }
-}
-
-struct Worker<'q> {
-    q: &'q Query,
-    first: &'q FirstMatch,
-    includes: &'q Includes,
-    root_rel: &'q str,
-    stored: &'q AtomicUsize,
-    read: Searcher,
-    mmap: Searcher,
-    hits: Vec<FileHits>,
-    searched: usize,
-    binary: usize,
-    unreadable: usize,
-}
-
-fn searcher(q: &Query, mmap: bool) -> Searcher {
-    let mut b = SearcherBuilder::new();
-    b.line_number(true)
-        .before_context(if q.mode == Mode::Content { q.before } else { 0 })
-        .after_context(if q.mode == Mode::Content { q.after } else { 0 })
-        .multi_line(q.multiline)
-        .binary_detection(BinaryDetection::quit(b'\x00'))
-        // A line longer than this in a streamed file makes the file unreadable (skipped) instead
-        // of growing the buffer without bound.
-        .heap_limit(Some(HEAP_LIMIT));
-    if mmap {
-        // SAFETY: `MmapChoice::auto` is unsafe because a mapped file may be changed by another
-        // process while it is searched: a concurrent truncation makes reads fault (SIGBUS) and a
-        // concurrent write shows torn contents. We accept that, as ripgrep does: only files we
-        // just opened whose length is within MMAP_MIN..=MMAP_MAX are mapped (see `search`), the
-        // mapping lives only inside one `search_file` call, and the sink copies what it keeps
-        // out of it, so no reference into the mapping outlives the search.
-        b.memory_map(unsafe { MmapChoice::auto() });
-    }
-    b.build()
-}
-
-impl<'q> Worker<'q> {
-    fn new(
-        q: &'q Query,
-        first: &'q FirstMatch,
-        includes: &'q Includes,
-        root_rel: &'q str,
-        stored: &'q AtomicUsize,
-    ) -> Self {
-        Self {
-            q,
-            first,
-            includes,
-            root_rel,
-            stored,
-            read: searcher(q, false),
-            mmap: searcher(q, true),
-            hits: Vec::new(),
-            searched: 0,
-            binary: 0,
-            unreadable: 0,
-        }
-    }
-
-    fn search(&mut self, path: &Path, rel: &str, stop: &Stop) {
-        let Ok(file) = std::fs::File::open(path) else {
-            self.unreadable += 1;
-            return;
-        };
-        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-        self.searched += 1;
-        let mut sink = Collector {
-            q: self.q,
-            stop,
-            stored: self.stored,
-            file: FileHits {
-                path: rel.to_owned(),
-                matches: 0,
-                lines: Vec::new(),
-                capped: false,
-                definition: false,
-            },
-            last_line: 0,
-            binary: false,
-        };
-        let searcher = if (MMAP_MIN..=MMAP_MAX).contains(&len) { &mut self.mmap } else { &mut self.read };
-        // An unreadable file is skipped and counted (ripgrep warns on stderr).
-        if searcher.search_file(&self.q.matcher, &file, &mut sink).is_err() {
-            self.unreadable += 1;
-        }
-        if sink.binary && sink.file.matches == 0 {
-            self.binary += 1;
-        }
-        if sink.file.matches > 0 {
-            self.first.found.store(true, Ordering::Relaxed);
-            self.hits.push(sink.file);
-        }
-    }
-}
-
-impl Visitor for Worker<'_> {
-    fn visit(&mut self, e: &Entry<'_>, stop: &Stop) -> bool {
-        if !self.includes.matches(below_root(e.rel, self.root_rel)) {
-            return true;
-        }
-        if self.first.expired(stop) {
-            return false;
-        }
-        self.search(e.path, e.rel, stop);
-        true
-    }
-}
-
-/// Whether the scan flags a file of `size` with index `flags` as binary when nothing in it
-/// matches: a searched memory map, or a multi-line search's whole-file buffer, is checked for
-/// a NUL in its first 64 KiB; a streamed file, everywhere.
-fn binary_without_match(q: &Query, size: u64, flags: u8) -> bool {
-    let mmap = !cfg!(target_os = "macos") && (MMAP_MIN..=MMAP_MAX).contains(&size);
-    if mmap || q.multiline { flags & index::NUL_64K != 0 } else { flags & index::NUL_ANY != 0 }
-}
-
-/// Search (blocking): through the root's index when it can answer, else by scanning.
-pub fn search(ctx_target: &args::Target, q: &Query, stop: &Stop) -> Result<Found> {
-    let includes = Includes::new(&q.include, false)?;
-    // The index covers the walk's own options; exclude patterns and a first-match deadline are
-    // the scan's.
-    if ctx_target.file.is_some() || !q.exclude.is_empty() || q.first_match.is_some() || stop.should_stop() {
-        let mut found = scan(ctx_target, q, stop, &includes)?;
-        found.index = index::Report::unsupported();
-        rank(&mut found, q, ctx_target);
-        return Ok(found);
-    }
-    let key = index::Key {
-        skip_dependency_dirs: walk::skips_dependencies(q.include_dependencies, &ctx_target.root.rel),
-        ..index::Key::new(
-            ctx_target.workspace_real.clone(),
-            ctx_target.root.real.clone(),
-            ctx_target.root.rel.clone(),
-            q.respect_gitignore,
-            q.include_hidden,
-        )
-    };
-    let root_rel = ctx_target.root.rel.as_str();
-    let keep = |rel: &str| includes.matches(below_root(rel, root_rel));
-    let flags = index::plan::Flags { literal: q.literal, case_insensitive: q.case_insensitive };
-    let (selection, report) = index::select(&key, &q.pattern, flags, 0, &keep);
-    let mut found = match selection {
-        Some(sel) => verify(&key, sel, q, stop, &includes),
-        None => scan(ctx_target, q, stop, &includes)?,
-    };
-    found.index = report;
-    rank(&mut found, q, ctx_target);
+/// Search (blocking, through the engine: the index when it can answer, else a scan) and order
+/// the files as asked.
+pub fn find(target: &args::Target, q: &Query, stop: &Stop) -> Result<Found> {
+    let mut found = search::search(target, &q.search, stop)?;
+    rank(&mut found, q, target);
     Ok(found)
 }
 
@@ -728,112 +341,13 @@ fn rank(found: &mut Found, q: &Query, ctx_target: &args::Target) {
     found.files = keyed.into_iter().map(|(_, f)| f).collect();
 }
 
-/// Search the files the index selected, on every core, and account for the ones it ruled out
-/// as the scan would have (searched; binary when they hold a NUL where the scan looks).
-fn verify(key: &index::Key, sel: index::Selection, q: &Query, stop: &Stop, includes: &Includes) -> Found {
-    let stored = AtomicUsize::new(0);
-    let next = AtomicUsize::new(0);
-    let files = &sel.search;
-    let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
-    let workers: Vec<Worker<'_>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..walk::threads().min(files.len()).max(1))
-            .map(|_| {
-                s.spawn(|| {
-                    let mut w = Worker::new(q, &first, includes, &key.root_rel, &stored);
-                    while let Some(rel) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if stop.should_stop() {
-                            break;
-                        }
-                        w.search(&key.path_of(rel), rel, stop);
-                    }
-                    w
-                })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
-    let (mut files, mut searched, mut binary, mut unreadable) = (Vec::new(), 0, 0, 0);
-    for w in workers {
-        files.extend(w.hits);
-        searched += w.searched;
-        binary += w.binary;
-        unreadable += w.unreadable;
-    }
-    if !stop.should_stop() {
-        searched += sel.skipped.len();
-        binary += sel.skipped.iter().filter(|(size, flags)| binary_without_match(q, *size, *flags)).count();
-    }
-    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    Found {
-        files,
-        searched,
-        binary,
-        unreadable,
-        ignored: IgnoreCounts::from_parts(sel.ignored),
-        timed_out: stop.timed_out() && !stop.cancelled(),
-        cancelled: stop.cancelled(),
-        store_full: stored.load(Ordering::Relaxed) > STORE_LIMIT,
-        first_match_expired: false,
-        index: index::Report::default(),
-    }
-}
-
-/// Search by walking the tree.
-fn scan(ctx_target: &args::Target, q: &Query, stop: &Stop, includes: &Includes) -> Result<Found> {
-    let stored = AtomicUsize::new(0);
-    let first = FirstMatch {
-        deadline: q.first_match.map(|d| Instant::now() + d),
-        found: false.into(),
-        expired: false.into(),
-    };
-    let (mut files, searched, binary, unreadable, ignored) = if let Some((real, rel)) = &ctx_target.file {
-        let mut w = Worker::new(q, &first, includes, "", &stored);
-        w.search(real, rel, stop);
-        (w.hits, w.searched, w.binary, w.unreadable, IgnoreCounts::default())
-    } else {
-        let opts = WalkOptions {
-            respect_gitignore: q.respect_gitignore,
-            include_hidden: q.include_hidden,
-            exclude: walk::excludes(&ctx_target.root.real, &q.exclude)?,
-            skip_dependency_dirs: walk::skips_dependencies(q.include_dependencies, &ctx_target.root.rel),
-            ..Default::default()
-        };
-        let (workers, ignored) =
-            walk::walk(&ctx_target.workspace_real, &ctx_target.root, &opts, stop, || {
-                Worker::new(q, &first, includes, &ctx_target.root.rel, &stored)
-            })?;
-        let (mut files, mut searched, mut binary, mut unreadable) = (Vec::new(), 0, 0, 0);
-        for w in workers {
-            files.extend(w.hits);
-            searched += w.searched;
-            binary += w.binary;
-            unreadable += w.unreadable;
-        }
-        (files, searched, binary, unreadable, ignored)
-    };
-    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    let first_match_expired = first.expired.load(Ordering::Relaxed) && !first.found.load(Ordering::Relaxed);
-    Ok(Found {
-        first_match_expired,
-        files,
-        searched,
-        binary,
-        unreadable,
-        ignored,
-        timed_out: stop.timed_out() && !stop.cancelled(),
-        cancelled: stop.cancelled(),
-        store_full: stored.load(Ordering::Relaxed) > STORE_LIMIT,
-        index: index::Report::default(),
-    })
-}
-
 /// Run the tool.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let q = Query::new(a)?;
     let target = args::target(ctx, Some(&q.path))?;
     let stop = Stop::new(ctx.cancel.flag(), Some(Instant::now() + q.timeout));
     let (found, q) = crate::blocking("grep", move || {
-        let found = search(&target, &q, &stop)?;
+        let found = find(&target, &q, &stop)?;
         Ok((found, q))
     })
     .await?;
@@ -885,84 +399,104 @@ fn blocks(lines: &[Line], budget: usize) -> (Vec<Vec<&Line>>, usize, bool) {
     (out, matches, cut)
 }
 
-/// Build the result.
-pub fn render(q: &Query, mut found: Found) -> ToolOutput {
+/// One page of a result: its text, its JSON entries, and where it ends.
+struct Shown {
+    /// This package's text of the page.
+    text: String,
+    /// TunaCode's text of the page (content mode in TunaCode's style).
+    tuna: String,
+    /// The page's entries.
+    entries: Vec<Value>,
+    /// The file after the page's last.
+    end: usize,
+    /// Some file or line was left out.
+    truncated: bool,
+}
+
+/// The page of paths or counts from `offset`.
+fn page_of_entries(q: &Query, found: &Found, offset: usize) -> Shown {
+    let end = (offset + q.max_results).min(found.files.len());
+    let (mut text, mut entries) = (String::new(), Vec::new());
+    for f in &found.files[offset..end] {
+        if q.mode == Mode::Files {
+            text.push_str(&f.path);
+            entries.push(json!(f.path));
+        } else {
+            text.push_str(&format!("{}:{}", f.path, f.matches));
+            entries.push(json!({ "path": f.path, "count": f.matches }));
+        }
+        text.push('\n');
+    }
+    Shown { text, tuna: String::new(), entries, end, truncated: found.store_full }
+}
+
+/// The page of matching lines from `offset`: whole files until `maxResults` lines are shown.
+fn page_of_lines(q: &Query, found: &mut Found, offset: usize) -> Shown {
+    let mut shown = Shown {
+        text: String::new(),
+        tuna: String::new(),
+        entries: Vec::new(),
+        end: offset,
+        truncated: found.store_full,
+    };
+    let mut page_lines = 0usize;
+    for f in found.files[offset..].iter_mut() {
+        if page_lines >= q.max_results {
+            break;
+        }
+        let budget = q.max_results - page_lines;
+        let (bl, kept, cut) = blocks(&f.lines, budget);
+        let file_truncated = cut || f.capped || kept < f.matches;
+        shown.truncated |= file_truncated;
+        page_lines += kept.max(1);
+        shown.end += 1;
+        if q.tunacode {
+            tunacode_blocks(q, &f.path, &bl, &mut shown.tuna);
+        }
+        let text = &mut shown.text;
+        text.push_str(&format!("{}\n", f.path));
+        for (i, b) in bl.iter().enumerate() {
+            if i > 0 {
+                text.push_str("  --\n");
+            }
+            for l in b {
+                let sep = if l.is_match { ':' } else { '-' };
+                let more = if l.cut { " […]" } else { "" };
+                text.push_str(&format!("  {}{sep} {}{more}\n", l.number, l.text));
+            }
+        }
+        if file_truncated {
+            text.push_str(&format!(
+                "  … {} of {} matching lines shown; search this file alone for the rest\n",
+                kept, f.matches
+            ));
+        }
+        shown.entries.push(json!({
+            "path": f.path,
+            "matchCount": f.matches,
+            "truncated": file_truncated,
+            "blocks": bl.iter().map(|b| json!({
+                "startLine": b.first().map_or(0, |l| l.number),
+                "lines": b.iter().map(|l| line_json(l)).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        }));
+        // Shown: free its lines now, so the text and the JSON do not add up to a third copy.
+        f.lines = Vec::new();
+    }
+    shown
+}
+
+/// The first line: what matched, what is shown, and the notes after `notes_at` (paging,
+/// deadlines, the abort, unreadable files, the store limit).
+fn header(q: &Query, found: &Found, offset: usize, end: usize, has_more: bool) -> (String, usize) {
     let total_files = found.files.len();
     let total_matches: usize = found.files.iter().map(|f| f.matches).sum();
-    let offset = q.offset.min(total_files);
-    let mut text = String::new();
-    let mut truncated = found.store_full;
-    let mut page_lines = 0usize;
-    let mut end = offset;
-    let mut entries = Vec::new();
-    let mut tuna = String::new();
-    match q.mode {
-        Mode::Files | Mode::Count => {
-            end = (offset + q.max_results).min(total_files);
-            for f in &found.files[offset..end] {
-                if q.mode == Mode::Files {
-                    text.push_str(&f.path);
-                    entries.push(json!(f.path));
-                } else {
-                    text.push_str(&format!("{}:{}", f.path, f.matches));
-                    entries.push(json!({ "path": f.path, "count": f.matches }));
-                }
-                text.push('\n');
-            }
-        }
-        Mode::Content => {
-            for f in found.files[offset..].iter_mut() {
-                if page_lines >= q.max_results {
-                    break;
-                }
-                let budget = q.max_results - page_lines;
-                let (bl, kept, cut) = blocks(&f.lines, budget);
-                let file_truncated = cut || f.capped || kept < f.matches;
-                truncated |= file_truncated;
-                page_lines += kept.max(1);
-                end += 1;
-                if q.tunacode {
-                    tunacode_blocks(q, &f.path, &bl, &mut tuna);
-                }
-                text.push_str(&format!("{}\n", f.path));
-                for (i, b) in bl.iter().enumerate() {
-                    if i > 0 {
-                        text.push_str("  --\n");
-                    }
-                    for l in b {
-                        let sep = if l.is_match { ':' } else { '-' };
-                        let more = if l.cut { " […]" } else { "" };
-                        text.push_str(&format!("  {}{sep} {}{more}\n", l.number, l.text));
-                    }
-                }
-                if file_truncated {
-                    text.push_str(&format!(
-                        "  … {} of {} matching lines shown; search this file alone for the rest\n",
-                        kept, f.matches
-                    ));
-                }
-                entries.push(json!({
-                    "path": f.path,
-                    "matchCount": f.matches,
-                    "truncated": file_truncated,
-                    "blocks": bl.iter().map(|b| json!({
-                        "startLine": b.first().map_or(0, |l| l.number),
-                        "lines": b.iter().map(|l| line_json(l)).collect::<Vec<_>>(),
-                    })).collect::<Vec<_>>(),
-                }));
-                // Shown: free its lines now, so the text and the JSON do not add up to a third copy.
-                f.lines = Vec::new();
-            }
-        }
-    }
-    let page = Page::new(offset, q.max_results, end - offset, total_files);
-    let has_more = page.has_more();
     let what = match q.mode {
         Mode::Files => format!("{total_files} files match"),
         _ => format!("{total_matches} matching lines in {total_files} files"),
     };
     let mut header =
-        format!("grep {:?} in {}: {what} ({} files searched)", q.pattern, q.path, found.searched);
+        format!("grep {:?} in {}: {what} ({} files searched)", q.search.pattern, q.path, found.searched);
     if total_files > 0 {
         header.push_str(&format!("; showing files {}-{} of {total_files}", offset + 1, end));
     }
@@ -989,50 +523,41 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
     if found.first_match_expired {
         header.push_str(&format!(
             " Stopped: nothing matched within the first-match deadline ({} ms); narrow the folder or the file globs, or raise firstMatchTimeoutMs.",
-            q.first_match.map_or(0, |d| d.as_millis())
+            q.search.first_match.map_or(0, |d| d.as_millis())
         ));
     }
-    let mut content = if q.tunacode && q.mode == Mode::Content {
-        tunacode_header(q, total_matches, total_files, &found, &header[notes_at..])
-    } else {
-        header
-    };
-    found.ignored.push_note(&mut content);
-    if q.tunacode && q.mode == Mode::Content {
-        if !tuna.is_empty() {
-            content.push_str("\n============================================================\n");
-            content.push_str(tuna.trim_end());
-        }
-    } else if !text.is_empty() {
-        content.push('\n');
-        content.push_str(text.trim_end());
-    }
+    (header, notes_at)
+}
+
+/// The result's `data`.
+fn data_of(q: &Query, found: &Found, shown: Shown, page: &Page) -> Value {
+    let total_matches: usize = found.files.iter().map(|f| f.matches).sum();
     let key = match q.mode {
         Mode::Content => "matches",
         Mode::Files => "files",
         Mode::Count => "counts",
     };
     let mut data = json!({
-        "pattern": q.pattern,
+        "pattern": q.search.pattern,
         "path": q.path,
         "outputMode": match q.mode { Mode::Content => "content", Mode::Files => "files", Mode::Count => "count" },
         "totalMatches": if q.mode == Mode::Files { Value::Null } else { json!(total_matches) },
-        "totalFiles": total_files,
+        "totalFiles": found.files.len(),
         "filesSearched": found.searched,
         "binarySkipped": found.binary,
         "unreadable": found.unreadable,
         "ignored": found.ignored.to_json(),
-        "truncated": truncated,
+        "truncated": shown.truncated,
         "timedOut": found.timed_out,
         "cancelled": found.cancelled,
         "pagination": page.to_json(),
         "index": found.index.to_json(),
     });
-    data[key] = Value::Array(entries);
+    data[key] = Value::Array(shown.entries);
     if q.sort_by == SortBy::Relevance {
         data["sortBy"] = json!("relevance");
     }
-    if q.first_match.is_some() {
+    if q.search.first_match.is_some() {
         data["firstMatchTimedOut"] = json!(found.first_match_expired);
     }
     if q.tunacode {
@@ -1042,16 +567,47 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
             "used": "ripgrep",
         });
     }
-    ToolOutput::new(content, data)
+    data
+}
+
+/// Build the result: one page, its header, its text (this package's or TunaCode's) and data.
+pub fn render(q: &Query, mut found: Found) -> ToolOutput {
+    let total_files = found.files.len();
+    let offset = q.offset.min(total_files);
+    let mut shown = match q.mode {
+        Mode::Files | Mode::Count => page_of_entries(q, &found, offset),
+        Mode::Content => page_of_lines(q, &mut found, offset),
+    };
+    let page = Page::new(offset, q.max_results, shown.end - offset, total_files);
+    let (header, notes_at) = header(q, &found, offset, shown.end, page.has_more());
+    let tunacode = q.tunacode && q.mode == Mode::Content;
+    let mut content = if tunacode {
+        let total_matches: usize = found.files.iter().map(|f| f.matches).sum();
+        tunacode_header(q, total_matches, total_files, &found, &header[notes_at..])
+    } else {
+        header
+    };
+    found.ignored.push_note(&mut content);
+    let (text, tuna) = (std::mem::take(&mut shown.text), std::mem::take(&mut shown.tuna));
+    if tunacode {
+        if !tuna.is_empty() {
+            content.push_str("\n============================================================\n");
+            content.push_str(tuna.trim_end());
+        }
+    } else if !text.is_empty() {
+        content.push('\n');
+        content.push_str(text.trim_end());
+    }
+    ToolOutput::new(content, data_of(q, &found, shown, &page))
 }
 
 /// TunaCode's first lines: the count, the strategy, and the notes of this package's header
 /// (paging, deadlines) after them.
 fn tunacode_header(q: &Query, matches: usize, files: usize, found: &Found, notes: &str) -> String {
     let mut out = if matches == 0 {
-        format!("No matches found for pattern: {}", q.pattern)
+        format!("No matches found for pattern: {}", q.search.pattern)
     } else {
-        format!("Found {matches} matches for pattern: {} (in {files} files)", q.pattern)
+        format!("Found {matches} matches for pattern: {} (in {files} files)", q.search.pattern)
     };
     let requested = match q.search_type {
         Some(t) if t != SearchType::Ripgrep => format!(" (requested: {})", t.name()),
@@ -1088,7 +644,7 @@ fn mark(q: &Query, text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len() + 8);
     let mut at = 0;
-    let _ = q.matcher.find_iter(bytes, |m| {
+    let _ = q.search.matcher().find_iter(bytes, |m| {
         if m.start() < at || m.is_empty() {
             return true;
         }
@@ -1128,10 +684,13 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
 mod tests {
     use super::*;
     use crate::code::testing::{ctx, ws};
+    use crate::engine::walk::Stop;
+    use crate::error::ErrorCode;
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
+    use std::time::Instant;
 
-    async fn grep(dir: &Path, args: Value) -> Result<ToolOutput> {
+    async fn grep(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
         (TOOL.run)(&args, &ctx(dir)).await
     }
 
@@ -1251,35 +810,19 @@ mod tests {
     }
 
     #[test]
-    fn unreadable_files_are_counted() {
-        let t = ws(&[("d/x.txt", "hit\n")]);
-        let q = query(json!({"pattern": "hit"})).unwrap();
-        let (inc, stored) = (Includes::new(&[], false).unwrap(), AtomicUsize::new(0));
-        let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
-        let mut w = Worker::new(&q, &first, &inc, "", &stored);
-        let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
-        // Opening a directory works on Linux; reading it fails (EISDIR).
-        w.search(&t.path().join("d"), "d", &stop);
-        w.search(&t.path().join("missing"), "missing", &stop);
-        assert_eq!(w.unreadable, 2);
-        w.search(&t.path().join("d/x.txt"), "d/x.txt", &stop);
-        assert_eq!((w.unreadable, w.hits.len()), (2, 1));
-    }
-
-    #[test]
     fn cancelled_walk_returns_partial_flagged() {
         let t = ws(&[("a.txt", "hit\n"), ("b.txt", "hit\n")]);
         let ctx = Ctx::new(t.path().to_str().unwrap()).unwrap();
         let target = args::target(&ctx, None).unwrap();
         let q = query(json!({"pattern": "hit"})).unwrap();
         let stop = Stop::new(Arc::new(AtomicBool::new(true)), None);
-        let found = search(&target, &q, &stop).unwrap();
+        let found = find(&target, &q, &stop).unwrap();
         assert!(found.cancelled);
         assert!(found.files.is_empty());
         let out = render(&q, found);
         assert_eq!(out.data["cancelled"], true);
         let stop = Stop::new(Arc::new(AtomicBool::new(false)), Some(Instant::now()));
-        let found = search(&target, &q, &stop).unwrap();
+        let found = find(&target, &q, &stop).unwrap();
         assert!(found.timed_out);
     }
 
@@ -1363,7 +906,7 @@ mod tests {
         let stop = || Stop::new(Arc::new(AtomicBool::new(false)), None);
         // An expired deadline with nothing found: stopped, flagged, and said.
         let q = query(json!({"pattern": "nothing", "firstMatchTimeoutMs": 0})).unwrap();
-        let found = search(&target, &q, &stop()).unwrap();
+        let found = find(&target, &q, &stop()).unwrap();
         assert!(found.first_match_expired);
         assert_eq!(found.searched, 0);
         let out = render(&q, found);
@@ -1371,7 +914,7 @@ mod tests {
         assert!(out.content.contains("first-match deadline (0 ms)"), "{}", out.content);
         // A generous one changes nothing.
         let q = query(json!({"pattern": "hit", "firstMatchTimeoutMs": 60000})).unwrap();
-        let found = search(&target, &q, &stop()).unwrap();
+        let found = find(&target, &q, &stop()).unwrap();
         assert!(!found.first_match_expired);
         assert_eq!(found.files.len(), 1);
         assert_eq!(render(&q, found).data["firstMatchTimedOut"], false);
@@ -1422,7 +965,5 @@ mod tests {
         assert_eq!(path_class("x_test.go"), 1);
         assert_eq!(path_class("node_modules/a/x.js"), 2);
         assert_eq!(path_class("static/app.min.js"), 2);
-        assert!(defines(b"pub fn ") && defines(b"export function ") && defines(b"  def "));
-        assert!(!defines(b"x = ") && !defines(b"fn") && !defines(b"undef "));
     }
 }

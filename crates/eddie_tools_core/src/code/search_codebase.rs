@@ -1,20 +1,21 @@
 //! `search_codebase`: one query over the whole codebase, ranked for an agent — where the name
 //! is *defined* (tree-sitter symbols) first, then the files that mention the most query words
 //! the most. Source files only by default; tests and docs on request. The text search is
-//! `grep`'s engine; every walk goes through the shared ignore engine.
+//! `engine::search` (as under `grep`); every walk goes through the shared ignore engine.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::call::args::lenient::{Cap, Flag, StringOrList};
+use crate::call::args::lenient::{Cap, Flag};
 use crate::code::args;
-use crate::code::grep;
 use crate::code::symbols::{self, Lang, MAX_PARSE_BYTES};
 use crate::context::Ctx;
-use crate::engine::walk::Stop;
+use crate::engine::search::{self, Found, Matching};
+use crate::engine::walk::{Stop, Target};
 use crate::error::Result;
 use crate::output::ToolOutput;
 
@@ -62,123 +63,142 @@ pub struct Args {
     pub max_results: Option<Cap<10_000>>,
 }
 
-/// Run the tool.
-pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
-    let query = args::non_empty(NAME, "query", a.query)?;
-    let path = a.path.unwrap_or_else(|| ".".to_owned());
-    let include_tests = Flag::or(a.include_tests, false);
-    let include_docs = Flag::or(a.include_docs, false);
-    let case_sensitive = Flag::or(a.case_sensitive, false);
-    let max_results = Cap::or(a.max_results, DEFAULT_MAX_RESULTS);
+/// A definition found: its file, language, symbol and line text.
+type Definition = (String, Lang, symbols::Symbol, String);
+
+/// The query's distinct words, in order.
+fn terms_of(query: &str) -> Vec<String> {
     let mut terms: Vec<String> = Vec::new();
     for t in query.split_whitespace() {
         if !terms.iter().any(|x| x == t) {
             terms.push(t.to_owned());
         }
     }
+    terms
+}
+
+/// The text search: any word, in source files (and docs), tests left out unless asked.
+fn search_of(a: &Args, terms: &[String], case_sensitive: bool) -> Result<search::Query> {
     let pattern = terms.iter().map(|t| regex::escape(t)).collect::<Vec<_>>().join("|");
-    let exts = if include_docs { format!("{CODE},{DOCS}") } else { CODE.to_owned() };
-    let q = grep::Query::new(grep::Args {
-        pattern,
-        path: Some(path.clone()),
-        case_insensitive: Some(Flag(!case_sensitive)),
-        include: Some(StringOrList::One(format!("*.{{{exts}}}"))),
-        exclude: Some(StringOrList::Many(if include_tests {
-            Vec::new()
-        } else {
-            TESTS.iter().map(|t| (*t).to_owned()).collect()
-        })),
-        respect_gitignore: Some(Flag(Flag::or(a.respect_gitignore, true))),
-        include_hidden: Some(Flag(Flag::or(a.include_hidden, false))),
-        include_dependencies: a.include_dependencies,
-        max_per_file: Some(Cap(3)),
-        max_line_length: Some(Cap(200)),
-        ..Default::default()
-    })?;
-    let target = args::target(ctx, Some(&path))?;
-    let stop = Stop::new(ctx.cancel.flag(), Some(Instant::now() + Duration::from_secs(60)));
-    let lowered: Vec<String> =
-        terms.iter().map(|t| if case_sensitive { t.clone() } else { t.to_lowercase() }).collect();
-    let (found, ranked, defs, skipped) = crate::blocking(NAME, move || {
-        let found = grep::search(&target, &q, &stop)?;
-        let norm = |s: &str| if case_sensitive { s.to_owned() } else { s.to_lowercase() };
-        // Definitions whose name contains a query word, in files that matched: parsed on the
-        // walker's threads, each taking every n-th file.
-        let skipped = std::sync::atomic::AtomicUsize::new(0);
-        let n = crate::engine::walk::threads();
-        let mut defs: Vec<(String, Lang, symbols::Symbol, String)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..n)
-                .map(|k| {
-                    let (found, target, stop, lowered, skipped) =
-                        (&found, &target, &stop, &lowered, &skipped);
-                    scope.spawn(move || {
-                        let mut defs = Vec::new();
-                        for f in found.files.iter().skip(k).step_by(n) {
-                            if stop.should_stop() {
-                                break;
-                            }
-                            let Some(lang) = Lang::of(&f.path) else { continue };
-                            let real = target.workspace_real.join(&f.path);
-                            if std::fs::metadata(&real).map(|m| m.len()).unwrap_or(u64::MAX) > MAX_PARSE_BYTES
-                            {
-                                skipped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                continue;
-                            }
-                            let Ok(src) = std::fs::read(&real) else { continue };
-                            if crate::code::scan::minified(&src) {
-                                skipped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                continue;
-                            }
-                            for s in symbols::symbols_until(lang, &src, &|| stop.should_stop()) {
-                                let name = norm(&s.name);
-                                if lowered.iter().any(|t| name.contains(t.as_str())) {
-                                    let text = symbols::line_text(&src, s.line, 200);
-                                    defs.push((f.path.clone(), lang, s, text));
-                                }
+    let exts = if Flag::or(a.include_docs, false) { format!("{CODE},{DOCS}") } else { CODE.to_owned() };
+    let mut q =
+        search::Query::new(pattern, Matching { case_insensitive: !case_sensitive, ..Default::default() })?;
+    q.include = vec![format!("*.{{{exts}}}")];
+    if !Flag::or(a.include_tests, false) {
+        q.exclude = TESTS.iter().map(|t| (*t).to_owned()).collect();
+    }
+    q.respect_gitignore = Flag::or(a.respect_gitignore, true);
+    q.include_hidden = Flag::or(a.include_hidden, false);
+    q.include_dependencies = Flag::get(a.include_dependencies);
+    q.max_per_file = 3;
+    q.max_line_length = 200;
+    Ok(q)
+}
+
+/// Definitions whose name contains a query word, in files that matched: parsed on the
+/// walker's threads, each taking every n-th file. Also how many files were too big or minified
+/// to parse.
+fn definitions(
+    found: &Found,
+    target: &Target,
+    stop: &Stop,
+    lowered: &[String],
+    norm: &(dyn Fn(&str) -> String + Sync),
+) -> Result<(Vec<Definition>, usize)> {
+    let skipped = AtomicUsize::new(0);
+    let n = crate::engine::walk::threads();
+    let defs = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..n)
+            .map(|k| {
+                let skipped = &skipped;
+                scope.spawn(move || {
+                    let mut defs = Vec::new();
+                    for f in found.files.iter().skip(k).step_by(n) {
+                        if stop.should_stop() {
+                            break;
+                        }
+                        let Some(lang) = Lang::of(&f.path) else { continue };
+                        let real = target.workspace_real.join(&f.path);
+                        if std::fs::metadata(&real).map(|m| m.len()).unwrap_or(u64::MAX) > MAX_PARSE_BYTES {
+                            skipped.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
+                        let Ok(src) = std::fs::read(&real) else { continue };
+                        if crate::code::scan::minified(&src) {
+                            skipped.fetch_add(1, Ordering::Relaxed);
+                            continue;
+                        }
+                        for s in symbols::symbols_until(lang, &src, &|| stop.should_stop()) {
+                            let name = norm(&s.name);
+                            if lowered.iter().any(|t| name.contains(t.as_str())) {
+                                let text = symbols::line_text(&src, s.line, 200);
+                                defs.push((f.path.clone(), lang, s, text));
                             }
                         }
-                        defs
-                    })
+                    }
+                    defs
                 })
-                .collect();
-            let mut all = Vec::new();
-            for h in handles {
-                all.extend(
-                    h.join().map_err(|_| {
-                        crate::ToolError::internal("a search_codebase parser thread panicked")
-                    })?,
-                );
-            }
-            Ok::<_, crate::ToolError>(all)
-        })?;
-        let skipped = skipped.into_inner();
-        let exact = |s: &symbols::Symbol| lowered.iter().any(|t| norm(&s.name) == *t);
-        defs.sort_by_key(|(p, _, s, _)| (!exact(s), p.clone(), s.line));
-        // Files: those defining an exact name first, then by words covered, then by matches.
-        let mut ranked: Vec<(usize, usize)> = found
-            .files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let defines = defs.iter().any(|(p, _, s, _)| *p == f.path && exact(s));
-                let text: String = f
-                    .lines
-                    .iter()
-                    .filter(|l| l.is_match)
-                    .map(|l| norm(&l.text))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                let covered = lowered
-                    .iter()
-                    .filter(|t| text.contains(t.as_str()) || norm(&f.path).contains(t.as_str()))
-                    .count();
-                (i, usize::from(defines) * 1_000_000 + covered * 10_000 + f.matches.min(9_999))
             })
             .collect();
-        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        Ok((found, ranked, defs, skipped))
-    })
-    .await?;
+        let mut all = Vec::new();
+        for h in handles {
+            all.extend(
+                h.join()
+                    .map_err(|_| crate::ToolError::internal("a search_codebase parser thread panicked"))?,
+            );
+        }
+        Ok::<_, crate::ToolError>(all)
+    })?;
+    Ok((defs, skipped.into_inner()))
+}
+
+/// Files ranked: those defining an exact name first, then by words covered, then by matches.
+/// `(index into found.files, score)`.
+fn rank(
+    found: &Found,
+    defs: &[Definition],
+    lowered: &[String],
+    norm: &dyn Fn(&str) -> String,
+) -> Vec<(usize, usize)> {
+    let exact = |s: &symbols::Symbol| lowered.iter().any(|t| norm(&s.name) == *t);
+    let mut ranked: Vec<(usize, usize)> = found
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let defines = defs.iter().any(|(p, _, s, _)| *p == f.path && exact(s));
+            let text: String =
+                f.lines.iter().filter(|l| l.is_match).map(|l| norm(&l.text)).collect::<Vec<_>>().join("\n");
+            let covered = lowered
+                .iter()
+                .filter(|t| text.contains(t.as_str()) || norm(&f.path).contains(t.as_str()))
+                .count();
+            (i, usize::from(defines) * 1_000_000 + covered * 10_000 + f.matches.min(9_999))
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked
+}
+
+/// What was searched for and how: the result's fixed parts.
+struct Asked {
+    query: String,
+    path: String,
+    include_tests: bool,
+    include_docs: bool,
+    max_results: usize,
+}
+
+/// Build the result.
+fn render(
+    asked: &Asked,
+    found: &Found,
+    ranked: &[(usize, usize)],
+    defs: &[Definition],
+    skipped: usize,
+) -> ToolOutput {
+    let Asked { query, path, include_tests, include_docs, max_results } = asked;
+    let (include_tests, include_docs, max_results) = (*include_tests, *include_docs, *max_results);
     let total_files = found.files.len();
     let mut content = format!(
         "search_codebase {query:?} under {path}: {} definition(s), {total_files} matching file(s) ({} searched{}{}).",
@@ -240,7 +260,37 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "cancelled": found.cancelled,
         "ignored": found.ignored.to_json(),
     });
-    Ok(ToolOutput::new(content, data))
+    ToolOutput::new(content, data)
+}
+
+/// Run the tool.
+pub async fn run(mut a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    let query = args::non_empty(NAME, "query", std::mem::take(&mut a.query))?;
+    let case_sensitive = Flag::or(a.case_sensitive, false);
+    let asked = Asked {
+        path: a.path.clone().unwrap_or_else(|| ".".to_owned()),
+        include_tests: Flag::or(a.include_tests, false),
+        include_docs: Flag::or(a.include_docs, false),
+        max_results: Cap::or(a.max_results, DEFAULT_MAX_RESULTS),
+        query,
+    };
+    let terms = terms_of(&asked.query);
+    let q = search_of(&a, &terms, case_sensitive)?;
+    let target = args::target(ctx, Some(&asked.path))?;
+    let stop = Stop::new(ctx.cancel.flag(), Some(Instant::now() + Duration::from_secs(60)));
+    let lowered: Vec<String> =
+        terms.iter().map(|t| if case_sensitive { t.clone() } else { t.to_lowercase() }).collect();
+    let (found, ranked, defs, skipped) = crate::blocking(NAME, move || {
+        let found = search::search(&target, &q, &stop)?;
+        let norm = |s: &str| if case_sensitive { s.to_owned() } else { s.to_lowercase() };
+        let (mut defs, skipped) = definitions(&found, &target, &stop, &lowered, &norm)?;
+        let exact = |s: &symbols::Symbol| lowered.iter().any(|t| norm(&s.name) == *t);
+        defs.sort_by_key(|(p, _, s, _)| (!exact(s), p.clone(), s.line));
+        let ranked = rank(&found, &defs, &lowered, &norm);
+        Ok((found, ranked, defs, skipped))
+    })
+    .await?;
+    Ok(render(&asked, &found, &ranked, &defs, skipped))
 }
 
 /// The `search_codebase` tool.

@@ -4,10 +4,11 @@
 //! or a reference.
 
 use std::cell::RefCell;
-use std::path::Path;
 
 use serde_json::{Value, json};
 use tree_sitter::{Node, Parser, Tree};
+
+use crate::engine::project::languages::language;
 
 /// Files larger than this are not parsed during a walk (counted as skipped): a parse tree takes
 /// about 30 times the source's size.
@@ -31,15 +32,16 @@ pub enum Lang {
 }
 
 impl Lang {
-    /// The language of a file, by extension.
+    /// The language of a file, by extension (the one table, `engine::project::languages`;
+    /// `.tsx` is TypeScript's TSX grammar).
     pub fn of(path: &str) -> Option<Self> {
-        let ext = Path::new(path).extension()?.to_str()?;
-        Some(match ext {
-            "ts" | "mts" | "cts" => Self::TypeScript,
-            "tsx" => Self::Tsx,
-            "js" | "jsx" | "mjs" | "cjs" => Self::JavaScript,
-            "py" | "pyi" => Self::Python,
-            "rs" => Self::Rust,
+        let name = path.rsplit('/').next().unwrap_or(path);
+        Some(match language(name)? {
+            "TypeScript" if name.to_ascii_lowercase().ends_with(".tsx") => Self::Tsx,
+            "TypeScript" => Self::TypeScript,
+            "JavaScript" => Self::JavaScript,
+            "Python" => Self::Python,
+            "Rust" => Self::Rust,
             _ => return None,
         })
     }

@@ -4,9 +4,9 @@ use serde_json::{Map, Value};
 
 use crate::context::Ctx;
 use crate::engine::js;
+use crate::engine::plan::store;
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::store;
 
 /// Run `complete_task`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {

@@ -4,9 +4,9 @@ use serde_json::Value;
 
 use crate::context::Ctx;
 use crate::engine::js;
+use crate::engine::plan::store;
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::plan::store;
 
 /// Run `get_plan`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {

@@ -4,9 +4,9 @@ use serde_json::Value;
 
 use crate::context::Ctx;
 use crate::engine::js;
+use crate::engine::plan::tasks::store;
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::plan::tasks::store;
 
 /// Run `agent__get_task_list`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {

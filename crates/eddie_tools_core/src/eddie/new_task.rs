@@ -5,9 +5,9 @@
 use serde_json::{Map, Value};
 
 use crate::context::Ctx;
+use crate::engine::plan::tasks::store;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::tasks::store;
 
 /// Run `agent__new_task`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {

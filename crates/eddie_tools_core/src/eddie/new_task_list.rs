@@ -3,9 +3,9 @@
 use serde_json::{Value, json};
 
 use crate::context::Ctx;
+use crate::engine::plan::tasks::store;
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::plan::tasks::store;
 
 /// Run `agent__new_task_list`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {

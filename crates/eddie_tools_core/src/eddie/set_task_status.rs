@@ -4,10 +4,10 @@ use serde_json::Value;
 
 use crate::context::Ctx;
 use crate::engine::js;
+use crate::engine::plan::store::now_iso;
+use crate::engine::plan::tasks::store;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::store::now_iso;
-use crate::plan::tasks::store;
 
 /// Run `agent__set_task_status`.
 pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {

@@ -4,9 +4,9 @@ use serde_json::{Map, Value};
 
 use crate::context::Ctx;
 use crate::engine::js;
+use crate::engine::plan::store;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::store;
 
 /// Validate one task the way eddie does; key order title, status, completed, details.
 fn sanitise_task(task: &Value) -> Result<Value> {

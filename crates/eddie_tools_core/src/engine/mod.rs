@@ -5,11 +5,14 @@
 pub mod es_regex;
 pub mod index;
 pub mod js;
-#[cfg(feature = "web")]
+#[cfg(feature = "net")]
 pub mod net;
 pub mod patch;
+pub mod plan;
 pub mod platform;
 pub mod process;
+pub mod project;
+pub mod search;
 pub mod store;
 pub mod text;
 pub mod walk;

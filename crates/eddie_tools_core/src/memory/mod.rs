@@ -211,9 +211,5 @@ pub fn preview(value: &str, max: usize) -> String {
     if first.len() <= max && value.trim().lines().count() <= 1 {
         return first.to_owned();
     }
-    let mut end = first.len().min(max);
-    while !first.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &first[..end])
+    format!("{}…", crate::engine::text::utf8::head(first, max))
 }

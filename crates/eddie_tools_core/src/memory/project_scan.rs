@@ -2,7 +2,7 @@
 //! the ignore engine: `.gitignore`/`.ignore`, hidden entries and dependency folders left out),
 //! the languages by lines, its manifests (package.json, pyproject, Cargo.toml, go.mod,
 //! Dockerfile, compose, CI configs), `has_git`, and the test, lint and build commands that
-//! `detect_project` finds (called through the registry).
+//! `detect_project` finds (`engine::project`).
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -12,6 +12,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::context::Ctx;
+use crate::engine::project::detect::{commands_json, detect};
+use crate::engine::project::languages::language;
+use crate::engine::project::manifests::manifests;
 use crate::engine::walk::{self, Entry, Root, Stop, Visitor, WalkOptions};
 use crate::error::Result;
 use crate::output::ToolOutput;
@@ -28,51 +31,6 @@ const MAX_FILES: usize = 200_000;
 pub struct Args {
     /// The project folder, relative to the workspace (default: the workspace root).
     pub path: Option<String>,
-}
-
-/// The language of a file name, by extension or name.
-fn language(name: &str) -> Option<&'static str> {
-    let lower = name.to_ascii_lowercase();
-    if lower == "dockerfile" || lower.starts_with("dockerfile.") {
-        return Some("Dockerfile");
-    }
-    if lower == "makefile" {
-        return Some("Makefile");
-    }
-    let ext = lower.rsplit_once('.').map(|(_, e)| e)?;
-    Some(match ext {
-        "rs" => "Rust",
-        "ts" | "tsx" | "mts" | "cts" => "TypeScript",
-        "js" | "jsx" | "mjs" | "cjs" => "JavaScript",
-        "py" | "pyi" => "Python",
-        "go" => "Go",
-        "java" => "Java",
-        "kt" | "kts" => "Kotlin",
-        "c" | "h" => "C",
-        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => "C++",
-        "cs" => "C#",
-        "rb" => "Ruby",
-        "php" => "PHP",
-        "swift" => "Swift",
-        "scala" => "Scala",
-        "dart" => "Dart",
-        "lua" => "Lua",
-        "zig" => "Zig",
-        "ex" | "exs" => "Elixir",
-        "hs" => "Haskell",
-        "sh" | "bash" | "zsh" => "Shell",
-        "sql" => "SQL",
-        "html" | "htm" => "HTML",
-        "css" | "scss" | "sass" | "less" => "CSS",
-        "vue" => "Vue",
-        "svelte" => "Svelte",
-        "md" | "markdown" | "mdx" => "Markdown",
-        "json" => "JSON",
-        "yaml" | "yml" => "YAML",
-        "toml" => "TOML",
-        "xml" => "XML",
-        _ => return None,
-    })
 }
 
 #[derive(Default)]
@@ -120,47 +78,33 @@ fn count_lines(p: &std::path::Path) -> usize {
     if buf.last().is_some_and(|b| *b != b'\n') { n + 1 } else { n }
 }
 
-/// Manifests at the project root: (path, kind).
-fn manifests(dir: &std::path::Path) -> Vec<(String, &'static str)> {
-    let mut out = Vec::new();
-    for (name, kind) in [
-        ("package.json", "npm"),
-        ("pyproject.toml", "python"),
-        ("setup.py", "python"),
-        ("requirements.txt", "python"),
-        ("Cargo.toml", "cargo"),
-        ("go.mod", "go"),
-        ("Gemfile", "ruby"),
-        ("pom.xml", "maven"),
-        ("build.gradle", "gradle"),
-        ("build.gradle.kts", "gradle"),
-        ("Makefile", "make"),
-        ("Dockerfile", "docker"),
-        ("docker-compose.yml", "compose"),
-        ("docker-compose.yaml", "compose"),
-        ("compose.yml", "compose"),
-        ("compose.yaml", "compose"),
-        (".gitlab-ci.yml", "ci"),
-        (".circleci/config.yml", "ci"),
-        ("azure-pipelines.yml", "ci"),
-        ("Jenkinsfile", "ci"),
-        (".ci/run", "ci"),
-    ] {
-        let p = dir.join(name);
-        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
-            out.push((name.to_owned(), kind));
+/// Count the files, folders and lines per language below `root` (blocking); also whether the
+/// count stopped at [`MAX_FILES`].
+fn tally(
+    ws_real: &std::path::Path,
+    root: &Root,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<(Tally, bool)> {
+    let opts = WalkOptions {
+        respect_gitignore: true,
+        include_hidden: false,
+        skip_dependency_dirs: true,
+        visit_dirs: true,
+        ..Default::default()
+    };
+    let stop = Stop::new(cancel, None);
+    let (visitors, _) = walk::walk(ws_real, root, &opts, &stop, Tally::default)?;
+    let mut t = Tally::default();
+    for v in visitors {
+        t.files += v.files;
+        t.dirs += v.dirs;
+        for (k, (f, l)) in v.langs {
+            let s = t.langs.entry(k).or_default();
+            s.0 += f;
+            s.1 += l;
         }
     }
-    if let Ok(rd) = std::fs::read_dir(dir.join(".github/workflows")) {
-        let mut names: Vec<String> = rd
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".yml") || n.ends_with(".yaml"))
-            .collect();
-        names.sort();
-        out.extend(names.into_iter().map(|n| (format!(".github/workflows/{n}"), "ci")));
-    }
-    out
+    Ok((t, stop.quitted() && !stop.cancelled()))
 }
 
 /// Run `project_scan`.
@@ -169,39 +113,17 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let r = ctx.workspace.resolve(&given)?;
     let ws_real = ctx.workspace.resolve(".")?.real;
     let rel = ctx.workspace.relative(&r.lexical);
-    let dir = r.real.clone();
-    let cancel = ctx.cancel.flag();
-    let (tally, found, truncated) = crate::blocking(NAME, move || {
-        let root = Root { real: dir.clone(), rel: rel.clone() };
-        let opts = WalkOptions {
-            respect_gitignore: true,
-            include_hidden: false,
-            skip_dependency_dirs: true,
-            visit_dirs: true,
-            ..Default::default()
-        };
-        let stop = Stop::new(cancel, None);
-        let (visitors, _) = walk::walk(&ws_real, &root, &opts, &stop, Tally::default)?;
-        let mut t = Tally::default();
-        for v in visitors {
-            t.files += v.files;
-            t.dirs += v.dirs;
-            for (k, (f, l)) in v.langs {
-                let s = t.langs.entry(k).or_default();
-                s.0 += f;
-                s.1 += l;
-            }
-        }
-        let truncated = stop.quitted() && !stop.cancelled();
-        Ok((t, manifests(&dir), truncated))
+    let (dir, path, cancel) = (r.real.clone(), ctx.env_var("PATH"), ctx.cancel.flag());
+    let (tally, found, truncated, project) = crate::blocking(NAME, move || {
+        let (t, truncated) = tally(&ws_real, &Root { real: dir.clone(), rel }, cancel)?;
+        // The project types and commands, as `detect_project` finds them.
+        let project = dir.is_dir().then(|| detect(&dir, path.as_deref()));
+        Ok((t, manifests(&dir), truncated, project))
     })
     .await?;
     ctx.cancel.check()?;
-    let detected = crate::registry::run("detect_project", &json!({"path": given}), ctx)
-        .await
-        .ok()
-        .and_then(|o| o.data_value().ok())
-        .unwrap_or(Value::Null);
+    let detected = project
+        .map_or(Value::Null, |p| json!({"name": p.name, "types": p.types, "commands": commands_json(&p)}));
     let mut langs: Vec<(&str, usize, usize)> = tally.langs.iter().map(|(k, (f, l))| (*k, *f, *l)).collect();
     langs.sort_by(|x, y| y.2.cmp(&x.2).then(y.1.cmp(&x.1)).then(x.0.cmp(y.0)));
     let total_lines: usize = langs.iter().map(|l| l.2).sum();

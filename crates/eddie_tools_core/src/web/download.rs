@@ -6,14 +6,12 @@
 //! directory and renamed within it, after walking the path once more to check that it still
 //! leads there. So a folder swapped for a symlink during the confirm or while the body streams
 //! gets nothing written through it (`OUTSIDE_WORKSPACE`). A failure, a cap overrun or an abort
-//! leaves nothing behind. File writes run on the blocking pool; the file is synced before the
-//! rename and the directory after it (`engine::store` conventions). Progress goes to
+//! leaves nothing behind. The file is written through `engine::store::staged` (on the blocking
+//! pool; synced before the rename and the directory after it). Progress goes to
 //! `ctx.onOutput`.
 
-use std::ffi::{OsStr, OsString};
-use std::io::Write;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -24,7 +22,7 @@ use super::{chain_json, head};
 use crate::call::args::lenient::{Cap, Flag, Seconds};
 use crate::context::{Ctx, OutputChunk, Prompt};
 use crate::engine::net::{self, Guard, Request};
-use crate::engine::store::safe_dir::{self, Created, Kind, SafeDir};
+use crate::engine::store::staged::Staging;
 use crate::error::{ErrorCode, Result, ToolError, exists_error};
 use crate::output::ToolOutput;
 
@@ -56,116 +54,6 @@ pub struct Args {
 
 fn progress(ctx: &Ctx, text: String) -> Option<crate::context::BoxFuture<()>> {
     ctx.on_output.as_ref().map(|f| f(OutputChunk { stream: "stderr", text }))
-}
-
-/// Where the body goes while it streams: the temp file in the directory held open. Dropped
-/// before it is committed (a failure, an abort that drops the call), it removes the temp file
-/// and the folders this call made (only those, only while empty).
-struct Staging {
-    dir: SafeDir,
-    made: Vec<Created>,
-    file: Arc<std::fs::File>,
-    tmp: OsString,
-    committed: bool,
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = self.dir.unlink(&self.tmp);
-            SafeDir::remove_created(std::mem::take(&mut self.made));
-        }
-    }
-}
-
-/// Open the target's directory safely (making what is missing) and a temp file in it.
-fn stage(ctx: &Ctx, dir: &Path, shown: &Path) -> Result<Staging> {
-    let (dir, made) = safe_dir::open_in(&ctx.workspace, dir, true, shown)?;
-    match dir.create_temp(".eddie-download-", ".part") {
-        Ok((file, tmp)) => Ok(Staging { dir, made, file: Arc::new(file), tmp, committed: false }),
-        Err(e) => {
-            let err = ToolError::fs(&e, "open", Some(dir.path()));
-            SafeDir::remove_created(made);
-            Err(err)
-        }
-    }
-}
-
-/// Write `buf` to the temp file on the blocking pool.
-async fn write_batch(file: &Arc<std::fs::File>, buf: Vec<u8>, shown: &Path) -> Result<()> {
-    let (file, shown) = (Arc::clone(file), shown.to_path_buf());
-    crate::blocking(NAME, move || {
-        (&*file).write_all(&buf).map_err(|e| ToolError::fs(&e, "write", Some(&shown)))
-    })
-    .await
-}
-
-/// Sync the temp file, check the path still leads to the directory it is in, and rename it
-/// into place (then sync the directory). On any failure the temp file is removed (by the drop).
-fn commit(
-    ctx: &Ctx,
-    mut st: Staging,
-    real_dir: &Path,
-    name: &OsStr,
-    overwrite: bool,
-    shown: &str,
-) -> Result<()> {
-    let shown_path = Path::new(shown);
-    st.file.sync_all().map_err(|e| ToolError::fs(&e, "fsync", Some(shown_path)))?;
-    // Walk the path again: a folder on it swapped (for a symlink, or moved away) since the
-    // directory was opened means the file would not land where the path says.
-    let (again, _) = safe_dir::open_in(&ctx.workspace, real_dir, false, shown_path)?;
-    let (held, now) = (
-        st.dir.own().map_err(|e| ToolError::fs(&e, "fstat", Some(shown_path)))?,
-        again.own().map_err(|e| ToolError::fs(&e, "fstat", Some(shown_path)))?,
-    );
-    if held.id != now.id {
-        return Err(ToolError::new(
-            ErrorCode::OutsideWorkspace,
-            format!("the folder of {shown} was replaced while it downloaded; nothing was written"),
-        )
-        .with_prop("path", shown));
-    }
-    // The file keeps the mode of the one it replaces, as every write does.
-    if let Ok(Some(old)) = st.dir.stat(name) {
-        match old.kind {
-            Kind::Dir => {
-                return Err(ToolError::new(
-                    ErrorCode::IsADirectory,
-                    format!("{shown} is a directory; give a file path"),
-                ));
-            }
-            Kind::File => {
-                #[cfg(unix)]
-                let perm = {
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::Permissions::from_mode(old.mode)
-                };
-                #[cfg(windows)]
-                let perm = {
-                    let mut p = st
-                        .file
-                        .metadata()
-                        .map_err(|e| ToolError::fs(&e, "stat", Some(shown_path)))?
-                        .permissions();
-                    p.set_readonly(old.mode & 0o222 == 0);
-                    p
-                };
-                st.file.set_permissions(perm).map_err(|e| ToolError::fs(&e, "chmod", Some(shown_path)))?;
-            }
-            _ => {}
-        }
-    }
-    st.dir.rename(&st.tmp, name, overwrite).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            exists_error(shown, "pass overwrite: true to replace it")
-        } else {
-            ToolError::fs(&e, "rename", Some(shown_path))
-        }
-    })?;
-    st.committed = true;
-    let _ = st.dir.sync();
-    Ok(())
 }
 
 /// Run `download`.
@@ -234,11 +122,8 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         }
         // The directory, walked from the workspace root with no symlink followed, after the
         // confirm; made when missing.
-        let (c, d, s) = (ctx.clone(), dir.clone(), PathBuf::from(&shown));
-        let st = crate::blocking(NAME, move || stage(&c, &d, &s)).await?;
-        let file = Arc::clone(&st.file);
-        staging = Some(st);
-        let shown_path = PathBuf::from(&shown);
+        let st = staging
+            .insert(Staging::begin(&ctx.workspace, &dir, (".eddie-download-", ".part"), &shown).await?);
         let mut hasher = Sha256::new();
         let mut size: u64 = 0;
         let total = resp.header("content-length").and_then(|n| n.trim().parse::<u64>().ok());
@@ -253,7 +138,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             batch.extend_from_slice(&chunk);
             if batch.len() >= WRITE_BATCH {
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(WRITE_BATCH));
-                write_batch(&file, full, &shown_path).await?;
+                st.write(full).await?;
             }
             if size >= next_report {
                 next_report = size + (1 << 20);
@@ -266,7 +151,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
                 }
             }
         }
-        write_batch(&file, batch, &shown_path).await?;
+        st.write(batch).await?;
         Ok((size, format!("{:x}", hasher.finalize()), resp))
     })
     .await;
@@ -274,11 +159,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         Ok(d) => d,
         Err(e) => {
             if let Some(st) = staging.take() {
-                crate::blocking(NAME, move || {
-                    drop(st);
-                    Ok(())
-                })
-                .await?;
+                st.discard().await?;
             }
             return Err(e);
         }
@@ -286,8 +167,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let Some(st) = staging.take() else {
         return Err(ToolError::internal("download finished without a staged file"));
     };
-    let (c, s) = (ctx.clone(), shown.clone());
-    crate::blocking(NAME, move || commit(&c, st, &dir, &name, overwrite, &s)).await?;
+    st.commit(name, overwrite).await?;
     if let Some(f) = progress(ctx, format!("saved {shown}: {size} bytes\n")) {
         f.await;
     }

@@ -46,16 +46,7 @@ pub fn chain_json(chain: &[Hop]) -> Value {
 }
 
 /// `text` cut to at most `max` bytes on a character boundary.
-pub fn head(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
+pub use crate::engine::text::utf8::head;
 
 #[cfg(test)]
 mod tests {

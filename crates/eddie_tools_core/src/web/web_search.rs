@@ -1,5 +1,5 @@
-//! `web_search`: a web search through a real provider, chosen from `ctx.env` then the process
-//! environment: Brave Search (`BRAVE_API_KEY`), Tavily (`TAVILY_API_KEY`) or a self-hosted
+//! `web_search`: a web search through a real provider, chosen from the call's environment
+//! ([`Ctx::env_set`]: `ctx.env` when given, else the process's): Brave Search (`BRAVE_API_KEY`), Tavily (`TAVILY_API_KEY`) or a self-hosted
 //! SearXNG (`SEARXNG_URL`, JSON output enabled). `BRAVE_API_URL` and `TAVILY_API_URL` override
 //! those providers' endpoints (a gateway, or a local server in tests). Provider requests go
 //! through the network guard like every other request.
@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::head;
 use crate::call::args::lenient::{Cap, Seconds};
 use crate::context::Ctx;
-use crate::engine::net::{self, Guard, Request, env_lookup};
+use crate::engine::net::{self, Guard, Request};
 use crate::error::{ErrorCode, Result, ToolError};
 use crate::output::ToolOutput;
 
@@ -98,13 +98,13 @@ pub struct Hit {
 
 fn configured(ctx: &Ctx) -> Vec<(Provider, String)> {
     let mut out = Vec::new();
-    if let Some(k) = env_lookup(ctx, "BRAVE_API_KEY") {
+    if let Some(k) = ctx.env_set("BRAVE_API_KEY") {
         out.push((Provider::Brave, k));
     }
-    if let Some(k) = env_lookup(ctx, "TAVILY_API_KEY") {
+    if let Some(k) = ctx.env_set("TAVILY_API_KEY") {
         out.push((Provider::Tavily, k));
     }
-    if let Some(u) = env_lookup(ctx, "SEARXNG_URL") {
+    if let Some(u) = ctx.env_set("SEARXNG_URL") {
         out.push((Provider::Searxng, u));
     }
     out
@@ -224,7 +224,7 @@ fn request(
     let lang = a.language.as_deref().map(str::trim).filter(|l| !l.is_empty());
     match provider {
         Provider::Brave => {
-            let base = env_lookup(ctx, "BRAVE_API_URL").unwrap_or_else(|| BRAVE_URL.to_owned());
+            let base = ctx.env_set("BRAVE_API_URL").unwrap_or_else(|| BRAVE_URL.to_owned());
             let mut url = net::parse_url(&base)?;
             {
                 let mut q = url.query_pairs_mut();
@@ -262,7 +262,7 @@ fn request(
             Ok(r)
         }
         Provider::Tavily => {
-            let base = env_lookup(ctx, "TAVILY_API_URL").unwrap_or_else(|| TAVILY_URL.to_owned());
+            let base = ctx.env_set("TAVILY_API_URL").unwrap_or_else(|| TAVILY_URL.to_owned());
             let url = net::parse_url(&base)?;
             let mut body = json!({"query": full, "max_results": count, "search_depth": "basic"});
             if let Some((_, s)) = fresh {

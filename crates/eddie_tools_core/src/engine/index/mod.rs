@@ -81,9 +81,9 @@ pub fn mode() -> Mode {
         1 => Mode::Auto,
         2 => Mode::Force,
         _ => {
-            let m = match std::env::var("EDDIE_INDEX").as_deref().map(str::trim) {
-                Ok("0" | "off" | "false" | "no") => Mode::Off,
-                Ok("1" | "on" | "true" | "yes" | "force") => Mode::Force,
+            let m = match crate::context::process_env("EDDIE_INDEX").as_deref().map(str::trim) {
+                Some("0" | "off" | "false" | "no") => Mode::Off,
+                Some("1" | "on" | "true" | "yes" | "force") => Mode::Force,
                 _ => Mode::Auto,
             };
             set_mode(m);
@@ -110,7 +110,7 @@ pub fn set_rebuild_delay(d: Duration) {
 }
 
 fn env_num(key: &str, default: u64) -> u64 {
-    std::env::var(key).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default)
+    crate::context::process_env(key).and_then(|v| v.trim().parse().ok()).unwrap_or(default)
 }
 
 /// What an index serves: a directory and the walk options of the searches over it.
@@ -598,7 +598,9 @@ fn report(st: &State) -> Report {
 
 /// Build `key`'s index and install it (on the calling thread).
 fn build_into(key: &Key, slot: &Slot) {
-    let watcher = if NO_WATCH.load(Ordering::Relaxed) || std::env::var_os("EDDIE_INDEX_NO_WATCH").is_some() {
+    let watcher = if NO_WATCH.load(Ordering::Relaxed)
+        || crate::context::process_env("EDDIE_INDEX_NO_WATCH").is_some()
+    {
         None
     } else {
         Watcher::new().map(Arc::new)

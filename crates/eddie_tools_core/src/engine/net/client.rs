@@ -3,7 +3,7 @@
 //! followed by hand (each hop vetted again), bodies read with a streaming byte cap, connect
 //! and total timeouts, and the call's abort. TLS is rustls on the `ring` provider with the
 //! platform's roots. Proxies (`HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`, `NO_PROXY`, from
-//! `ctx.env` then the process) are honoured; the target is vetted before the request either way.
+//! the call's environment, `Ctx::env_set`) are honoured; the target is vetted before the request either way.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
@@ -13,7 +13,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use url::Url;
 
 use super::decode::{self, DecodeError, Decoder, Plan};
-use super::guard::{Guard, env_lookup};
+use super::guard::Guard;
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
 
@@ -228,7 +228,7 @@ impl reqwest::dns::Resolve for NoResolve {
     }
 }
 
-/// The proxy from the environment (`ctx.env`, then the process), if any.
+/// The proxy from the call's environment ([`Ctx::env_set`]), if any.
 fn proxy_for(ctx: &Ctx, url: &Url) -> Option<reqwest::Proxy> {
     let https = url.scheme() == "https";
     let keys: &[&str] = if https {
@@ -236,8 +236,8 @@ fn proxy_for(ctx: &Ctx, url: &Url) -> Option<reqwest::Proxy> {
     } else {
         &["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
     };
-    let proxy = keys.iter().find_map(|k| env_lookup(ctx, k))?;
-    let no_proxy = env_lookup(ctx, "NO_PROXY").or_else(|| env_lookup(ctx, "no_proxy"));
+    let proxy = keys.iter().find_map(|k| ctx.env_set(k))?;
+    let no_proxy = ctx.env_set("NO_PROXY").or_else(|| ctx.env_set("no_proxy"));
     let p = reqwest::Proxy::all(proxy.as_str()).ok()?;
     Some(p.no_proxy(no_proxy.and_then(|n| reqwest::NoProxy::from_string(&n))))
 }

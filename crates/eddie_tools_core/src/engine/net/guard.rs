@@ -330,33 +330,25 @@ fn canonical(ip: IpAddr) -> IpAddr {
 
 /// The policy a call runs under: `ctx.network`, else the environment
 /// (`EDDIE_NET_ALLOW_PRIVATE=1`, `EDDIE_NET_ALLOW_HOSTS=a,b`, `EDDIE_NET_DENY_HOSTS=c`), read
-/// from `ctx.env` and then this process's environment.
+/// by [`Ctx::env_set`] (`ctx.env` when given, else this process's environment).
 pub fn policy_of(ctx: &Ctx) -> NetworkPolicy {
     if let Some(p) = &ctx.network {
         return p.clone();
     }
     let list = |k: &str| -> Vec<String> {
-        env_lookup(ctx, k)
+        ctx.env_set(k)
             .map(|v| {
                 v.split([',', ' ']).filter(|s| !s.trim().is_empty()).map(|s| s.trim().to_owned()).collect()
             })
             .unwrap_or_default()
     };
     NetworkPolicy {
-        allow_private: env_lookup(ctx, "EDDIE_NET_ALLOW_PRIVATE")
+        allow_private: ctx
+            .env_set("EDDIE_NET_ALLOW_PRIVATE")
             .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")),
         allow_hosts: list("EDDIE_NET_ALLOW_HOSTS"),
         deny_hosts: list("EDDIE_NET_DENY_HOSTS"),
     }
-}
-
-/// A variable from `ctx.env`, then from this process's environment (empty = unset).
-pub fn env_lookup(ctx: &Ctx, key: &str) -> Option<String> {
-    ctx.env
-        .as_ref()
-        .and_then(|e| e.get(key).cloned())
-        .or_else(|| std::env::var(key).ok())
-        .filter(|v| !v.trim().is_empty())
 }
 
 /// The guard of one call: a policy and a resolver.

@@ -1,6 +1,7 @@
-//! The network engine, shared by every tool that reaches the network (the `web` family, and
-//! the browser family later): [`guard`] decides what may be reached, [`client`] reaches it
-//! with the connection pinned to the vetted addresses and every redirect vetted again.
+//! The network engine (feature `net`), shared by every family that reaches the network (`web`,
+//! `git` over http(s), `browser`): [`guard`] decides what may be reached, [`client`] reaches it
+//! with the connection pinned to the vetted addresses and every redirect vetted again, and
+//! `proxy` (with `browser`) carries the browser's requests through the guard.
 
 pub mod client;
 pub mod decode;
@@ -9,4 +10,4 @@ pub mod guard;
 pub mod proxy;
 
 pub use client::{Hop, Request, Response, bounded, send};
-pub use guard::{Guard, Resolver, SystemResolver, classify, env_lookup, parse_url, policy_of};
+pub use guard::{Guard, Resolver, SystemResolver, classify, parse_url, policy_of};

@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::{Value, json};
 
+use crate::engine::text::utf8::{ceil_boundary, floor_boundary};
+
 /// Incremental UTF-8 decoding: an incomplete character at the end of a chunk waits for the
 /// next chunk; invalid bytes become U+FFFD.
 #[derive(Debug, Default)]
@@ -42,18 +44,6 @@ impl Utf8Decoder {
         let rest = std::mem::take(&mut self.carry);
         String::from_utf8_lossy(&rest).into_owned()
     }
-}
-
-/// The largest char boundary of `s` at or below `i`.
-pub fn floor_boundary(s: &str, i: usize) -> usize {
-    if i >= s.len() {
-        return s.len();
-    }
-    let mut i = i;
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 fn error_regex() -> Option<&'static Regex> {
@@ -181,10 +171,7 @@ impl Capture {
         if self.kept.len() - self.head_len <= self.tail_cap {
             return;
         }
-        let mut cut = self.kept.len() - self.tail_cap;
-        while !self.kept.is_char_boundary(cut) {
-            cut += 1;
-        }
+        let cut = ceil_boundary(&self.kept, self.kept.len() - self.tail_cap);
         let kept = std::mem::take(&mut self.kept);
         let gone = &kept[self.head_len..cut];
         self.omitted_bytes += gone.len() as u64;

@@ -316,7 +316,7 @@ impl Lines {
 
     fn append(&mut self, part: &str) {
         if self.partial.len() < 4096 {
-            let room = crate::engine::process::capture::floor_boundary(part, 4096 - self.partial.len());
+            let room = crate::engine::text::utf8::floor_boundary(part, 4096 - self.partial.len());
             self.partial.push_str(&part[..room]);
         }
     }

@@ -4,7 +4,7 @@
 use std::io::Write;
 #[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Result, ToolError};
 
@@ -76,6 +76,11 @@ pub(crate) fn mode_for(_path: &Path) -> u32 {
 #[cfg(windows)]
 pub(crate) fn set_mode(_path: &Path, _mode: u32) -> std::io::Result<()> {
     Ok(())
+}
+
+/// [`write_atomic`] on the blocking pool: how async code writes a file.
+pub async fn write_atomic_async(path: PathBuf, bytes: Vec<u8>, display: PathBuf) -> Result<()> {
+    crate::blocking("write", move || write_atomic(&path, &bytes, &display)).await
 }
 
 #[cfg(unix)]

@@ -5,3 +5,4 @@ pub mod atomic;
 pub mod commit;
 pub mod locks;
 pub mod safe_dir;
+pub mod staged;

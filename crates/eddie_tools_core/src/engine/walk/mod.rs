@@ -338,6 +338,24 @@ pub struct Root {
     pub rel: String,
 }
 
+/// A resolved search path: the walk root, or a single file.
+pub struct Target {
+    /// Where to walk (for a file: its parent; unused).
+    pub root: Root,
+    /// `Some((real path, workspace-relative path))` when the path is a regular file.
+    pub file: Option<(PathBuf, String)>,
+    /// The real workspace root.
+    pub workspace_real: PathBuf,
+}
+
+/// Path of `rel` (workspace-relative) relative to the search root `root_rel`.
+pub fn below_root<'a>(rel: &'a str, root_rel: &str) -> &'a str {
+    if root_rel.is_empty() {
+        return rel;
+    }
+    rel.strip_prefix(root_rel).and_then(|r| r.strip_prefix('/')).unwrap_or(rel)
+}
+
 /// The chain of ignore files above `root` (from the workspace root down to its parent).
 fn ancestor_chain(workspace_real: &Path, root: &Path, opts: &WalkOptions) -> Arc<Chain> {
     let mut chain = Arc::new(Chain::default());

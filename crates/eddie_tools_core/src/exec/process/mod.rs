@@ -26,8 +26,9 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::{Notify, mpsc};
 
 use crate::context::Ctx;
-use crate::engine::process::capture::{Utf8Decoder, floor_boundary};
+use crate::engine::process::capture::Utf8Decoder;
 use crate::engine::process::supervisor::{self, Tree};
+use crate::engine::text::utf8::{ceil_boundary, floor_boundary};
 use crate::error::{ErrorCode, Result, ToolError};
 
 /// Bytes of output kept per process.
@@ -68,10 +69,7 @@ impl Log {
     fn push(&mut self, s: &str) {
         self.text.push_str(s);
         if self.text.len() > LOG_CAP + LOG_CAP / 4 {
-            let mut cut = self.text.len() - LOG_CAP;
-            while !self.text.is_char_boundary(cut) {
-                cut += 1;
-            }
+            let cut = ceil_boundary(&self.text, self.text.len() - LOG_CAP);
             self.text.drain(..cut);
             self.start += cut as u64;
         }
@@ -83,10 +81,7 @@ impl Log {
     pub fn slice(&self, cursor: u64, max: usize) -> (&str, u64, u64) {
         let from = cursor.clamp(self.start, self.end());
         let dropped = self.start.saturating_sub(cursor);
-        let mut off = (from - self.start) as usize;
-        while !self.text.is_char_boundary(off) {
-            off += 1;
-        }
+        let off = ceil_boundary(&self.text, (from - self.start) as usize);
         let rest = &self.text[off..];
         let end = floor_boundary(rest, max);
         (&rest[..end], self.start + off as u64, dropped)

@@ -7,9 +7,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::context::Ctx;
+use crate::engine::plan::tasks::store;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::tasks::store;
 
 const NAME: &str = "create_plan";
 const MAX_STEPS: usize = 200;

@@ -7,9 +7,9 @@ use serde_json::{Map, Value, json};
 
 use super::Priority;
 use crate::context::Ctx;
+use crate::engine::plan::tasks::store;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::tasks::store;
 
 const NAME: &str = "create_task";
 

@@ -5,9 +5,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::context::Ctx;
+use crate::engine::plan::tasks::store;
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::plan::tasks::store;
 
 const NAME: &str = "delete_task";
 

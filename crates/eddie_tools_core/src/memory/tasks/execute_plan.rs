@@ -6,10 +6,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::context::Ctx;
+use crate::engine::plan::store::now_iso;
+use crate::engine::plan::tasks::store;
 use crate::error::Result;
 use crate::output::ToolOutput;
-use crate::plan::store::now_iso;
-use crate::plan::tasks::store;
 
 const NAME: &str = "execute_plan";
 

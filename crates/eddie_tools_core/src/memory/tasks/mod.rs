@@ -20,8 +20,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::context::Ctx;
+use crate::engine::plan::tasks::store;
 use crate::error::{ErrorCode, Result, ToolError};
-use crate::plan::tasks::store;
 use crate::workspace::Resolved;
 
 /// The list Stack's tasks go to by default.

@@ -7,10 +7,10 @@ use serde_json::{Map, Value, json};
 
 use super::{Priority, Status};
 use crate::context::Ctx;
+use crate::engine::plan::store::now_iso;
+use crate::engine::plan::tasks::store;
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::store::now_iso;
-use crate::plan::tasks::store;
 
 const NAME: &str = "update_task";
 

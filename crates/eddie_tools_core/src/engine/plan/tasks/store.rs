@@ -4,9 +4,9 @@
 use serde_json::{Map, Value, json};
 
 use crate::engine::js;
+use crate::engine::plan::store::{now_iso, pretty_json};
 use crate::error::{ErrorCode, JsErrorKind, Result, ToolError};
 use crate::output::ToolOutput;
-use crate::plan::store::{now_iso, pretty_json};
 use crate::workspace::{Resolved, Workspace};
 
 /// Valid task statuses, in order.

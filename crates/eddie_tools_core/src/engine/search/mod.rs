@@ -1,0 +1,619 @@
+//! The content search engine under `grep` and `search_codebase`: ripgrep's searcher
+//! (`grep-searcher` + `grep-regex`) driven over the one walker, or over the files the in-memory
+//! index selected. A sink collects matching lines (with context, capped per file and over the
+//! whole search), workers search files on every core, `scan` walks the tree and `verify`
+//! searches the index's candidates and accounts for the files it ruled out.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use grep_matcher::Matcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, MmapChoice, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+
+use crate::engine::index;
+use crate::engine::walk::globs::Includes;
+use crate::engine::walk::{self, Entry, IgnoreCounts, Stop, Target, Visitor, WalkOptions, below_root};
+use crate::error::{ErrorCode, Result, ToolError};
+
+/// What a search keeps of each file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collect {
+    /// The matching lines and their context.
+    Lines,
+    /// Only that the file matches: each file stops at its first match.
+    Files,
+    /// The number of matching lines.
+    Count,
+}
+
+/// How the pattern matches.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Matching {
+    /// The pattern is a plain string.
+    pub literal: bool,
+    /// Ignore case.
+    pub case_insensitive: bool,
+    /// Only whole words.
+    pub word: bool,
+    /// Matches may span lines (as `rg -U`).
+    pub multiline: bool,
+}
+
+/// What a search looks for and what it keeps: [`Query::new`] builds the matcher with the
+/// defaults below, and a caller sets the fields it needs.
+#[derive(Debug, Clone)]
+pub struct Query {
+    /// The pattern as given.
+    pub pattern: String,
+    /// The pattern is a plain string.
+    pub literal: bool,
+    /// Case-insensitive.
+    pub case_insensitive: bool,
+    /// Matches may span lines.
+    pub multiline: bool,
+    /// What is kept of each file (default: lines).
+    pub collect: Collect,
+    /// Lines kept before each match (default 0).
+    pub before: usize,
+    /// Lines kept after each match (default 0).
+    pub after: usize,
+    /// Only files matching these globs (default: every file).
+    pub include: Vec<String>,
+    /// Paths skipped (gitignore syntax, relative to the search root).
+    pub exclude: Vec<String>,
+    /// Matching lines kept per file (default: all); the count stays exact.
+    pub max_per_file: usize,
+    /// Characters kept per line (default 400).
+    pub max_line_length: usize,
+    /// Honour .gitignore, .ignore and .git/info/exclude (default true).
+    pub respect_gitignore: bool,
+    /// Include dot-files and dot-directories (default false).
+    pub include_hidden: bool,
+    /// Search dependency folders (node_modules, .venv, dist, build, target, ...) too; by
+    /// default they are skipped unless the search path is inside one
+    /// ([`walk::skips_dependencies`]).
+    pub include_dependencies: Option<bool>,
+    /// Stop when nothing matched by then (after the start).
+    pub first_match: Option<Duration>,
+    /// Look whether a matching line defines what matched ([`FileHits::definition`]).
+    pub definitions: bool,
+    matcher: RegexMatcher,
+}
+
+impl Query {
+    /// Build the matcher of `pattern` (`INVALID_REGEX` when it does not compile).
+    pub fn new(pattern: String, m: Matching) -> Result<Self> {
+        let mut builder = RegexMatcherBuilder::new();
+        builder.case_insensitive(m.case_insensitive).fixed_strings(m.literal).word(m.word);
+        if m.multiline {
+            // As `rg -U`: matches may span lines (through `\n`, `\s`, `[^x]`); `.` still stops
+            // at a newline unless the pattern says `(?s)`.
+            builder.multi_line(true);
+        } else {
+            builder.line_terminator(Some(b'\n'));
+        }
+        let matcher = builder.build(&pattern).map_err(|e| {
+            ToolError::new(ErrorCode::InvalidRegex, format!("Invalid regex {pattern:?}: {e}"))
+        })?;
+        Ok(Self {
+            pattern,
+            literal: m.literal,
+            case_insensitive: m.case_insensitive,
+            multiline: m.multiline,
+            collect: Collect::Lines,
+            before: 0,
+            after: 0,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_per_file: usize::MAX,
+            max_line_length: 400,
+            respect_gitignore: true,
+            include_hidden: false,
+            include_dependencies: None,
+            first_match: None,
+            definitions: false,
+            matcher,
+        })
+    }
+
+    /// The compiled pattern.
+    pub fn matcher(&self) -> &RegexMatcher {
+        &self.matcher
+    }
+}
+
+/// At most this many lines (matches and context) are kept over the whole search.
+const STORE_LIMIT: usize = 100_000;
+/// Files from this size up are memory-mapped (smaller ones are read: cheaper per file).
+const MMAP_MIN: u64 = 512 * 1024;
+/// Most memory one streamed search may buffer (its longest line).
+const HEAP_LIMIT: usize = 64 * 1024 * 1024;
+/// Files above this size are streamed, so that a huge file never maps into the resident set.
+const MMAP_MAX: u64 = 32 * 1024 * 1024;
+
+/// One kept line.
+#[derive(Debug, Clone)]
+pub struct Line {
+    /// 1-based line number.
+    pub number: u64,
+    /// The text (lossy UTF-8, no line terminator, cut at `maxLineLength` characters).
+    pub text: String,
+    /// A matching line (else context).
+    pub is_match: bool,
+    /// The line was cut.
+    pub cut: bool,
+    /// 1-based character column of the first match (matching lines only).
+    pub column: Option<usize>,
+}
+
+/// The matches of one file.
+#[derive(Debug, Clone)]
+pub struct FileHits {
+    /// Workspace-relative path.
+    pub path: String,
+    /// Matching lines in the file (in `files` mode: 1).
+    pub matches: usize,
+    /// Kept lines (content mode), in order.
+    pub lines: Vec<Line>,
+    /// Lines were dropped by `maxPerFile` or the store limit.
+    pub capped: bool,
+    /// A matching line looks like the definition of what matched (`fn NAME`, `class NAME`, ...);
+    /// looked for only when sorting by relevance.
+    pub definition: bool,
+}
+
+/// What a search found.
+#[derive(Debug)]
+pub struct Found {
+    /// Files with at least one match, sorted by path.
+    pub files: Vec<FileHits>,
+    /// Files opened and searched.
+    pub searched: usize,
+    /// Files skipped as binary (a NUL byte before any match).
+    pub binary: usize,
+    /// Files that could not be opened or read (permissions, a line over 64 MiB, ...).
+    pub unreadable: usize,
+    /// Entries hidden by the ignore rules.
+    pub ignored: IgnoreCounts,
+    /// The deadline passed.
+    pub timed_out: bool,
+    /// The caller aborted.
+    pub cancelled: bool,
+    /// The store limit was reached.
+    pub store_full: bool,
+    /// Nothing matched before the first-match deadline, so the search stopped there.
+    pub first_match_expired: bool,
+    /// How the in-memory index took part.
+    pub index: index::Report,
+}
+
+/// The first-match deadline of one search, shared by its workers.
+struct FirstMatch {
+    deadline: Option<Instant>,
+    found: std::sync::atomic::AtomicBool,
+    expired: std::sync::atomic::AtomicBool,
+}
+
+impl FirstMatch {
+    /// Whether the search must stop now: the deadline passed with nothing found.
+    fn expired(&self, stop: &Stop) -> bool {
+        let Some(deadline) = self.deadline else { return false };
+        if self.found.load(Ordering::Relaxed) || Instant::now() < deadline {
+            return false;
+        }
+        self.expired.store(true, Ordering::Relaxed);
+        stop.quit();
+        true
+    }
+}
+
+/// Keywords that introduce a definition when the name follows them (`pub fn NAME`, `class NAME`,
+/// `export function NAME`, `def NAME`, `type NAME`, ...).
+const DEFINITION_KEYWORDS: &[&str] = &[
+    "fn",
+    "def",
+    "class",
+    "function",
+    "struct",
+    "enum",
+    "trait",
+    "interface",
+    "type",
+    "const",
+    "let",
+    "var",
+    "func",
+    "mod",
+    "module",
+    "macro_rules!",
+    "val",
+    "static",
+    "union",
+    "impl",
+    "record",
+];
+
+/// `prefix` (the line before the match) ends with a definition keyword and whitespace.
+fn defines(prefix: &[u8]) -> bool {
+    let trimmed = prefix.trim_ascii_end();
+    if trimmed.len() == prefix.len() {
+        return false;
+    }
+    let start = trimmed
+        .iter()
+        .rposition(|b| !(b.is_ascii_alphanumeric() || *b == b'_' || *b == b'!'))
+        .map_or(0, |i| i + 1);
+    let word = &trimmed[start..];
+    DEFINITION_KEYWORDS.iter().any(|k| k.as_bytes() == word)
+}
+
+struct Collector<'q> {
+    q: &'q Query,
+    stop: &'q Stop,
+    stored: &'q AtomicUsize,
+    file: FileHits,
+    last_line: u64,
+    binary: bool,
+}
+
+impl Collector<'_> {
+    fn keep(&mut self, number: u64, bytes: &[u8], is_match: bool) {
+        let column = if is_match {
+            self.q
+                .matcher
+                .find(bytes)
+                .ok()
+                .flatten()
+                .map(|m| String::from_utf8_lossy(&bytes[..m.start()]).chars().count() + 1)
+        } else {
+            None
+        };
+        if self.q.collect != Collect::Lines {
+            return;
+        }
+        if self.stored.fetch_add(1, Ordering::Relaxed) >= STORE_LIMIT {
+            self.file.capped = true;
+            return;
+        }
+        let mut end = bytes.len();
+        while end > 0 && matches!(bytes[end - 1], b'\n' | b'\r') {
+            end -= 1;
+        }
+        let text = String::from_utf8_lossy(&bytes[..end]);
+        let (text, cut) = match crate::engine::text::utf8::head_chars(&text, self.q.max_line_length) {
+            (head, true) => (head.to_owned(), true),
+            (_, false) => (text.into_owned(), false),
+        };
+        self.file.lines.push(Line { number, text, is_match, cut, column });
+    }
+}
+
+impl Sink for Collector<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> std::result::Result<bool, Self::Error> {
+        let first = mat.line_number().unwrap_or(0);
+        for (i, line) in mat.lines().enumerate() {
+            let number = first + i as u64;
+            self.file.matches += 1;
+            if self.q.definitions
+                && !self.file.definition
+                && let Ok(Some(m)) = self.q.matcher.find(line)
+            {
+                self.file.definition = defines(&line[..m.start()]);
+            }
+            if self.q.collect == Collect::Lines {
+                if self.file.matches <= self.q.max_per_file {
+                    self.keep(number, line, true);
+                } else {
+                    self.file.capped = true;
+                }
+            }
+            self.last_line = number;
+        }
+        if self.q.collect == Collect::Files {
+            return Ok(false);
+        }
+        Ok(!self.stop.should_stop())
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> std::result::Result<bool, Self::Error> {
+        // After-context of a dropped match is dropped too.
+        if self.file.matches <= self.q.max_per_file {
+            self.keep(ctx.line_number().unwrap_or(0), ctx.bytes(), false);
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _: &Searcher, _: u64) -> std::result::Result<bool, Self::Error> {
+        self.binary = true;
+        Ok(false)
+    }
+}
+
+struct Worker<'q> {
+    q: &'q Query,
+    first: &'q FirstMatch,
+    includes: &'q Includes,
+    root_rel: &'q str,
+    stored: &'q AtomicUsize,
+    read: Searcher,
+    mmap: Searcher,
+    hits: Vec<FileHits>,
+    searched: usize,
+    binary: usize,
+    unreadable: usize,
+}
+
+fn searcher(q: &Query, mmap: bool) -> Searcher {
+    let mut b = SearcherBuilder::new();
+    b.line_number(true)
+        .before_context(if q.collect == Collect::Lines { q.before } else { 0 })
+        .after_context(if q.collect == Collect::Lines { q.after } else { 0 })
+        .multi_line(q.multiline)
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        // A line longer than this in a streamed file makes the file unreadable (skipped) instead
+        // of growing the buffer without bound.
+        .heap_limit(Some(HEAP_LIMIT));
+    if mmap {
+        // SAFETY: `MmapChoice::auto` is unsafe because a mapped file may be changed by another
+        // process while it is searched: a concurrent truncation makes reads fault (SIGBUS) and a
+        // concurrent write shows torn contents. We accept that, as ripgrep does: only files we
+        // just opened whose length is within MMAP_MIN..=MMAP_MAX are mapped (see `search`), the
+        // mapping lives only inside one `search_file` call, and the sink copies what it keeps
+        // out of it, so no reference into the mapping outlives the search.
+        b.memory_map(unsafe { MmapChoice::auto() });
+    }
+    b.build()
+}
+
+impl<'q> Worker<'q> {
+    fn new(
+        q: &'q Query,
+        first: &'q FirstMatch,
+        includes: &'q Includes,
+        root_rel: &'q str,
+        stored: &'q AtomicUsize,
+    ) -> Self {
+        Self {
+            q,
+            first,
+            includes,
+            root_rel,
+            stored,
+            read: searcher(q, false),
+            mmap: searcher(q, true),
+            hits: Vec::new(),
+            searched: 0,
+            binary: 0,
+            unreadable: 0,
+        }
+    }
+
+    fn search(&mut self, path: &Path, rel: &str, stop: &Stop) {
+        let Ok(file) = std::fs::File::open(path) else {
+            self.unreadable += 1;
+            return;
+        };
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        self.searched += 1;
+        let mut sink = Collector {
+            q: self.q,
+            stop,
+            stored: self.stored,
+            file: FileHits {
+                path: rel.to_owned(),
+                matches: 0,
+                lines: Vec::new(),
+                capped: false,
+                definition: false,
+            },
+            last_line: 0,
+            binary: false,
+        };
+        let searcher = if (MMAP_MIN..=MMAP_MAX).contains(&len) { &mut self.mmap } else { &mut self.read };
+        // An unreadable file is skipped and counted (ripgrep warns on stderr).
+        if searcher.search_file(&self.q.matcher, &file, &mut sink).is_err() {
+            self.unreadable += 1;
+        }
+        if sink.binary && sink.file.matches == 0 {
+            self.binary += 1;
+        }
+        if sink.file.matches > 0 {
+            self.first.found.store(true, Ordering::Relaxed);
+            self.hits.push(sink.file);
+        }
+    }
+}
+
+impl Visitor for Worker<'_> {
+    fn visit(&mut self, e: &Entry<'_>, stop: &Stop) -> bool {
+        if !self.includes.matches(below_root(e.rel, self.root_rel)) {
+            return true;
+        }
+        if self.first.expired(stop) {
+            return false;
+        }
+        self.search(e.path, e.rel, stop);
+        true
+    }
+}
+
+/// Whether the scan flags a file of `size` with index `flags` as binary when nothing in it
+/// matches: a searched memory map, or a multi-line search's whole-file buffer, is checked for
+/// a NUL in its first 64 KiB; a streamed file, everywhere.
+fn binary_without_match(q: &Query, size: u64, flags: u8) -> bool {
+    let mmap = !cfg!(target_os = "macos") && (MMAP_MIN..=MMAP_MAX).contains(&size);
+    if mmap || q.multiline { flags & index::NUL_64K != 0 } else { flags & index::NUL_ANY != 0 }
+}
+
+/// Search (blocking): through the root's index when it can answer, else by scanning.
+pub fn search(ctx_target: &Target, q: &Query, stop: &Stop) -> Result<Found> {
+    let includes = Includes::new(&q.include, false)?;
+    // The index covers the walk's own options; exclude patterns and a first-match deadline are
+    // the scan's.
+    if ctx_target.file.is_some() || !q.exclude.is_empty() || q.first_match.is_some() || stop.should_stop() {
+        let mut found = scan(ctx_target, q, stop, &includes)?;
+        found.index = index::Report::unsupported();
+        return Ok(found);
+    }
+    let key = index::Key {
+        skip_dependency_dirs: walk::skips_dependencies(q.include_dependencies, &ctx_target.root.rel),
+        ..index::Key::new(
+            ctx_target.workspace_real.clone(),
+            ctx_target.root.real.clone(),
+            ctx_target.root.rel.clone(),
+            q.respect_gitignore,
+            q.include_hidden,
+        )
+    };
+    let root_rel = ctx_target.root.rel.as_str();
+    let keep = |rel: &str| includes.matches(below_root(rel, root_rel));
+    let flags = index::plan::Flags { literal: q.literal, case_insensitive: q.case_insensitive };
+    let (selection, report) = index::select(&key, &q.pattern, flags, 0, &keep);
+    let mut found = match selection {
+        Some(sel) => verify(&key, sel, q, stop, &includes),
+        None => scan(ctx_target, q, stop, &includes)?,
+    };
+    found.index = report;
+    Ok(found)
+}
+
+/// Search the files the index selected, on every core, and account for the ones it ruled out
+/// as the scan would have (searched; binary when they hold a NUL where the scan looks).
+fn verify(key: &index::Key, sel: index::Selection, q: &Query, stop: &Stop, includes: &Includes) -> Found {
+    let stored = AtomicUsize::new(0);
+    let next = AtomicUsize::new(0);
+    let files = &sel.search;
+    let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
+    let workers: Vec<Worker<'_>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..walk::threads().min(files.len()).max(1))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut w = Worker::new(q, &first, includes, &key.root_rel, &stored);
+                    while let Some(rel) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if stop.should_stop() {
+                            break;
+                        }
+                        w.search(&key.path_of(rel), rel, stop);
+                    }
+                    w
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let (mut files, mut searched, mut binary, mut unreadable) = (Vec::new(), 0, 0, 0);
+    for w in workers {
+        files.extend(w.hits);
+        searched += w.searched;
+        binary += w.binary;
+        unreadable += w.unreadable;
+    }
+    if !stop.should_stop() {
+        searched += sel.skipped.len();
+        binary += sel.skipped.iter().filter(|(size, flags)| binary_without_match(q, *size, *flags)).count();
+    }
+    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    Found {
+        files,
+        searched,
+        binary,
+        unreadable,
+        ignored: IgnoreCounts::from_parts(sel.ignored),
+        timed_out: stop.timed_out() && !stop.cancelled(),
+        cancelled: stop.cancelled(),
+        store_full: stored.load(Ordering::Relaxed) > STORE_LIMIT,
+        first_match_expired: false,
+        index: index::Report::default(),
+    }
+}
+
+/// Search by walking the tree.
+fn scan(ctx_target: &Target, q: &Query, stop: &Stop, includes: &Includes) -> Result<Found> {
+    let stored = AtomicUsize::new(0);
+    let first = FirstMatch {
+        deadline: q.first_match.map(|d| Instant::now() + d),
+        found: false.into(),
+        expired: false.into(),
+    };
+    let (mut files, searched, binary, unreadable, ignored) = if let Some((real, rel)) = &ctx_target.file {
+        let mut w = Worker::new(q, &first, includes, "", &stored);
+        w.search(real, rel, stop);
+        (w.hits, w.searched, w.binary, w.unreadable, IgnoreCounts::default())
+    } else {
+        let opts = WalkOptions {
+            respect_gitignore: q.respect_gitignore,
+            include_hidden: q.include_hidden,
+            exclude: walk::excludes(&ctx_target.root.real, &q.exclude)?,
+            skip_dependency_dirs: walk::skips_dependencies(q.include_dependencies, &ctx_target.root.rel),
+            ..Default::default()
+        };
+        let (workers, ignored) =
+            walk::walk(&ctx_target.workspace_real, &ctx_target.root, &opts, stop, || {
+                Worker::new(q, &first, includes, &ctx_target.root.rel, &stored)
+            })?;
+        let (mut files, mut searched, mut binary, mut unreadable) = (Vec::new(), 0, 0, 0);
+        for w in workers {
+            files.extend(w.hits);
+            searched += w.searched;
+            binary += w.binary;
+            unreadable += w.unreadable;
+        }
+        (files, searched, binary, unreadable, ignored)
+    };
+    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    let first_match_expired = first.expired.load(Ordering::Relaxed) && !first.found.load(Ordering::Relaxed);
+    Ok(Found {
+        first_match_expired,
+        files,
+        searched,
+        binary,
+        unreadable,
+        ignored,
+        timed_out: stop.timed_out() && !stop.cancelled(),
+        cancelled: stop.cancelled(),
+        store_full: stored.load(Ordering::Relaxed) > STORE_LIMIT,
+        index: index::Report::default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn unreadable_files_are_counted() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("d")).unwrap();
+        std::fs::write(t.path().join("d/x.txt"), "hit\n").unwrap();
+        let q = Query::new("hit".to_owned(), Matching::default()).unwrap();
+        let (inc, stored) = (Includes::new(&[], false).unwrap(), AtomicUsize::new(0));
+        let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
+        let mut w = Worker::new(&q, &first, &inc, "", &stored);
+        let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
+        // Opening a directory works on Linux; reading it fails (EISDIR).
+        w.search(&t.path().join("d"), "d", &stop);
+        w.search(&t.path().join("missing"), "missing", &stop);
+        assert_eq!(w.unreadable, 2);
+        w.search(&t.path().join("d/x.txt"), "d/x.txt", &stop);
+        assert_eq!((w.unreadable, w.hits.len()), (2, 1));
+    }
+
+    #[test]
+    fn a_definition_keyword_before_the_match() {
+        assert!(defines(b"pub fn ") && defines(b"export function ") && defines(b"  def "));
+        assert!(!defines(b"x = ") && !defines(b"fn") && !defines(b"undef "));
+    }
+
+    #[test]
+    fn a_bad_pattern_is_invalid_regex() {
+        let e = Query::new("(".to_owned(), Matching::default()).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidRegex);
+        assert!(Query::new("(".to_owned(), Matching { literal: true, ..Default::default() }).is_ok());
+    }
+}
