@@ -171,6 +171,7 @@ report('cache_retrieve reasoning hit, no tier given (searched first), per call',
   report('cache_retrieve project hit (SQLite WAL), per call', us, 'µs', 100, { vsFileRead: Number((us / hopUs).toFixed(2)) })
 }
 report('cache_retrieve reasoning hit, median of 2,000 sequential awaits', await medianUs(() => tools.cacheRetrieve({ key: 'hot', tier: 'reasoning' }, ctx)), 'µs', 20)
+report('cache_retrieve reasoning hit, no tier given, median of 2,000 sequential awaits', await medianUs(() => tools.cacheRetrieve({ key: 'hot' }, ctx)), 'µs', 20)
 report('cache_retrieve project hit, median of 2,000 sequential awaits', await medianUs(() => tools.cacheRetrieve({ key: 'hot', tier: 'project' }, ctx)), 'µs', 100)
 console.error(`load average while measuring: ${(await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(' ')}`)
 
