@@ -7,8 +7,12 @@
 //    the top results checked to be the same keys;
 //  - cache_retrieve hit in the reasoning tier through JS: ≤ 20 µs per call (a JS Map.get in
 //    the same run is the floor);
-//  - cache_retrieve hit in the project tier (SQLite, WAL): ≤ 150 µs per call;
-//  - 10,000 cache_store calls (reasoning and project): < 1 s each.
+//  - the same with no tier given: ≤ 20 µs;
+//  - cache_retrieve hit in the project tier (SQLite, WAL): ≤ 100 µs per call;
+//  - 10,000 cache_store calls (reasoning and project): < 1 s each;
+//  - read_file (files family) of a 100-byte file: ≤ 0.5× fs.promises.readFile, and
+//    check_permission (no I/O): ≤ 20 µs, each the median of 2,000 sequential awaits, side by
+//    side in the same run (`--only-calls` runs just these rows and the cache hits).
 // Prints one JSON line per measurement and a table.
 import { mkdtempSync, realpathSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -19,6 +23,7 @@ import * as tools from '../index.js'
 const argv = process.argv.slice(2)
 const opt = (name, dflt) => { const i = argv.indexOf(name); return i >= 0 ? Number(argv[i + 1]) : dflt }
 const N = opt('--entries', 10_000)
+const ONLY_CALLS = argv.includes('--only-calls')
 const RUNS = opt('--runs', 50)
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]
 const rows = []
@@ -32,6 +37,7 @@ const ws = realpathSync(mkdtempSync(join(tmpdir(), 'eddie-bench-memory-')))
 const ctx = { cwd: ws, confirm: async () => true, env: { EDDIE_USER_DIR: join(ws, '.user') } }
 
 // ---- recall
+if (!ONLY_CALLS) {
 const WORDS = 'alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega deploy build docker gpu cache redis sqlite node rust python memory vram cluster region tenant billing invoice auth token session queue worker'.split(' ')
 let seed = 42
 const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 }
@@ -104,6 +110,37 @@ for (let r = 0; r < 5; r++) {
 }
 report(`memory_recall, ${N} entries (warm index), median per call`, median(nativeMs), 'ms', 5, { jsReferenceMs: Number(median(jsMs).toFixed(3)), sameTopKeys: same })
 report(`memory_recall, ${N} entries, file just changed (index rebuilt), median`, median(coldMs), 'ms', null)
+}
+
+// ---- calls that do not wait: the median of 2,000 sequential awaits, side by side
+async function medianUs(fn, n = 2_000) {
+  for (let i = 0; i < 200; i++) await fn(i) // warm-up
+  const us = []
+  for (let i = 0; i < n; i++) { const t = performance.now(); await fn(i); us.push((performance.now() - t) * 1000) }
+  return median(us)
+}
+{
+  const { readFile } = await import('node:fs/promises')
+  writeFileSync(join(ws, 'small.txt'), 'x'.repeat(100))
+  const abs = join(ws, 'small.txt')
+  const ours = await tools.readFile({ path: 'small.txt', lineNumbers: false }, ctx)
+  if (!ours.content.includes('x'.repeat(100)) || (await readFile(abs, 'utf8')) !== 'x'.repeat(100)) throw new Error('read_file returned the wrong text')
+  // Interleaved rounds, so that load on the machine falls on both sides alike.
+  const nodeUs = []
+  const nativeUs = []
+  for (let round = 0; round < 4; round++) {
+    nodeUs.push(await medianUs(() => readFile(abs, 'utf8'), 500))
+    nativeUs.push(await medianUs(() => tools.readFile({ path: 'small.txt' }, ctx), 500))
+  }
+  const node = median(nodeUs)
+  const native = median(nativeUs)
+  report('read_file (files) of a 100-byte file, median of sequential awaits', native, 'µs', null, { nodeReadFileUs: Number(node.toFixed(3)) })
+  report('read_file of 100 bytes ÷ fs.promises.readFile', native / node, '×', 0.5)
+  const perm = await tools.checkPermission({ toolName: 'bash' }, ctx)
+  if (perm.data.level !== 'dangerous') throw new Error('check_permission returned the wrong level')
+  const mapAsync = new Map([['bash', 'dangerous']])
+  report('check_permission (no I/O), median of sequential awaits', await medianUs(() => tools.checkPermission({ toolName: 'bash' }, ctx)), 'µs', 20, { jsMapAwaitUs: Number((await medianUs(async () => mapAsync.get('bash'))).toFixed(3)) })
+}
 
 // ---- cache
 async function perCall(fn, n) {
@@ -131,8 +168,11 @@ const mapUs = await perCall(async () => map.get('hot'), 20_000)
 report('cache_retrieve reasoning hit, no tier given (searched first), per call', await perCall(() => tools.cacheRetrieve({ key: 'hot' }, ctx), 20_000), 'µs', 20)
 {
   const us = await perCall(() => tools.cacheRetrieve({ key: 'hot', tier: 'project' }, ctx), 5_000)
-  report('cache_retrieve project hit (SQLite WAL), per call', us, 'µs', 150, { vsFileRead: Number((us / hopUs).toFixed(2)) })
+  report('cache_retrieve project hit (SQLite WAL), per call', us, 'µs', 100, { vsFileRead: Number((us / hopUs).toFixed(2)) })
 }
+report('cache_retrieve reasoning hit, median of 2,000 sequential awaits', await medianUs(() => tools.cacheRetrieve({ key: 'hot', tier: 'reasoning' }, ctx)), 'µs', 20)
+report('cache_retrieve reasoning hit, no tier given, median of 2,000 sequential awaits', await medianUs(() => tools.cacheRetrieve({ key: 'hot' }, ctx)), 'µs', 20)
+report('cache_retrieve project hit, median of 2,000 sequential awaits', await medianUs(() => tools.cacheRetrieve({ key: 'hot', tier: 'project' }, ctx)), 'µs', 100)
 console.error(`load average while measuring: ${(await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(' ')}`)
 
 for (const tier of ['reasoning', 'project']) {

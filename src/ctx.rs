@@ -210,11 +210,14 @@ impl AbortHook {
 }
 
 /// Convert `ctx`. Errors are core errors so that they reject with a code. Without
-/// `may_confirm`, `ctx.confirm` is only checked to be a function (the tool never asks).
+/// `may_confirm`, `ctx.confirm` is only checked to be a function (the tool never asks). Without
+/// `watch`, `ctx.signal` is only checked for an abort that came first (a call that settles on
+/// the JS thread cannot be aborted while it runs; [`hook`] hooks it later if it goes async).
 pub fn convert(
     env: &Env,
     ctx: Option<Object<'_>>,
     may_confirm: bool,
+    watch: bool,
 ) -> std::result::Result<(Converted, Option<AbortHook>), ToolError> {
     let Some(obj) = ctx else { return Err(invalid("ctx must be an object with a string cwd")) };
     let cwd: Option<Unknown> = obj.get("cwd").map_err(|e| invalid(&e.reason))?;
@@ -315,7 +318,7 @@ pub fn convert(
         && s.get_type().ok() == Some(ValueType::Object)
     {
         let s = Object::from_unknown(s).map_err(|e| invalid(&e.reason))?;
-        match watch_signal(env, &s, &core.cancel)
+        match watch_signal(env, &s, &core.cancel, watch)
             .map_err(|e| invalid(&format!("ctx.signal: {}", e.reason)))?
         {
             Watch::Aborted => already_aborted = true,
@@ -508,11 +511,34 @@ enum Watch {
 /// `signal.addEventListener(type, listener, options)`.
 type AddEventListener<'a> = Function<'a, FnArgs<(&'a str, Function<'a, (), ()>, Object<'a>)>, ()>;
 
-/// Hook `signal` to `cancel`, unless it is already aborted.
-fn watch_signal(env: &Env, signal: &Object<'_>, cancel: &Cancel) -> Result<Watch> {
+/// Hook `ctx.signal` to `cancel` (a call that did not watch it at first and now goes async).
+pub fn hook(
+    env: &Env,
+    ctx: Option<Object<'_>>,
+    cancel: &Cancel,
+) -> std::result::Result<Option<AbortHook>, ToolError> {
+    let Some(obj) = ctx else { return Ok(None) };
+    let signal: Option<Unknown> = obj.get("signal").map_err(|e| invalid(&e.reason))?;
+    let Some(s) = signal.filter(|s| s.get_type().ok() == Some(ValueType::Object)) else { return Ok(None) };
+    let s = Object::from_unknown(s).map_err(|e| invalid(&e.reason))?;
+    match watch_signal(env, &s, cancel, true).map_err(|e| invalid(&format!("ctx.signal: {}", e.reason)))? {
+        Watch::Aborted => {
+            cancel.cancel();
+            Ok(None)
+        }
+        Watch::Hooked(h) => Ok(Some(h)),
+        Watch::NotASignal => Ok(None),
+    }
+}
+
+/// Hook `signal` to `cancel` (when `hook`), unless it is already aborted.
+fn watch_signal(env: &Env, signal: &Object<'_>, cancel: &Cancel, hook: bool) -> Result<Watch> {
     let aborted: Option<bool> = signal.get("aborted")?;
     if aborted == Some(true) {
         return Ok(Watch::Aborted);
+    }
+    if !hook {
+        return Ok(Watch::NotASignal);
     }
     let add: Option<AddEventListener> = signal.get("addEventListener")?;
     let Some(add) = add else { return Ok(Watch::NotASignal) };

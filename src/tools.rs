@@ -4,19 +4,27 @@ use eddie_tools_core::{Ctx, ToolError, call, registry};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::convert::{Rendered, output as output_object, reject, to_json};
+use crate::convert::{Rendered, js_error, output as output_object, reject, to_json};
 use crate::ctx::{AbortHook, Converted, convert};
 
 /// What a call needs from JS, converted on the JS thread: the arguments as JSON and the core
 /// ctx (or the error to reject with), and the abort hook to release when it settles.
 type Prepared = (std::result::Result<(serde_json::Value, Ctx), ToolError>, Option<AbortHook>);
 
-/// Convert `args` and `ctx` of a call of `name` (on the JS thread).
-fn prepare(env: &Env, name: &str, args: Unknown<'_>, ctx: Option<Object<'_>>, may_confirm: bool) -> Prepared {
+/// Convert `args` and `ctx` of a call of `name` (on the JS thread); see [`convert`] for
+/// `may_confirm` and `watch`.
+fn prepare(
+    env: &Env,
+    name: &str,
+    args: Unknown<'_>,
+    ctx: Option<Object<'_>>,
+    may_confirm: bool,
+    watch: bool,
+) -> Prepared {
     let converted = to_json(env, args, 0)
         .map_err(|e| ToolError::invalid(format!("arguments of {name} must be JSON-compatible: {}", e.reason)))
         .and_then(|a| a.ok_or_else(|| ToolError::invalid(format!("arguments of {name} must be an object"))))
-        .and_then(|a| convert(env, ctx, may_confirm).map(|(c, hook)| ((a, c), hook)));
+        .and_then(|a| convert(env, ctx, may_confirm, watch).map(|(c, hook)| ((a, c), hook)));
     match converted {
         Ok(((args, converted), hook)) => (Ok((args, host_ctx(converted))), hook),
         Err(e) => (Err(e), None),
@@ -25,6 +33,8 @@ fn prepare(env: &Env, name: &str, args: Unknown<'_>, ctx: Option<Object<'_>>, ma
 
 /// Run tool `name` for JS: convert `args` and `ctx` on the JS thread, then one call into the
 /// core's pipeline ([`call::call`]: argument policy, panics, aborts), settled on the JS thread.
+/// A tool with a blocking form runs right here, on the JS thread, and returns a settled promise
+/// (no thread hop at all), unless this call would wait ([`call::call_blocking`] says `None`).
 pub(crate) fn spawn<'env>(
     env: &'env Env,
     name: &'static str,
@@ -32,14 +42,54 @@ pub(crate) fn spawn<'env>(
     ctx: Option<Object<'_>>,
 ) -> Result<PromiseRaw<'env, Object<'env>>> {
     let spec = registry::find(name);
+    if spec.is_some_and(|s| s.blocking.is_some() && s.permission == registry::Permission::None) {
+        let (prepared, _) = prepare(env, name, args, ctx, false, false);
+        let (args, core) = match prepared {
+            Ok(p) => p,
+            Err(e) => return settled(env, Err(e)),
+        };
+        // The JSON arguments are small here (a key, a path): kept in case the call goes async.
+        // Rendering can panic too (it is ours): that is INTERNAL, not a throw.
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            call::call_blocking(name, args.clone(), &core).map(|r| r.and_then(Rendered::new))
+        }))
+        .unwrap_or_else(|payload| Some(Err(ToolError::internal(call::panic_message(payload.as_ref())))));
+        if let Some(result) = ran {
+            return settled(env, result);
+        }
+        let hook = match crate::ctx::hook(env, ctx, &core.cancel) {
+            Ok(hook) => hook,
+            Err(e) => return settled(env, Err(e)),
+        };
+        return run_async(env, name, Ok((args, core)), hook);
+    }
     // Only tools that may ask get a confirm channel (creating one costs a threadsafe function).
     let may_confirm = spec.is_none_or(|s| s.confirms() || s.permission != registry::Permission::None);
-    let (prepared, hook) = prepare(env, name, args, ctx, may_confirm);
-    if spec.and_then(|s| s.blocking).is_some() {
-        // A few syscalls: run on libuv's pool, which settles faster than a future does.
-        let call = BlockingCall { name, prepared: Some(prepared), hook };
-        return env.spawn(call).map(|p| p.promise_object());
-    }
+    let (prepared, hook) = prepare(env, name, args, ctx, may_confirm, true);
+    run_async(env, name, prepared, hook)
+}
+
+/// An already-settled promise of a call's result (for calls that ran on the JS thread). A
+/// failure to build the result object rejects it too: it never throws synchronously.
+fn settled<'env>(
+    env: &'env Env,
+    result: std::result::Result<Rendered, ToolError>,
+) -> Result<PromiseRaw<'env, Object<'env>>> {
+    let error = match result.map(|out| output_object(env, &out)) {
+        Ok(Ok(obj)) => return PromiseRaw::resolve(env, obj),
+        Ok(Err(e)) => ToolError::internal(format!("building the result failed: {}", e.reason)),
+        Err(e) => e,
+    };
+    PromiseRaw::reject(env, js_error(env, &error))
+}
+
+/// The call on napi's tokio runtime, settled on the JS thread (releasing the abort hook there).
+fn run_async<'env>(
+    env: &'env Env,
+    name: &'static str,
+    prepared: std::result::Result<(serde_json::Value, Ctx), ToolError>,
+    hook: Option<AbortHook>,
+) -> Result<PromiseRaw<'env, Object<'env>>> {
     let work = async move {
         let (args, ctx) = prepared?;
         call::call(name, args, ctx).await
@@ -66,51 +116,6 @@ fn host_ctx(converted: Converted) -> Ctx {
         converted.ctx.cancel.cancel();
     }
     converted.ctx
-}
-
-/// A call of a tool with a blocking form, as libuv work.
-struct BlockingCall {
-    name: &'static str,
-    prepared: Option<std::result::Result<(serde_json::Value, Ctx), ToolError>>,
-    hook: Option<AbortHook>,
-}
-
-impl<'env> napi::ScopedTask<'env> for BlockingCall {
-    type Output = std::result::Result<Rendered, ToolError>;
-    type JsValue = Object<'env>;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        let name = self.name;
-        let Some(prepared) = self.prepared.take() else {
-            return Ok(Err(ToolError::internal("blocking call computed twice")));
-        };
-        let run = move || {
-            let (args, ctx) = prepared?;
-            call::call_blocking(name, args, &ctx)
-                .unwrap_or_else(|| Err(ToolError::internal(format!("{name} has no blocking form"))))
-                .and_then(Rendered::new)
-        };
-        // Rendering can panic too (it is ours): that is INTERNAL, not a crash.
-        Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
-            .unwrap_or_else(|payload| Err(ToolError::internal(call::panic_message(payload.as_ref())))))
-    }
-
-    fn finally(mut self, env: Env) -> Result<()> {
-        if let Some(hook) = self.hook.take() {
-            hook.release(&env);
-        }
-        Ok(())
-    }
-
-    fn resolve(&mut self, env: &'env Env, output: Self::Output) -> Result<Self::JsValue> {
-        if let Some(hook) = self.hook.take() {
-            hook.release(env);
-        }
-        match output {
-            Ok(out) => output_object(env, &out),
-            Err(e) => Err(reject(env, &e)),
-        }
-    }
 }
 
 /// Run the tool at `index` in [`registry::tools`] order (the order of `toolSpecs()`): what
@@ -181,7 +186,7 @@ pub fn plan_call<'env>(
     ctx: Option<Object<'_>>,
 ) -> Result<PromiseRaw<'env, Array<'env>>> {
     // A plan never asks: no confirm channel.
-    let (prepared, hook) = prepare(env, &name, args, ctx, false);
+    let (prepared, hook) = prepare(env, &name, args, ctx, false, true);
     let work = async move {
         let (args, ctx) = prepared?;
         call::plan(&name, args, ctx).await

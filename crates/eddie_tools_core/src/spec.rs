@@ -126,7 +126,12 @@ pub struct Family {
     pub partial_on_cancel: bool,
 }
 
-/// A tool that can run to completion on the calling thread: a handful of syscalls, no
-/// confirm, no child process, no waiting. Hosts may run these on a blocking pool directly,
-/// which saves the hops of an async runtime (the latency of a small call).
-pub type BlockingFn = fn(&Value, &Ctx) -> Result<ToolOutput>;
+/// A tool that can run to completion on the calling thread: a lookup or a handful of
+/// syscalls, no confirm, no child process, no waiting. Hosts run these on their own thread (the
+/// napi binding settles them on the JS thread, an already-settled promise), which saves every
+/// hop of an async runtime (the latency of a small call).
+///
+/// `Ok(None)`: this call would wait after all (a large file, a store across the network),
+/// decided from the arguments, the ctx and at most one stat; the host then runs the tool's
+/// `run` as usual.
+pub type BlockingFn = fn(&Value, &Ctx) -> Result<Option<ToolOutput>>;

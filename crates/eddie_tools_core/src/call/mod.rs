@@ -17,7 +17,8 @@
 //! ```
 //!
 //! [`call_blocking`] is the same for the few tools with a blocking form, on the caller's
-//! thread (hosts run it on a blocking pool).
+//! thread (the napi binding runs it on the JS thread): a call that would wait after all (a
+//! large file, a Redis store) is declined and goes through [`call`].
 
 pub mod args;
 pub mod gate;
@@ -166,8 +167,11 @@ pub async fn plan(name: &str, args: Value, ctx: Ctx) -> Result<Vec<Prompt>> {
     Ok(prompts)
 }
 
-/// Run tool `name` on the calling thread if it has a blocking form (a handful of syscalls, no
-/// confirm, no child process); `None` if it must go through [`call`]. A panic is `INTERNAL`.
+/// Run tool `name` on the calling thread if it has a blocking form (a lookup or a few
+/// syscalls, no confirm, no child process); `None` if it must go through [`call`]: it has no
+/// such form, or this call would wait after all (its form says so, see
+/// [`crate::spec::BlockingFn`]). A panic is `INTERNAL`; an abort that came first is
+/// `CANCELLED` and nothing runs.
 pub fn call_blocking(name: &str, args: Value, ctx: &Ctx) -> Option<Result<ToolOutput>> {
     let spec = registry::find(name)?;
     // A tool the gate asks about goes through the pipeline.
@@ -177,15 +181,14 @@ pub fn call_blocking(name: &str, args: Value, ctx: &Ctx) -> Option<Result<ToolOu
     let run = spec.blocking?;
     let work = || {
         let (_, _, args) = admit(name, args, ctx)?;
-        let out = registry::stamp(spec, run(&args, ctx)?);
+        let Some(out) = run(&args, ctx)? else { return Ok(None) };
         // An abort while it ran still rejects, as it would for a future.
         ctx.cancel.check()?;
-        Ok(out)
+        Ok(Some(registry::stamp(spec, out)))
     };
-    Some(
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
-            .unwrap_or_else(|payload| Err(ToolError::internal(panic_message(payload.as_ref())))),
-    )
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+        .unwrap_or_else(|payload| Err(ToolError::internal(panic_message(payload.as_ref()))))
+        .transpose()
 }
 
 fn panic_text(e: tokio::task::JoinError) -> String {
@@ -306,5 +309,41 @@ mod tests {
         c.cancel.cancel();
         let e = call_blocking("file_read", json!({"path": "a.txt"}), &c).unwrap().unwrap_err();
         assert_eq!(e.code(), ErrorCode::Cancelled);
+    }
+
+    #[test]
+    fn blocking_forms_decline_calls_that_would_wait() {
+        let (t, c) = ctx();
+        // A small file is read here; a large one (its first read indexes it) goes to `run`.
+        let small = call_blocking("read_file", json!({"path": "a.txt"}), &c).unwrap().unwrap();
+        assert_eq!(small.schema, "eddie.tool.read_file.result.v1");
+        let big = "x\n".repeat(usize::try_from(crate::files::read_file::INLINE_BYTES).unwrap());
+        std::fs::write(t.path().join("big.txt"), big).unwrap();
+        assert!(call_blocking("read_file", json!({"path": "big.txt"}), &c).is_none());
+        // Errors are still errors here (not a reason to go async).
+        let e = call_blocking("read_file", json!({"path": "nope.txt"}), &c).unwrap().unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotFound);
+        let e = call_blocking("read_file", json!({"path": "../x"}), &c).unwrap().unwrap_err();
+        assert_eq!(e.code(), ErrorCode::OutsideWorkspace);
+        // No I/O at all.
+        let out = call_blocking("check_permission", json!({"toolName": "bash"}), &c).unwrap().unwrap();
+        assert_eq!(out.data["willAsk"], true, "{}", out.data);
+        // A cache on a Redis server waits on the network: not here.
+        let user = tempfile::tempdir().unwrap();
+        let env = |url: Option<&str>| {
+            let mut m = std::collections::HashMap::from([(
+                "EDDIE_USER_DIR".to_owned(),
+                user.path().display().to_string(),
+            )]);
+            if let Some(u) = url {
+                m.insert("EDDIE_CACHE_URL".to_owned(), u.to_owned());
+            }
+            m
+        };
+        let args = json!({"key": "k", "value": "v", "tier": "project"});
+        let local = c.clone().with_env(env(None));
+        assert!(call_blocking("cache_store", args.clone(), &local).unwrap().is_ok());
+        let redis = c.clone().with_env(env(Some("redis://127.0.0.1:1")));
+        assert!(call_blocking("cache_store", args, &redis).is_none());
     }
 }

@@ -53,11 +53,12 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     crate::blocking("file_read", move || read_page(&resolved.real, &resolved.lexical, &args)).await
 }
 
-/// Run `file_read` on the calling thread (a few syscalls; for hosts with a blocking pool).
-pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+/// Run `file_read` on the calling thread: a few syscalls and one `pread` of at most
+/// [`MAX_PAGE_BYTES`], wherever the page is, so never too big for the host's thread.
+pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<Option<ToolOutput>> {
     let args = FileReadArgs::parse(args)?;
     let resolved = ctx.workspace.resolve(&args.path)?;
-    read_page(&resolved.real, &resolved.lexical, &args)
+    read_page(&resolved.real, &resolved.lexical, &args).map(Some)
 }
 
 /// Read one page (blocking).

@@ -13,11 +13,19 @@ pub async fn run(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
     let abridged = js::truthy(args.get("abridged"));
     let filename = store::sanitise_filename(args.get("filename"))?;
     let ctx = ctx.clone();
-    crate::blocking("get_plan", move || {
-        let path = store::locate(&ctx, filename.as_deref())?;
-        Ok(store::result(store::read(&path)?, abridged))
-    })
-    .await
+    crate::blocking("get_plan", move || read(&ctx, filename.as_deref(), abridged)).await
+}
+
+fn read(ctx: &Ctx, filename: Option<&str>, abridged: bool) -> Result<ToolOutput> {
+    let path = store::locate(ctx, filename)?;
+    Ok(store::result(store::read(&path)?, abridged))
+}
+
+/// Run `get_plan` on the calling thread: one read of the plan file.
+pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<Option<ToolOutput>> {
+    let abridged = js::truthy(args.get("abridged"));
+    let filename = store::sanitise_filename(args.get("filename"))?;
+    read(ctx, filename.as_deref(), abridged).map(Some)
 }
 
 /// The `get_plan` tool.
@@ -30,7 +38,7 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     aliases: &[],
     tool_aliases: &[],
     lenient_keys: true,
-    blocking: None,
+    blocking: Some(run_blocking),
     definition: "",
     input: None,
     run: |args, ctx| Box::pin(run(args, ctx)),

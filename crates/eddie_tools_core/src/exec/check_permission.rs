@@ -30,6 +30,15 @@ pub struct Args {
 
 /// `check_permission`: the level of a tool and whether a call would ask now.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
+    check(a, ctx)
+}
+
+/// The blocking form: a lookup, no I/O.
+pub fn run_blocking(args: &serde_json::Value, ctx: &Ctx) -> Result<Option<ToolOutput>> {
+    check(crate::call::args::parse(NAME, args)?, ctx).map(Some)
+}
+
+fn check(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let name = a.tool_name;
     if name.is_empty() {
         return Err(ToolError::invalid("toolName must be a non-empty string"));
@@ -77,7 +86,7 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     aliases: &[],
     tool_aliases: &[],
     lenient_keys: false,
-    blocking: None,
+    blocking: Some(run_blocking),
     definition: include_str!("check_permission.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),

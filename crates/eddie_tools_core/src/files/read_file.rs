@@ -107,7 +107,25 @@ fn options(a: Args) -> Result<Opts> {
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let args = options(a)?;
     let resolved = ctx.workspace.resolve(&args.path)?;
-    crate::blocking("read_file", move || read(&resolved.real, &resolved.lexical, &args)).await
+    crate::blocking("read_file", move || {
+        read(std::fs::metadata(&resolved.real), &resolved.real, &resolved.lexical, &args)
+    })
+    .await
+}
+
+/// Files up to this size are read on the host's thread (the blocking form); larger ones, whose
+/// first read indexes the whole file, go through `run`.
+pub const INLINE_BYTES: u64 = 256 * 1024;
+
+/// The blocking form: decided from one stat, a small file is read on the calling thread.
+pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<Option<ToolOutput>> {
+    let args = options(crate::call::args::parse(NAME, args)?)?;
+    let resolved = ctx.workspace.resolve(&args.path)?;
+    let pre = std::fs::metadata(&resolved.real);
+    if pre.as_ref().is_ok_and(|m| m.len() > INLINE_BYTES) {
+        return Ok(None);
+    }
+    read(pre, &resolved.real, &resolved.lexical, &args).map(Some)
 }
 
 fn eol_name(idx: &LineIndex) -> &'static str {
@@ -119,8 +137,14 @@ fn eol_name(idx: &LineIndex) -> &'static str {
     }
 }
 
-fn read(real: &Path, lexical: &Path, args: &Opts) -> Result<ToolOutput> {
-    let pre = std::fs::metadata(real).map_err(|e| ToolError::fs(&e, "open", Some(lexical)))?;
+/// Read `real` (whose `stat` is `pre`).
+fn read(
+    pre: std::io::Result<std::fs::Metadata>,
+    real: &Path,
+    lexical: &Path,
+    args: &Opts,
+) -> Result<ToolOutput> {
+    let pre = pre.map_err(|e| ToolError::fs(&e, "open", Some(lexical)))?;
     super::regular(&pre, &args.path)?;
     let file = std::fs::File::open(real).map_err(|e| ToolError::fs(&e, "open", Some(lexical)))?;
     let meta = file.metadata().map_err(|e| ToolError::fs(&e, "fstat", Some(lexical)))?;
@@ -438,7 +462,7 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     // Stack `read`
     tool_aliases: &["read"],
     lenient_keys: false,
-    blocking: None,
+    blocking: Some(run_blocking),
     definition: include_str!("read_file.json"),
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
@@ -459,7 +483,7 @@ mod tests {
         // The call's path: the policy (aliases), then the typed arguments.
         let a = crate::call::normalise(&TOOL, a).unwrap();
         let opts = options(crate::call::args::parse(NAME, &a).unwrap()).unwrap();
-        read(&p, &p, &opts).unwrap()
+        read(std::fs::metadata(&p), &p, &p, &opts).unwrap()
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The blocking form.
-pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<Option<ToolOutput>> {
     super::blocking(NAME, args, ctx, run_sync)
 }
 
@@ -60,7 +60,7 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     run: |args, ctx| {
         Box::pin(async move {
             let (args, ctx) = (args.clone(), ctx.clone());
-            crate::blocking(NAME, move || run_blocking(&args, &ctx)).await
+            crate::blocking(NAME, move || super::parsed(NAME, &args, &ctx, run_sync)).await
         })
     },
 };

@@ -26,19 +26,21 @@ pub struct Args {
 pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let key = super::check_key(&a.key)?;
     let now = super::now_ms();
-    let stores = super::existing(ctx, &super::tiers(a.tier), a.tier.is_none())?;
-    for (i, (tier, store)) in stores.iter().enumerate() {
+    let mut stores = Vec::new();
+    // Tier by tier, so that a hit in the first never looks for the others' files.
+    for t in super::tiers(a.tier) {
+        let Some((tier, store)) = super::existing(ctx, &[t], a.tier.is_none())?.pop() else { continue };
         // Without a tier, a miss is counted once, in every tier searched, only when no tier has it.
         if let Some(hit) = store.get(key, now, a.tier.is_some())? {
             let age = now.saturating_sub(hit.created_ms);
             let left = hit.expires_ms.map(|e| e.saturating_sub(now));
             let content = hit.value.clone();
-            let _ = i;
             return Ok(ToolOutput::new(
                 content,
                 json!({"key": key, "found": true, "tier": tier.as_str(), "value": hit.value, "ageMs": age, "ttlRemainingMs": left}),
             ));
         }
+        stores.push((tier, store));
     }
     if a.tier.is_none() {
         for (_, store) in &stores {
@@ -57,7 +59,7 @@ pub fn run_sync(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
 }
 
 /// The blocking form.
-pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<ToolOutput> {
+pub fn run_blocking(args: &Value, ctx: &Ctx) -> Result<Option<ToolOutput>> {
     super::blocking(NAME, args, ctx, run_sync)
 }
 
@@ -77,7 +79,7 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     run: |args, ctx| {
         Box::pin(async move {
             let (args, ctx) = (args.clone(), ctx.clone());
-            crate::blocking(NAME, move || run_blocking(&args, &ctx)).await
+            crate::blocking(NAME, move || super::parsed(NAME, &args, &ctx, run_sync)).await
         })
     },
 };

@@ -509,12 +509,28 @@ pub fn existing(ctx: &Ctx, tiers: &[Tier], skip_unavailable: bool) -> Result<Vec
     Ok(out)
 }
 
-/// The blocking runner of a cache tool: parse, then `f` on the calling thread.
-pub fn blocking<A: serde::de::DeserializeOwned>(
+/// A cache tool's work: parse, then `f` on the calling thread (its `run` does this on the
+/// blocking pool).
+pub fn parsed<A: serde::de::DeserializeOwned>(
     name: &str,
     args: &Value,
     ctx: &Ctx,
     f: fn(A, &Ctx) -> Result<crate::output::ToolOutput>,
 ) -> Result<crate::output::ToolOutput> {
     f(crate::call::args::parse(name, args)?, ctx)
+}
+
+/// The blocking form of a cache tool ([`crate::spec::BlockingFn`]): [`parsed`], on the host's
+/// thread. Not with a Redis server configured (`EDDIE_CACHE_URL`): that waits on the network,
+/// so the host runs the tool's `run` instead.
+pub fn blocking<A: serde::de::DeserializeOwned>(
+    name: &str,
+    args: &Value,
+    ctx: &Ctx,
+    f: fn(A, &Ctx) -> Result<crate::output::ToolOutput>,
+) -> Result<Option<crate::output::ToolOutput>> {
+    if redis_url(ctx).is_some() {
+        return Ok(None);
+    }
+    parsed(name, args, ctx, f).map(Some)
 }

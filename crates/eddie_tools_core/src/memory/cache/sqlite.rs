@@ -60,6 +60,60 @@ END;
 pub struct Db {
     path: PathBuf,
     conn: Option<Connection>,
+    /// The bookkeeping of lookups not yet written (a hit is a read).
+    pending: Pending,
+}
+
+/// What lookups owe the database: when each key hit was last used (the LRU order), and the
+/// hit and miss counters. Written in one transaction with the next write of this process
+/// (store, delete, clear), before a listing or the counters are read, and at the latest on the
+/// first lookup [`Pending::FLUSH_AFTER`] after the oldest (or after [`Pending::MAX_KEYS`]
+/// keys). Another process sees them then; what a crash loses is LRU order and counts, never
+/// an entry.
+#[derive(Debug, Default)]
+struct Pending {
+    touched: HashMap<String, i64>,
+    hits: i64,
+    misses: i64,
+    since: Option<std::time::Instant>,
+}
+
+impl Pending {
+    const MAX_KEYS: usize = 256;
+    const FLUSH_AFTER: Duration = Duration::from_secs(1);
+
+    fn is_empty(&self) -> bool {
+        self.hits == 0 && self.misses == 0 && self.touched.is_empty()
+    }
+
+    fn due(&self) -> bool {
+        self.touched.len() >= Self::MAX_KEYS || self.since.is_some_and(|t| t.elapsed() >= Self::FLUSH_AFTER)
+    }
+
+    fn start(&mut self) {
+        self.since.get_or_insert_with(std::time::Instant::now);
+    }
+
+    /// Write them in `c`'s transaction (if that fails they are dropped: only bookkeeping).
+    fn write(&mut self, c: &Connection) -> std::result::Result<(), rusqlite::Error> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let mut touch =
+            c.prepare_cached("UPDATE entries SET accessed_us = max(accessed_us, ?2) WHERE key = ?1")?;
+        for (key, us) in &self.touched {
+            touch.execute(params![key, us])?;
+        }
+        let mut count = c.prepare_cached("UPDATE counters SET n = n + ?2 WHERE name = ?1")?;
+        if self.hits > 0 {
+            count.execute(params!["hits", self.hits])?;
+        }
+        if self.misses > 0 {
+            count.execute(params!["misses", self.misses])?;
+        }
+        *self = Self::default();
+        Ok(())
+    }
 }
 
 type Pool = HashMap<PathBuf, Arc<Gate<Db>>>;
@@ -72,10 +126,7 @@ fn pool() -> &'static Mutex<Pool> {
 /// The database at `path` (one connection per file per process, opened on first use).
 pub fn db(path: &Path) -> Arc<Gate<Db>> {
     let mut p = pool().lock().unwrap_or_else(|e| e.into_inner());
-    Arc::clone(
-        p.entry(path.to_path_buf())
-            .or_insert_with(|| Arc::new(Gate::new(Db { path: path.to_path_buf(), conn: None }))),
-    )
+    Arc::clone(p.entry(path.to_path_buf()).or_insert_with(|| Arc::new(Gate::new(Db::new(path)))))
 }
 
 thread_local! {
@@ -204,6 +255,23 @@ fn open(path: &Path, l: &Limits) -> std::result::Result<Connection, OpenError> {
 }
 
 impl Db {
+    fn new(path: &Path) -> Self {
+        Self { path: path.to_path_buf(), conn: None, pending: Pending::default() }
+    }
+
+    /// Write what lookups owe ([`Pending`]) in a transaction of its own.
+    fn flush(&mut self, l: &Limits) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        self.with(l, |c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            pending.write(&tx)?;
+            tx.commit()
+        })
+    }
+
     /// Whether the file exists (a tier whose file does not exist has no entries).
     pub fn exists(&self) -> bool {
         self.conn.is_some() || self.path.exists()
@@ -213,6 +281,7 @@ impl Db {
     /// anything, and start a new one. The error says where it went.
     fn recover(&mut self, cause: &dyn std::fmt::Display, l: &Limits) -> ToolError {
         self.conn = None;
+        self.pending = Pending::default();
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
         let aside = PathBuf::from(format!("{}.corrupt-{stamp}", self.path.display()));
         let mut moved = Ok(());
@@ -304,8 +373,11 @@ impl Db {
     /// Store an entry; evict the least recently used others while over `cap`.
     pub fn put(&mut self, e: Entry<'_>, cap: u64, l: &Limits) -> Result<Put> {
         let size = (e.key.len() + e.value.len()) as i64;
+        let mut pending = std::mem::take(&mut self.pending);
         self.with(l, |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            // The LRU order is up to date before anything is evicted.
+            pending.write(&tx)?;
             let replaced = tx
                 .prepare_cached("SELECT 1 FROM entries WHERE key = ?1")?
                 .query_row([e.key], |_| Ok(()))
@@ -347,53 +419,64 @@ impl Db {
         })
     }
 
-    /// Look an entry up (a hit refreshes it); `count_miss`: record a miss when absent.
+    /// Look an entry up (a hit refreshes it); `count_miss`: record a miss when absent. A hit is
+    /// a read: its bookkeeping waits in [`Pending`]. Only an expired entry is deleted here.
     pub fn get(&mut self, key: &str, now: u64, count_miss: bool, l: &Limits) -> Result<Option<Hit>> {
-        self.with(l, |c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let row = tx
-                .prepare_cached("SELECT value, created_ms, expires_ms FROM entries WHERE key = ?1")?
+        if self.pending.due() {
+            self.flush(l)?;
+        }
+        let row = self.with(l, |c| {
+            c.prepare_cached("SELECT value, created_ms, expires_ms FROM entries WHERE key = ?1")?
                 .query_row([key], |r| {
                     Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, Option<i64>>(2)?))
                 })
-                .optional()?;
-            let out = match row {
-                Some((_, _, Some(exp))) if exp as u64 <= now => {
-                    tx.prepare_cached("DELETE FROM entries WHERE key = ?1")?.execute([key])?;
-                    tx.prepare_cached("UPDATE counters SET n = n + 1 WHERE name = 'expirations'")?
-                        .execute([])?;
-                    None
-                }
-                Some((value, created, exp)) => {
-                    tx.prepare_cached("UPDATE entries SET accessed_us = ?2 WHERE key = ?1")?
-                        .execute(params![key, now_us()])?;
-                    tx.prepare_cached("UPDATE counters SET n = n + 1 WHERE name = 'hits'")?.execute([])?;
-                    Some(Hit { value, created_ms: created as u64, expires_ms: exp.map(|x| x as u64) })
-                }
-                None => None,
-            };
-            if out.is_none() && count_miss {
-                tx.prepare_cached("UPDATE counters SET n = n + 1 WHERE name = 'misses'")?.execute([])?;
+                .optional()
+        })?;
+        let out = match row {
+            Some((_, _, Some(exp))) if exp as u64 <= now => {
+                self.with(l, |c| {
+                    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                    // Deleted only if it is still the expired entry that was read.
+                    let n = tx
+                        .prepare_cached("DELETE FROM entries WHERE key = ?1 AND expires_ms <= ?2")?
+                        .execute(params![key, now as i64])?;
+                    tx.prepare_cached("UPDATE counters SET n = n + ?1 WHERE name = 'expirations'")?
+                        .execute([n as i64])?;
+                    tx.commit()
+                })?;
+                None
             }
-            tx.commit()?;
-            Ok(out)
-        })
+            Some((value, created, exp)) => {
+                self.pending.touched.insert(key.to_owned(), now_us());
+                self.pending.hits += 1;
+                self.pending.start();
+                Some(Hit { value, created_ms: created as u64, expires_ms: exp.map(|x| x as u64) })
+            }
+            None => None,
+        };
+        if out.is_none() && count_miss {
+            self.miss(l)?;
+        }
+        Ok(out)
     }
 
-    /// Record a miss.
+    /// Record a miss (written with the next flush, see [`Pending`]).
     pub fn miss(&mut self, l: &Limits) -> Result<()> {
-        self.with(l, |c| {
-            c.prepare_cached("UPDATE counters SET n = n + 1 WHERE name = 'misses'")?.execute([]).map(|_| ())
-        })
+        l.check("the cache database")?;
+        self.pending.misses += 1;
+        self.pending.start();
+        Ok(())
     }
 
     /// Delete an entry.
     pub fn delete(&mut self, key: &str, l: &Limits) -> Result<bool> {
+        self.flush(l)?;
         self.with(l, |c| Ok(c.prepare_cached("DELETE FROM entries WHERE key = ?1")?.execute([key])? > 0))
     }
 
     /// Delete every entry; how many there were.
     pub fn clear(&mut self, l: &Limits) -> Result<u64> {
+        self.flush(l)?;
         self.with(l, |c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let n = tx.execute("DELETE FROM entries", [])?;
@@ -415,6 +498,7 @@ impl Db {
 
     /// The live keys matching `keep`.
     pub fn keys(&mut self, now: u64, keep: &dyn Fn(&str) -> bool, l: &Limits) -> Result<Vec<KeyInfo>> {
+        self.flush(l)?;
         self.with(l, |c| {
             Self::purge(c, now)?;
             let mut st =
@@ -440,6 +524,7 @@ impl Db {
 
     /// The counters.
     pub fn stats(&mut self, now: u64, l: &Limits) -> Result<TierStats> {
+        self.flush(l)?;
         self.with(l, |c| {
             Self::purge(c, now)?;
             let mut st = c.prepare_cached("SELECT name, n FROM counters")?;
@@ -471,10 +556,45 @@ mod tests {
     const FOREVER: &str =
         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
 
+    fn entry<'a>(key: &'a str, value: &'a str) -> Entry<'a> {
+        Entry { key, value, now_ms: super::super::now_ms(), expires_ms: None }
+    }
+
+    #[test]
+    fn hits_are_reads_whose_bookkeeping_is_written_before_it_matters() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.db");
+        let mut db = Db::new(&path);
+        let l = Limits::new(Arc::new(AtomicBool::new(false)), Duration::from_secs(60));
+        let now = super::super::now_ms();
+        db.put(entry("a", "1111"), 1 << 20, &l).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        db.put(entry("b", "2222"), 1 << 20, &l).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        // A hit on `a` (the older entry) writes nothing yet...
+        assert_eq!(db.get("a", now, true, &l).unwrap().unwrap().value, "1111");
+        assert!(db.get("zz", now, true, &l).unwrap().is_none());
+        let other = Connection::open(&path).unwrap();
+        let count = |name: &str| -> i64 {
+            other.query_row("SELECT n FROM counters WHERE name = ?1", [name], |r| r.get(0)).unwrap()
+        };
+        assert_eq!((count("hits"), count("misses")), (0, 0));
+        // ...but the next store evicts by the order it made: `b` is now the least recently used.
+        let put = db.put(entry("c", "3333"), 10, &l).unwrap();
+        assert_eq!(put.evicted, 1);
+        assert!(db.get("a", now, true, &l).unwrap().is_some(), "the entry just used survived");
+        assert!(db.get("b", now, true, &l).unwrap().is_none(), "the least recently used went");
+        assert_eq!((count("hits"), count("misses")), (1, 1));
+        // The counters read in this process include what is still pending.
+        let s = db.stats(now, &l).unwrap();
+        assert_eq!((s.hits, s.misses), (2, 2));
+        assert_eq!((count("hits"), count("misses")), (2, 2));
+    }
+
     #[test]
     fn a_statement_that_never_ends_stops_at_the_abort_and_at_the_deadline() {
         let dir = tempfile::tempdir().unwrap();
-        let mut db = Db { path: dir.path().join("cache.db"), conn: None };
+        let mut db = Db::new(&dir.path().join("cache.db"));
         let flag = Arc::new(AtomicBool::new(false));
         let l = Limits::new(Arc::clone(&flag), Duration::from_secs(60));
         let f2 = Arc::clone(&flag);
