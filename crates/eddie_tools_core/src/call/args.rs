@@ -96,6 +96,9 @@ fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&
     closest_n(key, candidates, 1).into_iter().next()
 }
 
+/// Longer keys and tool names than any we have get no suggestions ([`closest_n`]).
+const MAX_NAME_BYTES: usize = 256;
+
 /// The candidates closest to `key`, best first, at most `limit`: those the same up to case and
 /// `_`/`-` (`max_depth` → `maxDepth`), then the nearest by edit distance (a swap of two
 /// neighbours counts as one edit) when near enough to be a typo. Ties go in name order.
@@ -104,11 +107,20 @@ pub(crate) fn closest_n<'a>(
     candidates: impl Iterator<Item = &'a str>,
     limit: usize,
 ) -> Vec<&'a str> {
+    // No name is this long: a huge key (a model's runaway text) gets no suggestions, and the
+    // quadratic distance below is never run on it.
+    if key.len() > MAX_NAME_BYTES {
+        return Vec::new();
+    }
     let fold = |s: &str| s.chars().filter(|c| !matches!(c, '_' | '-')).collect::<String>().to_lowercase();
     let folded = fold(key);
-    let near = (folded.chars().count() / 3).max(1);
+    let len = folded.chars().count();
+    let near = (len / 3).max(1);
     let mut ranked: Vec<(usize, &str)> = candidates
-        .map(|c| (strsim::osa_distance(&folded, &fold(c)), c))
+        .map(|c| (c, fold(c)))
+        // Lengths further apart than `near` are further apart than `near` edits.
+        .filter(|(_, f)| f.chars().count().abs_diff(len) <= near)
+        .map(|(c, f)| (strsim::osa_distance(&folded, &f), c))
         .filter(|(distance, _)| *distance <= near)
         .collect();
     ranked.sort_unstable();
@@ -579,6 +591,15 @@ mod tests {
 
     fn spec(name: &str) -> &'static ToolSpec {
         registry::find(name).unwrap()
+    }
+
+    #[test]
+    fn a_huge_name_gets_no_suggestions_and_costs_nothing() {
+        let names = ["grep", "glob", "read_file"];
+        let huge = "x".repeat(1 << 20);
+        // (The sweep's bound catches the cost: a quadratic distance over 1 MiB took minutes.)
+        assert!(closest_n(&huge, names.iter().copied(), 3).is_empty());
+        assert_eq!(closest_n("grpe", names.iter().copied(), 3), vec!["grep"]);
     }
 
     #[test]

@@ -43,7 +43,8 @@ const TESTS: &[&str] = &[
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Args {
-    /// A name or words (a file matching any word is a hit; files matching more words rank higher).
+    /// A name or words (a file matching any word is a hit; files matching more words rank higher): at most 64 words of at most 200 characters each.
+    #[schemars(length(min = 1, max = 13_000))]
     pub query: String,
     /// Directory to search, relative to the workspace (default ".").
     pub path: Option<String>,
@@ -66,15 +67,33 @@ pub struct Args {
 /// A definition found: its file, language, symbol and line text.
 type Definition = (String, Lang, symbols::Symbol, String);
 
-/// The query's distinct words, in order.
-fn terms_of(query: &str) -> Vec<String> {
+/// Most distinct words in a query.
+const MAX_TERMS: usize = 64;
+/// Longest word in a query, in characters.
+const MAX_TERM_CHARS: usize = 200;
+
+/// The query's distinct words, in order. A query is a few names or words: more than
+/// [`MAX_TERMS`] words, or a word longer than [`MAX_TERM_CHARS`], is refused (it would become
+/// one huge alternation that every line of every file is run through).
+fn terms_of(query: &str) -> Result<Vec<String>> {
     let mut terms: Vec<String> = Vec::new();
     for t in query.split_whitespace() {
+        let chars = t.chars().count();
+        if chars > MAX_TERM_CHARS {
+            return Err(crate::error::ToolError::invalid(format!(
+                "{NAME}: a word of `query` is {chars} characters; give names or words of at most {MAX_TERM_CHARS} characters (use grep to search for long text)"
+            )));
+        }
         if !terms.iter().any(|x| x == t) {
             terms.push(t.to_owned());
         }
+        if terms.len() > MAX_TERMS {
+            return Err(crate::error::ToolError::invalid(format!(
+                "{NAME}: `query` has more than {MAX_TERMS} distinct words; give the few names or words that matter"
+            )));
+        }
     }
-    terms
+    Ok(terms)
 }
 
 /// The text search: any word, in source files (and docs), tests left out unless asked.
@@ -274,7 +293,7 @@ pub async fn run(mut a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         max_results: Cap::or(a.max_results, DEFAULT_MAX_RESULTS),
         query,
     };
-    let terms = terms_of(&asked.query);
+    let terms = terms_of(&asked.query)?;
     let q = search_of(&a, &terms, case_sensitive)?;
     let target = args::target(ctx, Some(&asked.path))?;
     let stop = Stop::new(ctx.cancel.flag(), Some(Instant::now() + Duration::from_secs(60)));
@@ -317,6 +336,24 @@ mod tests {
 
     async fn call(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
         (TOOL.run)(&args, &ctx(dir)).await
+    }
+
+    #[tokio::test]
+    async fn a_huge_query_is_refused_quickly_with_what_to_give() {
+        let t = ws(&[("src/a.ts", "export const x = 1\n")]);
+        let long = "a".repeat(1 << 20);
+        let e =
+            call(t.path(), json!({"query": long})).await.err().map(|e| (e.code(), e.message().to_owned()));
+        assert!(
+            matches!(&e, Some((ErrorCode::InvalidArgument, m)) if m.contains("at most 200 characters")),
+            "{e:?}"
+        );
+        let many: Vec<String> = (0..65).map(|i| format!("w{i}")).collect();
+        let e = call(t.path(), json!({"query": many.join(" ")})).await.err().map(|e| e.code());
+        assert_eq!(e, Some(ErrorCode::InvalidArgument));
+        // 64 words (repeats count once) are fine.
+        let ok: Vec<String> = (0..64).map(|i| format!("w{i} w{i}")).collect();
+        assert!(call(t.path(), json!({"query": ok.join(" ")})).await.is_ok());
     }
 
     #[tokio::test]
