@@ -1520,7 +1520,7 @@ export declare const findReferencesTool: ToolDefinition<FindReferencesArgs, Find
 
 /** Arguments of `search_codebase`. */
 export type SearchCodebaseArgs = {
-  /** A name or words (a file matching any word is a hit; files matching more words rank higher). */
+  /** A name or words (a file matching any word is a hit; files matching more words rank higher): at most 64 words of at most 200 characters each. */
   query: string
   /** Directory to search, relative to the workspace (default "."). */
   path?: string
