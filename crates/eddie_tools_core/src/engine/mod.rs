@@ -1,6 +1,7 @@
 //! The shared engines: what more than one tool family stands on, with no tool of its own.
-//! Tools live in the families (`eddie`, `files`, `code`, `exec`); an engine never reads tool
-//! arguments or builds a tool result.
+//! Tools live in the families (`eddie`, `files`, `code`, `exec`, `web`, `git`, `memory`,
+//! `browser`); an engine never reads tool arguments or builds a tool result, and imports no
+//! family.
 
 pub mod es_regex;
 pub mod index;

@@ -1,4 +1,5 @@
-//! The one ignore engine of the `code` family: a parallel directory walker that honours
+//! The one ignore engine (used by the code, eddie and files tools, the search engine and the
+//! index): a parallel directory walker that honours
 //! `.gitignore` / `.ignore` files (and `.git/info/exclude`), hides dot-files unless asked, applies
 //! the caller's exclude patterns, and **counts** every entry it hides, per reason.
 //!
