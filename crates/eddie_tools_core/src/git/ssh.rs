@@ -1,7 +1,7 @@
 //! git over ssh without anything on the user's machine: a smart subtransport (like http(s) in
 //! [`super::transport`]) whose stream is an `exec` channel (`git-upload-pack '<path>'` or
 //! `git-receive-pack '<path>'`) of a pure-Rust ssh client ([`russh`], on ring). The connection
-//! goes through the one network guard ([`Guard::vet_ssh`]: the call's `ctx.network`, private
+//! goes through the one network guard ([`crate::engine::net::guard::Guard::vet_ssh`]: the call's `ctx.network`, private
 //! addresses refused unless allowed, the vetted address is the one connected to).
 //!
 //! The server's key must be in a `known_hosts` file (`UserKnownHostsFile` of `~/.ssh/config`,

@@ -13,7 +13,7 @@
 //! `GIT_ASKPASS`. They are asked for only after a `401`, and a second `401` is `AUTH_FAILED`
 //! naming the source tried (never the secret).
 //!
-//! It also says where a remote is (a path, `file://` or http(s); [`remote_target`]) and what
+//! It also says where a remote is (a path, `file://` or http(s); `remote_target`) and what
 //! `git_push` and `git_pull` share.
 
 use std::cell::RefCell;

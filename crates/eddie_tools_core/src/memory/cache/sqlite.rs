@@ -259,7 +259,7 @@ impl Db {
         Self { path: path.to_path_buf(), conn: None, pending: Pending::default() }
     }
 
-    /// Write what lookups owe ([`Pending`]) in a transaction of its own.
+    /// Write what lookups owe (`Pending`) in a transaction of its own.
     fn flush(&mut self, l: &Limits) -> Result<()> {
         if self.pending.is_empty() {
             return Ok(());
@@ -420,7 +420,7 @@ impl Db {
     }
 
     /// Look an entry up (a hit refreshes it); `count_miss`: record a miss when absent. A hit is
-    /// a read: its bookkeeping waits in [`Pending`]. Only an expired entry is deleted here.
+    /// a read: its bookkeeping waits in `Pending`. Only an expired entry is deleted here.
     pub fn get(&mut self, key: &str, now: u64, count_miss: bool, l: &Limits) -> Result<Option<Hit>> {
         if self.pending.due() {
             self.flush(l)?;
@@ -460,7 +460,7 @@ impl Db {
         Ok(out)
     }
 
-    /// Record a miss (written with the next flush, see [`Pending`]).
+    /// Record a miss (written with the next flush, see `Pending`).
     pub fn miss(&mut self, l: &Limits) -> Result<()> {
         l.check("the cache database")?;
         self.pending.misses += 1;
