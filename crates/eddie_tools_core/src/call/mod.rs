@@ -186,8 +186,11 @@ pub fn call_blocking(name: &str, args: Value, ctx: &Ctx) -> Option<Result<ToolOu
         ctx.cancel.check()?;
         Ok(Some(registry::stamp(spec, out)))
     };
+    // Failures name paths as `call` names them (relative to the workspace outside eddie).
+    let relative = spec.family != "eddie";
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
         .unwrap_or_else(|payload| Err(ToolError::internal(panic_message(payload.as_ref()))))
+        .map_err(|e| if relative { e.relative_to(ctx.workspace.root()) } else { e })
         .transpose()
 }
 
