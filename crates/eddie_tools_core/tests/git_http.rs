@@ -4,6 +4,9 @@
 // A test binary: a failed `expect` is a failed test, with its message.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
 
+mod remote;
+use remote::{call, git, noise};
+
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -14,28 +17,12 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
+use eddie_tools_core::Ctx;
 use eddie_tools_core::context::{NetworkPolicy, OutputChunk, constant_confirm};
-use eddie_tools_core::{Ctx, registry};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const USER: &str = "ada";
 const PASS: &str = "s3cret-pass";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Ada")
-        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-        .env("GIT_COMMITTER_NAME", "Ada")
-        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 /// The test's HTTP server: each request authenticated, then handed to `git http-backend`.
 struct Server {
@@ -237,26 +224,6 @@ fn ctx(f: &Fixture, allow: bool) -> Ctx {
     } else {
         c.with_network(NetworkPolicy::default())
     }
-}
-
-async fn call(ctx: &Ctx, tool: &str, args: Value) -> Result<Value, (String, String)> {
-    registry::run(tool, &args, ctx)
-        .await
-        .map(|o| o.data_value().expect("data"))
-        .map_err(|e| (e.code().as_str().to_owned(), e.message().to_owned()))
-}
-
-/// Bytes that do not compress (so that the pack is as big as they are).
-fn noise(n: usize) -> Vec<u8> {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,6 +6,9 @@
 // A test binary: a failed `expect` is a failed test, with its message.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic, clippy::indexing_slicing)]
 
+mod remote;
+use remote::{call, git, noise};
+
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -13,25 +16,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use eddie_tools_core::Ctx;
 use eddie_tools_core::context::{NetworkPolicy, OutputChunk, constant_confirm};
-use eddie_tools_core::{Ctx, registry};
-use serde_json::{Value, json};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Ada")
-        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-        .env("GIT_COMMITTER_NAME", "Ada")
-        .env("GIT_COMMITTER_EMAIL", "ada@example.com")
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
+use serde_json::json;
 
 fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> String {
     let out = Command::new(program).args(args).envs(env.iter().copied()).output().expect("runs");
@@ -198,26 +185,6 @@ fn ctx(f: &Fixture, allow: &str, agent: Option<&Path>) -> Ctx {
         .with_confirm(constant_confirm(true))
         .with_env(env)
         .with_network(NetworkPolicy { allow_hosts: vec![allow.to_owned()], ..Default::default() })
-}
-
-async fn call(ctx: &Ctx, tool: &str, args: Value) -> Result<Value, (String, String)> {
-    registry::run(tool, &args, ctx)
-        .await
-        .map(|o| o.data_value().expect("data"))
-        .map_err(|e| (e.code().as_str().to_owned(), e.message().to_owned()))
-}
-
-/// Bytes that do not compress (so that the pack is as big as they are).
-fn noise(n: usize) -> Vec<u8> {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
