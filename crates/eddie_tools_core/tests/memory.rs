@@ -269,7 +269,9 @@ impl RedisServer {
                 );
                 return None;
             }
-            Err(e) => panic!("redis-server is required with CI=true and does not run ({e}); apt-get install -y redis-server"),
+            Err(e) => panic!(
+                "redis-server is required with CI=true and does not run ({e}); apt-get install -y redis-server"
+            ),
         };
         let url = format!("redis://127.0.0.1:{port}/");
         for _ in 0..200 {
@@ -287,7 +289,8 @@ impl RedisServer {
 
 /// CI=true (or any value but false/0), as .ci/run sets it: every component is required.
 fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && !matches!(v.to_ascii_lowercase().as_str(), "false" | "0"))
+    std::env::var("CI")
+        .is_ok_and(|v| !v.is_empty() && !matches!(v.to_ascii_lowercase().as_str(), "false" | "0"))
 }
 
 impl Drop for RedisServer {
