@@ -3897,6 +3897,8 @@ export type BrowserStatusData = {
     [key: string]: unknown
   }>
   idleTimeoutMs: number | null
+  /** With mode "none": the places looked in for a browser. */
+  searched?: Array<string>
   [key: string]: unknown
 }
 /** Is a browser running for the browser tools: launched here (headless Chromium with a private profile) or attached to (ctx.browser.endpoint / EDDIE_BROWSER_WS), its version, its tabs and the current one. Starts nothing: when none is running it says which binary the next browser call would launch, or that none is found and what was searched (set CHROME_PATH). (`browser_status`) */
