@@ -104,9 +104,16 @@ pub(crate) fn closest_n<'a>(
 ) -> Vec<&'a str> {
     let fold = |s: &str| s.chars().filter(|c| !matches!(c, '_' | '-')).collect::<String>().to_lowercase();
     let folded = fold(key);
-    let near = (folded.chars().count() / 3).max(1);
+    let len = folded.chars().count();
+    let near = (len / 3).max(1);
+    // The distance is at least the difference in length: candidates that far apart are never
+    // compared (a megabyte of name against every tool took seconds).
     let mut ranked: Vec<(usize, &str)> = candidates
-        .map(|c| (strsim::osa_distance(&folded, &fold(c)), c))
+        .filter_map(|c| {
+            let c_folded = fold(c);
+            (len.abs_diff(c_folded.chars().count()) <= near)
+                .then(|| (strsim::osa_distance(&folded, &c_folded), c))
+        })
         .filter(|(distance, _)| *distance <= near)
         .collect();
     ranked.sort_unstable();
