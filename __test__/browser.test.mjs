@@ -1,11 +1,11 @@
 // The browser family with the real Chromium (CI installs Debian's `chromium`; without one these
-// tests FAIL, they do not skip), against pages served on 127.0.0.1 (and 127.0.0.2 for redirects).
+// tests are skipped, saying how to install it, and with CI=true they fail), against pages served on 127.0.0.1 (and 127.0.0.2 for redirects).
 // The form flow (find, type, click, read; refs stable across reads), screenshots decoded and checked,
 // console errors, failed requests, guard refusals (cloud metadata, a redirect into loopback, file://
 // outside the workspace), ELEMENT_NOT_FOUND with candidates, TIMEOUT, TAB_NOT_FOUND, declined
 // confirms, Stack's `screenshot`, the idle close, and the lifetime: no Chromium process outlives a
 // SIGKILLed Node.
-import { test, after } from 'node:test'
+import { after } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:http'
@@ -15,6 +15,10 @@ import { fileURLToPath } from 'node:url'
 import { inflateSync } from 'node:zlib'
 import * as native from '../index.js'
 import { workspace, rejectsWith, assertMatchesSchema, approving } from './helpers.mjs'
+import { needs } from './components.mjs'
+
+// Without Chromium every test here is skipped, saying how to install it; with CI=true that fails.
+const test = await needs('chromium')
 
 // The browser tools are `moderate` (reads) or `dangerous` (click, type): these tests approve, and
 // the declined and unasked cases call the native functions.
@@ -118,7 +122,7 @@ function decodePng(buf) {
   return { width, height, at }
 }
 
-test('the browser is there (CI installs chromium; a missing one is a failure, not a skip)', async () => {
+test('the browser is there (without it: skipped, or a failure with CI=true)', async () => {
   const s = await tools.browserStatus({}, { cwd: ws })
   assertMatchesSchema(specs.get('browser_status').outputSchema, s.data, 'browser_status.data')
   assert.notEqual(s.data.mode, 'none', `no Chromium here: ${s.content}`)

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tools from '../index.js'
 import { workspace, context, rejectsWith } from './helpers.mjs'
+import { skipReason } from './components.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -579,15 +580,9 @@ test("Stack's linter / formatter / package_manager choose the tool; a missing on
   await rejectsWith(assert, tools.lint({ linter: 'flake9' }, ctx), 'INVALID_ARGUMENT', /choose one of: ruff, pylint/)
 })
 
-/** Whether `cmd` runs; in CI (which installs them) a missing tool fails the test instead. */
-const have = (cmd, args = ['--version']) => {
-  const ok = spawnSync(cmd, args, { stdio: 'ignore' }).status === 0
-  if (!ok && process.env.CI) throw new Error(`${cmd} is missing: .ci/run installs it`)
-  return ok
-}
-
 test('lint: ruff findings as {path, line, column, rule, message, severity}, read from its JSON report', async (t) => {
-  if (!have('ruff')) return t.skip('ruff is not installed (pip install ruff)')
+  const why = await skipReason('ruff') // CI=true: a missing ruff fails
+  if (why) return t.skip(why)
   const ws = workspace({ 'pyproject.toml': '[project]\nname = "p"\n', 'pkg/a.py': 'import os\n', 'pkg/clean.py': 'x = 1\n' })
   const { ctx } = context(ws, true, { env: process.env })
   const r = await tools.lint({ linter: 'ruff', path: 'pkg' }, ctx)
@@ -610,7 +605,8 @@ test('format: the files the formatter changed are named (ruff format; any comman
   r = await tools.format({ command: 'true' }, ctx)
   assert.deepEqual(r.data.changedFiles, [])
   assert.match(r.content, /files changed: none/)
-  if (!have('ruff')) return t.skip('ruff is not installed (pip install ruff)')
+  const why = await skipReason('ruff') // CI=true: a missing ruff fails
+  if (why) return t.skip(why)
   r = await tools.format({ formatter: 'ruff', path: 'src' }, ctx)
   assert.deepEqual(r.data.changedFiles, ['src/a.py'])
   assert.equal(readFileSync(join(ws, 'src/a.py'), 'utf8'), 'x = 1\n')

@@ -1,19 +1,16 @@
-// Pack and install as a consumer would: the package tarball plus this platform's prebuilt
-// package (made from npm/<platform>/package.json and the locally built binary), installed into a
-// clean project with cargo removed from PATH. Nothing may compile; tools run from ESM and CJS.
+// Pack and install as a consumer would: the package tarball (with the optionalDependencies
+// `napi pre-publish` adds) plus this platform's prebuilt package (made from
+// npm/<platform>/package.json and the locally built binary), installed into a clean project with
+// cargo removed from PATH. The package has no install script and ships no Rust sources: nothing
+// may compile; tools run from ESM and CJS. scripts/check-installs.mjs does the same with pnpm,
+// bun and yarn.
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { delimiter, dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const require = createRequire(import.meta.url)
-const { platformTriple, platformPackage } = require('../scripts/platform.js')
-const version = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version
+import { delimiter, join } from 'node:path'
+import { packLocal, platformPackage, platformTriple, projectManifest, version } from '../scripts/pack-local.mjs'
 
 // PATH without any directory that has cargo (or rustc) in it.
 const PATH = process.env.PATH.split(delimiter)
@@ -32,51 +29,37 @@ function npm(args, cwd) {
   return sh('npm', args, cwd)
 }
 
-/** `npm pack` of `dir` into `dest`; returns the tarball's path. */
-function pack(dir, dest) {
-  const r = npm(['pack', '--json', '--pack-destination', dest], dir)
-  assert.equal(r.status, 0, r.stderr)
-  const [info] = JSON.parse(r.stdout.slice(r.stdout.indexOf('[')))
-  return { file: join(dest, info.filename), size: info.size, unpackedSize: info.unpackedSize, files: info.files.map((f) => f.path) }
-}
-
 const triple = platformTriple()
-const binary = join(root, `eddie-tools-native.${triple}.node`)
-const template = join(root, 'npm', triple, 'package.json')
 
-test('pack, then install with no cargo on PATH: prebuilt binary, no compile, ESM and CommonJS', { timeout: 300_000 }, (t) => {
-  assert.ok(existsSync(binary), `build first: ${binary}`)
-  assert.ok(existsSync(template), `npm/${triple}/package.json is missing (napi create-npm-dirs)`)
-  assert.notEqual(sh('sh', ['-c', 'command -v cargo'], root).status, 0, 'cargo is still on PATH')
+test('pack, then install with no cargo on PATH: prebuilt binary, no install script, no compile, ESM and CommonJS', { timeout: 300_000 }, (t) => {
+  assert.notEqual(sh('sh', ['-c', 'command -v cargo'], process.cwd()).status, 0, 'cargo is still on PATH')
   const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'eddie-pack-')))
-
-  // The platform package, as `napi artifacts` + `napi pre-publish` lay it out.
-  const platDir = join(tmp, 'platform')
-  mkdirSync(platDir)
-  copyFileSync(template, join(platDir, 'package.json'))
-  copyFileSync(binary, join(platDir, `eddie-tools-native.${triple}.node`))
-  const plat = pack(platDir, tmp)
+  const { main, plat } = packLocal(tmp, env)
   assert.deepEqual(plat.files.sort(), [`eddie-tools-native.${triple}.node`, 'package.json'])
 
-  const main = pack(root, tmp)
-  for (const f of ['index.js', 'index.d.ts', 'binding.js', 'binding.d.ts', 'bin/eddie-tools.js', 'scripts/install.js', 'scripts/platform.js'])
+  for (const f of ['index.js', 'index.d.ts', 'binding.js', 'binding.d.ts', 'bin/eddie-tools.js', 'scripts/platform.js'])
     assert.ok(main.files.includes(f), `${f} is shipped`)
   for (const f of main.files) {
-    assert.doesNotMatch(f, /^(target|node_modules|__test__|bench|npm)\//, `${f} is not for consumers`)
+    assert.doesNotMatch(f, /^(target|node_modules|__test__|bench|npm|src|crates)\//, `${f} is not for consumers`)
     assert.doesNotMatch(f, /\.node$/, `${f}: binaries come from the platform package`)
+    assert.doesNotMatch(f, /\.rs$|^Cargo\.(toml|lock)$|^build\.rs$/, `${f}: no Rust sources are shipped`)
   }
+  const manifest = JSON.parse(readFileSync(join(tmp, 'first', 'package', 'package.json'), 'utf8'))
+  for (const hook of ['preinstall', 'install', 'postinstall'])
+    assert.equal(manifest.scripts?.[hook], undefined, `the package has no ${hook} script`)
   t.diagnostic(`tarballs: @eddie/tools-native ${(main.size / 1024).toFixed(0)} kB (${(main.unpackedSize / 1024).toFixed(0)} kB unpacked, ${main.files.length} files); ${platformPackage()} ${(plat.size / 1024).toFixed(0)} kB (${(plat.unpackedSize / 1024 / 1024).toFixed(1)} MB unpacked)`)
 
   const app = join(tmp, 'app')
   mkdirSync(app)
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }))
+  writeFileSync(join(app, 'package.json'), JSON.stringify(projectManifest(main, plat)))
   const started = Date.now()
-  const install = npm(['install', '--no-audit', '--no-fund', '--prefer-offline', main.file, plat.file], app)
+  const install = npm(['install', '--no-audit', '--no-fund', '--prefer-offline'], app)
   assert.equal(install.status, 0, install.stderr)
   t.diagnostic(`install of the two tarballs: ${Date.now() - started} ms`)
   const installed = join(app, 'node_modules', '@eddie', 'tools-native')
   assert.ok(!existsSync(join(installed, 'target')), 'nothing was compiled into node_modules')
   assert.ok(!existsSync(join(installed, `eddie-tools-native.${triple}.node`)), 'the binary came from the platform package')
+  assert.ok(existsSync(join(app, 'node_modules', '@eddie', `tools-native-${triple}`)), 'the optional dependency was installed')
   assert.deepEqual(readdir(join(app, 'node_modules', '.bin')), ['eddie-tools'], 'no build tooling lands in .bin')
 
   writeFileSync(join(app, 'a.txt'), 'hello\n')
@@ -96,24 +79,21 @@ test('pack, then install with no cargo on PATH: prebuilt binary, no compile, ESM
   const cli = sh(join(app, 'node_modules', '.bin', 'eddie-tools'), ['--version'], app)
   assert.equal(cli.stdout.trim(), version)
 
-  // Without the platform package and without cargo: the install fails and says why.
+  // Without the platform package (--omit=optional) and without cargo: the install succeeds (it
+  // runs nothing) and the require says why nothing loads and the ways out.
   const bare = join(tmp, 'bare')
   mkdirSync(bare)
   writeFileSync(join(bare, 'package.json'), JSON.stringify({ name: 'bare', version: '1.0.0', private: true }))
-  const failed = npm(['install', '--no-audit', '--no-fund', '--prefer-offline', main.file], bare)
-  assert.notEqual(failed.status, 0)
-  assert.match(failed.stderr + failed.stdout, new RegExp(`prebuilt package ${platformPackage().replace('/', '\\/')}`))
-  assert.match(failed.stderr + failed.stdout, /Ways out:/)
-
-  // With install scripts disabled (pnpm's default, bun, --ignore-scripts): the import says why.
-  const quiet = npm(['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', main.file], bare)
+  const quiet = npm(['install', '--no-audit', '--no-fund', '--prefer-offline', '--omit=optional', main.file], bare)
   assert.equal(quiet.status, 0, quiet.stderr)
+  assert.ok(!existsSync(join(bare, 'node_modules', '@eddie', `tools-native-${triple}`)))
   const load = sh(process.execPath, ['-e', `
     try { require('@eddie/tools-native') } catch (e) { console.log(e.code); console.log(e.message) }
   `], bare)
   assert.match(load.stdout, /^NATIVE_BINDING_NOT_FOUND\n/)
   assert.match(load.stdout, new RegExp(`${triple}.*\\n.*${platformPackage().replace('/', '\\/')}`))
   assert.match(load.stdout, /npm install @eddie\/tools-native-/)
+  assert.match(load.stdout, /Ways out:/)
 })
 
 function readdir(dir) {

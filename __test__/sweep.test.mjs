@@ -31,6 +31,12 @@ import { dirname, join } from 'node:path'
 import { createServer } from 'node:http'
 import Ajv from 'ajv'
 import * as tools from '../index.js'
+import { inCI, skipReason } from './components.mjs'
+
+// Without Chromium the browser tools leave the confirm and output sweeps, which say so; with
+// CI=true they stay in (and fail).
+const noBrowser = inCI ? null : await skipReason('chromium')
+const swept = (spec) => !(noBrowser && spec.family === 'browser')
 
 const SPECS = tools.toolSpecs()
 const SPEC = Object.fromEntries(SPECS.map((s) => [s.name, s]))
@@ -631,7 +637,8 @@ const confirmCases = [
 ]
 
 test('confirms: declined, missing, throwing or pending-then-aborted, for every tool that asks: nothing changes, nothing runs', async (t) => {
-  const asking = SPECS.filter((s) => s.confirms || s.permission !== 'none')
+  const asking = SPECS.filter((s) => (s.confirms || s.permission !== 'none') && swept(s))
+  if (noBrowser) t.diagnostic(`browser tools left out: ${noBrowser}`)
   const failures = []
   let n = 0
   await pool(asking, 6, async (spec) => {
@@ -948,7 +955,7 @@ test('outputs: every tool succeeds at least once, and every successful result of
   await startProcesses(a, yes)
   const failures = []
   try {
-    for (const spec of SPECS) {
+    for (const spec of SPECS.filter(swept)) {
       reset(a)
       if (spec.family === 'git') await gitArena(a.ws)
       const happy = HAPPY[spec.name] ?? {}
@@ -973,7 +980,8 @@ test('outputs: every tool succeeds at least once, and every successful result of
   const total = [...validated.values()].reduce((x, y) => x + y, 0)
   t.diagnostic(`outputs: ${total} results validated over ${SPECS.length} tools`)
   assert.deepEqual(failures, [])
-  assert.deepEqual(SPECS.filter((s) => !validated.get(s.name)).map((s) => s.name), [], 'tools with no result validated')
+  if (noBrowser) t.diagnostic(`browser tools left out: ${noBrowser}`)
+  assert.deepEqual(SPECS.filter((s) => swept(s) && !validated.get(s.name)).map((s) => s.name), [], 'tools with no result validated')
   assert.deepEqual([...outputFailures.values()], [])
   // The checks can fail: every outputSchema refuses a value of the wrong type, and one with a required key refuses {}.
   for (const spec of SPECS) {

@@ -1,6 +1,6 @@
 // Which prebuilt package this machine needs, and the message when no native binary loads.
-// Shared by index.js (at require time) and scripts/install.js (at install time). CommonJS, no
-// dependencies: it runs inside consumers' installs.
+// Used by index.js at require time (the package runs nothing at install time). CommonJS, no
+// dependencies: it runs inside consumers' projects.
 'use strict'
 const { readFileSync } = require('node:fs')
 
@@ -49,14 +49,14 @@ function loadFailureMessage(cause) {
       `It looked for the prebuilt package ${platformPackage()} (an optional dependency) and for a locally built eddie-tools-native.${triple}.node.`,
       'Ways out:',
       `  1. install the prebuilt binary: \`npm install ${platformPackage()}\` (it is skipped by --omit=optional, --no-optional and some lockfiles made on another platform);`,
-      '  2. build it from source: install Rust (https://rustup.rs) and run `npm rebuild @eddie/tools-native` (install scripts must be enabled: pnpm needs `pnpm approve-builds`, bun needs `trustedDependencies`).',
+      '  2. build it from source: install Rust (https://rustup.rs), clone the repository, run `npm install && npm run build` in the clone, then `npm install /path/to/the/clone` in your project.',
     )
   } else {
     lines.push(
       `Prebuilt binaries exist for ${SUPPORTED.join(', ')} only; ${triple} is not supported.`,
       'Ways out:',
       '  1. run it on one of those platforms (a Linux container or WSL2 works);',
-      '  2. build it from source on a platform you are porting to: install Rust and run `npm rebuild @eddie/tools-native` with EDDIE_TOOLS_BUILD_FROM_SOURCE=1.',
+      '  2. build it from source on a platform you are porting to: install Rust, clone the repository, run `npm install && npm run build` in the clone, then `npm install /path/to/the/clone` in your project.',
     )
   }
   if (cause?.message) lines.push(`(first load error: ${cause.message.split('\n')[0]})`)
