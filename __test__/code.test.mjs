@@ -2,12 +2,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tools from '../index.js'
-import { workspace, rejectsWith, assertMatchesSchema } from './helpers.mjs'
+import { workspace, rejectsWith, assertMatchesSchema, tempDir } from './helpers.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -108,7 +107,7 @@ test('code tools: escapes refused, bad input throws coded Errors, process alive'
 })
 
 test('code tools never read through a symlink that leaves the workspace', async () => {
-  const outside = mkdtempSync(join(tmpdir(), 'eddie-outside-'))
+  const outside = tempDir('eddie-outside-')
   writeFileSync(join(outside, 'secret.ts'), 'export const needle = 1\n')
   const cwd = workspace({ 'in.ts': 'export const needle = 2\n' })
   symlinkSync(outside, join(cwd, 'out'))

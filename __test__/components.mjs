@@ -4,10 +4,8 @@
 // failure, never a skip. (redis-server is needed by Rust tests only: crates/eddie_tools_core/tests/memory.rs.)
 import { test as nodeTest } from 'node:test'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import * as native from '../index.js'
+import { tempDir } from './helpers.mjs'
 
 /** CI=true (or any value but false/0): every component is required. */
 export const inCI = !!process.env.CI && !['false', '0'].includes(process.env.CI.toLowerCase())
@@ -28,7 +26,7 @@ const cache = new Map()
 export async function present(name) {
   if (!cache.has(name)) {
     if (name === 'chromium') {
-      const s = await native.browserStatus({}, { cwd: mkdtempSync(join(tmpdir(), 'eddie-components-')) })
+      const s = await native.browserStatus({}, { cwd: tempDir('eddie-components-') })
       cache.set(name, s.data.mode !== 'none')
     } else if (name in HOW) {
       cache.set(name, onPath(name))

@@ -3,13 +3,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tools from '../index.js'
-import { workspace, context, rejectsWith } from './helpers.mjs'
+import { workspace, context, rejectsWith, tempDir } from './helpers.mjs'
 import { skipReason } from './components.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -166,7 +165,7 @@ test('run: an abort stops the tree and returns what was printed', async () => {
 
 test('run: errors (bad input, missing program, escapes) and declined confirms', async () => {
   const ws = workspace({ 'f.txt': 'x' })
-  const out = mkdtempSync(join(tmpdir(), 'eddie-outside-'))
+  const out = tempDir('eddie-outside-')
   symlinkSync(out, join(ws, 'link'))
   const { ctx, prompts } = context(ws)
   for (const args of [{}, { command: '' }, { command: 5 }, { command: 'ls', args: [{}] }, { command: 'ls', timeout: -1 },
@@ -474,7 +473,7 @@ test('run with shell: true runs a command line with bash, env added to the envir
 
 test('a destructive command needs a second, explicit confirm naming the rule; declining changes nothing', async () => {
   const ws = workspace({ 'build/x.o': 'x' })
-  const victim = mkdtempSync(join(tmpdir(), 'eddie-victim-'))
+  const victim = tempDir('eddie-victim-')
   writeFileSync(join(victim, 'keep.txt'), 'precious')
   // Approved as a command, declined as destructive: nothing runs.
   let s = scripted(ws, [true, false])
@@ -507,7 +506,7 @@ test('a destructive command needs a second, explicit confirm naming the rule; de
 
 test('process_start has the same gate: a background destructive command is declined unless confirmed twice', async () => {
   const ws = workspace()
-  const victim = mkdtempSync(join(tmpdir(), 'eddie-victim-'))
+  const victim = tempDir('eddie-victim-')
   const s = scripted(ws, [true, false])
   const r = await tools.processStart({ command: `sleep 0.05; rm -rf ${victim}`, shell: true }, s.ctx)
   assert.equal(r.data.status, 'declined')

@@ -4,11 +4,10 @@
 // wait after all (a large file, a cache on a Redis server) goes the async way.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as tools from '../index.js'
-import { workspace, rejectsWith } from './helpers.mjs'
+import { workspace, rejectsWith, tempDir } from './helpers.mjs'
 
 const PENDING = Symbol('pending')
 /** Whether `p` is already settled: a settled promise wins a race against one settled after it. */
@@ -16,7 +15,7 @@ async function settledNow(p) {
   const first = await Promise.race([p.then(() => 'settled', () => 'settled'), Promise.resolve().then(() => PENDING)])
   return first === 'settled'
 }
-const userDir = () => realpathSync(mkdtempSync(join(tmpdir(), 'eddie-user-')))
+const userDir = () => tempDir('eddie-user-')
 
 test('small reads, cache calls, check_permission and get_plan return an already-settled promise', async () => {
   const cwd = workspace({ 'small.txt': 'x'.repeat(100) })

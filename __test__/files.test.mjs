@@ -3,12 +3,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tools from '../index.js'
-import { workspace, context, rejectsWith, assertMatchesSchema } from './helpers.mjs'
+import { workspace, context, rejectsWith, assertMatchesSchema, tempDir } from './helpers.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -99,7 +98,7 @@ test('a file changed while the user confirms is refused with STALE (edits and pa
 })
 
 test('every files tool refuses workspace escapes before any confirm', async () => {
-  const out = mkdtempSync(join(tmpdir(), 'eddie-outside-'))
+  const out = tempDir('eddie-outside-')
   writeFileSync(join(out, 'secret.txt'), 'secret\n')
   const ws = workspace({ 'a.txt': 'one\ntwo\n' })
   symlinkSync(out, join(ws, 'link'))

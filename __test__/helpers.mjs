@@ -1,12 +1,40 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, mkdirSync, writeFileSync, realpathSync } from 'node:fs'
+import { chmodSync, mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync, realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 
-/** A fresh workspace with `files` ({relative path: content}). */
+const made = []
+process.on('exit', () => {
+  for (const dir of made) removeTree(dir)
+})
+
+/** Remove `dir`, first giving back the permissions a test took away (a folder made unreadable). */
+function removeTree(dir) {
+  try {
+    rmSync(dir, { recursive: true, force: true })
+  } catch {
+    const open = (p) => {
+      try { chmodSync(p, 0o700) } catch {}
+      let entries = []
+      try { entries = readdirSync(p, { withFileTypes: true }) } catch {}
+      for (const e of entries) if (e.isDirectory()) open(join(p, e.name))
+    }
+    open(dir)
+    try { rmSync(dir, { recursive: true, force: true }) } catch {}
+  }
+}
+
+/** A fresh folder under the system's temporary one (real path), removed when the test process exits. */
+export function tempDir(prefix = 'eddie-native-') {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  made.push(dir)
+  return dir
+}
+
+/** A fresh workspace with `files` ({relative path: content}), removed when the test process exits. */
 export function workspace(files = {}) {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'eddie-native-')))
+  const dir = tempDir('eddie-native-')
   for (const [rel, content] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, rel)), { recursive: true })
     writeFileSync(join(dir, rel), content)

@@ -4,16 +4,15 @@
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { readFileSync, writeFileSync, mkdtempSync, realpathSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tools from '../index.js'
-import { workspace, rejectsWith, assertMatchesSchema } from './helpers.mjs'
+import { workspace, rejectsWith, assertMatchesSchema, tempDir } from './helpers.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const definition = (name) => tools.toolSpecs().find((d) => d.name === name)
-const userDir = () => realpathSync(mkdtempSync(join(tmpdir(), 'eddie-user-')))
+const userDir = () => tempDir('eddie-user-')
 const ctxFor = (cwd, extra = {}) => ({ cwd, confirm: async () => true, env: { EDDIE_USER_DIR: userDir() }, ...extra })
 
 function runChild(cwd, prefix, count) {

@@ -1,14 +1,13 @@
 // Confinement, declined confirms, bad input and process-group kills, for every tool.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync, symlinkSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { getEventListeners } from 'node:events'
 import { join } from 'node:path'
 import * as tools from '../index.js'
-import { workspace, context, rejectsWith } from './helpers.mjs'
+import { workspace, context, rejectsWith, tempDir } from './helpers.mjs'
 
-const outsideDir = () => mkdtempSync(join(tmpdir(), 'eddie-outside-'))
+const outsideDir = () => tempDir('eddie-outside-')
 
 test('every path argument is confined, symlinks included, before any confirm', async () => {
   const out = outsideDir()

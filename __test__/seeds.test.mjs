@@ -12,13 +12,12 @@
 // left out of searches, and diffs of absolute paths.
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
-import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as tools from '../index.js'
-import { workspace, rejectsWith } from './helpers.mjs'
+import { workspace, rejectsWith, tempDir } from './helpers.mjs'
 import { skipReason } from './components.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -224,7 +223,7 @@ async function setup(key, ws, ctx) {
     git(ws, 'remote', 'add', 'origin', join(ws, '.origin.git'))
     if (key === 'stack:git_pull') {
       // Someone else pushed a commit: pull brings it.
-      const other = realpathSync(mkdtempSync(join(tmpdir(), 'eddie-seed-clone-')))
+      const other = tempDir('eddie-seed-clone-')
       git(ws, 'push', '-q', 'origin', 'main')
       git(other, 'clone', '-q', join(ws, '.origin.git'), 'c')
       writeFileSync(join(other, 'c', 'PULLED.md'), 'from origin\n')
@@ -616,7 +615,7 @@ function rowCtx(ws) {
     cwd: ws,
     confirm: async (m) => { prompts.push(m); return !/pip install/.test(m) },
     ask: async () => 'yes',
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, EDDIE_USER_DIR: realpathSync(mkdtempSync(join(tmpdir(), 'eddie-seed-user-'))) },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, EDDIE_USER_DIR: tempDir('eddie-seed-user-') },
     sessionId: `seeds-${ws}`,
   }
   return { ctx, prompts }
