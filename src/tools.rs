@@ -53,7 +53,8 @@ pub(crate) fn spawn<'env>(
         // The JSON arguments are small here (a key, a path): kept in case the call goes async.
         // Rendering can panic too (it is ours): that is INTERNAL, not a throw.
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            call::call_blocking(name, args.clone(), &core).map(|r| r.and_then(|out| Rendered::new(out, as_json)))
+            call::call_blocking(name, args.clone(), &core)
+                .map(|r| r.and_then(|out| Rendered::new(out, as_json)))
         }))
         .unwrap_or_else(|payload| Some(Err(ToolError::internal(call::panic_message(payload.as_ref())))));
         if let Some(result) = ran {

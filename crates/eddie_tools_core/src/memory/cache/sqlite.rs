@@ -192,7 +192,8 @@ fn own_limits() -> Limits {
 /// Commit the batches of the pool that are due (`all`: every open one); how long until the
 /// next one still open is due.
 fn commit_pool(all: bool) -> Option<Duration> {
-    let dbs: Vec<Arc<Gate<Db>>> = pool().lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
+    let dbs: Vec<Arc<Gate<Db>>> =
+        pool().lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
     let mut next: Option<Duration> = None;
     for d in dbs {
         let l = own_limits();
@@ -369,7 +370,14 @@ fn open(path: &Path, l: &Limits) -> std::result::Result<Connection, OpenError> {
 
 impl Db {
     fn new(path: &Path) -> Self {
-        Self { path: path.to_path_buf(), conn: None, pending: Pending::default(), behind: false, batch: None, lost: None }
+        Self {
+            path: path.to_path_buf(),
+            conn: None,
+            pending: Pending::default(),
+            behind: false,
+            batch: None,
+            lost: None,
+        }
     }
 
     /// Write what lookups owe (`Pending`).
@@ -384,11 +392,18 @@ impl Db {
     /// batch (begun if none is open), so a failure undoes this call's writes only. The batch is
     /// committed here when it is full or older than [`BATCH_WINDOW`], or at once when writes do
     /// not go behind.
-    fn write<T>(&mut self, l: &Limits, f: impl FnOnce(&Connection) -> std::result::Result<T, rusqlite::Error>) -> Result<T> {
+    fn write<T>(
+        &mut self,
+        l: &Limits,
+        f: impl FnOnce(&Connection) -> std::result::Result<T, rusqlite::Error>,
+    ) -> Result<T> {
         if let Some(why) = self.lost.take() {
             return Err(ToolError::new(
                 ErrorCode::StoreUnavailable,
-                format!("the last writes to cache database {} were not committed: {why}; this call did nothing", self.path.display()),
+                format!(
+                    "the last writes to cache database {} were not committed: {why}; this call did nothing",
+                    self.path.display()
+                ),
             )
             .with_prop("path", self.path.display().to_string()));
         }
@@ -789,7 +804,10 @@ mod tests {
                     let l = limits();
                     for j in 0..50 {
                         let key = format!("t{i}-{j}");
-                        assert_eq!(d.enter(&l, "test").unwrap().get("a", 0, true, &l).unwrap().unwrap().value, "1");
+                        assert_eq!(
+                            d.enter(&l, "test").unwrap().get("a", 0, true, &l).unwrap().unwrap().value,
+                            "1"
+                        );
                         d.enter(&l, "test").unwrap().put(entry(&key, "v"), 1 << 20, &l).unwrap();
                         let hit = d.enter(&l, "test").unwrap().get(&key, 0, true, &l).unwrap();
                         assert_eq!(hit.unwrap().value, "v", "{key}");
