@@ -245,7 +245,7 @@ function createServer(options = {}) {
     const confirm = clientCapabilities?.elicitation ? (/** @type {string} */ m) => elicit(m, extra.signal) : undefined
     // `data` goes out as the JSON text the core made (never parsed here, nor stringified again:
     // the transport writes it as it is), except where an image is taken out of it.
-    const dataAsJson = !spec.outputSchema?.properties?.image
+    const dataAsJson = !(/** @type {{properties?: Record<string, unknown>} | undefined} */ (spec.outputSchema))?.properties?.image
     const settled = await settle(session, name, params?.arguments ?? {}, { signal: extra.signal, onOutput, confirm, approved: preApproved, dataAsJson })
     if (!settled.ok) return failure(settled.error)
     const { result } = settled
