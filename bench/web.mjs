@@ -121,6 +121,8 @@ const server = createServer((req, res) => {
   res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(body) })
   res.end(body)
 })
+// Clients close idle connections first (undici after 4 s): no reset of a socket being reused.
+server.keepAliveTimeout = 30_000
 await new Promise((r) => server.listen(0, '127.0.0.1', r))
 const base = `http://127.0.0.1:${server.address().port}`
 const tools = await import('../index.js')
