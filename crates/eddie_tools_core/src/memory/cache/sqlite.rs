@@ -837,13 +837,19 @@ mod tests {
         assert_eq!(s.entries, 202, "{s:?}");
     }
 
+    /// A handle whose writes go behind, outside the pool (no flusher commits its batches).
+    fn behind(dir: &tempfile::TempDir) -> (Db, PathBuf) {
+        let path = dir.path().join("cache.db");
+        let mut db = Db::new(&path);
+        db.behind = true;
+        (db, path)
+    }
+
     #[test]
     fn a_handle_dropped_with_an_open_batch_commits_it() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("cache.db");
+        let (mut db, path) = behind(&dir);
         let l = limits();
-        let mut db = Db::new(&path);
-        db.behind = true;
         db.put(entry("k", "kept"), 1 << 20, &l).unwrap();
         db.put(entry("gone", "x"), 1 << 20, &l).unwrap();
         assert!(db.delete("gone", &l).unwrap());
@@ -859,10 +865,8 @@ mod tests {
     #[test]
     fn a_failed_call_undoes_its_own_writes_only() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("cache.db");
+        let (mut db, path) = behind(&dir);
         let l = limits();
-        let mut db = Db::new(&path);
-        db.behind = true;
         db.put(entry("before", "1"), 1 << 20, &l).unwrap();
         let e = db
             .write(&l, |c| {
