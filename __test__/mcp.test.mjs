@@ -244,3 +244,31 @@ test('--families and --max-permission choose the listed tools; bad options exit 
   assert.match(bad.stderr, /unknown family `nope`/)
   writeFileSync(join(workspace(), 'unused'), '')
 })
+
+test('a big structuredContent goes out as the core serialised it, and reads back equal to the tool’s own data', async () => {
+  // Names a serialiser must escape: quotes, backslashes, control characters, non-ASCII, and a NUL
+  // (the transport's stand-in starts with one); 2,000 files make a result of some size.
+  const files = { 'q"uote\\back.txt': 'a', 'tab\there.txt': 'b', 'ünï ✓ 日本.txt': 'c', 'nul\u0001ctl.txt': 'd' }
+  for (let i = 0; i < 2000; i++) files[`d${i % 40}/f${i}.js`] = 'x'
+  const cwd = workspace(files)
+  const args = { path: '.', includeHidden: true, maxEntries: 100_000 }
+  const direct = await tools.getFolderTreeStructure(args, { cwd })
+  const client = await connect(['--root', cwd, '--tools', 'get_folder_tree_structure,read_file'])
+  try {
+    const r = await client.callTool({ name: 'get_folder_tree_structure', arguments: args })
+    assert.ok(!r.isError, text(r))
+    assert.deepEqual(r.structuredContent, direct.data)
+    assert.equal(text(r), direct.content)
+    // A small result after it on the same stream is still a message of its own.
+    const read = await client.callTool({ name: 'read_file', arguments: { path: 'ünï ✓ 日本.txt', lineNumbers: false } })
+    assert.equal(text(read), 'c')
+    assert.equal(read.structuredContent.path, 'ünï ✓ 日本.txt')
+  } finally {
+    await client.close()
+  }
+  // dataAsJson from JS: the same data, as its JSON text.
+  const asJson = await tools.getFolderTreeStructure(args, { cwd, dataAsJson: true })
+  assert.equal(asJson.data, undefined)
+  assert.deepEqual(JSON.parse(asJson.dataJson), direct.data)
+  assert.equal(asJson.content, direct.content)
+})

@@ -110,3 +110,41 @@ test('cache tools: Floyd examples, tiers, outputSchemas, codes', async () => {
   const after = await tools.cacheKeys({}, ctx)
   assert.deepEqual(after.data.keys.map((x) => x.key), ['computation-2'])
 })
+
+// The project tier's writes go behind (batched for up to 50 ms): another process must still find
+// every store of a process that exits right after it, ends normally, or is killed after the window.
+function storeInChild(cwd, prefix, ending) {
+  const index = JSON.stringify(join(here, '..', 'index.js'))
+  const code = `
+    const tools = await import(${index})
+    const ctx = { cwd: ${JSON.stringify(cwd)} }
+    for (let i = 0; i < 300; i++) await tools.cacheStore({ key: '${prefix}' + i, value: 'v' + i, tier: 'project' }, ctx)
+    ${ending}`
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'ignore', 'pipe'] })
+    let err = ''
+    child.stderr.on('data', (d) => { err += d })
+    child.on('exit', (code, signal) => resolve({ code, signal, err }))
+    child.on('error', reject)
+  })
+}
+
+test('cache_store (project tier): every store reaches another process, however the storing process ends', async () => {
+  const cwd = workspace({})
+  const ctx = ctxFor(cwd)
+  const endings = {
+    exit: { ending: 'process.exit(0)', code: 0, signal: null },
+    end: { ending: '', code: 0, signal: null },
+    killed: { ending: "await new Promise((r) => setTimeout(r, 400)); process.kill(process.pid, 'SIGKILL')", code: null, signal: 'SIGKILL' },
+  }
+  for (const [prefix, { ending, code, signal }] of Object.entries(endings)) {
+    const ended = await storeInChild(cwd, prefix, ending)
+    assert.deepEqual([ended.code, ended.signal], [code, signal], ended.err)
+    for (const i of [0, 150, 299]) {
+      const hit = await tools.cacheRetrieve({ key: `${prefix}${i}`, tier: 'project' }, ctx)
+      assert.equal(hit.data.value, `v${i}`, `${prefix}${i} after the child's ${prefix}`)
+    }
+    const keys = await tools.cacheKeys({ tier: 'project', pattern: `${prefix}*`, limit: 1000 }, ctx)
+    assert.equal(keys.data.count, 300, prefix)
+  }
+})

@@ -64,6 +64,8 @@ export interface CallOptions {
   /** Replaces the session's confirm for this call. */
   confirm?: (message: string) => boolean | Promise<boolean>
   onOutput?: (chunk: OutputChunk) => void
+  /** The result's `data` as JSON text (`dataJson`), for hosts that only pass it on (see `ToolContext.dataAsJson`). */
+  dataAsJson?: boolean
 }
 
 /** One permission session: every call shares its `sessionId`, each call has its own ctx. */

@@ -221,6 +221,7 @@ function createSession(options = {}) {
       const out = call.onOutput ?? onOutput
       if (out) ctx.onOutput = out
       if (call.signal) ctx.signal = call.signal
+      if (call.dataAsJson) ctx.dataAsJson = true
       return ctx
     },
     /**

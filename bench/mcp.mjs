@@ -8,7 +8,7 @@
 //   node bench/mcp.mjs /tmp/corpus [rounds]
 //
 // Jobs (the reference's tool → ours):
-//   search_files {pattern: '**/*.ts'}  → glob {pattern, includeHidden, respectGitignore: false}
+//   search_files {pattern: '**/*.ts'}  → glob {pattern, includeHidden, includeDependencies, respectGitignore: false}
 //   directory_tree                     → get_folder_tree_structure {includeHidden, includeDependencies}
 //   read_text_file (3 files, small to 1.6 MB) → read_file {limit: 0, lineNumbers: false}
 import assert from 'node:assert/strict'
@@ -34,7 +34,7 @@ async function connect(args) {
 }
 
 const reference = await connect([referenceMain, corpus])
-const ours = await connect([join(root, 'bin/eddie-tools.js'), 'mcp', '--root', corpus])
+const ours = await connect([join(root, 'bin/eddie-tools.js'), 'mcp', '--root', corpus, '--tools', 'glob,get_folder_tree_structure,read_file'])
 
 async function call(client, name, args) {
   const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 })
@@ -68,7 +68,7 @@ const sub = 'src'
 const abs = join(corpus, sub)
 
 await job('search **/*.ts', 'search_files', { path: abs, pattern: '**/*.ts' },
-  'glob', { path: sub, pattern: '**/*.ts', includeHidden: true, respectGitignore: false, maxResults: 1_000_000 },
+  'glob', { path: sub, pattern: '**/*.ts', includeHidden: true, includeDependencies: true, respectGitignore: false, maxResults: 1_000_000 },
   (ref, our) => {
     const theirs = ref.content[0].text.split('\n').filter((p) => !statSync(p).isDirectory()).map((p) => relative(corpus, p).split(sep).join('/')).sort()
     const mine = [...our.structuredContent.files].sort()

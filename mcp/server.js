@@ -37,7 +37,7 @@ const { fileURLToPath } = require('node:url')
 const { resolve } = require('node:path')
 const { modelSchema, selectTools, createSession, specByName, settle, toModelText, PERMISSIONS, PROFILE_NAMES, DEFAULT_PROFILE } = require('../adapters/index.js')
 const { version } = require('../package.json')
-const { EddieStdioTransport } = require('./transport.js')
+const { EddieStdioTransport, RawJson } = require('./transport.js')
 const { Peer, isMessage } = require('./rpc.js')
 
 /**
@@ -243,11 +243,19 @@ function createServer(options = {}) {
     }
     session.cwd = cwd
     const confirm = clientCapabilities?.elicitation ? (/** @type {string} */ m) => elicit(m, extra.signal) : undefined
-    const settled = await settle(session, name, params?.arguments ?? {}, { signal: extra.signal, onOutput, confirm, approved: preApproved })
+    // `data` goes out as the JSON text the core made (never parsed here, nor stringified again:
+    // the transport writes it as it is), except where an image is taken out of it.
+    const dataAsJson = !(/** @type {{properties?: Record<string, unknown>} | undefined} */ (spec.outputSchema))?.properties?.image
+    const settled = await settle(session, name, params?.arguments ?? {}, { signal: extra.signal, onOutput, confirm, approved: preApproved, dataAsJson })
     if (!settled.ok) return failure(settled.error)
     const { result } = settled
     /** @type {CallToolResult} */
     const out = { content: [{ type: 'text', text: settled.text }] }
+    if (typeof result.dataJson === 'string') {
+      // An object (`{`) is structuredContent; any other JSON value is left out, as below.
+      if (result.dataJson.charCodeAt(0) === 0x7b) out.structuredContent = /** @type {any} */ (new RawJson(result.dataJson))
+      return out
+    }
     const data = /** @type {Record<string, any> | null} */ (result.data && typeof result.data === 'object' && !Array.isArray(result.data) ? result.data : null)
     // The browser's screenshots carry MCP image content ({type: 'image', mimeType, data}).
     const image = data?.image

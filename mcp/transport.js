@@ -8,7 +8,26 @@
 // @ts-check
 'use strict'
 
+const { randomUUID } = require('node:crypto')
+
 const MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+
+/**
+ * JSON text already made (a tool's `data`, serialised by the core), sent as it is: `send` writes
+ * it between the parts of the message around it, so a large result is neither parsed nor built
+ * into one string again. It must be valid JSON (the core's serialiser made it).
+ */
+class RawJson {
+  /** @param {string} json */
+  constructor(json) {
+    this.json = json
+  }
+
+  /** Another transport's `JSON.stringify` gets the value itself. */
+  toJSON() {
+    return JSON.parse(this.json)
+  }
+}
 
 /** @typedef {import('./rpc.js').Message} JSONRPCMessage */
 
@@ -27,6 +46,8 @@ class EddieStdioTransport {
     this._skipping = false
     this._skippedHead = ''
     this._started = false
+    /** @type {string | undefined} the stand-in for a RawJson while the message around it is serialised */
+    this._mark = undefined
     this._ondata = (/** @type {Buffer | string} */ chunk) => this._take(chunk)
     this._onerror = (/** @type {Error} */ error) => this.onerror?.(error)
     this._onend = () => this.close()
@@ -134,9 +155,31 @@ class EddieStdioTransport {
    */
   send(message) {
     return new Promise((/** @type {(value?: void) => void} */ resolve) => {
-      if (this._stdout.write(`${JSON.stringify(message)}\n`)) resolve()
+      if (this._write(message)) resolve()
       else this._stdout.once('drain', resolve)
     })
+  }
+
+  /**
+   * Write one message and its newline; a `RawJson` as `result.structuredContent` is written as
+   * it is, between the serialised parts around it. Whether the stream wants more now.
+   * @param {JSONRPCMessage} message
+   */
+  _write(message) {
+    const raw = message.result?.structuredContent
+    if (!(raw instanceof RawJson)) return this._stdout.write(`${JSON.stringify(message)}\n`)
+    // A mark no text can hold (a NUL and a fresh UUID) stands where the raw text goes.
+    this._mark ??= `\u0000${randomUUID()}`
+    const mark = JSON.stringify(this._mark)
+    const text = JSON.stringify({ ...message, result: { ...message.result, structuredContent: this._mark } })
+    const at = text.lastIndexOf(mark)
+    const out = /** @type {NodeJS.WritableStream & {cork?: () => void, uncork?: () => void}} */ (this._stdout)
+    out.cork?.()
+    out.write(text.slice(0, at))
+    out.write(raw.json)
+    const more = out.write(`${text.slice(at + mark.length)}\n`)
+    out.uncork?.()
+    return more
   }
 
   async close() {
@@ -151,4 +194,4 @@ class EddieStdioTransport {
   }
 }
 
-module.exports = { EddieStdioTransport, MAX_MESSAGE_BYTES }
+module.exports = { EddieStdioTransport, RawJson, MAX_MESSAGE_BYTES }

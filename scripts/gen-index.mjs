@@ -195,6 +195,11 @@ export interface ToolContext {
    * Default: \`workspace-write\` with the network on, applied as far as the system allows (\`data.sandbox.enforced\` says).
    */
   sandbox?: SandboxMode | SandboxPolicy | null
+  /**
+   * For hosts that only pass \`data\` on (the MCP server): the result carries it as its JSON text, \`dataJson\`,
+   * instead of \`data\` (no parse on this side, no stringify on the host's).
+   */
+  dataAsJson?: boolean
 }
 
 /** \`ctx.sandbox\` modes: write in the workspace, temp and caches only; write nowhere; no file-system limit. */
@@ -230,8 +235,10 @@ export interface ToolResult<D = unknown> {
   schema: string
   /** The text for the model. */
   content: string
-  /** Structured data matching the outputSchema. */
+  /** Structured data matching the outputSchema (absent with \`ctx.dataAsJson\`). */
   data: D
+  /** With \`ctx.dataAsJson\`: \`data\` as JSON text (and no \`data\`). */
+  dataJson?: string
 }
 
 /** A tool definition, as @eddie/types defines it. */

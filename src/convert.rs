@@ -155,16 +155,19 @@ pub struct Rendered {
     /// Large top-level string fields of `data`, sent as strings rather than inside the JSON
     /// (escaping and `JSON.parse` would cost more than a copy); `null` in `data_json`.
     data_strings: Vec<(String, JsText)>,
+    /// `data` crosses as the JSON text `dataJson`, not parsed (`ctx.dataAsJson`).
+    as_json: bool,
 }
 
 impl Rendered {
     /// A top-level data string at least this long crosses on its own.
     const SEPARATE_FROM: usize = 64 * 1024;
 
-    /// Serialise and convert `out`; run this on a worker thread.
-    pub fn new(mut out: ToolOutput) -> std::result::Result<Self, ToolError> {
+    /// Serialise and convert `out`; run this on a worker thread. `as_json`: `data` is handed
+    /// over as its JSON text, whole.
+    pub fn new(mut out: ToolOutput, as_json: bool) -> std::result::Result<Self, ToolError> {
         let mut large = Vec::new();
-        if let Some(fields) = out.data.as_object_mut() {
+        if !as_json && let Some(fields) = out.data.as_object_mut() {
             for (key, value) in fields.iter_mut() {
                 if let serde_json::Value::String(text) = value
                     && text.len() >= Self::SEPARATE_FROM
@@ -188,7 +191,7 @@ impl Rendered {
             None => Content::Whole(JsText::new(out.content, true)),
         };
         let data_strings = large.into_iter().map(|(key, text)| (key, JsText::new(text, true))).collect();
-        Ok(Self { schema: out.schema, content, data_json, data_strings })
+        Ok(Self { schema: out.schema, content, data_json, data_strings, as_json })
     }
 }
 
@@ -205,6 +208,14 @@ fn find_whole(haystack: &str, needle: &str) -> Option<usize> {
 pub fn output<'env>(env: &'env Env, out: &Rendered) -> Result<Object<'env>> {
     let mut obj = Object::new(env)?;
     obj.set_named_property("schema", out.schema)?;
+    if out.as_json {
+        let Content::Whole(content) = &out.content else {
+            return Err(Error::from_reason("content split from data given as JSON"));
+        };
+        obj.set_named_property("content", content.to_js(env)?)?;
+        obj.set_named_property("dataJson", out.data_json.to_js(env)?)?;
+        return Ok(obj);
+    }
     let json: Object = env.get_global()?.get_named_property("JSON")?;
     let parse: Function<napi::JsString, Unknown> = json.get_named_property("parse")?;
     let data = parse.apply(json, out.data_json.to_js(env)?)?;

@@ -42,6 +42,8 @@ pub(crate) fn spawn<'env>(
     ctx: Option<Object<'_>>,
 ) -> Result<PromiseRaw<'env, Object<'env>>> {
     let spec = registry::find(name);
+    // `ctx.dataAsJson`: `data` stays JSON text (`dataJson`), for hosts that only pass it on.
+    let as_json = ctx.as_ref().is_some_and(|o| matches!(o.get::<bool>("dataAsJson"), Ok(Some(true))));
     if spec.is_some_and(|s| s.blocking.is_some() && s.permission == registry::Permission::None) {
         let (prepared, _) = prepare(env, name, args, ctx, false, false);
         let (args, core) = match prepared {
@@ -51,7 +53,8 @@ pub(crate) fn spawn<'env>(
         // The JSON arguments are small here (a key, a path): kept in case the call goes async.
         // Rendering can panic too (it is ours): that is INTERNAL, not a throw.
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            call::call_blocking(name, args.clone(), &core).map(|r| r.and_then(Rendered::new))
+            call::call_blocking(name, args.clone(), &core)
+                .map(|r| r.and_then(|out| Rendered::new(out, as_json)))
         }))
         .unwrap_or_else(|payload| Some(Err(ToolError::internal(call::panic_message(payload.as_ref())))));
         if let Some(result) = ran {
@@ -61,12 +64,12 @@ pub(crate) fn spawn<'env>(
             Ok(hook) => hook,
             Err(e) => return settled(env, Err(e)),
         };
-        return run_async(env, name, Ok((args, core)), hook);
+        return run_async(env, name, Ok((args, core)), hook, as_json);
     }
     // Only tools that may ask get a confirm channel (creating one costs a threadsafe function).
     let may_confirm = spec.is_none_or(|s| s.confirms() || s.permission != registry::Permission::None);
     let (prepared, hook) = prepare(env, name, args, ctx, may_confirm, true);
-    run_async(env, name, prepared, hook)
+    run_async(env, name, prepared, hook, as_json)
 }
 
 /// An already-settled promise of a call's result (for calls that ran on the JS thread). A
@@ -89,6 +92,7 @@ fn run_async<'env>(
     name: &'static str,
     prepared: std::result::Result<(serde_json::Value, Ctx), ToolError>,
     hook: Option<AbortHook>,
+    as_json: bool,
 ) -> Result<PromiseRaw<'env, Object<'env>>> {
     let work = async move {
         let (args, ctx) = prepared?;
@@ -96,7 +100,7 @@ fn run_async<'env>(
     };
     // Core errors reach the settle callback as values, where they become JS errors with codes.
     env.spawn_future_with_callback(
-        async move { Ok(work.await.and_then(Rendered::new)) },
+        async move { Ok(work.await.and_then(|out| Rendered::new(out, as_json))) },
         move |env, result: std::result::Result<Rendered, ToolError>| {
             if let Some(hook) = hook {
                 hook.release(env);

@@ -12,15 +12,25 @@
 //! runs. Every call runs under its [`Limits`]: a progress handler stops a statement, and the
 //! busy handler a wait for another process's lock, as soon as the call is aborted or past its
 //! deadline.
+//!
+//! Writes go behind (the handles of [`db`]): a call's writes run in a savepoint of one write
+//! transaction that stays open for up to [`BATCH_WINDOW`] or [`BATCH_MAX`] calls, so a store is
+//! a few statements and no commit. Every call of this process goes through the one connection,
+//! so it sees every write at once; another process (or connection) sees them once the batch is
+//! committed: by the next call past the window, by the flusher thread [`BATCH_WINDOW`] after the
+//! batch opened, when the handle is dropped, and at process exit (`atexit`). A crash of the
+//! process loses at most the open batch (its last [`BATCH_WINDOW`]); a commit that fails is
+//! reported to the next call.
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use rusqlite::config::DbConfig;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::{Entry, Gate, Hit, KeyInfo, Limits, Put, TierStats};
 use crate::error::{ErrorCode, Result, ToolError};
@@ -29,6 +39,10 @@ use crate::error::{ErrorCode, Result, ToolError};
 const PROGRESS_STEPS: i32 = 1000;
 /// Most busy-handler rounds (about ten seconds of waiting for another process's lock).
 const BUSY_ROUNDS: i32 = 2010;
+/// How long a write batch stays open at most before it is committed.
+pub const BATCH_WINDOW: Duration = Duration::from_millis(50);
+/// How many calls write in one batch at most.
+const BATCH_MAX: usize = 1000;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS entries(
@@ -62,6 +76,19 @@ pub struct Db {
     conn: Option<Connection>,
     /// The bookkeeping of lookups not yet written (a hit is a read).
     pending: Pending,
+    /// Writes go behind (batched, see the module doc); otherwise each call commits its own.
+    behind: bool,
+    /// The write batch open on the connection.
+    batch: Option<Batch>,
+    /// Why the last batch was not committed (the flusher's failure), told to the next call.
+    lost: Option<String>,
+}
+
+/// An open write batch: when it was opened, and how many calls wrote in it.
+#[derive(Debug, Clone, Copy)]
+struct Batch {
+    opened: Instant,
+    writes: usize,
 }
 
 /// What lookups owe the database: when each key hit was last used (the LRU order), and the
@@ -123,10 +150,96 @@ fn pool() -> &'static Mutex<Pool> {
     POOL.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The database at `path` (one connection per file per process, opened on first use).
+/// The database at `path` (one connection per file per process, opened on first use), its
+/// writes going behind when the flusher thread runs.
 pub fn db(path: &Path) -> Arc<Gate<Db>> {
+    let behind = flusher().is_some();
     let mut p = pool().lock().unwrap_or_else(|e| e.into_inner());
-    Arc::clone(p.entry(path.to_path_buf()).or_insert_with(|| Arc::new(Gate::new(Db::new(path)))))
+    Arc::clone(p.entry(path.to_path_buf()).or_insert_with(|| {
+        let mut db = Db::new(path);
+        db.behind = behind;
+        Arc::new(Gate::new(db))
+    }))
+}
+
+/// Wakes the flusher when a batch opens.
+struct Flusher {
+    opened: Mutex<bool>,
+    wake: Condvar,
+}
+
+/// The flusher: a thread that commits every batch of the pool [`BATCH_WINDOW`] after it
+/// opened, started with an `atexit` hook that commits them at exit. `None` when the thread
+/// cannot be started (writes then commit call by call).
+fn flusher() -> Option<&'static Flusher> {
+    static FLUSHER: OnceLock<Option<Flusher>> = OnceLock::new();
+    FLUSHER
+        .get_or_init(|| {
+            std::thread::Builder::new().name("eddie-cache-flush".into()).spawn(flush_loop).ok()?;
+            // SAFETY: `flush_at_exit` is a plain `extern "C" fn()` that never unwinds (it catches
+            // panics) and touches only this module's statics, which live as long as the process.
+            unsafe { libc::atexit(flush_at_exit) };
+            Some(Flusher { opened: Mutex::new(false), wake: Condvar::new() })
+        })
+        .as_ref()
+}
+
+/// Limits for the flusher's own work (no call to abort it).
+fn own_limits() -> Limits {
+    Limits::new(Arc::new(AtomicBool::new(false)), Duration::from_secs(10))
+}
+
+/// Commit the batches of the pool that are due (`all`: every open one); how long until the
+/// next one still open is due.
+fn commit_pool(all: bool) -> Option<Duration> {
+    let dbs: Vec<Arc<Gate<Db>>> =
+        pool().lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
+    let mut next: Option<Duration> = None;
+    for d in dbs {
+        let l = own_limits();
+        let Ok(mut db) = d.enter(&l, "committing the cache") else { continue };
+        match db.batch {
+            Some(b) if all || b.opened.elapsed() >= BATCH_WINDOW => {
+                if let Err(e) = db.commit(&l) {
+                    db.lost = Some(e.message().to_owned());
+                }
+            }
+            Some(b) => {
+                let due = BATCH_WINDOW.saturating_sub(b.opened.elapsed());
+                next = Some(next.map_or(due, |n| n.min(due)));
+            }
+            None => {}
+        }
+    }
+    next
+}
+
+fn flush_loop() {
+    // Waits until `flusher` (which started this thread) has stored it.
+    let Some(f) = flusher() else { return };
+    loop {
+        {
+            let mut opened = f.opened.lock().unwrap_or_else(|e| e.into_inner());
+            while !*opened {
+                opened = f.wake.wait(opened).unwrap_or_else(|e| e.into_inner());
+            }
+            *opened = false;
+        }
+        // The batch that woke it opened just now.
+        let mut wait = BATCH_WINDOW;
+        loop {
+            std::thread::sleep(wait);
+            match commit_pool(false) {
+                Some(next) => wait = next,
+                None => break,
+            }
+        }
+    }
+}
+
+extern "C" fn flush_at_exit() {
+    // No panic may unwind out of an `extern "C"` function.
+    let _ = std::panic::catch_unwind(|| commit_pool(true));
 }
 
 thread_local! {
@@ -134,26 +247,27 @@ thread_local! {
     static CALL: RefCell<Option<Limits>> = const { RefCell::new(None) };
 }
 
-/// Clears [`CALL`] when the call is done.
+/// Clears [`CALL`] when the call is done. (`try_with`: at process exit the thread's locals are
+/// gone before the `atexit` commit runs; the busy wait is then bounded by its rounds alone.)
 struct CallScope;
 
 impl CallScope {
     fn enter(l: &Limits) -> Self {
-        CALL.with(|c| *c.borrow_mut() = Some(l.clone()));
+        let _ = CALL.try_with(|c| *c.borrow_mut() = Some(l.clone()));
         Self
     }
 }
 
 impl Drop for CallScope {
     fn drop(&mut self) {
-        CALL.with(|c| *c.borrow_mut() = None);
+        let _ = CALL.try_with(|c| *c.borrow_mut() = None);
     }
 }
 
 /// Another connection holds the lock: wait a little and try again, unless the call is
 /// aborted, past its deadline, or has waited about ten seconds.
 fn busy(round: i32) -> bool {
-    let stopped = CALL.with(|c| c.borrow().as_ref().is_some_and(Limits::stopped));
+    let stopped = CALL.try_with(|c| c.borrow().as_ref().is_some_and(Limits::stopped)).unwrap_or(false);
     if stopped || round >= BUSY_ROUNDS {
         return false;
     }
@@ -256,20 +370,95 @@ fn open(path: &Path, l: &Limits) -> std::result::Result<Connection, OpenError> {
 
 impl Db {
     fn new(path: &Path) -> Self {
-        Self { path: path.to_path_buf(), conn: None, pending: Pending::default() }
+        Self {
+            path: path.to_path_buf(),
+            conn: None,
+            pending: Pending::default(),
+            behind: false,
+            batch: None,
+            lost: None,
+        }
     }
 
-    /// Write what lookups owe (`Pending`) in a transaction of its own.
+    /// Write what lookups owe (`Pending`).
     fn flush(&mut self, l: &Limits) -> Result<()> {
         if self.pending.is_empty() {
             return Ok(());
         }
+        self.write(l, |_| Ok(()))
+    }
+
+    /// Run the writes of one call: `f` (after what lookups owe) in a savepoint of the open
+    /// batch (begun if none is open), so a failure undoes this call's writes only. The batch is
+    /// committed here when it is full or older than [`BATCH_WINDOW`], or at once when writes do
+    /// not go behind.
+    fn write<T>(
+        &mut self,
+        l: &Limits,
+        f: impl FnOnce(&Connection) -> std::result::Result<T, rusqlite::Error>,
+    ) -> Result<T> {
+        if let Some(why) = self.lost.take() {
+            return Err(ToolError::new(
+                ErrorCode::StoreUnavailable,
+                format!(
+                    "the last writes to cache database {} were not committed: {why}; this call did nothing",
+                    self.path.display()
+                ),
+            )
+            .with_prop("path", self.path.display().to_string()));
+        }
         let mut pending = std::mem::take(&mut self.pending);
-        self.with(l, |c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            pending.write(&tx)?;
-            tx.commit()
-        })
+        let was_open = self.batch.is_some();
+        let ran = self.with(l, |c| {
+            let began = c.is_autocommit();
+            if began {
+                c.execute_batch("BEGIN IMMEDIATE")?;
+            }
+            let sp = c.savepoint()?;
+            pending.write(&sp)?;
+            let v = f(&sp)?;
+            sp.commit()?;
+            Ok((v, began))
+        });
+        let (v, began) = match ran {
+            Ok(v) => v,
+            Err(e) => {
+                // SQLite rolls a whole transaction back after some failures (a full disk).
+                if was_open && self.conn.as_ref().is_none_or(Connection::is_autocommit) {
+                    let lost = self.batch.take().map_or(0, |b| b.writes);
+                    return Err(e.with_prop("uncommittedWritesLost", lost));
+                }
+                return Err(e);
+            }
+        };
+        let fresh = Batch { opened: Instant::now(), writes: 0 };
+        let mut batch = if began { fresh } else { self.batch.unwrap_or(fresh) };
+        batch.writes += 1;
+        self.batch = Some(batch);
+        let full = batch.writes >= BATCH_MAX || batch.opened.elapsed() >= BATCH_WINDOW;
+        if !self.behind || full {
+            self.commit(l)?;
+        } else if began && let Some(f) = flusher() {
+            *f.opened.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            f.wake.notify_one();
+        }
+        Ok(v)
+    }
+
+    /// Commit the open batch (if one is open).
+    fn commit(&mut self, l: &Limits) -> Result<()> {
+        let Some(batch) = self.batch.take() else { return Ok(()) };
+        let done = self.with(l, |c| if c.is_autocommit() { Ok(()) } else { c.execute_batch("COMMIT") });
+        if let Err(e) = done {
+            // Nothing of the batch is kept: roll back, so the write lock is released.
+            if let Some(c) = self.conn.as_ref()
+                && !c.is_autocommit()
+            {
+                let _ = c.execute_batch("ROLLBACK");
+            }
+            return Err(e.with_prop("uncommittedWritesLost", batch.writes));
+        }
+        Ok(())
     }
 
     /// Whether the file exists (a tier whose file does not exist has no entries).
@@ -282,6 +471,7 @@ impl Db {
     fn recover(&mut self, cause: &dyn std::fmt::Display, l: &Limits) -> ToolError {
         self.conn = None;
         self.pending = Pending::default();
+        self.batch = None;
         let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
         let aside = PathBuf::from(format!("{}.corrupt-{stamp}", self.path.display()));
         let mut moved = Ok(());
@@ -373,11 +563,8 @@ impl Db {
     /// Store an entry; evict the least recently used others while over `cap`.
     pub fn put(&mut self, e: Entry<'_>, cap: u64, l: &Limits) -> Result<Put> {
         let size = (e.key.len() + e.value.len()) as i64;
-        let mut pending = std::mem::take(&mut self.pending);
-        self.with(l, |c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            // The LRU order is up to date before anything is evicted.
-            pending.write(&tx)?;
+        // The LRU order is up to date before anything is evicted (`write` writes `Pending` first).
+        self.write(l, |tx| {
             let replaced = tx
                 .prepare_cached("SELECT 1 FROM entries WHERE key = ?1")?
                 .query_row([e.key], |_| Ok(()))
@@ -414,7 +601,6 @@ impl Db {
                 }
                 tx.prepare_cached("UPDATE counters SET n = n + ?1 WHERE name = 'evictions'")?.execute([evicted as i64])?;
             }
-            tx.commit()?;
             Ok(Put { replaced, evicted })
         })
     }
@@ -434,15 +620,14 @@ impl Db {
         })?;
         let out = match row {
             Some((_, _, Some(exp))) if exp as u64 <= now => {
-                self.with(l, |c| {
-                    let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                self.write(l, |tx| {
                     // Deleted only if it is still the expired entry that was read.
                     let n = tx
                         .prepare_cached("DELETE FROM entries WHERE key = ?1 AND expires_ms <= ?2")?
                         .execute(params![key, now as i64])?;
                     tx.prepare_cached("UPDATE counters SET n = n + ?1 WHERE name = 'expirations'")?
                         .execute([n as i64])?;
-                    tx.commit()
+                    Ok(())
                 })?;
                 None
             }
@@ -470,19 +655,12 @@ impl Db {
 
     /// Delete an entry.
     pub fn delete(&mut self, key: &str, l: &Limits) -> Result<bool> {
-        self.flush(l)?;
-        self.with(l, |c| Ok(c.prepare_cached("DELETE FROM entries WHERE key = ?1")?.execute([key])? > 0))
+        self.write(l, |c| Ok(c.prepare_cached("DELETE FROM entries WHERE key = ?1")?.execute([key])? > 0))
     }
 
     /// Delete every entry; how many there were.
     pub fn clear(&mut self, l: &Limits) -> Result<u64> {
-        self.flush(l)?;
-        self.with(l, |c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let n = tx.execute("DELETE FROM entries", [])?;
-            tx.commit()?;
-            Ok(n as u64)
-        })
+        self.write(l, |c| Ok(c.execute("DELETE FROM entries", [])? as u64))
     }
 
     fn purge(c: &Connection, now: u64) -> std::result::Result<(), rusqlite::Error> {
@@ -546,6 +724,16 @@ impl Db {
     }
 }
 
+impl Drop for Db {
+    /// What lookups owe and the open batch are written before the connection closes.
+    fn drop(&mut self) {
+        let l = own_limits();
+        if self.flush(&l).is_ok() {
+            let _ = self.commit(&l);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -589,6 +777,107 @@ mod tests {
         let s = db.stats(now, &l).unwrap();
         assert_eq!((s.hits, s.misses), (2, 2));
         assert_eq!((count("hits"), count("misses")), (2, 2));
+    }
+
+    fn limits() -> Limits {
+        Limits::new(Arc::new(AtomicBool::new(false)), Duration::from_secs(60))
+    }
+
+    fn committed(path: &Path, key: &str) -> Option<String> {
+        let c = Connection::open(path).unwrap();
+        c.query_row("SELECT value FROM entries WHERE key = ?1", [key], |r| r.get(0)).optional().unwrap()
+    }
+
+    #[test]
+    fn writes_go_behind_seen_at_once_here_and_within_the_window_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache.db");
+        let d = db(&path);
+        let l = limits();
+        d.enter(&l, "test").unwrap().put(entry("a", "1"), 1 << 20, &l).unwrap();
+        // Readers of this process see the write before it is committed, from any thread, and
+        // their own writes at once, while others write beside them.
+        let readers: Vec<_> = (0..4)
+            .map(|i| {
+                let d = Arc::clone(&d);
+                std::thread::spawn(move || {
+                    let l = limits();
+                    for j in 0..50 {
+                        let key = format!("t{i}-{j}");
+                        assert_eq!(
+                            d.enter(&l, "test").unwrap().get("a", 0, true, &l).unwrap().unwrap().value,
+                            "1"
+                        );
+                        d.enter(&l, "test").unwrap().put(entry(&key, "v"), 1 << 20, &l).unwrap();
+                        let hit = d.enter(&l, "test").unwrap().get(&key, 0, true, &l).unwrap();
+                        assert_eq!(hit.unwrap().value, "v", "{key}");
+                    }
+                })
+            })
+            .collect();
+        for r in readers {
+            r.join().unwrap();
+        }
+        // Another connection on the file (another process, say) sees them once committed.
+        let started = Instant::now();
+        while committed(&path, "t3-49").is_none() {
+            assert!(started.elapsed() < Duration::from_secs(10), "the batch was never committed");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(committed(&path, "a").as_deref(), Some("1"));
+        // A second handle on the same file writes while this one batches (it waits for the
+        // batch's lock), and this one reads what it wrote.
+        let mut other = Db::new(&path);
+        d.enter(&l, "test").unwrap().put(entry("b", "first"), 1 << 20, &l).unwrap();
+        other.put(entry("b", "second"), 1 << 20, &l).unwrap();
+        assert_eq!(committed(&path, "b").as_deref(), Some("second"));
+        assert_eq!(d.enter(&l, "test").unwrap().get("b", 0, true, &l).unwrap().unwrap().value, "second");
+        assert_eq!(other.get("t0-0", 0, true, &l).unwrap().unwrap().value, "v");
+        let s = other.stats(super::super::now_ms(), &l).unwrap();
+        assert_eq!(s.entries, 202, "{s:?}");
+    }
+
+    /// A handle whose writes go behind, outside the pool (no flusher commits its batches).
+    fn behind(dir: &tempfile::TempDir) -> (Db, PathBuf) {
+        let path = dir.path().join("cache.db");
+        let mut db = Db::new(&path);
+        db.behind = true;
+        (db, path)
+    }
+
+    #[test]
+    fn a_handle_dropped_with_an_open_batch_commits_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut db, path) = behind(&dir);
+        let l = limits();
+        db.put(entry("k", "kept"), 1 << 20, &l).unwrap();
+        db.put(entry("gone", "x"), 1 << 20, &l).unwrap();
+        assert!(db.delete("gone", &l).unwrap());
+        assert_eq!(db.get("k", 0, true, &l).unwrap().unwrap().value, "kept");
+        // Not committed yet (no flusher looks at a handle outside the pool)...
+        assert_eq!(committed(&path, "k"), None);
+        drop(db);
+        // ...and committed by the drop, the delete with it.
+        assert_eq!(committed(&path, "k").as_deref(), Some("kept"));
+        assert_eq!(committed(&path, "gone"), None);
+    }
+
+    #[test]
+    fn a_failed_call_undoes_its_own_writes_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut db, path) = behind(&dir);
+        let l = limits();
+        db.put(entry("before", "1"), 1 << 20, &l).unwrap();
+        let e = db
+            .write(&l, |c| {
+                c.execute("DELETE FROM entries", [])?;
+                c.execute("SELECT no_such_function()", [])
+            })
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::StoreUnavailable, "{}", e.message());
+        assert_eq!(db.get("before", 0, true, &l).unwrap().unwrap().value, "1");
+        drop(db);
+        assert_eq!(committed(&path, "before").as_deref(), Some("1"));
     }
 
     #[test]
