@@ -12,7 +12,8 @@
 //!   changed files are searched directly, and a created, removed or renamed entry (or a changed
 //!   ignore file) makes the walk run again. When the tree cannot be watched, each use walks
 //!   the tree and compares every file's (mtime, ctime, size, inode) with the index instead.
-//!   Changed files are re-indexed by a background rebuild.
+//!   Changed and new files are re-indexed one by one into an overlay (per-file updates); past
+//!   the overlay's caps, a background rebuild re-indexes the rest.
 //! - **Bounds.** An index larger than a quarter of its text keeps its walk but drops its
 //!   postings; indexes are dropped least recently used first past a total cap, and after an
 //!   idle time.
