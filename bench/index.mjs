@@ -67,7 +67,8 @@ if (argv.includes('--child-first')) {
   const t0 = performance.now()
   const r = await native.grep({ pattern: flag('--pattern'), path: 'src', ...ALL }, { cwd: corpus })
   const ms = performance.now() - t0
-  console.log(JSON.stringify({ ms, set: grepSet(r.data), index: r.data.index }))
+  // Exit once the pipe has taken it all (a large set is longer than the pipe's buffer).
+  await new Promise((res) => process.stdout.write(JSON.stringify({ ms, set: grepSet(r.data), index: r.data.index }) + '\n', res))
   process.exit(0)
 }
 
