@@ -1246,7 +1246,7 @@ export type GrepData = {
     requested: string | null
     used: string
   }
-  /** How the in-memory index of this root took part: used (it answered; else the files were scanned), state (off, cold, building, watch: a file watcher keeps it fresh, sweep: files are re-checked by (mtime, ctime, size, inode), over-cap, failed, unsupported), files, bytes held, textBytes indexed, buildMs. Results are the same either way. */
+  /** How the in-memory index of this root took part: used (it answered; else the files were scanned), state (off, cold, building, watch: a file watcher keeps it fresh, sweep: files are re-checked by (mtime, ctime, size, inode), over-cap, failed, unsupported), files, bytes held, textBytes indexed, buildMs, readyMs (from the search that asked for the build to the index being ready), updatedFiles (files re-indexed one by one since the build, after edits). Results are the same either way. */
   index: {
     used: boolean
     state: string
@@ -1254,6 +1254,8 @@ export type GrepData = {
     bytes: number
     textBytes: number
     buildMs: number | null
+    readyMs: number | null
+    updatedFiles: number
   }
 }
 /** Search file contents with a regular expression (Rust/ripgrep syntax) or a literal string, ripgrep-fast. Honours .gitignore and skips hidden and binary files and dependency folders (node_modules, dist, __pycache__, ...) by default; reports how many entries were hidden. Output modes: content (matching lines with merged context, grouped by file), files (paths only) or count (matching lines per file). Files are sorted by path and paged (offset/nextOffset). Returns partial results flagged timedOut or cancelled when the deadline passes or the call is aborted. (`grep`) */
@@ -1321,6 +1323,8 @@ export type GlobData = {
     bytes: number
     textBytes: number
     buildMs: number | null
+    readyMs: number | null
+    updatedFiles: number
   }
 }
 /** Find files by glob pattern: *, ?, [abc], ** (any depth) and {a,b} braces. A pattern without / matches file names at any depth ("*.py"); with / it matches the path below path ("src/**\/test_*.py"). Honours .gitignore, skips hidden files unless includeHidden and dependency folders (node_modules, dist, __pycache__, ...) unless includeDependencies, and reports how many entries were hidden. Sorted by path, or newest first (sortBy: mtime, over all matches). (`glob`) */

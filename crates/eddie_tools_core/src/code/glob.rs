@@ -241,12 +241,18 @@ fn find(
             )
         };
         let keep = |rel: &str| includes.matches(below_root(rel, &root_rel));
-        let (names, rep) = index::names(&key, &root.rel, max_depth, &keep);
+        let suffixes = index::name_suffixes(&q.pattern, q.case_insensitive);
+        let (names, rep) = index::names(&key, &root.rel, max_depth, suffixes.as_deref(), &keep);
         report = rep;
         indexed = names.map(|n| {
             let mut w = make();
-            for rel in &n.files {
-                w.take(&key.path_of(rel), rel);
+            if q.sort == Sort::Path {
+                w.total = n.files.len();
+                w.paths = n.files;
+            } else {
+                for rel in &n.files {
+                    w.take(&key.path_of(rel), rel);
+                }
             }
             (vec![w], IgnoreCounts::from_parts(n.ignored))
         });

@@ -211,7 +211,7 @@ fn indexed(ws: &Workspace, key: &index::Key, q: &Query, cancel: &AtomicBool) -> 
     let keep = |rel: &str| q.keeps_path(rel, rel.rsplit('/').next().unwrap_or(rel));
     match &q.content {
         None => {
-            let (names, _) = index::names(key, &key.root_rel, None, &keep);
+            let (names, _) = index::names(key, &key.root_rel, None, None, &keep);
             Ok(names.map(|n| {
                 n.files.into_iter().map(|path| FileHit { path, line_matches: Vec::new() }).collect()
             }))

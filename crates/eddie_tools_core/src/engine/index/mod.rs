@@ -12,7 +12,8 @@
 //!   changed files are searched directly, and a created, removed or renamed entry (or a changed
 //!   ignore file) makes the walk run again. When the tree cannot be watched, each use walks
 //!   the tree and compares every file's (mtime, ctime, size, inode) with the index instead.
-//!   Changed files are re-indexed by a background rebuild.
+//!   Changed and new files are re-indexed one by one into an overlay (per-file updates); past
+//!   the overlay's caps, a background rebuild re-indexes the rest.
 //! - **Bounds.** An index larger than a quarter of its text keeps its walk but drops its
 //!   postings; indexes are dropped least recently used first past a total cap, and after an
 //!   idle time.
@@ -194,11 +195,48 @@ struct Walked {
     /// Directories entered, sorted.
     dirs: Vec<String>,
     hidden: Vec<HiddenRec>,
+    /// The name table, built at the first name query: file positions by the extension of
+    /// their name (after its last `.`; names without one are not in it), each list sorted.
+    by_ext: OnceLock<HashMap<Box<str>, Vec<u32>>>,
 }
 
 impl Walked {
     fn find(&self, rel: &str) -> Option<usize> {
         self.files.binary_search_by(|(r, _)| r.as_str().cmp(rel)).ok()
+    }
+
+    fn by_ext(&self) -> &HashMap<Box<str>, Vec<u32>> {
+        self.by_ext.get_or_init(|| {
+            let mut m: HashMap<Box<str>, Vec<u32>> = HashMap::new();
+            for (i, (rel, _)) in self.files.iter().enumerate() {
+                let name = rel.rsplit('/').next().unwrap_or(rel);
+                if let Some((_, ext)) = name.rsplit_once('.') {
+                    m.entry(ext.into()).or_default().push(i as u32);
+                }
+            }
+            m
+        })
+    }
+
+    /// The sorted positions of the files whose name ends with one of `suffixes` (each
+    /// starting with `.`).
+    fn with_suffix(&self, suffixes: &[String]) -> Vec<u32> {
+        let table = self.by_ext();
+        let mut out: Vec<u32> = Vec::new();
+        let mut exts: Vec<&str> =
+            suffixes.iter().map(|s| s.rsplit_once('.').map_or("", |(_, e)| e)).collect();
+        exts.sort_unstable();
+        exts.dedup();
+        for ext in exts {
+            if let Some(ids) = table.get(ext) {
+                out.extend(ids.iter().filter(|&&i| {
+                    let rel = &self.files[i as usize].0;
+                    suffixes.iter().any(|s| rel.ends_with(s.as_str()))
+                }));
+            }
+        }
+        out.sort_unstable();
+        out
     }
 
     fn counts(&self) -> crate::engine::walk::Parts {
@@ -307,6 +345,21 @@ struct Meta {
     stamp: Stamp,
     flags: u8,
 }
+
+/// A file re-indexed on its own since the build (a per-file update): its stamp and flags
+/// when read, and its distinct trigrams, sorted.
+#[derive(Debug)]
+struct Fresh {
+    meta: Meta,
+    tris: Box<[u32]>,
+}
+
+/// The files re-indexed since the build, by workspace-relative path.
+type Overlay = HashMap<String, Arc<Fresh>>;
+
+/// Most files one search re-indexes; the rest are searched directly until a later search or a
+/// background rebuild indexes them.
+const UPDATE_FILES: usize = 4096;
 
 /// A built index.
 #[derive(Debug)]
@@ -462,6 +515,16 @@ struct State {
     failed: bool,
     searches: u32,
     last_used: Option<Instant>,
+    /// Files re-indexed since the build (copy on write: a search in flight keeps its own).
+    overlay: Arc<Overlay>,
+    /// Bytes the overlay holds.
+    overlay_bytes: usize,
+    /// Files re-indexed one by one since the build.
+    updated: u64,
+    /// When the pending build was asked for (the search that triggered it).
+    requested: Option<Instant>,
+    /// From that request to the index being ready, for the last build.
+    ready_ms: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -553,6 +616,10 @@ pub struct Report {
     pub text: u64,
     /// How long its build took.
     pub build_ms: Option<u64>,
+    /// From the search that asked for the build to the index being ready.
+    pub ready_ms: Option<u64>,
+    /// Files re-indexed one by one since the build (per-file updates after edits).
+    pub updated: u64,
 }
 
 impl Report {
@@ -561,7 +628,7 @@ impl Report {
         Self { state: if mode() == Mode::Off { "off" } else { "unsupported" }, ..Default::default() }
     }
 
-    /// `{used, state, files, bytes, buildMs}`.
+    /// `{used, state, files, bytes, textBytes, buildMs, readyMs, updatedFiles}`.
     pub fn to_json(&self) -> Value {
         json!({
             "used": self.used,
@@ -570,6 +637,8 @@ impl Report {
             "bytes": self.bytes,
             "textBytes": self.text,
             "buildMs": self.build_ms,
+            "readyMs": self.ready_ms,
+            "updatedFiles": self.updated,
         })
     }
 }
@@ -589,6 +658,8 @@ fn report(st: &State) -> Report {
             bytes: ix.bytes,
             text: ix.text,
             build_ms: Some(ix.build_ms),
+            ready_ms: st.ready_ms,
+            updated: st.updated,
         },
         None if st.building => Report { state: "building", ..Default::default() },
         None if st.failed => Report { state: "failed", ..Default::default() },
@@ -619,8 +690,15 @@ fn build_into(key: &Key, slot: &Slot) {
             st.index = Some(ix);
             st.dirty = Dirty::default();
             st.failed = false;
+            st.overlay = Arc::default();
+            st.overlay_bytes = 0;
+            st.updated = 0;
+            st.ready_ms = st.requested.take().map(|t| t.elapsed().as_millis() as u64);
         }
-        None => st.failed = true,
+        None => {
+            st.failed = true;
+            st.requested = None;
+        }
     }
 }
 
@@ -629,6 +707,7 @@ fn spawn_build(key: &Key, slot: &Arc<Slot>, st: &mut State) {
         return;
     }
     st.building = true;
+    st.requested.get_or_insert_with(Instant::now);
     let (key, slot) = (key.clone(), Arc::clone(slot));
     let spawned =
         std::thread::Builder::new().name("eddie-index".into()).spawn(move || build_into(&key, &slot));
@@ -653,6 +732,25 @@ fn freshen(key: &Key, st: &mut State) -> Option<Arc<Live>> {
         if !ch.files.is_empty() || !ch.dirs.is_empty() {
             st.dirty.since.get_or_insert_with(Instant::now);
         }
+        if !st.overlay.is_empty() && (!ch.files.is_empty() || !ch.dirs.is_empty()) {
+            let ov = Arc::make_mut(&mut st.overlay);
+            let mut dropped = 0;
+            for f in &ch.files {
+                if let Some(x) = ov.remove(f) {
+                    dropped += fresh_bytes(f, &x);
+                }
+            }
+            if !ch.dirs.is_empty() {
+                ov.retain(|rel, x| {
+                    let keep = !ch.dirs.iter().any(|d| d.is_empty() || under_dir(rel, d));
+                    if !keep {
+                        dropped += fresh_bytes(rel, x);
+                    }
+                    keep
+                });
+            }
+            st.overlay_bytes -= dropped.min(st.overlay_bytes);
+        }
         st.dirty.files.extend(ch.files);
         st.dirty.dirs.extend(ch.dirs);
     }
@@ -670,7 +768,21 @@ fn freshen(key: &Key, st: &mut State) -> Option<Arc<Live>> {
                     id = None;
                 }
             }
+            if sweep
+                && id.is_none()
+                && let Some(f) = st.overlay.get(rel)
+                && !std::fs::symlink_metadata(key.path_of(rel)).is_ok_and(|m| stamp(&m) == f.meta.stamp)
+            {
+                let b = fresh_bytes(rel, f);
+                Arc::make_mut(&mut st.overlay).remove(rel);
+                st.overlay_bytes -= b.min(st.overlay_bytes);
+            }
             ids.push(id.map(|i| i as u32));
+        }
+        if st.overlay.keys().any(|rel| walked.find(rel).is_none()) {
+            let ov = Arc::make_mut(&mut st.overlay);
+            ov.retain(|rel, _| walked.find(rel).is_some());
+            st.overlay_bytes = ov.iter().map(|(r, f)| fresh_bytes(r, f)).sum();
         }
         if walked.files.len() != ix.walked.files.len() || ids.iter().any(Option::is_none) {
             st.dirty.since.get_or_insert_with(Instant::now);
@@ -695,9 +807,65 @@ fn freshen(key: &Key, st: &mut State) -> Option<Arc<Live>> {
     st.live.clone()
 }
 
+fn under_dir(rel: &str, dir: &str) -> bool {
+    rel.strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+}
+
+/// What an overlay entry costs in memory (roughly).
+fn fresh_bytes(rel: &str, f: &Fresh) -> usize {
+    rel.len() + f.tris.len() * 4 + 64
+}
+
+/// The overlay's memory cap: a quarter of the postings' size, and at least 16 MiB.
+fn overlay_cap(ix: &Index) -> usize {
+    (ix.postings.as_ref().map_or(0, Postings::bytes) / 4).max(16 << 20)
+}
+
+/// Per-file updates: re-index the live files that changed since the build (or are new) and
+/// are not in the overlay yet, within the overlay's caps. When every such file is covered,
+/// no background rebuild is pending; else the remaining ones are searched directly and the
+/// rebuild timer keeps running.
+fn update(key: &Key, st: &mut State, live: &Live) {
+    let Some(ix) = st.index.clone() else { return };
+    if ix.postings.is_none() {
+        return;
+    }
+    let cap = overlay_cap(&ix);
+    let (mut seen, mut buf, mut tri) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut done, mut uncovered) = (0usize, false);
+    for ((rel, _), id) in live.walked.files.iter().zip(&live.ids) {
+        if id.is_some() || st.overlay.contains_key(rel) {
+            continue;
+        }
+        if done >= UPDATE_FILES || st.overlay_bytes >= cap {
+            uncovered = true;
+            continue;
+        }
+        if seen.is_empty() {
+            seen = vec![0u64; 1 << 18];
+        }
+        let meta = read_file(&key.path_of(rel), &mut buf);
+        if meta.flags & ALWAYS == 0 {
+            postings::trigrams_of(&buf, &mut seen, &mut tri);
+        } else {
+            tri.clear();
+        }
+        let f = Fresh { meta, tris: tri.as_slice().into() };
+        st.overlay_bytes += fresh_bytes(rel, &f);
+        Arc::make_mut(&mut st.overlay).insert(rel.clone(), Arc::new(f));
+        st.updated += 1;
+        done += 1;
+    }
+    if !uncovered {
+        st.dirty.since = None;
+    } else {
+        st.dirty.since.get_or_insert_with(Instant::now);
+    }
+}
+
 /// Count a search of `key`, build or freshen; the live view and index when usable.
 /// A live view and the index it maps into.
-type Usable = (Arc<Live>, Arc<Index>);
+type Usable = (Arc<Live>, Arc<Index>, Arc<Overlay>);
 
 fn acquire(key: &Key) -> (Option<Usable>, Report) {
     let m = mode();
@@ -711,6 +879,7 @@ fn acquire(key: &Key) -> (Option<Usable>, Report) {
     if st.index.is_none() && !st.building && !st.failed {
         if m == Mode::Force {
             st.building = true;
+            st.requested.get_or_insert_with(Instant::now);
             drop(st);
             build_into(key, &slot);
             let Ok(s) = slot.state.lock() else { return (None, Report::unsupported()) };
@@ -720,13 +889,16 @@ fn acquire(key: &Key) -> (Option<Usable>, Report) {
         }
     }
     let live = freshen(key, &mut st);
+    if let Some(l) = &live {
+        update(key, &mut st, l);
+    }
     let rep = report(&st);
     let delay = Duration::from_millis(REBUILD_DELAY_MS.load(Ordering::Relaxed));
     if st.dirty.since.is_some_and(|t| t.elapsed() >= delay) {
         spawn_build(key, &slot, &mut st);
     }
     match (live, st.index.clone()) {
-        (Some(l), Some(ix)) => (Some((l, ix)), rep),
+        (Some(l), Some(ix)) => (Some((l, ix, Arc::clone(&st.overlay))), rep),
         _ => (None, rep),
     }
 }
@@ -739,6 +911,7 @@ pub fn request(key: &Key) {
                 return;
             }
             st.building = true;
+            st.requested.get_or_insert_with(Instant::now);
         }
         build_into(key, &slot);
     }
@@ -771,7 +944,7 @@ pub fn select(
     }
     let q = plan::plan(pattern, flags);
     let (got, mut rep) = acquire(key);
-    let Some((live, ix)) = got else { return (None, rep) };
+    let Some((live, ix, overlay)) = got else { return (None, rep) };
     let Some(post) = &ix.postings else { return (None, rep) };
     if q.is_all() {
         return (None, rep);
@@ -791,7 +964,12 @@ pub fn select(
                     sel.skipped.push((m.stamp.size, m.flags));
                 }
             }
-            None => sel.search.push(rel.clone()),
+            None => match overlay.get(rel) {
+                Some(f) if f.meta.flags & (ALWAYS | verify) == 0 && !postings::holds(&q, &f.tris) => {
+                    sel.skipped.push((f.meta.stamp.size, f.meta.flags));
+                }
+                _ => sel.search.push(rel.clone()),
+            },
         }
     }
     rep.used = true;
@@ -809,15 +987,40 @@ pub struct Names {
     pub ignored: crate::engine::walk::Parts,
 }
 
-/// The name index: what a walk of `key`'s root started at `start_rel` would visit.
+/// The literal name endings every path a glob `pattern` matches must have: `*.js`,
+/// `**/*.{js,mjs,cjs}` or `src/**/*.d.ts` → `[".js"]`, `[".js", ".mjs", ".cjs"]`,
+/// `[".d.ts"]`. `None` when the last component is not `*` followed by a literal `.` suffix (or
+/// a `{…}` of literal alternatives), or when matching ignores case. A necessary condition only:
+/// the glob's own matcher still decides.
+pub fn name_suffixes(pattern: &str, case_insensitive: bool) -> Option<Vec<String>> {
+    if case_insensitive {
+        return None;
+    }
+    let last = pattern.rsplit('/').next().unwrap_or(pattern);
+    let rest = last.strip_prefix("*.")?;
+    let literal = |s: &str| !s.contains(['*', '?', '[', ']', '{', '}', '\\', ',', '/', '!']);
+    let alts: Vec<&str> = match rest.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+        Some(inner) => inner.split(',').collect(),
+        None => vec![rest],
+    };
+    if !alts.iter().all(|a| literal(a)) {
+        return None;
+    }
+    Some(alts.iter().map(|a| format!(".{a}")).collect())
+}
+
+/// The name index: what a walk of `key`'s root started at `start_rel` would visit. With
+/// `suffixes` ([`name_suffixes`]), only the files whose names end so are looked at (from the
+/// name table); `keep` still decides.
 pub fn names(
     key: &Key,
     start_rel: &str,
     max_depth: Option<usize>,
+    suffixes: Option<&[String]>,
     keep: &dyn Fn(&str) -> bool,
 ) -> (Option<Names>, Report) {
     let (got, mut rep) = acquire(key);
-    let Some((live, _)) = got else { return (None, rep) };
+    let Some((live, _, _)) = got else { return (None, rep) };
     let w = &live.walked;
     let base = if start_rel == key.root_rel {
         0
@@ -834,18 +1037,27 @@ pub fn names(
     };
     let within = |depth: u32| max_depth.is_none_or(|m| (depth - base) as usize <= m);
     let mut out = Names::default();
-    // Paths below `start_rel` are one contiguous run of the sorted list.
-    let from =
-        if start_rel.is_empty() { 0 } else { w.files.partition_point(|(r, _)| r.as_str() < start_rel) };
-    for (rel, depth) in &w.files[from..] {
-        if !under(rel) {
-            if !start_rel.is_empty() && rel.as_str() > start_rel && !rel.starts_with(start_rel) {
-                break;
+    if let Some(sfx) = suffixes {
+        for i in w.with_suffix(sfx) {
+            let (rel, depth) = &w.files[i as usize];
+            if under(rel) && within(*depth) && keep(rel) {
+                out.files.push(rel.clone());
             }
-            continue;
         }
-        if within(*depth) && keep(rel) {
-            out.files.push(rel.clone());
+    } else {
+        // Paths below `start_rel` are one contiguous run of the sorted list.
+        let from =
+            if start_rel.is_empty() { 0 } else { w.files.partition_point(|(r, _)| r.as_str() < start_rel) };
+        for (rel, depth) in &w.files[from..] {
+            if !under(rel) {
+                if !start_rel.is_empty() && rel.as_str() > start_rel && !rel.starts_with(start_rel) {
+                    break;
+                }
+                continue;
+            }
+            if within(*depth) && keep(rel) {
+                out.files.push(rel.clone());
+            }
         }
     }
     for h in &w.hidden {
@@ -856,4 +1068,40 @@ pub fn names(
     rep.used = true;
     USES.fetch_add(1, Ordering::Relaxed);
     (Some(out), rep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_suffixes_of_globs() {
+        let v = |p: &str| name_suffixes(p, false);
+        assert_eq!(v("*.js"), Some(vec![".js".to_owned()]));
+        assert_eq!(
+            v("**/*.{js,mjs,cjs}"),
+            Some(vec![".js".to_owned(), ".mjs".to_owned(), ".cjs".to_owned()])
+        );
+        assert_eq!(v("src/**/*.d.ts"), Some(vec![".d.ts".to_owned()]));
+        assert_eq!(v("*.{js,}"), Some(vec![".js".to_owned(), ".".to_owned()]));
+        for p in ["*", "*.*", "*.[jt]s", "*.{js,t?}", "a*.js", "x.js", "*.js/", "*.{a,{b,c}}", "*.\\*"] {
+            assert_eq!(v(p), None, "{p}");
+        }
+        assert_eq!(name_suffixes("*.js", true), None);
+    }
+
+    #[test]
+    fn name_table_finds_suffixes_in_path_order() {
+        // Sorted, as a walk's list is.
+        let names = [".js", "a.d.ts", "a.ts", "b/c.js", "b/d.mjs", "b/e", "b/f.ts.js", "g.JS"];
+        let w = Walked { files: names.iter().map(|p| ((*p).to_owned(), 0)).collect(), ..Default::default() };
+        let got = |s: &[&str]| {
+            let s: Vec<String> = s.iter().map(|x| (*x).to_owned()).collect();
+            w.with_suffix(&s).into_iter().map(|i| w.files[i as usize].0.as_str()).collect::<Vec<_>>()
+        };
+        assert_eq!(got(&[".js", ".mjs"]), [".js", "b/c.js", "b/d.mjs", "b/f.ts.js"]);
+        assert_eq!(got(&[".d.ts"]), ["a.d.ts"]);
+        assert_eq!(got(&[".ts"]), ["a.d.ts", "a.ts"]);
+        assert_eq!(got(&[".xyz"]), Vec::<&str>::new());
+    }
 }

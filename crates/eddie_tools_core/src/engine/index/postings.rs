@@ -188,6 +188,16 @@ impl Postings {
     }
 }
 
+/// Whether a file whose distinct trigrams are `tris` (sorted) may satisfy `q`.
+pub fn holds(q: &Query, tris: &[u32]) -> bool {
+    match q {
+        Query::All => true,
+        Query::Tri(t) => tris.binary_search(t).is_ok(),
+        Query::And(items) => items.iter().all(|i| holds(i, tris)),
+        Query::Or(items) => items.iter().any(|i| holds(i, tris)),
+    }
+}
+
 fn intersect(a: &[u32], b: &[u32]) -> Vec<u32> {
     let (mut i, mut j, mut out) = (0, 0, Vec::new());
     while i < a.len() && j < b.len() {
