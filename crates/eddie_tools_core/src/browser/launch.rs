@@ -136,6 +136,26 @@ pub fn network_flags(proxy: std::net::SocketAddr) -> Vec<String> {
 /// prediction (preconnects and DNS prefetches Chromium makes on its own).
 pub const PREFERENCES: &str = r#"{"webrtc":{"ip_handling_policy":"disable_non_proxied_udp","multiple_routes_enabled":false,"nonproxied_udp_enabled":false},"net":{"network_prediction_options":2}}"#;
 
+/// The browser's environment: this process's, with its temporary folder inside the profile.
+/// Chromium makes its singleton folder (`org.chromium.Chromium.*`, a socket and a cookie) in the
+/// temporary folder and leaves it behind when it is stopped; inside the profile it goes when the
+/// profile does. `None` (inherit everything) where there is no such folder (Windows) or it
+/// cannot be made.
+fn private_temp(profile: &Path) -> Option<std::collections::HashMap<String, String>> {
+    if cfg!(windows) {
+        return None;
+    }
+    let tmp = profile.join("tmp");
+    std::fs::create_dir(&tmp).ok()?;
+    let tmp = tmp.to_str()?.to_owned();
+    // Variables whose name or value is not UTF-8 are not passed on (Chromium reads none).
+    let mut env: std::collections::HashMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    env.insert("TMPDIR".into(), tmp);
+    Some(env)
+}
+
 /// Start `binary` headless with a new private profile, every connection through `proxy`;
 /// wait for its DevTools address.
 pub async fn start(binary: &Path, window: (u32, u32), proxy: std::net::SocketAddr) -> Result<Launched> {
@@ -203,11 +223,12 @@ pub async fn start(binary: &Path, window: (u32, u32), proxy: std::net::SocketAdd
         args.push("--no-sandbox".into());
     }
     args.push("about:blank".into());
+    let env = private_temp(&profile);
     let spec = Spec {
         program: binary.as_os_str(),
         args: &args,
         cwd: &profile,
-        env: None,
+        env: env.as_ref(),
         stdin: false,
         grace: Duration::from_millis(1500),
         // Chromium, started by the tools with fixed arguments (not a command a caller names),
@@ -366,6 +387,25 @@ mod tests {
             "{test}: skipped: Chromium is not installed; install it (Debian/Ubuntu: apt-get install chromium) or set CHROME_PATH to run it (with CI=true a missing Chromium fails)"
         );
         false
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn the_browser_keeps_its_temporary_files_inside_its_profile() {
+        if !chromium_here("the_browser_keeps_its_temporary_files_inside_its_profile") {
+            return;
+        }
+        let binary = find(&Ctx::new(".").unwrap()).unwrap();
+        let (proxy, _) = counting("127.0.0.1", "HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n").await;
+        let mut launched = start(&binary, (800, 600), proxy).await.unwrap();
+        let profile = launched.profile.clone();
+        // Chromium links its singleton socket from the profile to the folder it made for it.
+        let link = std::fs::read_link(profile.join("SingletonSocket"));
+        let _ = launched.tree.shutdown(Duration::from_millis(500)).await;
+        let _ = std::fs::remove_dir_all(&profile);
+        let link = link.expect("Chromium made its singleton socket");
+        assert!(link.starts_with(profile.join("tmp")), "{} is outside {}", link.display(), profile.display());
+        assert!(!profile.exists());
     }
 
     #[tokio::test]
