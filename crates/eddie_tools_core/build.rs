@@ -22,7 +22,9 @@ fn main() {
     let build = |static_libc: bool| {
         let mut cmd = Command::new(&rustc);
         cmd.args(["--edition=2024", "--crate-name", "eddie_shim", "--crate-type", "bin"])
-            .args(["-C", "opt-level=2", "-C", "panic=abort", "-C", "strip=symbols", "-C", "debuginfo=0"])
+            // Size over speed (it forks and execs), whole-program LTO over std: 190 kB less.
+            .args(["-C", "opt-level=s", "-C", "lto=fat", "-C", "codegen-units=1"])
+            .args(["-C", "panic=abort", "-C", "strip=symbols", "-C", "debuginfo=0"])
             .arg("-o")
             .arg(&out)
             .arg(src);
@@ -45,5 +47,12 @@ fn main() {
     if !build(true) && !build(false) {
         panic!("building the process shim ({src}) with {rustc} failed");
     }
+    // Embedded deflated (the statically linked C library makes it 1.1 MB, 0.5 MB deflated);
+    // supervisor.rs inflates it once, when the first command starts.
+    let program = std::fs::read(&out).unwrap_or_else(|e| panic!("reading {}: {e}", out.display()));
+    let packed = miniz_oxide::deflate::compress_to_vec(&program, 10);
+    let packed_path = out.with_extension("deflate");
+    std::fs::write(&packed_path, packed).unwrap_or_else(|e| panic!("writing {}: {e}", packed_path.display()));
+    println!("cargo:rustc-env=EDDIE_SHIM_LEN={}", program.len());
     println!("cargo:rustc-cfg=eddie_shim");
 }

@@ -249,10 +249,7 @@ fn client_for(ctx: &Ctx, req: &Request, url: &Url, addrs: &[SocketAddr]) -> Resu
         .tls_backend_preconfigured(tls_config()?)
         .user_agent(USER_AGENT)
         // Codings are undone here, every layer and within the cap (`decode`), not by reqwest,
-        // which undoes one layer only.
-        .gzip(false)
-        .brotli(false)
-        .deflate(false)
+        // which undoes one layer only: reqwest is built without its decompression features.
         .pool_max_idle_per_host(0);
     match proxy_for(ctx, url) {
         // The proxy's own name is the host's configuration, resolved normally.

@@ -60,8 +60,20 @@ use crate::engine::process::sandbox_child;
 pub const DEFAULT_GRACE: Duration = Duration::from_millis(1000);
 
 #[cfg(eddie_shim)]
-/// The shim program, built by `build.rs`.
-static SHIM_BINARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/eddie-shim"));
+/// The shim program, built by `build.rs`, deflated (half the size in the binary).
+static SHIM_DEFLATED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/eddie-shim.deflate"));
+
+#[cfg(eddie_shim)]
+/// The shim program, inflated (once per process: only to install it).
+fn shim_binary() -> io::Result<Vec<u8>> {
+    let len = env!("EDDIE_SHIM_LEN").parse::<usize>().map_err(io::Error::other)?;
+    let program = miniz_oxide::inflate::decompress_to_vec_with_limit(SHIM_DEFLATED, len)
+        .map_err(|e| io::Error::other(format!("inflating the shim: {e}")))?;
+    if program.len() != len {
+        return Err(io::Error::other("the inflated shim has the wrong length"));
+    }
+    Ok(program)
+}
 
 /// The command's stdin pipe.
 #[cfg(unix)]
@@ -241,12 +253,13 @@ fn shim_path() -> Option<&'static CString> {
         if std::env::var_os("EDDIE_TOOLS_SHIM").is_some_and(|v| v == "fork") {
             return None;
         }
-        if let Ok(p) = install_memfd() {
+        let program = shim_binary().ok()?;
+        if let Ok(p) = install_memfd(&program) {
             return CString::new(p.as_os_str().as_bytes()).ok();
         }
         shim_dirs()
             .into_iter()
-            .find_map(|d| install_shim(&d).ok())
+            .find_map(|d| install_shim(&d, &program).ok())
             .and_then(|p| CString::new(p.as_os_str().as_bytes()).ok())
     })
     .as_ref()
@@ -257,7 +270,7 @@ fn shim_path() -> Option<&'static CString> {
 /// rewrite, so a sandboxed command cannot swap the unsandboxed shim that starts the next one
 /// (a file in `~/.cache` or the temp directory is within its writable roots). Kept open for the
 /// life of this process.
-fn install_memfd() -> io::Result<PathBuf> {
+fn install_memfd(program: &[u8]) -> io::Result<PathBuf> {
     let create = |flags: libc::c_uint| {
         // SAFETY: memfd_create(2) reads the NUL-terminated literal and returns a new descriptor
         // or -1.
@@ -275,7 +288,7 @@ fn install_memfd() -> io::Result<PathBuf> {
     }
     // SAFETY: memfd_create just returned this descriptor; the `File` is its only owner.
     let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
-    io::Write::write_all(&mut file, SHIM_BINARY)?;
+    io::Write::write_all(&mut file, program)?;
     let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
     // SAFETY: fcntl(F_ADD_SEALS) takes integers; `fd` is the open memfd.
     if unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, seals) } != 0 {
@@ -315,7 +328,7 @@ fn shim_dirs() -> Vec<PathBuf> {
 
 #[cfg(eddie_shim)]
 /// Write the shim into `dir` (ours, not writable by others) unless an identical copy is there.
-fn install_shim(dir: &Path) -> io::Result<PathBuf> {
+fn install_shim(dir: &Path, program: &[u8]) -> io::Result<PathBuf> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let meta = std::fs::symlink_metadata(dir)?;
@@ -325,20 +338,20 @@ fn install_shim(dir: &Path) -> io::Result<PathBuf> {
         return Err(io::Error::other("shim directory is not private"));
     }
     // FNV-1a of the program: a new build gets a new file.
-    let hash = SHIM_BINARY
+    let hash = program
         .iter()
         .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3));
     let path = dir.join(format!("eddie-shim-{hash:016x}"));
     if let Ok(m) = std::fs::symlink_metadata(&path)
         && m.is_file()
         && m.uid() == uid
-        && m.len() == SHIM_BINARY.len() as u64
-        && std::fs::read(&path).is_ok_and(|b| b == SHIM_BINARY)
+        && m.len() == program.len() as u64
+        && std::fs::read(&path).is_ok_and(|b| b == program)
     {
         return Ok(path);
     }
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    io::Write::write_all(&mut tmp, SHIM_BINARY)?;
+    io::Write::write_all(&mut tmp, program)?;
     tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o700))?;
     tmp.persist(&path).map_err(|e| e.error)?;
     // Other builds' copies: remove those unused for a day (a running one keeps its inode).
