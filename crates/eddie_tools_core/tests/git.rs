@@ -665,6 +665,171 @@ async fn blame_matches_git_blame_porcelain() {
     );
 }
 
+/// Every line's (commit, original line, original path) from `git blame --line-porcelain`.
+fn line_porcelain(out: &str) -> Vec<(String, u64, String)> {
+    let mut v: Vec<(String, u64, String)> = Vec::new();
+    for l in out.lines() {
+        let parts: Vec<&str> = l.split(' ').collect();
+        if parts.len() >= 3 && parts[0].len() == 40 && parts[0].chars().all(|c| c.is_ascii_hexdigit()) {
+            v.push((parts[0].to_owned(), parts[1].parse().unwrap(), String::new()));
+        } else if let (Some(f), Some(last)) = (l.strip_prefix("filename "), v.last_mut()) {
+            f.clone_into(&mut last.2);
+        }
+    }
+    v
+}
+
+/// The same triples from `git_blame`'s hunks.
+fn blamed_lines(data: &Value) -> Vec<(String, u64, String)> {
+    let mut v = Vec::new();
+    for h in data["hunks"].as_array().unwrap() {
+        for k in 0..h["lines"].as_u64().unwrap() {
+            v.push((
+                h["commit"].as_str().unwrap().to_owned(),
+                h["origStartLine"].as_u64().unwrap() + k,
+                h["origPath"].as_str().unwrap().to_owned(),
+            ));
+        }
+    }
+    v
+}
+
+/// Blame through merges (a line passes to the first parent that has it unchanged; a merge
+/// whose file equals its second parent passes everything there; an evil merge keeps its own
+/// lines), a rename with an edit, CRLF lines, a file without a final newline, a line range, and
+/// uncommitted lines, each equal to `git blame --line-porcelain`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blame_through_merges_renames_and_crlf_matches_git() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let base: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    write(d, "m.txt", &base);
+    write(d, "crlf.txt", "one\r\ntwo\r\nthree\r\nfour");
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "base"]);
+    git(d, &["checkout", "-q", "-b", "side"]);
+    write(d, "m.txt", &base.replace("line 3\n", "side 3\n").replace("line 20\n", "side 20\nside 20b\n"));
+    write(d, "crlf.txt", "one\r\nTWO\r\nthree\r\nfour");
+    git(d, &["commit", "-q", "-am", "side edits"]);
+    git(d, &["checkout", "-q", "main"]);
+    let main_text = base.replace("line 10\n", "main 10\n").replace("line 29\n", "");
+    write(d, "m.txt", &main_text);
+    git(d, &["commit", "-q", "-am", "main edits"]);
+    git(d, &["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    // An evil merge: the merge commit itself changes a line neither parent has.
+    git(d, &["checkout", "-q", "-b", "other", "HEAD~1"]);
+    write(d, "o.txt", "o\n");
+    git(d, &["add", "o.txt"]);
+    git(d, &["commit", "-q", "-m", "other"]);
+    git(d, &["checkout", "-q", "main"]);
+    git(d, &["merge", "-q", "--no-ff", "--no-commit", "other"]);
+    let merged = std::fs::read_to_string(d.join("m.txt")).unwrap();
+    write(d, "m.txt", &merged.replace("line 15\n", "evil 15\n"));
+    git(d, &["commit", "-q", "-am", "evil merge"]);
+    // A rename with an edit (not exact: found by similarity), then more edits.
+    std::fs::create_dir_all(d.join("dir")).unwrap();
+    git(d, &["mv", "m.txt", "dir/n.txt"]);
+    let moved = std::fs::read_to_string(d.join("dir/n.txt")).unwrap();
+    write(d, "dir/n.txt", &moved.replace("line 25\n", "moved 25\n"));
+    git(d, &["commit", "-q", "-am", "move with an edit"]);
+    let moved = std::fs::read_to_string(d.join("dir/n.txt")).unwrap();
+    write(d, "dir/n.txt", &format!("top\n{}", moved.replace("line 5\n", "")));
+    git(d, &["commit", "-q", "-am", "after the move"]);
+    // A merge whose file equals its second parent's: everything passes there.
+    git(d, &["checkout", "-q", "-b", "twin", "HEAD~1"]);
+    git(d, &["checkout", "-q", "main", "--", "dir/n.txt"]);
+    git(d, &["commit", "-q", "-m", "twin takes main's file"]);
+    git(d, &["checkout", "-q", "main"]);
+    git(d, &["merge", "-q", "--no-ff", "-s", "ours", "-m", "merge twin", "twin"]);
+    let want = |args: &[&str]| line_porcelain(&git(d, args));
+    for (file, extra) in [("dir/n.txt", None), ("crlf.txt", None), ("dir/n.txt", Some((4, 17)))] {
+        let mut args = json!({"file": file, "revision": "HEAD"});
+        let mut cli = vec!["blame", "--line-porcelain"];
+        let range;
+        if let Some((a, b)) = extra {
+            args["startLine"] = json!(a);
+            args["endLine"] = json!(b);
+            range = format!("{a},{b}");
+            cli.extend(["-L", &range]);
+        }
+        cli.extend(["HEAD", "--", file]);
+        let got = call(d, "git_blame", args).await.unwrap();
+        assert_eq!(blamed_lines(&got), want(&cli), "{file} {extra:?}");
+    }
+    // Uncommitted lines (CRLF kept) on top of HEAD.
+    write(d, "crlf.txt", "one\r\nTWO\r\nnew\r\nthree\r\nfour");
+    let got = call(d, "git_blame", json!({"file": "crlf.txt"})).await.unwrap();
+    let mut cli = want(&["blame", "--line-porcelain", "--", "crlf.txt"]);
+    assert_eq!(cli.get(2).map(|c| c.0.as_str()), Some("0000000000000000000000000000000000000000"));
+    for (g, c) in blamed_lines(&got).iter().zip(cli.iter_mut()) {
+        if c.0.starts_with("0000") {
+            c.2.clone_from(&g.2); // git names the uncommitted file as it is: so do we
+        }
+    }
+    assert_eq!(blamed_lines(&got), cli);
+}
+
+/// A generated history of 150 commits on two branches merged back and forth, each commit
+/// inserting, deleting and rewriting lines at pseudo-random places: every line equals
+/// `git blame --line-porcelain`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blame_of_a_generated_history_matches_git() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rnd = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        usize::try_from(seed % n.max(1) as u64).unwrap()
+    };
+    let mut lines: Vec<String> = (0..40).map(|i| format!("fn f{i}() {{ {i} }}")).collect();
+    let save = |lines: &[String]| write(d, "src/lib.rs", &(lines.join("\n") + "\n"));
+    save(&lines);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "c0"]);
+    git(d, &["branch", "topic"]);
+    for i in 1..=150 {
+        let branch = if (i / 10) % 2 == 0 { "main" } else { "topic" };
+        git(d, &["checkout", "-q", branch]);
+        lines = std::fs::read_to_string(d.join("src/lib.rs")).unwrap().lines().map(str::to_owned).collect();
+        for _ in 0..1 + rnd(3) {
+            let at = rnd(lines.len() + 1);
+            match rnd(4) {
+                0 if lines.len() > 5 => {
+                    lines.remove(at.min(lines.len() - 1));
+                }
+                1 => lines.insert(at, "}".to_owned()),
+                2 => lines.insert(at, format!("    let x{i} = {};", rnd(5))),
+                _ => {
+                    let k = at.min(lines.len() - 1);
+                    lines[k] = format!("fn g{i}() {{ {k} }}");
+                }
+            }
+        }
+        save(&lines);
+        git(d, &["commit", "-q", "-am", &format!("c{i}")]);
+        if i % 10 == 0 {
+            let other = if branch == "main" { "topic" } else { "main" };
+            git(d, &["checkout", "-q", other]);
+            let out = git_raw(d, &["merge", "-q", "--no-ff", "-m", &format!("merge {i}"), branch]);
+            if !out.status.success() {
+                // A conflict: take the merged branch's file, as a resolution would.
+                git(d, &["checkout", "-q", "--theirs", "--", "src/lib.rs"]);
+                git(d, &["commit", "-q", "-am", &format!("merge {i} (resolved)")]);
+            }
+        }
+    }
+    git(d, &["checkout", "-q", "main"]);
+    let got = call(d, "git_blame", json!({"file": "src/lib.rs", "revision": "HEAD"})).await.unwrap();
+    assert_eq!(
+        blamed_lines(&got),
+        line_porcelain(&git(d, &["blame", "--line-porcelain", "HEAD", "--", "src/lib.rs"]))
+    );
+}
+
 fn porcelain(d: &Path) -> String {
     git(d, &["status", "--porcelain=v2", "--untracked-files=all"])
 }

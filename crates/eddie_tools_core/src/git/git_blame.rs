@@ -1,6 +1,7 @@
-//! `git_blame`: who last changed each line of a file, grouped in hunks, read with libgit2. At
-//! a revision, or (by default) the working tree's content on top of HEAD, where lines not yet
-//! committed carry the zero id, as `git blame` shows them.
+//! `git_blame`: who last changed each line of a file, grouped in hunks, computed by our own
+//! blame over libgit2's objects ([`super::blame`], git blame's algorithm and diff). At a revision,
+//! or (by default) the working tree's content on top of HEAD, where lines not yet committed carry
+//! the zero id, as `git blame` shows them.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -98,47 +99,49 @@ fn blame(
             "the line range {start}-{end} is outside the file's {total} lines"
         )));
     }
-    let mut opts = git2::BlameOptions::new();
-    opts.newest_commit(head.id());
-    if range.0.is_some() || range.1.is_some() {
-        opts.min_line(start).max_line(end);
-    }
-    let b = repo.blame_file(std::path::Path::new(&spec), Some(&mut opts)).map_err(fail)?;
-    let b = if rev.is_none() { b.blame_buffer(&text).map_err(fail)? } else { b };
-    let mut hunks = Vec::new();
-    for h in b.iter() {
-        let first = h.final_start_line();
-        let n = h.lines_in_hunk();
-        let last = first + n.saturating_sub(1);
-        if n == 0 || last < start || first > end {
-            continue;
-        }
-        let id = h.final_commit_id();
-        let committed = !id.is_zero();
-        let (author, email, date, summary) = if committed {
-            let c = repo.find_commit(id).map_err(fail)?;
-            let a = c.author();
-            (
-                String::from_utf8_lossy(a.name_bytes()).into_owned(),
-                String::from_utf8_lossy(a.email_bytes()).into_owned(),
-                common::iso(a.when()),
-                String::from_utf8_lossy(c.summary_bytes().unwrap_or_default()).into_owned(),
-            )
-        } else {
-            ("Not Committed Yet".to_owned(), "not.committed.yet".to_owned(), String::new(), String::new())
+    let worktree = if rev.is_none() { Some(text.as_slice()) } else { None };
+    let range = if total == 0 { 0..0 } else { start - 1..end };
+    let spans =
+        super::blame::blame(&repo, &head, &spec, worktree, range).map_err(fail)?.ok_or_else(|| {
+            ToolError::new(ErrorCode::NotFound, format!("{file} is not a file at {}", rev.unwrap_or("HEAD")))
+        })?;
+    let mut who: std::collections::HashMap<git2::Oid, (String, String, String, String)> =
+        std::collections::HashMap::new();
+    let mut hunks = Vec::with_capacity(spans.len());
+    for s in spans {
+        let id = s.commit.unwrap_or(git2::Oid::ZERO_SHA1);
+        let (author, email, date, summary) = match s.commit {
+            Some(id) => match who.get(&id) {
+                Some(w) => w.clone(),
+                None => {
+                    let c = repo.find_commit(id).map_err(fail)?;
+                    let a = c.author();
+                    let w = (
+                        String::from_utf8_lossy(a.name_bytes()).into_owned(),
+                        String::from_utf8_lossy(a.email_bytes()).into_owned(),
+                        common::iso(a.when()),
+                        String::from_utf8_lossy(c.summary_bytes().unwrap_or_default()).into_owned(),
+                    );
+                    who.insert(id, w.clone());
+                    w
+                }
+            },
+            None => {
+                ("Not Committed Yet".to_owned(), "not.committed.yet".to_owned(), String::new(), String::new())
+            }
         };
         hunks.push(json!({
-            "startLine": first.max(start),
-            "lines": last.min(end) + 1 - first.max(start),
+            "startLine": s.start + 1,
+            "lines": s.lines,
             "commit": id.to_string(),
             "shortId": id.to_string()[..8].to_owned(),
-            "committed": committed,
+            "committed": s.commit.is_some(),
             "author": author,
             "email": email,
             "date": date,
             "summary": summary,
-            "origPath": h.path().map(|p| p.to_string_lossy().into_owned()),
-            "origStartLine": h.orig_start_line() + first.max(start) - first,
+            "origPath": s.path,
+            "origStartLine": s.orig_start + 1,
         }));
     }
     let shown: Vec<String> = lines

@@ -3,6 +3,7 @@
 //! oracle. Every path goes through the workspace resolver, and the workspace bounds what a
 //! repository's work tree may expose ([`boundary`]); repository work runs on the blocking pool.
 
+pub mod blame;
 pub mod boundary;
 pub mod common;
 pub mod git_blame;

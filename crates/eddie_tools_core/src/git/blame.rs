@@ -1,0 +1,357 @@
+//! Blame computed the way `git blame` computes it, over libgit2's object access (libgit2's own
+//! blame diffs whole trees, with rename detection, at every commit that changed the file, which
+//! made it slower than the git CLI on long histories).
+//!
+//! Each line of the final file is followed back through the history of its path: a commit
+//! whose parent holds the same blob passes all its lines to that parent (the first such parent
+//! of a merge); otherwise each parent in order takes the lines that the diff of its blob
+//! against the commit's leaves unchanged, and the lines no parent takes are the commit's. The
+//! diff is git blame's: Myers with the indent heuristic (`imara-diff`). A path missing from a
+//! parent is looked for among that parent's renames (whole-file renames, as `git blame` follows
+//! them by default; libgit2's similarity score decides a rename that is not exact). Parents'
+//! tree entries are compared by id along the path, so a commit that did not touch the path costs
+//! one tree read (none when the root trees are equal); only changed blobs are read and diffed.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::rc::Rc;
+
+use git2::{ObjectType, Oid, Repository};
+use imara_diff::{Algorithm, Diff, InternedInput};
+
+/// A run of lines of the final file blamed on one commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    /// First line in the final file (0-based).
+    pub start: usize,
+    /// How many lines.
+    pub lines: usize,
+    /// The commit (`None`: not committed yet, the working tree's own lines).
+    pub commit: Option<Oid>,
+    /// The file's path in that commit.
+    pub path: String,
+    /// First line in that commit's version of the file (0-based).
+    pub orig_start: usize,
+}
+
+/// Lines `lno..lno + n` of the final file, which are lines `s_lno..` of the suspect's blob.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    lno: usize,
+    n: usize,
+    s_lno: usize,
+}
+
+/// A (commit, path) the blame is passed to, with the lines it is suspected of.
+struct Origin {
+    commit: Option<Oid>,
+    path: String,
+    /// Ids of the trees along the path from the root tree (empty for the working tree).
+    chain: Vec<Oid>,
+    blob: Oid,
+    text: Option<Rc<Vec<u8>>>,
+    entries: Vec<Entry>,
+    queued: bool,
+}
+
+/// Where a parent keeps the file: its path, the trees along it, its blob.
+struct Found {
+    path: String,
+    chain: Vec<Oid>,
+    blob: Oid,
+}
+
+struct Blame<'r> {
+    repo: &'r Repository,
+    origins: Vec<Origin>,
+    index: HashMap<(Option<Oid>, String), usize>,
+    /// Newest commit first, as git's queue (by committer date, then first queued).
+    queue: BinaryHeap<(i64, Reverse<u64>, usize)>,
+    seq: u64,
+    done: Vec<Span>,
+}
+
+/// Blame lines `range` (0-based, end exclusive) of `path` as of `head`, or of `worktree` (the
+/// file's current content) on top of `head` when given. `Ok(None)` when `head` has no such file.
+pub fn blame(
+    repo: &Repository,
+    head: &git2::Commit<'_>,
+    path: &str,
+    worktree: Option<&[u8]>,
+    range: std::ops::Range<usize>,
+) -> Result<Option<Vec<Span>>, git2::Error> {
+    let Some(found) = lookup(repo, head.tree_id(), path, &[])? else {
+        return Ok(None);
+    };
+    let mut b = Blame {
+        repo,
+        origins: Vec::new(),
+        index: HashMap::new(),
+        queue: BinaryHeap::new(),
+        seq: 0,
+        done: Vec::new(),
+    };
+    let first = Entry { lno: range.start, n: range.len(), s_lno: range.start };
+    if range.is_empty() {
+        return Ok(Some(Vec::new()));
+    }
+    match worktree {
+        Some(text) => {
+            let blob = Oid::hash_object(ObjectType::Blob, text)?;
+            let o = b.origin(None, path.to_owned(), Vec::new(), blob);
+            if let Some(o) = b.origins.get_mut(o) {
+                o.text = Some(Rc::new(text.to_vec()));
+            }
+            b.give(o, vec![first], i64::MAX);
+        }
+        None => {
+            let o = b.origin(Some(head.id()), found.path, found.chain, found.blob);
+            b.give(o, vec![first], head.time().seconds());
+        }
+    }
+    while let Some((_, _, at)) = b.queue.pop() {
+        b.step(at, head)?;
+    }
+    let mut spans = b.done;
+    spans.sort_by_key(|s| s.start);
+    Ok(Some(coalesce(spans)))
+}
+
+impl Blame<'_> {
+    fn origin(&mut self, commit: Option<Oid>, path: String, chain: Vec<Oid>, blob: Oid) -> usize {
+        let key = (commit, path);
+        if let Some(&at) = self.index.get(&key) {
+            return at;
+        }
+        let at = self.origins.len();
+        self.origins.push(Origin {
+            commit,
+            path: key.1.clone(),
+            chain,
+            blob,
+            text: None,
+            entries: Vec::new(),
+            queued: false,
+        });
+        self.index.insert(key, at);
+        at
+    }
+
+    /// Hand `entries` to origin `at` and queue it (once) at `time`.
+    fn give(&mut self, at: usize, entries: Vec<Entry>, time: i64) {
+        let Some(o) = self.origins.get_mut(at) else { return };
+        o.entries.extend(entries);
+        if !o.queued {
+            o.queued = true;
+            self.seq += 1;
+            self.queue.push((time, Reverse(self.seq), at));
+        }
+    }
+
+    fn text(&mut self, at: usize) -> Result<Rc<Vec<u8>>, git2::Error> {
+        let Some(o) = self.origins.get_mut(at) else {
+            return Err(git2::Error::from_str("blame: lost an origin"));
+        };
+        if let Some(t) = &o.text {
+            return Ok(Rc::clone(t));
+        }
+        let t = Rc::new(self.repo.find_blob(o.blob)?.content().to_vec());
+        o.text = Some(Rc::clone(&t));
+        Ok(t)
+    }
+
+    /// Pass the lines of origin `at` to its parents; keep the rest as its own.
+    fn step(&mut self, at: usize, head: &git2::Commit<'_>) -> Result<(), git2::Error> {
+        let Some(o) = self.origins.get_mut(at) else { return Ok(()) };
+        o.queued = false;
+        let mut entries = std::mem::take(&mut o.entries);
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let (commit, path, chain, blob) = (o.commit, o.path.clone(), o.chain.clone(), o.blob);
+        let parents: Vec<git2::Commit<'_>> = match commit {
+            None => vec![head.clone()],
+            Some(id) => self.repo.find_commit(id)?.parents().collect(),
+        };
+        let mut found: Vec<Option<Found>> = Vec::with_capacity(parents.len());
+        for p in &parents {
+            let mut f = lookup(self.repo, p.tree_id(), &path, &chain)?;
+            if f.is_none()
+                && let Some(id) = commit
+            {
+                f = self.renamed_from(p, id, &path)?;
+            }
+            if let Some(f) = f.take_if(|f| f.blob == blob) {
+                let to = self.origin(Some(p.id()), f.path, f.chain, f.blob);
+                self.give(to, entries, p.time().seconds());
+                return self.finish(at);
+            }
+            found.push(f);
+        }
+        let mut seen = Vec::with_capacity(found.len());
+        for (p, f) in parents.iter().zip(found) {
+            // A parent with the same blob as an earlier one has nothing more to take.
+            let Some(f) = f.filter(|f| !seen.contains(&f.blob)) else { continue };
+            seen.push(f.blob);
+            if entries.is_empty() {
+                break;
+            }
+            let to = self.origin(Some(p.id()), f.path, f.chain, f.blob);
+            let (before, after) = (self.text(to)?, self.text(at)?);
+            let (passed, kept) = split(&before, &after, entries);
+            entries = kept;
+            if !passed.is_empty() {
+                self.give(to, passed, p.time().seconds());
+            }
+        }
+        for e in entries {
+            self.done.push(Span {
+                start: e.lno,
+                lines: e.n,
+                commit,
+                path: path.clone(),
+                orig_start: e.s_lno,
+            });
+        }
+        self.finish(at)
+    }
+
+    /// Origin `at` is processed: its text is no longer needed.
+    fn finish(&mut self, at: usize) -> Result<(), git2::Error> {
+        if let Some(o) = self.origins.get_mut(at)
+            && o.commit.is_some()
+        {
+            o.text = None;
+        }
+        Ok(())
+    }
+
+    /// The file `path` of commit `id` as a rename of a file of `parent` (a whole-file rename, as
+    /// git blame follows them).
+    fn renamed_from(
+        &self,
+        parent: &git2::Commit<'_>,
+        id: Oid,
+        path: &str,
+    ) -> Result<Option<Found>, git2::Error> {
+        let tree = self.repo.find_commit(id)?.tree()?;
+        let ptree = parent.tree()?;
+        let mut diff = self.repo.diff_tree_to_tree(Some(&ptree), Some(&tree), None)?;
+        let mut find = git2::DiffFindOptions::new();
+        find.renames(true);
+        diff.find_similar(Some(&mut find))?;
+        for d in diff.deltas() {
+            if d.status() != git2::Delta::Renamed {
+                continue;
+            }
+            let new = d.new_file().path_bytes().unwrap_or_default();
+            if new != path.as_bytes() {
+                continue;
+            }
+            let Some(old) = d.old_file().path_bytes().and_then(|p| std::str::from_utf8(p).ok()) else {
+                continue;
+            };
+            return lookup(self.repo, parent.tree_id(), old, &[]);
+        }
+        Ok(None)
+    }
+}
+
+/// The blob at `path` under the root tree `root`, with the ids of the trees along the path.
+/// `known` is the same path's chain in a child commit: once an id along the way equals it,
+/// the rest is the same and is not read.
+fn lookup(repo: &Repository, root: Oid, path: &str, known: &[Oid]) -> Result<Option<Found>, git2::Error> {
+    let parts: Vec<&str> = path.split('/').collect();
+    let same = |depth: usize, id: Oid| known.len() == parts.len() + 1 && known.get(depth) == Some(&id);
+    let found = |chain: Vec<Oid>| {
+        let blob = chain.last().copied().unwrap_or(Oid::ZERO_SHA1);
+        Some(Found { path: path.to_owned(), chain, blob })
+    };
+    if same(0, root) {
+        return Ok(found(known.to_vec()));
+    }
+    let mut chain = Vec::with_capacity(parts.len() + 1);
+    chain.push(root);
+    let mut cur = root;
+    for (i, name) in parts.iter().enumerate() {
+        let tree = repo.find_tree(cur)?;
+        let Some(entry) = tree.get_name(name) else { return Ok(None) };
+        let last = i + 1 == parts.len();
+        let want = if last { ObjectType::Blob } else { ObjectType::Tree };
+        if entry.kind() != Some(want) {
+            return Ok(None);
+        }
+        cur = entry.id();
+        if same(i + 1, cur) {
+            return Ok(found(known.to_vec()));
+        }
+        chain.push(cur);
+    }
+    Ok(found(chain))
+}
+
+/// Split `entries` (lines of `after`) into those `before` has unchanged (renumbered to
+/// `before`'s lines) and those it does not.
+fn split(before: &[u8], after: &[u8], entries: Vec<Entry>) -> (Vec<Entry>, Vec<Entry>) {
+    let input = InternedInput::new(before, after);
+    let mut diff = Diff::compute(Algorithm::Myers, &input);
+    diff.postprocess_lines(&input);
+    let mut map = vec![usize::MAX; input.after.len()];
+    let (mut a, mut b) = (0usize, 0usize);
+    let mut keep = |upto: usize, a: &mut usize, b: &mut usize| {
+        while *a < upto {
+            if let Some(m) = map.get_mut(*a) {
+                *m = *b;
+            }
+            *a += 1;
+            *b += 1;
+        }
+    };
+    for h in diff.hunks() {
+        keep(h.after.start as usize, &mut a, &mut b);
+        (a, b) = (h.after.end as usize, h.before.end as usize);
+    }
+    keep(input.after.len(), &mut a, &mut b);
+    let (mut passed, mut kept) = (Vec::new(), Vec::new());
+    for e in entries {
+        let mut k = 0;
+        while k < e.n {
+            let to = map.get(e.s_lno + k).copied().unwrap_or(usize::MAX);
+            let mut n = 1;
+            while k + n < e.n {
+                let next = map.get(e.s_lno + k + n).copied().unwrap_or(usize::MAX);
+                let run = if to == usize::MAX { next == usize::MAX } else { next == to + n };
+                if !run {
+                    break;
+                }
+                n += 1;
+            }
+            let piece = Entry { lno: e.lno + k, n, s_lno: if to == usize::MAX { e.s_lno + k } else { to } };
+            if to == usize::MAX {
+                kept.push(piece)
+            } else {
+                passed.push(piece)
+            }
+            k += n;
+        }
+    }
+    (passed, kept)
+}
+
+/// Merge adjacent spans of one commit and path whose original lines follow each other.
+fn coalesce(spans: Vec<Span>) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        if let Some(last) = out.last_mut()
+            && last.commit == s.commit
+            && last.path == s.path
+            && last.start + last.lines == s.start
+            && last.orig_start + last.lines == s.orig_start
+        {
+            last.lines += s.lines;
+            continue;
+        }
+        out.push(s);
+    }
+    out
+}
