@@ -6,7 +6,7 @@
 //! whose parent holds the same blob passes all its lines to that parent (the first such parent
 //! of a merge); otherwise each parent in order takes the lines that the diff of its blob
 //! against the commit's leaves unchanged, and the lines no parent takes are the commit's. The
-//! diff is git blame's: Myers with the indent heuristic (`imara-diff`). A path missing from a
+//! diff is git blame's own: libgit2's copy of git's xdiff (Myers, the indent heuristic). A path missing from a
 //! parent is looked for among that parent's renames (whole-file renames, as `git blame` follows
 //! them by default; libgit2's similarity score decides a rename that is not exact). Parents'
 //! tree entries are compared by id along the path, so a commit that did not touch the path costs
@@ -17,7 +17,6 @@ use std::collections::{BinaryHeap, HashMap};
 use std::rc::Rc;
 
 use git2::{ObjectType, Oid, Repository};
-use imara_diff::{Algorithm, Diff, InternedInput};
 
 /// A run of lines of the final file blamed on one commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,7 +197,7 @@ impl Blame<'_> {
             }
             let to = self.origin(Some(p.id()), f.path, f.chain, f.blob);
             let (before, after) = (self.text(to)?, self.text(at)?);
-            let (passed, kept) = split(&before, &after, entries);
+            let (passed, kept) = split(&before, &after, entries)?;
             entries = kept;
             if !passed.is_empty() {
                 self.give(to, passed, p.time().seconds());
@@ -292,11 +291,14 @@ fn lookup(repo: &Repository, root: Oid, path: &str, known: &[Oid]) -> Result<Opt
 
 /// Split `entries` (lines of `after`) into those `before` has unchanged (renumbered to
 /// `before`'s lines) and those it does not.
-fn split(before: &[u8], after: &[u8], entries: Vec<Entry>) -> (Vec<Entry>, Vec<Entry>) {
-    let input = InternedInput::new(before, after);
-    let mut diff = Diff::compute(Algorithm::Myers, &input);
-    diff.postprocess_lines(&input);
-    let mut map = vec![usize::MAX; input.after.len()];
+fn split(before: &[u8], after: &[u8], entries: Vec<Entry>) -> Result<(Vec<Entry>, Vec<Entry>), git2::Error> {
+    // libgit2's diff is git's own xdiff: the same Myers, the same record cleanup, the same indent
+    // heuristic, so a change that could line up in more than one place lines up where git puts it.
+    let mut opts = git2::DiffOptions::new();
+    opts.context_lines(0).interhunk_lines(0).indent_heuristic(true).force_text(true);
+    let patch = git2::Patch::from_buffers(before, None, after, None, Some(&mut opts))?;
+    let after_len = line_count(after);
+    let mut map = vec![usize::MAX; after_len];
     let (mut a, mut b) = (0usize, 0usize);
     let mut keep = |upto: usize, a: &mut usize, b: &mut usize| {
         while *a < upto {
@@ -307,11 +309,16 @@ fn split(before: &[u8], after: &[u8], entries: Vec<Entry>) -> (Vec<Entry>, Vec<E
             *b += 1;
         }
     };
-    for h in diff.hunks() {
-        keep(h.after.start as usize, &mut a, &mut b);
-        (a, b) = (h.after.end as usize, h.before.end as usize);
+    // Hunk ranges are 1-based; an empty range names the line before it.
+    let start = |first: u32, n: u32| if n == 0 { first as usize } else { first as usize - 1 };
+    for h in 0..patch.num_hunks() {
+        let (hunk, _) = patch.hunk(h)?;
+        let a_start = start(hunk.new_start(), hunk.new_lines());
+        let b_start = start(hunk.old_start(), hunk.old_lines());
+        keep(a_start, &mut a, &mut b);
+        (a, b) = (a_start + hunk.new_lines() as usize, b_start + hunk.old_lines() as usize);
     }
-    keep(input.after.len(), &mut a, &mut b);
+    keep(after_len, &mut a, &mut b);
     let (mut passed, mut kept) = (Vec::new(), Vec::new());
     for e in entries {
         let mut k = 0;
@@ -335,7 +342,13 @@ fn split(before: &[u8], after: &[u8], entries: Vec<Entry>) -> (Vec<Entry>, Vec<E
             k += n;
         }
     }
-    (passed, kept)
+    Ok((passed, kept))
+}
+
+/// The number of lines in `text` (a last line without a newline counts).
+fn line_count(text: &[u8]) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', text).count();
+    newlines + usize::from(text.last().is_some_and(|&c| c != b'\n'))
 }
 
 /// Merge adjacent spans of one commit and path whose original lines follow each other.
