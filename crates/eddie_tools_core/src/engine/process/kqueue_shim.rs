@@ -26,7 +26,6 @@
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use crate::engine::process::supervisor::Spec;
@@ -64,15 +63,7 @@ pub(crate) fn spawn(spec: &Spec<'_>) -> io::Result<(tokio::process::Child, Owned
         status_fd: status_write.as_raw_fd(),
         grace_ms: i64::try_from(spec.grace.as_millis()).unwrap_or(i64::MAX),
     };
-    let mut cmd = std::process::Command::new(spec.program);
-    cmd.args(spec.args)
-        .current_dir(spec.cwd)
-        .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(env) = spec.env {
-        cmd.env_clear().envs(env);
-    }
+    let mut cmd = spec.std_command();
     // SAFETY: `pre_exec` requires the closure to be safe in a child forked from this
     // multi-threaded process: no allocation, locks or panics, and no misuse of the duplicated
     // descriptors. `shim` and `run` only make system calls (and libc's thin wrappers of them:

@@ -118,6 +118,24 @@ pub struct Spec<'a> {
     pub sandbox: Option<&'a Plan>,
 }
 
+impl Spec<'_> {
+    /// The std `Command` a fork shim starts (its `pre_exec` becomes the shim): the program, its
+    /// arguments, working directory and environment, stdio piped (stdin only if asked).
+    #[cfg(any(eddie_shim, eddie_kq))]
+    pub(crate) fn std_command(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(self.program);
+        cmd.args(self.args)
+            .current_dir(self.cwd)
+            .stdin(if self.stdin { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(env) = self.env {
+            cmd.env_clear().envs(env);
+        }
+        cmd
+    }
+}
+
 #[derive(Debug)]
 enum Backend {
     /// `eddie-shim`, our direct child; messages arrive on `status`.
@@ -902,15 +920,7 @@ fn spawn_fork(spec: &Spec<'_>, sandbox: Option<std::sync::Arc<Prepared>>) -> io:
         status_fd: status_write.as_raw_fd(),
         grace_ms: i64::try_from(spec.grace.as_millis()).unwrap_or(i64::MAX),
     };
-    let mut cmd = std::process::Command::new(spec.program);
-    cmd.args(spec.args)
-        .current_dir(spec.cwd)
-        .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(env) = spec.env {
-        cmd.env_clear().envs(env);
-    }
+    let mut cmd = spec.std_command();
     // SAFETY: `pre_exec` requires the closure to be safe to run in a child forked from this
     // multi-threaded process: async-signal-safe calls only, no allocation, locks or panics, and
     // no misuse of the duplicated descriptors and mappings. `shim` (and `run_shim` after it)
