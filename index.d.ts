@@ -1730,6 +1730,8 @@ export type RunData = {
     command: string
     reason: string
   }>
+  /** The shell that ran the command line: bash or sh (Unix); git-bash, powershell or cmd (Windows). null: the program ran without a shell. */
+  shell: "bash" | "sh" | "git-bash" | "powershell" | "cmd" | null
   /** The sandbox the command ran in (or, declined, would have): the file-system mode, the network, whether the kernel enforced them (and why not), and where it could write. */
   sandbox: {
     mode: "workspace-write" | "read-only" | "off"
@@ -2124,6 +2126,8 @@ export type RunTestsData = {
   action: "test" | "lint" | "format" | "typecheck" | "build" | "install"
   projectTypes: Array<string>
   commandSource: "detected" | "explicit"
+  /** The shell that ran an explicit command line with shell syntax: sh (Unix); git-bash, powershell or cmd (Windows). null: the program ran without a shell. */
+  shell: "bash" | "sh" | "git-bash" | "powershell" | "cmd" | null
   tests: null | {
     runner: string
     passed: number
@@ -2222,6 +2226,8 @@ export type LintData = {
   action: "test" | "lint" | "format" | "typecheck" | "build" | "install"
   projectTypes: Array<string>
   commandSource: "detected" | "explicit"
+  /** The shell that ran an explicit command line with shell syntax: sh (Unix); git-bash, powershell or cmd (Windows). null: the program ran without a shell. */
+  shell: "bash" | "sh" | "git-bash" | "powershell" | "cmd" | null
   tests: null | {
     runner: string
     passed: number
@@ -2332,6 +2338,8 @@ export type FormatData = {
   action: "test" | "lint" | "format" | "typecheck" | "build" | "install"
   projectTypes: Array<string>
   commandSource: "detected" | "explicit"
+  /** The shell that ran an explicit command line with shell syntax: sh (Unix); git-bash, powershell or cmd (Windows). null: the program ran without a shell. */
+  shell: "bash" | "sh" | "git-bash" | "powershell" | "cmd" | null
   tests: null | {
     runner: string
     passed: number
@@ -2432,6 +2440,8 @@ export type TypecheckData = {
   action: "test" | "lint" | "format" | "typecheck" | "build" | "install"
   projectTypes: Array<string>
   commandSource: "detected" | "explicit"
+  /** The shell that ran an explicit command line with shell syntax: sh (Unix); git-bash, powershell or cmd (Windows). null: the program ran without a shell. */
+  shell: "bash" | "sh" | "git-bash" | "powershell" | "cmd" | null
   tests: null | {
     runner: string
     passed: number
@@ -2542,6 +2552,8 @@ export type BuildData = {
   action: "test" | "lint" | "format" | "typecheck" | "build" | "install"
   projectTypes: Array<string>
   commandSource: "detected" | "explicit"
+  /** The shell that ran an explicit command line with shell syntax: sh (Unix); git-bash, powershell or cmd (Windows). null: the program ran without a shell. */
+  shell: "bash" | "sh" | "git-bash" | "powershell" | "cmd" | null
   tests: null | {
     runner: string
     passed: number
@@ -2640,6 +2652,8 @@ export type InstallData = {
   action: "test" | "lint" | "format" | "typecheck" | "build" | "install"
   projectTypes: Array<string>
   commandSource: "detected" | "explicit"
+  /** The shell that ran an explicit command line with shell syntax: sh (Unix); git-bash, powershell or cmd (Windows). null: the program ran without a shell. */
+  shell: "bash" | "sh" | "git-bash" | "powershell" | "cmd" | null
   tests: null | {
     runner: string
     passed: number

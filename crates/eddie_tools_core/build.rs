@@ -1,5 +1,6 @@
 //! On Linux, builds `shim/eddie_shim.rs` (std only) into `$OUT_DIR/eddie-shim` with the same
-//! `rustc` and target, for `src/engine/process/supervisor.rs` to embed, and sets `cfg(eddie_shim)`. Elsewhere
+//! `rustc` and target, for `src/engine/process/supervisor.rs` to embed, and sets `cfg(eddie_shim)`. On
+//! macOS it sets `cfg(eddie_kq)` (the kqueue shim). Elsewhere
 //! (or with `EDDIE_TOOLS_GROUP_ONLY=1`, to test that path on Linux) commands run in a plain
 //! process group instead.
 
@@ -10,8 +11,17 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(eddie_shim)");
     println!("cargo:rerun-if-env-changed=EDDIE_TOOLS_GROUP_ONLY");
     println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
-    let linux = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
-    if !linux || std::env::var_os("EDDIE_TOOLS_GROUP_ONLY").is_some() {
+    println!("cargo::rustc-check-cfg=cfg(eddie_kq)");
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if std::env::var_os("EDDIE_TOOLS_GROUP_ONLY").is_some() {
+        return;
+    }
+    if os == "macos" {
+        // macOS: the in-process shim on kqueue (`src/engine/process/kqueue_shim.rs`).
+        println!("cargo:rustc-cfg=eddie_kq");
+        return;
+    }
+    if os != "linux" {
         return;
     }
     let src = "shim/eddie_shim.rs";

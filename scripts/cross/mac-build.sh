@@ -21,6 +21,7 @@ profile=debug; cargo_profile=()
 for a in "$@"; do [[ $a == --release ]] && { profile=release; cargo_profile=(--release); }; done
 [[ $which_arch == --release ]] && which_arch=all
 stubs="$EDDIE_CROSS_CACHE/macos-frameworks"
+tdir="${CARGO_TARGET_DIR:-$root/target}"
 FRAMEWORKS=(Security CoreFoundation SystemConfiguration)
 
 framework_of() { # symbol -> framework name, or empty
@@ -60,7 +61,7 @@ link() { # triple
 }
 
 build() { # triple, deployment target
-  local triple=$1 out="$root/target/$1/$profile/libeddie_tools_native.dylib"
+  local triple=$1 out="$tdir/$1/$profile/libeddie_tools_native.dylib"
   export MACOSX_DEPLOYMENT_TARGET=$2
   rm -rf "$stubs"
   for fw in "${FRAMEWORKS[@]}"; do write_tbd "$fw" /dev/null; done

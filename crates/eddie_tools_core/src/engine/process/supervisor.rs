@@ -52,9 +52,13 @@ use tokio::net::unix::pipe;
 #[cfg(windows)]
 use crate::engine::process::job::{self, Job};
 
+#[cfg(eddie_kq)]
+use crate::engine::process::kqueue_shim;
 use crate::engine::process::sandbox::{self, Failure, Plan, Prepared};
 #[cfg(eddie_shim)]
 use crate::engine::process::sandbox_child;
+#[cfg(unix)]
+use crate::engine::process::walk;
 
 /// Default time between `SIGTERM` and `SIGKILL`.
 pub const DEFAULT_GRACE: Duration = Duration::from_millis(1000);
@@ -126,16 +130,35 @@ pub struct Spec<'a> {
     pub sandbox: Option<&'a Plan>,
 }
 
+impl Spec<'_> {
+    /// The std `Command` a fork shim starts (its `pre_exec` becomes the shim): the program, its
+    /// arguments, working directory and environment, stdio piped (stdin only if asked).
+    #[cfg(any(eddie_shim, eddie_kq))]
+    pub(crate) fn std_command(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(self.program);
+        cmd.args(self.args)
+            .current_dir(self.cwd)
+            .stdin(if self.stdin { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(env) = self.env {
+            cmd.env_clear().envs(env);
+        }
+        cmd
+    }
+}
+
 #[derive(Debug)]
 enum Backend {
     /// `eddie-shim`, our direct child; messages arrive on `status`.
     #[cfg(eddie_shim)]
     Shim { status: Option<pipe::Receiver>, buf: Vec<u8>, exit: Option<i32> },
-    /// The in-process fork shim, a tokio child; the status arrives on `status` at the end.
-    #[cfg(eddie_shim)]
+    /// The in-process fork shim (on macOS the kqueue one), a tokio child; the status arrives
+    /// on `status` at the end.
+    #[cfg(any(eddie_shim, eddie_kq))]
     Fork { child: tokio::process::Child, status: Option<OwnedFd> },
     /// No shim: the command leads its own process group (daemons that leave it escape).
-    #[cfg(all(unix, not(eddie_shim)))]
+    #[cfg(all(unix, not(eddie_shim), not(eddie_kq)))]
     Group { child: tokio::process::Child, done: std::sync::Arc<AtomicBool> },
     /// Windows: the command and everything it starts live in a Job Object.
     #[cfg(windows)]
@@ -199,13 +222,13 @@ pub fn terminate_all() -> usize {
         // SAFETY: kill(2) takes no pointers, so no argument can break memory safety. `pid` is a
         // shim of ours listed in LIVE, i.e. not yet reaped (a `wait` reaping it at this moment
         // can at worst make the signal miss: a liveness question, not a soundness one).
-        #[cfg(eddie_shim)]
+        #[cfg(any(eddie_shim, eddie_kq))]
         unsafe {
             libc::kill(pid, libc::SIGTERM)
         };
         // SAFETY: killpg(2) takes no pointers; `pid` leads a process group we created
         // (`process_group(0)`) and is listed in LIVE, i.e. not yet reaped.
-        #[cfg(all(unix, not(eddie_shim)))]
+        #[cfg(all(unix, not(eddie_shim), not(eddie_kq)))]
         unsafe {
             libc::killpg(pid, libc::SIGKILL)
         };
@@ -219,11 +242,14 @@ pub fn live_count() -> usize {
 }
 
 /// Which shim new trees get: `"spawn"` (the `eddie-shim` program), `"fork"` (the in-process
-/// shim), or `"group"` (no shim: a process group, where Linux's subreaper is not available).
+/// shim), `"kqueue"` (macOS: the kqueue shim, `kqueue_shim.rs`), `"job"` (Windows: a Job
+/// Object), or `"group"` (no shim: a process group only).
 pub fn backend() -> &'static str {
     #[cfg(eddie_shim)]
     return if shim_path().is_some() { "spawn" } else { "fork" };
-    #[cfg(all(unix, not(eddie_shim)))]
+    #[cfg(eddie_kq)]
+    return "kqueue";
+    #[cfg(all(unix, not(eddie_shim), not(eddie_kq)))]
     return "group";
     #[cfg(windows)]
     "job"
@@ -444,13 +470,13 @@ impl Tree {
             // SAFETY: kill(2) takes no pointers, so it cannot break memory safety; `self.pid`
             // is our child and not yet reaped (`!self.reaped`), so the pid cannot have been
             // reused by an unrelated process.
-            #[cfg(eddie_shim)]
+            #[cfg(any(eddie_shim, eddie_kq))]
             unsafe {
                 libc::kill(self.pid, sig)
             };
             // SAFETY: killpg(2) takes no pointers; `self.pid` leads the process group we
             // created for the command and is not yet reaped, so the group id is still ours.
-            #[cfg(all(unix, not(eddie_shim)))]
+            #[cfg(all(unix, not(eddie_shim), not(eddie_kq)))]
             unsafe {
                 libc::killpg(self.pid, sig)
             };
@@ -468,7 +494,7 @@ impl Tree {
         }
         #[cfg(unix)]
         self.signal(libc::SIGTERM);
-        #[cfg(all(unix, not(eddie_shim)))]
+        #[cfg(all(unix, not(eddie_shim), not(eddie_kq)))]
         if let Backend::Group { done, .. } = &self.backend
             && !self.reaped
         {
@@ -492,9 +518,9 @@ impl Tree {
         {
             job.terminate(job::KILL_CODE);
         }
-        #[cfg(eddie_shim)]
+        #[cfg(any(eddie_shim, eddie_kq))]
         self.signal(libc::SIGUSR1);
-        #[cfg(all(unix, not(eddie_shim)))]
+        #[cfg(all(unix, not(eddie_shim), not(eddie_kq)))]
         self.signal(libc::SIGKILL);
     }
 
@@ -508,7 +534,7 @@ impl Tree {
                 job.empty(Duration::from_secs(10)).await;
                 status
             }
-            #[cfg(all(unix, not(eddie_shim)))]
+            #[cfg(all(unix, not(eddie_shim), not(eddie_kq)))]
             Backend::Group { child, done } => {
                 let status = child.wait().await?;
                 done.store(true, Ordering::SeqCst);
@@ -551,7 +577,7 @@ impl Tree {
                     None => ExitStatus::from_raw(shim),
                 }
             }
-            #[cfg(eddie_shim)]
+            #[cfg(any(eddie_shim, eddie_kq))]
             Backend::Fork { child, status } => {
                 let shim = child.wait().await?;
                 let mut raw = [0u8; 4];
@@ -609,7 +635,7 @@ impl SpawnError {
 
 /// Start `spec` with `prepared` (its sandbox, if any) on the best backend.
 fn spawn_with(spec: &Spec<'_>, prepared: Option<std::sync::Arc<Prepared>>) -> Result<Tree, SpawnError> {
-    #[cfg(all(unix, not(eddie_shim)))]
+    #[cfg(all(unix, not(eddie_shim), not(eddie_kq)))]
     {
         let _ = prepared;
         spawn_group(spec).map_err(SpawnError::Io)
@@ -618,6 +644,15 @@ fn spawn_with(spec: &Spec<'_>, prepared: Option<std::sync::Arc<Prepared>>) -> Re
     {
         let _ = prepared;
         spawn_job(spec).map_err(SpawnError::Io)
+    }
+    #[cfg(eddie_kq)]
+    {
+        let _ = prepared;
+        kqueue_shim::spawn(spec)
+            .and_then(|(child, status)| {
+                adopt(child, spec.grace, |child| Backend::Fork { child, status: Some(status) })
+            })
+            .map_err(SpawnError::Io)
     }
     #[cfg(eddie_shim)]
     {
@@ -696,11 +731,11 @@ impl Drop for Tree {
         remove_live(self.pid);
         match &self.backend {
             // Tokio reaps a dropped child in the background.
-            #[cfg(all(unix, not(eddie_shim)))]
+            #[cfg(all(unix, not(eddie_shim), not(eddie_kq)))]
             Backend::Group { .. } => {}
             #[cfg(windows)]
             Backend::Job { .. } => {}
-            #[cfg(eddie_shim)]
+            #[cfg(any(eddie_shim, eddie_kq))]
             Backend::Fork { .. } => {}
             #[cfg(eddie_shim)]
             Backend::Shim { .. } => {
@@ -898,15 +933,7 @@ fn spawn_fork(spec: &Spec<'_>, sandbox: Option<std::sync::Arc<Prepared>>) -> io:
         status_fd: status_write.as_raw_fd(),
         grace_ms: i64::try_from(spec.grace.as_millis()).unwrap_or(i64::MAX),
     };
-    let mut cmd = std::process::Command::new(spec.program);
-    cmd.args(spec.args)
-        .current_dir(spec.cwd)
-        .stdin(if spec.stdin { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(env) = spec.env {
-        cmd.env_clear().envs(env);
-    }
+    let mut cmd = spec.std_command();
     // SAFETY: `pre_exec` requires the closure to be safe to run in a child forked from this
     // multi-threaded process: async-signal-safe calls only, no allocation, locks or panics, and
     // no misuse of the duplicated descriptors and mappings. `shim` (and `run_shim` after it)
@@ -926,7 +953,7 @@ fn spawn_fork(spec: &Spec<'_>, sandbox: Option<std::sync::Arc<Prepared>>) -> io:
 }
 
 /// Start `spec` as the leader of a new process group (where there is no subreaper).
-#[cfg(all(unix, not(eddie_shim)))]
+#[cfg(all(unix, not(eddie_shim), not(eddie_kq)))]
 fn spawn_group(spec: &Spec<'_>) -> io::Result<Tree> {
     let mut cmd = tokio::process::Command::new(spec.program);
     cmd.args(spec.args)
@@ -1162,14 +1189,9 @@ fn shim(cfg: &ShimCfg, sandbox: Option<&Prepared>) -> io::Result<()> {
 }
 
 #[cfg(eddie_shim)]
-/// One row of the process table: pid, parent pid, and whether it belongs to the tree.
-#[derive(Clone, Copy)]
-#[repr(C)]
-struct Row {
-    pid: i32,
-    ppid: i32,
-    mark: i32,
-}
+/// One row of the process table (pid and parent pid only here: the shim is a subreaper, so
+/// parent links reach every member).
+type Row = walk::Proc;
 
 #[cfg(eddie_shim)]
 const TABLE_ROWS: usize = 65_536;
@@ -1219,12 +1241,13 @@ unsafe fn run_shim(me: libc::pid_t, main: libc::pid_t, cfg: &ShimCfg, set: &libc
             0,
         )
     };
-    let mut fallback = [Row { pid: 0, ppid: 0, mark: 0 }; 512];
+    let mut fallback = [Row::default(); 512];
     let table: &mut [Row] = if map == libc::MAP_FAILED {
         &mut fallback
     } else {
         // SAFETY: the mapping succeeded: `bytes` = TABLE_ROWS rows, readable and writable,
-        // page-aligned (more than `Row`'s 4-byte alignment), zero-filled (a valid `Row`), and
+        // page-aligned (more than `Row`'s 8-byte alignment), zero-filled (a valid `Row`: integers
+        // and a `false`), and
         // referenced by nothing else; it is never unmapped, as the process ends with `_exit`.
         unsafe { std::slice::from_raw_parts_mut(map.cast::<Row>(), TABLE_ROWS) }
     };
@@ -1347,26 +1370,9 @@ unsafe fn close_all_but(keep: libc::c_int) {
 fn signal_tree(me: libc::pid_t, sig: libc::c_int, table: &mut [Row]) {
     let n = scan_proc(table);
     let rows = &mut table[..n];
-    // Mark descendants until nothing changes (one pass per generation at most).
-    loop {
-        let mut changed = false;
-        for i in 0..rows.len() {
-            if rows[i].mark != 0 {
-                continue;
-            }
-            let parent = rows[i].ppid;
-            let hit = parent == me || rows.iter().any(|r| r.mark != 0 && r.pid == parent);
-            if hit {
-                rows[i].mark = 1;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    walk::mark_tree(me, rows, &[]);
     for r in rows.iter() {
-        if r.mark != 0 && r.pid != me {
+        if r.mark && r.pid != me {
             // SAFETY: kill(2) takes no pointers. Each marked pid descends from us, the
             // subreaper, so it is our (possibly indirect) child and not reused.
             unsafe { libc::kill(r.pid, sig) };
@@ -1406,7 +1412,7 @@ fn scan_proc(table: &mut [Row]) -> usize {
                 break 'outer;
             }
             if let Some(ppid) = read_ppid(pid) {
-                table[n] = Row { pid, ppid, mark: 0 };
+                table[n] = Row { pid, ppid, ..Row::default() };
                 n += 1;
             }
         }
