@@ -14,7 +14,7 @@
 //! deadline.
 //!
 //! Writes go behind (the handles of [`db`]): a call's writes run in a savepoint of one write
-//! transaction that stays open for up to [`BATCH_WINDOW`] or [`BATCH_MAX`] calls, so a store is
+//! transaction that stays open for up to [`BATCH_WINDOW`] or `BATCH_MAX` (1,000) calls, so a store is
 //! a few statements and no commit. Every call of this process goes through the one connection,
 //! so it sees every write at once; another process (or connection) sees them once the batch is
 //! committed: by the next call past the window, by the flusher thread [`BATCH_WINDOW`] after the
