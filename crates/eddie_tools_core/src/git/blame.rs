@@ -196,8 +196,17 @@ impl Blame<'_> {
                 break;
             }
             let to = self.origin(Some(p.id()), f.path, f.chain, f.blob);
-            let (before, after) = (self.text(to)?, self.text(at)?);
-            let (passed, kept) = split(&before, &after, entries)?;
+            let mut opts = diff_options();
+            let (passed, kept) = if commit.is_some() {
+                // Both sides are stored blobs: libgit2 diffs them without hashing or copying them.
+                let (old, new) = (self.repo.find_blob(f.blob)?, self.repo.find_blob(blob)?);
+                let patch = git2::Patch::from_blobs(&old, None, &new, None, Some(&mut opts))?;
+                split(&patch, line_count(new.content()), entries)?
+            } else {
+                let (before, after) = (self.text(to)?, self.text(at)?);
+                let patch = git2::Patch::from_buffers(&before, None, &after, None, Some(&mut opts))?;
+                split(&patch, line_count(&after), entries)?
+            };
             entries = kept;
             if !passed.is_empty() {
                 self.give(to, passed, p.time().seconds());
@@ -289,15 +298,21 @@ fn lookup(repo: &Repository, root: Oid, path: &str, known: &[Oid]) -> Result<Opt
     Ok(found(chain))
 }
 
-/// Split `entries` (lines of `after`) into those `before` has unchanged (renumbered to
-/// `before`'s lines) and those it does not.
-fn split(before: &[u8], after: &[u8], entries: Vec<Entry>) -> Result<(Vec<Entry>, Vec<Entry>), git2::Error> {
-    // libgit2's diff is git's own xdiff: the same Myers, the same record cleanup, the same indent
-    // heuristic, so a change that could line up in more than one place lines up where git puts it.
+/// libgit2's diff is git's own xdiff: the same Myers, the same record cleanup, the same indent
+/// heuristic, so a change that could line up in more than one place lines up where git puts it.
+fn diff_options() -> git2::DiffOptions {
     let mut opts = git2::DiffOptions::new();
     opts.context_lines(0).interhunk_lines(0).indent_heuristic(true).force_text(true);
-    let patch = git2::Patch::from_buffers(before, None, after, None, Some(&mut opts))?;
-    let after_len = line_count(after);
+    opts
+}
+
+/// Split `entries` (lines of the patch's new side, `after_len` of them) into those its old side
+/// has unchanged (renumbered to the old side's lines) and those it does not.
+fn split(
+    patch: &git2::Patch<'_>,
+    after_len: usize,
+    entries: Vec<Entry>,
+) -> Result<(Vec<Entry>, Vec<Entry>), git2::Error> {
     let mut map = vec![usize::MAX; after_len];
     let (mut a, mut b) = (0usize, 0usize);
     let mut keep = |upto: usize, a: &mut usize, b: &mut usize| {
