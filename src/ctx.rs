@@ -27,9 +27,19 @@ async fn ask(tsfn: &ConfirmTsfn, message: String) -> eddie_tools_core::Result<bo
     };
     match tsfn.call_async_catch(message).await.map_err(failed)? {
         Either::A(answer) => Ok(answer),
-        Either::B(promise) => promise.await.map_err(failed),
+        Either::B(promise) => match promise.await {
+            Ok(answer) => Ok(answer),
+            // The promise was collected without settling (nothing referenced it): it can never
+            // answer, which is a confirm left pending, so the call waits for its abort like one.
+            Err(e) if e.reason == PROMISE_DROPPED => std::future::pending().await,
+            Err(e) => Err(failed(e)),
+        },
     }
 }
+
+/// napi's reason when a promise we await is garbage-collected unsettled (its `then` callbacks,
+/// which hold the answer's channel, are dropped with it).
+const PROMISE_DROPPED: &str = "oneshot canceled";
 
 /// `ask(question) => string | Promise<string>`, called from any thread.
 type AskTsfn = ThreadsafeFunction<String, Either<String, Promise<String>>, String, Status, false>;
