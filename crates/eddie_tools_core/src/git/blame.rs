@@ -14,7 +14,6 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::rc::Rc;
 
 use git2::{ObjectType, Oid, Repository};
 
@@ -48,7 +47,6 @@ struct Origin {
     /// Ids of the trees along the path from the root tree (empty for the working tree).
     chain: Vec<Oid>,
     blob: Oid,
-    text: Option<Rc<Vec<u8>>>,
     entries: Vec<Entry>,
     queued: bool,
 }
@@ -62,6 +60,8 @@ struct Found {
 
 struct Blame<'r> {
     repo: &'r Repository,
+    /// The working tree's content of the file, when it is blamed (the origin without a commit).
+    worktree: Option<&'r [u8]>,
     origins: Vec<Origin>,
     index: HashMap<(Option<Oid>, String), usize>,
     /// Newest commit first, as git's queue (by committer date, then first queued).
@@ -84,6 +84,7 @@ pub fn blame(
     };
     let mut b = Blame {
         repo,
+        worktree,
         origins: Vec::new(),
         index: HashMap::new(),
         queue: BinaryHeap::new(),
@@ -98,9 +99,6 @@ pub fn blame(
         Some(text) => {
             let blob = Oid::hash_object(ObjectType::Blob, text)?;
             let o = b.origin(None, path.to_owned(), Vec::new(), blob);
-            if let Some(o) = b.origins.get_mut(o) {
-                o.text = Some(Rc::new(text.to_vec()));
-            }
             b.give(o, vec![first], i64::MAX);
         }
         None => {
@@ -128,7 +126,6 @@ impl Blame<'_> {
             path: key.1.clone(),
             chain,
             blob,
-            text: None,
             entries: Vec::new(),
             queued: false,
         });
@@ -145,18 +142,6 @@ impl Blame<'_> {
             self.seq += 1;
             self.queue.push((time, Reverse(self.seq), at));
         }
-    }
-
-    fn text(&mut self, at: usize) -> Result<Rc<Vec<u8>>, git2::Error> {
-        let Some(o) = self.origins.get_mut(at) else {
-            return Err(git2::Error::from_str("blame: lost an origin"));
-        };
-        if let Some(t) = &o.text {
-            return Ok(Rc::clone(t));
-        }
-        let t = Rc::new(self.repo.find_blob(o.blob)?.content().to_vec());
-        o.text = Some(Rc::clone(&t));
-        Ok(t)
     }
 
     /// Pass the lines of origin `at` to its parents; keep the rest as its own.
@@ -183,7 +168,7 @@ impl Blame<'_> {
             if let Some(f) = f.take_if(|f| f.blob == blob) {
                 let to = self.origin(Some(p.id()), f.path, f.chain, f.blob);
                 self.give(to, entries, p.time().seconds());
-                return self.finish(at);
+                return Ok(());
             }
             found.push(f);
         }
@@ -203,9 +188,13 @@ impl Blame<'_> {
                 let patch = git2::Patch::from_blobs(&old, None, &new, None, Some(&mut opts))?;
                 split(&patch, line_count(new.content()), entries)?
             } else {
-                let (before, after) = (self.text(to)?, self.text(at)?);
-                let patch = git2::Patch::from_buffers(&before, None, &after, None, Some(&mut opts))?;
-                split(&patch, line_count(&after), entries)?
+                // The working tree's text against its parent's blob (the only origin without a
+                // commit).
+                let after =
+                    self.worktree.ok_or_else(|| git2::Error::from_str("blame: no working tree text"))?;
+                let before = self.repo.find_blob(f.blob)?;
+                let patch = git2::Patch::from_buffers(before.content(), None, after, None, Some(&mut opts))?;
+                split(&patch, line_count(after), entries)?
             };
             entries = kept;
             if !passed.is_empty() {
@@ -220,16 +209,6 @@ impl Blame<'_> {
                 path: path.clone(),
                 orig_start: e.s_lno,
             });
-        }
-        self.finish(at)
-    }
-
-    /// Origin `at` is processed: its text is no longer needed.
-    fn finish(&mut self, at: usize) -> Result<(), git2::Error> {
-        if let Some(o) = self.origins.get_mut(at)
-            && o.commit.is_some()
-        {
-            o.text = None;
         }
         Ok(())
     }
