@@ -276,6 +276,62 @@ async fn push_over_ssh_with_an_agent_key_and_an_scp_like_url_from_ssh_config() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssh_config_includes_are_followed_and_a_proxy_route_is_refused_without_connecting() {
+    let f = fixture();
+    f.trust_host();
+    f.authorize(&f.home.join(".ssh/id_ed25519"));
+    // The host's settings live in an included file (a relative pattern, read from ~/.ssh).
+    std::fs::create_dir_all(f.home.join(".ssh/conf.d")).unwrap();
+    std::fs::write(f.home.join(".ssh/config"), "Include conf.d/*.conf\nHost *\n  Port 1\n").unwrap();
+    std::fs::write(
+        f.home.join(".ssh/conf.d/10-gitsrv.conf"),
+        format!("Host gitsrv\n  HostName 127.0.0.1\n  Port {}\n", f.server.addr.port()),
+    )
+    .unwrap();
+    let other = f.ws.join("other");
+    git(&other, &["remote", "set-url", "origin", &format!("gitsrv:{}", f.bare.display())]);
+    let c = ctx(&f, &f.server.addr.to_string(), None);
+    let r = call(&c, "git_pull", json!({"path": "other"})).await.unwrap();
+    assert_eq!(r["status"], "up-to-date", "{r}");
+
+    // A host routed through ProxyCommand (or ProxyJump) is refused: the program is not run and
+    // no direct connection is made to the address the config names.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let marker = f.t.path().join("proxy-ran");
+    for route in [format!("ProxyCommand touch {}", marker.display()), "ProxyJump gitsrv".to_owned()] {
+        std::fs::write(
+            f.home.join(".ssh/conf.d/05-hidden.conf"),
+            format!("Host hidden\n  HostName 127.0.0.1\n  Port {port}\n  {route}\n"),
+        )
+        .unwrap();
+        git(&other, &["remote", "set-url", "origin", "hidden:/srv/repo.git"]);
+        let c = ctx(&f, &format!("127.0.0.1:{port}"), None);
+        let (code, msg) = call(&c, "git_pull", json!({"path": "other"})).await.unwrap_err();
+        assert_eq!(code, "NETWORK", "{msg}");
+        assert!(msg.contains(&route), "{msg}");
+        assert!(!marker.exists(), "the ProxyCommand ran");
+        assert!(listener.accept().is_err(), "a direct connection was made");
+    }
+    // `ProxyCommand none` (the first value wins) switches the route off for that host.
+    std::fs::write(
+        f.home.join(".ssh/conf.d/05-hidden.conf"),
+        format!(
+            "Host hidden\n  HostName 127.0.0.1\n  Port {}\n  ProxyCommand none\nHost *\n  ProxyCommand touch {}\n",
+            f.server.addr.port(),
+            marker.display()
+        ),
+    )
+    .unwrap();
+    git(&other, &["remote", "set-url", "origin", &format!("hidden:{}", f.bare.display())]);
+    let c = ctx(&f, &f.server.addr.to_string(), None);
+    let r = call(&c, "git_pull", json!({"path": "other"})).await.unwrap();
+    assert_eq!(r["status"], "up-to-date", "{r}");
+    assert!(!marker.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_or_changed_host_key_is_refused_with_its_fingerprint() {
     let f = fixture();
     f.authorize(&f.home.join(".ssh/id_ed25519"));

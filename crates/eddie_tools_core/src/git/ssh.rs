@@ -104,7 +104,8 @@ fn shell_quote(s: &str) -> String {
 }
 
 /// What `~/.ssh/config` says about one host (the first value of each key wins, as in ssh;
-/// `IdentityFile` accumulates). `Match` blocks and `Include` are not read.
+/// `IdentityFile` accumulates). `Include` is followed (relative names from `~/.ssh`, `*` and
+/// `?` in file names, at most [`MAX_INCLUDE_DEPTH`] deep); `Match` blocks are not read.
 #[derive(Debug, Default)]
 struct HostConfig {
     host_name: Option<String>,
@@ -112,7 +113,14 @@ struct HostConfig {
     port: Option<u16>,
     identity_files: Vec<PathBuf>,
     known_hosts: Vec<PathBuf>,
+    /// `ProxyCommand …` or `ProxyJump …` (unless `none`), as written: a route this client does
+    /// not take, so a connection the user's ssh would make through it is refused, not made
+    /// directly.
+    proxy: Option<String>,
 }
+
+/// How deep `Include`s nest before the rest is ignored (ssh's own limit).
+const MAX_INCLUDE_DEPTH: usize = 16;
 
 fn expand(v: &str, home: &Path, alias: &str) -> PathBuf {
     let v = v.replace("%h", alias).replace("%d", &home.to_string_lossy()).replace("%%", "%");
@@ -124,10 +132,42 @@ fn expand(v: &str, home: &Path, alias: &str) -> PathBuf {
 
 fn host_config(home: &Path, alias: &str) -> HostConfig {
     let mut c = HostConfig::default();
-    let Ok(text) = std::fs::read_to_string(home.join(".ssh").join("config")) else { return c };
+    let mut active = true;
+    read_config(&home.join(".ssh").join("config"), home, alias, 0, &mut active, &mut c);
+    c
+}
+
+/// The files an `Include` names, in the order ssh reads them (each pattern's matches sorted).
+fn included(value: &str, home: &Path, alias: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for word in value.split_whitespace() {
+        let p = expand(word, home, alias);
+        let p = if p.is_absolute() { p } else { home.join(".ssh").join(p) };
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if !name.contains(['*', '?', '[']) {
+            out.push(p);
+            continue;
+        }
+        let Some(dir) = p.parent() else { continue };
+        let Ok(glob) = globset::GlobBuilder::new(&name).literal_separator(true).build() else { continue };
+        let m = glob.compile_matcher();
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok()).filter(|e| m.is_match(e.file_name())).map(|e| e.path()).collect()
+            })
+            .unwrap_or_default();
+        found.sort();
+        out.extend(found);
+    }
+    out
+}
+
+/// Read one config file into `c` for `alias`; `active` is whether the current `Host` block
+/// applies.
+fn read_config(file: &Path, home: &Path, alias: &str, depth: usize, active: &mut bool, c: &mut HostConfig) {
+    let Ok(text) = std::fs::read_to_string(file) else { return };
     let matches =
         |p: &str| globset::Glob::new(p).map(|g| g.compile_matcher().is_match(alias)).unwrap_or(false);
-    let mut active = true;
     for line in text.lines() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -141,11 +181,19 @@ fn host_config(home: &Path, alias: &str) -> HostConfig {
         match key.to_ascii_lowercase().as_str() {
             "host" => {
                 let pats: Vec<&str> = value.split_whitespace().collect();
-                active = pats.iter().any(|p| !p.starts_with('!') && matches(p))
+                *active = pats.iter().any(|p| !p.starts_with('!') && matches(p))
                     && !pats.iter().any(|p| p.strip_prefix('!').is_some_and(matches));
             }
-            "match" => active = false,
-            _ if !active => {}
+            "match" => *active = false,
+            _ if !*active => {}
+            "include" if depth < MAX_INCLUDE_DEPTH => {
+                // A `Host` line inside an included file ends with that file: the including
+                // block goes on as it was.
+                for f in included(value, home, alias) {
+                    let mut inner = true;
+                    read_config(&f, home, alias, depth + 1, &mut inner, c);
+                }
+            }
             "hostname" if c.host_name.is_none() => c.host_name = Some(value.replace("%h", alias)),
             "user" if c.user.is_none() => c.user = Some(value.to_owned()),
             "port" if c.port.is_none() => c.port = value.parse().ok(),
@@ -153,10 +201,17 @@ fn host_config(home: &Path, alias: &str) -> HostConfig {
             "userknownhostsfile" if c.known_hosts.is_empty() => {
                 c.known_hosts = value.split_whitespace().map(|v| expand(v, home, alias)).collect();
             }
+            "proxycommand" | "proxyjump" if c.proxy.is_none() => {
+                // The first value wins, and `none` is a value: it switches the route off.
+                c.proxy = Some(if value.eq_ignore_ascii_case("none") {
+                    String::new()
+                } else {
+                    format!("{key} {value}")
+                });
+            }
             _ => {}
         }
     }
-    c
 }
 
 /// `ALGORITHM SHA256:…` of a key, as ssh shows it.
@@ -277,6 +332,15 @@ fn open(op: &Arc<Op>, url: &str, program: &str) -> Result<Stream> {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/nonexistent"));
     let conf = host_config(&home, &t.host);
+    if let Some(route) = conf.proxy.as_deref().filter(|r| !r.is_empty()) {
+        return Err(ToolError::new(
+            ErrorCode::Network,
+            format!(
+                "~/.ssh/config sends {} through `{route}`, which this built-in ssh client does not run (it would start a program or a second connection); it was not connected to directly either. Use the remote's https URL, or a Host entry without the proxy",
+                t.host
+            ),
+        ));
+    }
     let host = conf.host_name.clone().unwrap_or_else(|| t.host.clone());
     let port = t.port.or(conf.port).unwrap_or(22);
     let user = t
@@ -621,5 +685,33 @@ mod tests {
         let c = host_config(t.path(), "bad.example");
         assert_eq!(c.user.as_deref(), Some("late"));
         assert_eq!(c.port, None);
+    }
+
+    #[test]
+    fn ssh_config_includes_nest_in_order_and_stop_at_the_depth_limit() {
+        let t = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let ssh = t.path().join(".ssh");
+        std::fs::create_dir_all(ssh.join("d")).unwrap_or_else(|e| panic!("{e}"));
+        let w = |p: &str, s: &str| std::fs::write(ssh.join(p), s).unwrap_or_else(|e| panic!("{e}"));
+        w(
+            "config",
+            "Host other\n  Include d/never.txt\nHost gh\n  Include d/*.conf\n  Port 7\nHost *\n  User late\n",
+        );
+        // Read in name order: 1-a before 2-b; the Host line inside 2-b ends with its file.
+        w("d/1-a.conf", "HostName first\n");
+        w("d/2-b.conf", "HostName second\nIdentityFile ~/.ssh/k\nHost nomatch\nUser wrong\n");
+        w("d/never.txt", "User never\n");
+        // A file that includes itself stops at the depth limit.
+        w("d/3-loop.conf", "IdentityFile /loop\nInclude d/3-loop.conf\n");
+        let c = host_config(t.path(), "gh");
+        assert_eq!(c.host_name.as_deref(), Some("first"));
+        assert_eq!(c.port, Some(7));
+        assert_eq!(c.user.as_deref(), Some("late"));
+        assert_eq!(c.identity_files.first(), Some(&ssh.join("k")));
+        assert_eq!(c.identity_files.len(), 1 + MAX_INCLUDE_DEPTH);
+        assert_eq!(c.proxy, None);
+        w("config", "Host gh\n  ProxyJump bastion\nHost *\n  ProxyCommand none\n");
+        assert_eq!(host_config(t.path(), "gh").proxy.as_deref(), Some("ProxyJump bastion"));
+        assert_eq!(host_config(t.path(), "x").proxy.as_deref(), Some(""));
     }
 }
