@@ -165,7 +165,11 @@ const BOILERPLATE: &[&str] = &[
 /// The main content of `html` (fetched from `url`, for resolving links).
 pub fn article(html: &str, url: Option<&str>) -> Article {
     let cfg = dom_smoothie::Config { max_elements_to_parse: 200_000, ..Default::default() };
-    let parsed = dom_smoothie::Readability::new(html, url, Some(cfg)).ok().and_then(|mut r| r.parse().ok());
+    let parsed = dom_smoothie::Readability::new(html, url, Some(cfg)).ok().and_then(|mut r| {
+        super::profile::mark("parse");
+        r.parse().ok()
+    });
+    super::profile::mark("readability");
     match parsed {
         Some(a) if !a.text_content.trim().is_empty() => Article {
             title: Some(a.title.trim().to_owned()).filter(|t| !t.is_empty()),
@@ -203,6 +207,7 @@ pub fn markdown(html: &str, whole_page: bool) -> String {
         .skip_tags(skip)
         .build();
     let md = conv.convert(html).unwrap_or_default();
+    super::profile::mark("htmd");
     tidy(&md)
 }
 

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::chain_json;
 use super::extract::{self, Kind};
+use super::profile;
 use crate::call::args::lenient::{Cap, Flag, Offset, Seconds};
 use crate::context::{Ctx, NetworkPolicy};
 use crate::engine::net::{self, Guard, Hop, Request};
@@ -169,6 +170,7 @@ fn render(body: &[u8], content_type: Option<&str>, url: &str, format: Format) ->
         }
         Kind::Html => {
             let d = extract::decode(body, content_type, true);
+            profile::mark("decode");
             if format == Format::Raw {
                 let title = extract::title_of(&d.text);
                 return Rendered {
@@ -187,6 +189,7 @@ fn render(body: &[u8], content_type: Option<&str>, url: &str, format: Format) ->
                 Format::Text => extract::text(&a.html, whole),
                 _ => a.html,
             };
+            profile::mark("markdown");
             Rendered {
                 text,
                 title: a.title,
@@ -268,6 +271,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
                 }
                 let unfollowed = resp.unfollowed.clone();
                 let body = if unfollowed.is_some() { Vec::new() } else { resp.body_capped(cap).await? };
+                profile::mark("body");
                 let entry = Cached {
                     at: Instant::now(),
                     final_url: resp.url.to_string(),
@@ -339,6 +343,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             total - end
         ));
     }
+    profile::mark("page");
     let mut data = data_base;
     data["title"] = json!(r.title);
     data["kind"] = json!(r.kind);
