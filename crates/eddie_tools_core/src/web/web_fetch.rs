@@ -21,6 +21,7 @@ use crate::context::{Ctx, NetworkPolicy};
 use crate::engine::net::{self, Guard, Hop, Request};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
+use tendril::StrTendril;
 
 const NAME: &str = "web_fetch";
 /// Default characters per page.
@@ -138,13 +139,24 @@ pub fn render_body(
     url: &str,
     format: Format,
 ) -> (String, Option<String>) {
-    let r = render(body, content_type, url, format);
+    let r = render(Arc::new(body.to_vec()), content_type, url, format);
     (r.text, r.title)
 }
 
-fn render(body: &[u8], content_type: Option<&str>, url: &str, format: Format) -> Rendered {
+/// The body's text: moved out of the body when this call holds it alone (decoded in place when
+/// it is UTF-8), else decoded from the shared bytes (the cache's).
+fn decode_body(body: Arc<Vec<u8>>, content_type: Option<&str>, html: bool) -> extract::Decoded {
+    match Arc::try_unwrap(body) {
+        Ok(bytes) => extract::decode_owned(bytes, content_type, html),
+        Err(shared) => extract::decode(&shared, content_type, html),
+    }
+}
+
+/// Render a body, dropping each form of the page as soon as the next one is made (the bytes
+/// once decoded, the text once parsed, the tree once its article is serialised).
+fn render(body: Arc<Vec<u8>>, content_type: Option<&str>, url: &str, format: Format) -> Rendered {
     let mime = extract::mime_of(content_type);
-    match extract::kind_of(mime.as_deref(), body) {
+    match extract::kind_of(mime.as_deref(), &body) {
         Kind::Binary => Rendered {
             text: format!(
                 "[binary content: {}, {} bytes; not shown (use download to save it)]",
@@ -158,7 +170,7 @@ fn render(body: &[u8], content_type: Option<&str>, url: &str, format: Format) ->
             readable: None,
         },
         Kind::Text => {
-            let d = extract::decode(body, content_type, false);
+            let d = decode_body(body, content_type, false);
             Rendered {
                 text: d.text,
                 title: None,
@@ -169,7 +181,7 @@ fn render(body: &[u8], content_type: Option<&str>, url: &str, format: Format) ->
             }
         }
         Kind::Html => {
-            let d = extract::decode(body, content_type, true);
+            let d = decode_body(body, content_type, true);
             profile::mark("decode");
             if format == Format::Raw {
                 let title = extract::title_of(&d.text);
@@ -182,7 +194,8 @@ fn render(body: &[u8], content_type: Option<&str>, url: &str, format: Format) ->
                     readable: None,
                 };
             }
-            let a = extract::article(&d.text, Some(url));
+            let (encoding, malformed) = (d.encoding, d.malformed);
+            let a = extract::article_of(StrTendril::from(d.text), Some(url));
             let whole = !a.readable;
             let text = match format {
                 Format::Markdown => extract::markdown(&a.html, whole),
@@ -194,8 +207,8 @@ fn render(body: &[u8], content_type: Option<&str>, url: &str, format: Format) ->
                 text,
                 title: a.title,
                 kind: "html",
-                encoding: Some(d.encoding),
-                malformed: d.malformed,
+                encoding: Some(encoding),
+                malformed,
                 readable: Some(a.readable),
             }
         }
@@ -245,7 +258,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let key: CacheKey = (url.to_string(), policy, cross);
 
     let cached = if no_cache { None } else { cache_get(&key) };
-    let (entry, from_cache, unfollowed) = match cached {
+    let (mut entry, from_cache, unfollowed) = match cached {
         Some(c) if c.at.elapsed() < CACHE_FRESH => (c, true, None),
         stale => {
             let mut req = Request::get(url.clone());
@@ -316,11 +329,11 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         return Ok(ToolOutput::new(content, data));
     }
 
-    let body = Arc::clone(&entry.body);
+    // The body leaves the entry: unless the cache holds it too, the render owns the only copy.
+    let body = std::mem::take(&mut entry.body);
     let ct = entry.content_type.clone();
     let final_url = entry.final_url.clone();
-    let r =
-        crate::blocking("web_fetch", move || Ok(render(&body, ct.as_deref(), &final_url, format))).await?;
+    let r = crate::blocking("web_fetch", move || Ok(render(body, ct.as_deref(), &final_url, format))).await?;
 
     let total = r.text.chars().count();
     if start > 0 && start >= total {
@@ -328,15 +341,18 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             "startIndex {start} is past the end: the page has {total} characters"
         )));
     }
-    let page: String = r.text.chars().skip(start).take(max_chars).collect();
-    let returned = page.chars().count();
+    let returned = max_chars.min(total - start.min(total));
     let end = start + returned;
     let truncated = end < total;
-    let mut content = String::new();
+    // The page is cut out of the text in place, not copied.
+    let byte_at = |chars: usize| r.text.char_indices().nth(chars).map_or(r.text.len(), |(i, _)| i);
+    let (from, to) = (byte_at(start), byte_at(end));
+    let mut content = r.text;
+    content.truncate(to);
+    content.drain(..from);
     if entry.status >= 400 {
-        content.push_str(&format!("[HTTP {} from {}]\n\n", entry.status, entry.final_url));
+        content.insert_str(0, &format!("[HTTP {} from {}]\n\n", entry.status, entry.final_url));
     }
-    content.push_str(&page);
     if truncated {
         content.push_str(&format!(
             "\n\n[… {} more characters: showing {start}–{end} of {total}; call again with startIndex: {end}]",
