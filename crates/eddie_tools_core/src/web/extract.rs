@@ -193,8 +193,8 @@ pub fn article(html: &str, url: Option<&str>) -> Article {
     article_of(StrTendril::from_slice(html), url)
 }
 
-/// [`article`] of a page this call owns, taken as the parser's input (its text nodes share the
-/// buffer, so the page is held once).
+/// [`article`] of a page this call owns, taken as the parser's input itself (not copied beside
+/// it); the page is kept, shared, until the article is out, for the fallbacks below.
 ///
 /// The readability pass is `dom_smoothie`'s `parse`, run with less memory: `parse` works on a
 /// copy of the tree for each of up to four attempts (relaxing one rule each time) and keeps the
