@@ -194,7 +194,8 @@ pub fn article(html: &str, url: Option<&str>) -> Article {
 }
 
 /// [`article`] of a page this call owns, taken as the parser's input itself (not copied beside
-/// it); the page is kept, shared, until the article is out, for the fallbacks below.
+/// it); the page is kept, shared, until the article is out, for the fallbacks below (at no cost:
+/// the tree's text nodes hold the same buffer, and the profile's peak is the same without it).
 ///
 /// The readability pass is `dom_smoothie`'s `parse`, run with less memory: `parse` works on a
 /// copy of the tree for each of up to four attempts (relaxing one rule each time) and keeps the
