@@ -241,11 +241,33 @@ pub fn title_of(html: &str) -> Option<String> {
 /// HTML to Markdown: links, headings, lists, code blocks and tables kept; scripts, styles and
 /// (for a whole page) navigation dropped.
 pub fn markdown(html: &str, whole_page: bool) -> String {
+    let md = converter(whole_page).convert(html).unwrap_or_default();
+    super::profile::mark("htmd");
+    tidy(&md)
+}
+
+/// [`markdown`] of HTML this call owns: dropped once parsed, before the Markdown is written.
+pub fn markdown_owned(html: String, whole_page: bool) -> String {
+    let conv = converter(whole_page);
+    let md = match conv.html_to_tree(&html) {
+        Ok(tree) => {
+            drop(html);
+            conv.tree_to_markdown(&tree)
+        }
+        Err(_) => String::new(),
+    };
+    super::profile::mark("htmd");
+    tidy(&md)
+}
+
+/// The `htmd` converter: ATX headings, fenced code, `-` bullets; scripts, styles and the head
+/// skipped, and for a whole page its boilerplate too.
+fn converter(whole_page: bool) -> htmd::HtmlToMarkdown {
     let mut skip = vec!["script", "style", "noscript", "template", "head"];
     if whole_page {
         skip.extend_from_slice(BOILERPLATE);
     }
-    let conv = htmd::HtmlToMarkdown::builder()
+    htmd::HtmlToMarkdown::builder()
         .options(htmd::options::Options {
             bullet_list_marker: htmd::options::BulletListMarker::Dash,
             ul_bullet_spacing: 1,
@@ -253,15 +275,16 @@ pub fn markdown(html: &str, whole_page: bool) -> String {
             ..Default::default()
         })
         .skip_tags(skip)
-        .build();
-    let md = conv.convert(html).unwrap_or_default();
-    super::profile::mark("htmd");
-    tidy(&md)
+        .build()
 }
 
 /// HTML to plain text: the Markdown without its markup characters for links and emphasis.
 pub fn text(html: &str, whole_page: bool) -> String {
-    let md = markdown(html, whole_page);
+    text_of(&markdown(html, whole_page))
+}
+
+/// The plain text of Markdown made by [`markdown`].
+pub fn text_of(md: &str) -> String {
     let mut out = String::with_capacity(md.len());
     let mut in_code = false;
     for line in md.lines() {

@@ -198,8 +198,8 @@ fn render(body: Arc<Vec<u8>>, content_type: Option<&str>, url: &str, format: For
             let a = extract::article_of(StrTendril::from(d.text), Some(url));
             let whole = !a.readable;
             let text = match format {
-                Format::Markdown => extract::markdown(&a.html, whole),
-                Format::Text => extract::text(&a.html, whole),
+                Format::Markdown => extract::markdown_owned(a.html, whole),
+                Format::Text => extract::text_of(&extract::markdown_owned(a.html, whole)),
                 _ => a.html,
             };
             profile::mark("markdown");
