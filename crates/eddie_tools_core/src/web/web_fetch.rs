@@ -390,3 +390,41 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     input: Some(input_schema),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    thread_local! {
+        static SEEN: RefCell<Option<Vec<&'static str>>> = const { RefCell::new(None) };
+    }
+
+    /// Records the phases marked on this thread only (other tests run beside this one).
+    fn record(phase: &'static str) {
+        SEEN.with(|s| {
+            if let Some(v) = s.borrow_mut().as_mut() {
+                v.push(phase);
+            }
+        });
+    }
+
+    #[test]
+    fn a_profiler_sees_every_phase_of_a_render_in_order_and_the_same_text_comes_out() {
+        let html = format!(
+            "<html><head><title>T</title></head><body><nav>menu</nav><article><h1>Title</h1>{}</article></body></html>",
+            "<p>Enough words, with commas, to be the article of this page for the readability pass.</p>"
+                .repeat(12)
+        );
+        let (before, _) = render_body(html.as_bytes(), Some("text/html"), "https://e.x/", Format::Markdown);
+        assert!(profile::set_hook(record), "no other test sets the hook");
+        SEEN.with(|s| *s.borrow_mut() = Some(Vec::new()));
+        let (after, title) =
+            render_body(html.as_bytes(), Some("text/html"), "https://e.x/", Format::Markdown);
+        let seen = SEEN.with(|s| s.borrow_mut().take()).unwrap_or_default();
+        assert_eq!(seen, ["decode", "parse", "readability", "htmd", "markdown"]);
+        assert_eq!((after.as_str(), title.as_deref()), (before.as_str(), Some("T")));
+        assert!(after.contains("Enough words") && !after.contains("menu"), "{after}");
+    }
+}
