@@ -156,6 +156,7 @@ test('charsets: Shift_JIS (meta), GB18030 (header), windows-1252, ISO-8859-2, a 
     '/latin2': send('text/plain; charset=ISO-8859-2', b([0xa3, 0xf3, 0x64, 0xbc])),
     '/bom': send('text/plain', b([0xef, 0xbb, 0xbf], 'h', [0xc3, 0xa9], 'llo')),
     '/bad': send('text/plain; charset=utf-8', b('ok ', [0xff, 0xfe], ' end')),
+    '/bomhtml': send('text/html', b([0xef, 0xbb, 0xbf], '<html><head><title>T</title></head><body><article><h1>Caf', [0xc3, 0xa9], '</h1><p>Une tasse.</p></article></body></html>')),
   })
   const ws = workspace()
   const get = (p, extra = {}) => tools.webFetch({ url: `${s.base}${p}`, noCache: true, ...extra }, open(ws))
@@ -169,6 +170,16 @@ test('charsets: Shift_JIS (meta), GB18030 (header), windows-1252, ISO-8859-2, a 
   const bad = await get('/bad')
   assert.equal(bad.content, 'ok \uFFFD\uFFFD end')
   assert.equal(bad.data.malformed, true)
+  assert.match((await get('/bomhtml')).content, /^## Café\n\nUne tasse\.$/)
+  // The same bodies through the cache: the render then decodes bytes the cache shares instead
+  // of a body it owns (which valid UTF-8 becomes in place); the text must not differ.
+  for (const p of ['/sjis', '/gb', '/cp1252', '/latin2', '/bom', '/bad', '/bomhtml']) {
+    const own = await get(p)
+    const shared = await tools.webFetch({ url: `${s.base}${p}` }, open(ws))
+    const again = await tools.webFetch({ url: `${s.base}${p}` }, open(ws))
+    assert.equal(again.data.cached, true, p)
+    for (const r of [shared, again]) assert.deepEqual([r.content, r.data.encoding, r.data.malformed, r.data.title], [own.content, own.data.encoding, own.data.malformed, own.data.title], p)
+  }
 })
 
 test('compressed bodies: gzip, brotli and deflate are decoded', async () => {

@@ -15,6 +15,13 @@
 // included). The same for browser_read_page (the page loaded first; Chromium's own processes are
 // not counted, only what reaching and rendering the tree costs this process), beside puppeteer's
 // accessibility snapshot when bench/browser's peers are installed.
+// Beside the RSS figure, the heap profile of the same call (`heapPeakX`): the example
+// crates/eddie_tools_core/examples/web_peak.rs (build it first: `cargo build --release --example
+// web_peak -p eddie_tools_core`; the debug one is used when there is no release one) counts
+// every allocation of a process running one web_fetch after two warm-ups, and reports the peak
+// of live native bytes during the call as a multiple of the page, with the peak of each phase
+// (body, decode, parse tree, readability, htmd's parse, Markdown, paging, the result, the
+// result's forms for JS). The JS string itself is V8's (nativeHeapX is the JS heap's growth).
 // Peers: npm install --prefix bench/web   (never root dependencies). Run by hand; never in tests.
 import { execFile } from 'node:child_process'
 import { createServer } from 'node:http'
@@ -144,6 +151,14 @@ const child = (which, url) => new Promise((resolve) => {
   })
 })
 const chromium = (await tools.browserStatus({}, { cwd: here })).data.binary
+const PROFILER = ['release', 'debug'].map((p) => join(here, '..', 'target', p, 'examples', 'web_peak')).find((p) => existsSync(p))
+/** The heap profile of one web_fetch of `url` (examples/web_peak.rs): `{bytes, peak, phases}`. */
+const profile = (url) => new Promise((resolve) => {
+  if (!PROFILER) { resolve(null); return }
+  execFile(PROFILER, [url, `${base}/tiny.html`], { encoding: 'utf8', timeout: 120_000 }, (_err, stdout, stderr) => {
+    try { resolve(JSON.parse(stdout)) } catch { resolve({ err: String(stderr).slice(0, 300) }) }
+  })
+})
 const PUPPETEER = chromium && existsSync(join(here, 'browser', 'node_modules', 'puppeteer-core'))
 let method = ''
 
@@ -164,20 +179,29 @@ for (const f of pages) {
   const memNode = await child('node', url)
   const memRead = await child('read_page', url)
   const memPuppeteer = PUPPETEER ? await child('puppeteer', url) : null
+  const heap = await profile(url)
   const x = (m) => (m ? +(m.rssDelta / bytes).toFixed(2) : null)
   if (memNative.method) method = memNative.method
   rows.push({
     page: f, bytes, nativeMs: +native.toFixed(2), nodeMs: +node.toFixed(2), speedup: +(node / native).toFixed(1),
-    nativePeakX: x(memNative), nodePeakX: x(memNode), readPagePeakX: x(memRead), puppeteerSnapshotPeakX: x(memPuppeteer),
+    nativePeakX: x(memNative), heapPeakX: heap?.peak != null ? +(heap.peak / bytes).toFixed(2) : null,
+    phasesX: heap?.phases ? Object.fromEntries(heap.phases.map((p) => [p.phase, [+(p.peak / bytes).toFixed(2), +(p.held / bytes).toFixed(2)]])) : null,
+    nodePeakX: x(memNode), readPagePeakX: x(memRead), puppeteerSnapshotPeakX: x(memPuppeteer),
     nativeHeapX: +(memNative.heapDelta / bytes).toFixed(2), readPageHeapX: +(memRead.heapDelta / bytes).toFixed(2),
-    errors: [memNative, memNode, memRead, memPuppeteer].filter((m) => m?.err).map((m) => m.err),
+    errors: [memNative, memNode, memRead, memPuppeteer, heap].filter((m) => m?.err).map((m) => m.err),
     nativeChars: outNative.length, nodeChars: outNode.length,
     checked: missNative.length === 0 && missNode.length === 0 ? 'ok' : `native missing ${JSON.stringify(missNative)}, node missing ${JSON.stringify(missNode)}`,
   })
 }
 server.close()
 for (const r of rows) console.log(JSON.stringify(r))
-console.table(rows.map(({ page, bytes, nativeMs, nodeMs, speedup, nativePeakX, nodePeakX, readPagePeakX, puppeteerSnapshotPeakX, checked }) => ({ page, KB: (bytes / 1024).toFixed(0), nativeMs, nodeMs, speedup, nativePeakX, nodePeakX, readPagePeakX, puppeteerSnapshotPeakX, checked })))
+console.table(rows.map(({ page, bytes, nativeMs, nodeMs, speedup, nativePeakX, heapPeakX, nodePeakX, readPagePeakX, puppeteerSnapshotPeakX, checked }) => ({ page, KB: (bytes / 1024).toFixed(0), nativeMs, nodeMs, speedup, nativePeakX, heapPeakX, nodePeakX, readPagePeakX, puppeteerSnapshotPeakX, checked })))
+if (PROFILER) {
+  // Each phase's peak of live native bytes (above the call's start) as a multiple of the page,
+  // and what it still held at its end: [peak, held].
+  console.log(`heap profile by phase (${PROFILER.includes('release') ? 'release' : 'debug'} web_peak), [peak, held] × the page:`)
+  console.table(Object.fromEntries(rows.filter((r) => r.phasesX).map((r) => [r.page, Object.fromEntries(Object.entries(r.phasesX).map(([k, v]) => [k, `${v[0]} / ${v[1]}`]))])))
+}
 console.log(`total: native ${totalNative.toFixed(1)} ms, node ${totalNode.toFixed(1)} ms for ${(totalBytes / 1024).toFixed(0)} KB: ${(totalNode / totalNative).toFixed(1)}x; median per-page speedup ${median(rows.map((r) => r.speedup))}x; native peak memory per call: median ${median(rows.map((r) => r.nativePeakX))}x the page, max ${Math.max(...rows.map((r) => r.nativePeakX))}x`)
 const peak = (k) => `median ${median(rows.map((r) => r[k]))}x, max ${Math.max(...rows.map((r) => r[k]))}x`
-console.log(`peak memory per call, ${method} (target ≤ 3x the page): web_fetch ${peak('nativePeakX')}; browser_read_page ${peak('readPagePeakX')}; jsdom pipeline ${peak('nodePeakX')}${PUPPETEER ? `; puppeteer snapshot ${peak('puppeteerSnapshotPeakX')}` : ''}`)
+console.log(`peak memory per call, ${method} (target ≤ 3x the page): web_fetch ${peak('nativePeakX')}${PROFILER ? `, live native heap ${peak('heapPeakX')}` : ''}; browser_read_page ${peak('readPagePeakX')}; jsdom pipeline ${peak('nodePeakX')}${PUPPETEER ? `; puppeteer snapshot ${peak('puppeteerSnapshotPeakX')}` : ''}`)

@@ -3,6 +3,7 @@
 //! content (a readability port, `dom_smoothie`) turned into Markdown (`htmd`) or plain text.
 
 use encoding_rs::Encoding;
+use tendril::StrTendril;
 
 /// What a body is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,23 +126,48 @@ pub fn meta_charset(bytes: &[u8]) -> Option<&'static Encoding> {
     None
 }
 
-/// Decode `bytes`: a BOM wins (as in browsers), then the header's charset, then (HTML) the
-/// `<meta>` charset, then UTF-8 when the bytes are valid UTF-8, else `chardetng`'s guess.
-pub fn decode(bytes: &[u8], content_type: Option<&str>, html: bool) -> Decoded {
-    let (enc, source, body) = if let Some((enc, len)) = Encoding::for_bom(bytes) {
-        (enc, "bom", &bytes[len..])
+/// The encoding of `bytes`, where it came from, and the length of its BOM: a BOM wins (as in
+/// browsers), then the header's charset, then (HTML) the `<meta>` charset, then UTF-8 when the
+/// bytes are valid UTF-8, else `chardetng`'s guess.
+fn encoding_of(
+    bytes: &[u8],
+    content_type: Option<&str>,
+    html: bool,
+) -> (&'static Encoding, &'static str, usize) {
+    if let Some((enc, len)) = Encoding::for_bom(bytes) {
+        (enc, "bom", len)
     } else if let Some(enc) = charset_param(content_type).and_then(|c| Encoding::for_label(c.as_bytes())) {
-        (enc, "header", bytes)
+        (enc, "header", 0)
     } else if let Some(enc) = html.then(|| meta_charset(bytes)).flatten() {
-        (enc, "meta", bytes)
+        (enc, "meta", 0)
     } else if std::str::from_utf8(bytes).is_ok() {
-        (encoding_rs::UTF_8, "utf-8", bytes)
+        (encoding_rs::UTF_8, "utf-8", 0)
     } else {
         let mut det = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
         det.feed(bytes, true);
-        (det.guess(None, chardetng::Utf8Detection::Deny), "detected", bytes)
-    };
-    let (text, malformed) = enc.decode_without_bom_handling(body);
+        (det.guess(None, chardetng::Utf8Detection::Deny), "detected", 0)
+    }
+}
+
+/// Decode `bytes`: a BOM wins (as in browsers), then the header's charset, then (HTML) the
+/// `<meta>` charset, then UTF-8 when the bytes are valid UTF-8, else `chardetng`'s guess.
+pub fn decode(bytes: &[u8], content_type: Option<&str>, html: bool) -> Decoded {
+    let (enc, source, bom) = encoding_of(bytes, content_type, html);
+    let (text, malformed) = enc.decode_without_bom_handling(&bytes[bom..]);
+    Decoded { text: text.into_owned(), encoding: enc.name(), source, malformed }
+}
+
+/// [`decode`] a body this call owns: valid UTF-8 becomes the text in place, never copied.
+pub fn decode_owned(mut bytes: Vec<u8>, content_type: Option<&str>, html: bool) -> Decoded {
+    let (enc, source, mut bom) = encoding_of(&bytes, content_type, html);
+    if enc == encoding_rs::UTF_8 && std::str::from_utf8(&bytes[bom..]).is_ok() {
+        bytes.drain(..bom);
+        match String::from_utf8(bytes) {
+            Ok(text) => return Decoded { text, encoding: enc.name(), source, malformed: false },
+            Err(e) => (bytes, bom) = (e.into_bytes(), 0),
+        }
+    }
+    let (text, malformed) = enc.decode_without_bom_handling(&bytes[bom..]);
     Decoded { text: text.into_owned(), encoding: enc.name(), source, malformed }
 }
 
@@ -164,15 +190,41 @@ const BOILERPLATE: &[&str] = &[
 
 /// The main content of `html` (fetched from `url`, for resolving links).
 pub fn article(html: &str, url: Option<&str>) -> Article {
+    article_of(StrTendril::from_slice(html), url)
+}
+
+/// [`article`] of a page this call owns, taken as the parser's input itself (not copied beside
+/// it); the page is kept, shared, until the article is out, for the fallbacks below (at no cost:
+/// the tree's text nodes hold the same buffer, and the profile's peak is the same without it).
+///
+/// The readability pass is `dom_smoothie`'s `parse`, run with less memory: `parse` works on a
+/// copy of the tree for each of up to four attempts (relaxing one rule each time) and keeps the
+/// best; its first attempt is the strict one, and it is kept when its article has at least
+/// `char_threshold` characters. So the strict attempt is made on the tree itself
+/// (`parse_with_policy(Strict)`, the same steps); when its article reaches the threshold
+/// (counted after the post-processing, which only removes text, so the count before was at
+/// least as much) that is `parse`'s answer, else the page is parsed again for the full `parse`.
+pub fn article_of(html: StrTendril, url: Option<&str>) -> Article {
     let cfg = dom_smoothie::Config { max_elements_to_parse: 200_000, ..Default::default() };
-    let parsed = dom_smoothie::Readability::new(html, url, Some(cfg)).ok().and_then(|mut r| r.parse().ok());
+    let threshold = cfg.char_threshold;
+    let strict =
+        dom_smoothie::Readability::new(html.clone(), url, Some(cfg.clone())).ok().and_then(|mut r| {
+            super::profile::mark("parse");
+            let a = r.parse_with_policy(dom_smoothie::ParsePolicy::Strict).ok()?;
+            let long = r.doc.select_single("#readability-page-1").nodes().first()?.normalized_char_count();
+            (long >= threshold).then_some(a)
+        });
+    let parsed = strict.or_else(|| {
+        dom_smoothie::Readability::new(html.clone(), url, Some(cfg)).ok().and_then(|mut r| r.parse().ok())
+    });
+    super::profile::mark("readability");
     match parsed {
-        Some(a) if !a.text_content.trim().is_empty() => Article {
-            title: Some(a.title.trim().to_owned()).filter(|t| !t.is_empty()),
-            html: a.content.to_string(),
-            readable: true,
-        },
-        _ => Article { title: title_of(html), html: html.to_owned(), readable: false },
+        Some(a) if !a.text_content.trim().is_empty() => {
+            let title = Some(a.title.trim().to_owned()).filter(|t| !t.is_empty());
+            drop(a.text_content);
+            Article { title, html: a.content.to_string(), readable: true }
+        }
+        _ => Article { title: title_of(&html), html: html.to_string(), readable: false },
     }
 }
 
@@ -189,11 +241,33 @@ pub fn title_of(html: &str) -> Option<String> {
 /// HTML to Markdown: links, headings, lists, code blocks and tables kept; scripts, styles and
 /// (for a whole page) navigation dropped.
 pub fn markdown(html: &str, whole_page: bool) -> String {
+    let md = converter(whole_page).convert(html).unwrap_or_default();
+    super::profile::mark("htmd");
+    tidy(&md)
+}
+
+/// [`markdown`] of HTML this call owns: dropped once parsed, before the Markdown is written.
+pub fn markdown_owned(html: String, whole_page: bool) -> String {
+    let conv = converter(whole_page);
+    let md = match conv.html_to_tree(&html) {
+        Ok(tree) => {
+            drop(html);
+            conv.tree_to_markdown(&tree)
+        }
+        Err(_) => String::new(),
+    };
+    super::profile::mark("htmd");
+    tidy(&md)
+}
+
+/// The `htmd` converter: ATX headings, fenced code, `-` bullets; scripts, styles and the head
+/// skipped, and for a whole page its boilerplate too.
+fn converter(whole_page: bool) -> htmd::HtmlToMarkdown {
     let mut skip = vec!["script", "style", "noscript", "template", "head"];
     if whole_page {
         skip.extend_from_slice(BOILERPLATE);
     }
-    let conv = htmd::HtmlToMarkdown::builder()
+    htmd::HtmlToMarkdown::builder()
         .options(htmd::options::Options {
             bullet_list_marker: htmd::options::BulletListMarker::Dash,
             ul_bullet_spacing: 1,
@@ -201,14 +275,16 @@ pub fn markdown(html: &str, whole_page: bool) -> String {
             ..Default::default()
         })
         .skip_tags(skip)
-        .build();
-    let md = conv.convert(html).unwrap_or_default();
-    tidy(&md)
+        .build()
 }
 
 /// HTML to plain text: the Markdown without its markup characters for links and emphasis.
 pub fn text(html: &str, whole_page: bool) -> String {
-    let md = markdown(html, whole_page);
+    text_of(&markdown(html, whole_page))
+}
+
+/// The plain text of Markdown made by [`markdown`].
+pub fn text_of(md: &str) -> String {
     let mut out = String::with_capacity(md.len());
     let mut in_code = false;
     for line in md.lines() {
@@ -316,6 +392,89 @@ mod tests {
         assert_eq!((d.encoding, d.source, d.malformed), ("UTF-8", "utf-8", false));
         let d = decode(b"bad \xff utf8", Some("text/plain; charset=utf-8"), false);
         assert!(d.malformed && d.text.contains('\u{fffd}'));
+    }
+
+    #[test]
+    fn a_body_decoded_in_place_reads_as_the_same_body_decoded_from_a_borrow() {
+        let cases: &[(&[u8], Option<&str>, bool)] = &[
+            ("\u{feff}<p>héllo</p>".as_bytes(), Some("text/html"), true),
+            ("\u{feff}héllo".as_bytes(), Some("text/plain; charset=iso-8859-1"), false),
+            (b"\xff\xfeh\x00i\x00", None, false),
+            (b"caf\xe9", Some("text/plain; charset=ISO-8859-1"), false),
+            (b"<meta charset=\"shift_jis\">\x93\xfa\x96\x7b\x8c\xea", Some("text/html"), true),
+            ("ok ünïcode".as_bytes(), None, false),
+            ("<p>ünïcode</p>".as_bytes(), Some("text/html; charset=utf-8"), true),
+            (b"bad \xff utf8", Some("text/plain; charset=utf-8"), false),
+            (b"\xef\xbb\xbfbad \xff after a BOM", None, false),
+            (b"plain \xff\xfe\xfd bytes that are not utf-8 \xe9\xe8", None, false),
+            (b"", None, true),
+            (b"\xef\xbb\xbf", None, true),
+        ];
+        for (bytes, ct, html) in cases {
+            let borrowed = decode(bytes, *ct, *html);
+            let owned = decode_owned(bytes.to_vec(), *ct, *html);
+            assert_eq!(
+                (&owned.text, owned.encoding, owned.source, owned.malformed),
+                (&borrowed.text, borrowed.encoding, borrowed.source, borrowed.malformed),
+                "{bytes:?} {ct:?}"
+            );
+        }
+    }
+
+    /// `dom_smoothie`'s own `parse`, as `article` called it before it ran the strict attempt
+    /// on the tree itself: the oracle.
+    fn parsed_by_dom_smoothie(html: &str, url: Option<&str>) -> (Option<String>, String, bool) {
+        let cfg = dom_smoothie::Config { max_elements_to_parse: 200_000, ..Default::default() };
+        match dom_smoothie::Readability::new(html, url, Some(cfg)).ok().and_then(|mut r| r.parse().ok()) {
+            Some(a) if !a.text_content.trim().is_empty() => {
+                (Some(a.title.trim().to_owned()).filter(|t| !t.is_empty()), a.content.to_string(), true)
+            }
+            _ => (title_of(html), html.to_owned(), false),
+        }
+    }
+
+    #[test]
+    fn the_strict_attempt_made_on_the_tree_itself_finds_what_dom_smoothies_parse_finds() {
+        // Its strict attempt drops the sidebar (an "unlikely" class) and keeps under 500
+        // characters, so `parse` tries again without that rule and finds the long text.
+        let para = "This paragraph is long enough, with commas, clauses, and words, to be scored as content by the readability pass. ";
+        let short_strict = format!(
+            "<html><head><title>Fallback</title></head><body><div class=\"sidebar\"><p>{}</p><p>{}</p></div><div><p>A short note, here.</p></div></body></html>",
+            para.repeat(4),
+            para.repeat(3)
+        );
+        let cfg = dom_smoothie::Config { max_elements_to_parse: 200_000, ..Default::default() };
+        let strict = dom_smoothie::Readability::new(short_strict.as_str(), None, Some(cfg))
+            .and_then(|mut r| r.parse_with_policy(dom_smoothie::ParsePolicy::Strict))
+            .map(|a| a.content.to_string())
+            .unwrap_or_default();
+        let (_, full, _) = parsed_by_dom_smoothie(&short_strict, None);
+        assert!(
+            full.contains("long enough") && !strict.contains("long enough"),
+            "the page no longer tests the fallback"
+        );
+
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/fixtures/web");
+        let mut pages: Vec<(String, String)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "html"))
+            .map(|p| {
+                (p.display().to_string(), decode(&std::fs::read(&p).unwrap(), Some("text/html"), true).text)
+            })
+            .collect();
+        assert!(pages.len() >= 14, "{}", dir.display());
+        pages.push(("short strict".into(), short_strict));
+        pages.push((
+            "not readable".into(),
+            "<html><head><title>T</title></head><body><nav>menu</nav></body></html>".into(),
+        ));
+        pages.push(("empty".into(), String::new()));
+        for (name, html) in &pages {
+            let url = Some("https://docs.example/a/page.html");
+            let a = article(html, url);
+            assert_eq!((a.title, a.html, a.readable), parsed_by_dom_smoothie(html, url), "{name}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod check_url;
 pub mod download;
 pub mod extract;
+pub mod profile;
 pub mod web_fetch;
 pub mod web_search;
 

@@ -15,11 +15,13 @@ use serde_json::{Value, json};
 
 use super::chain_json;
 use super::extract::{self, Kind};
+use super::profile;
 use crate::call::args::lenient::{Cap, Flag, Offset, Seconds};
 use crate::context::{Ctx, NetworkPolicy};
 use crate::engine::net::{self, Guard, Hop, Request};
 use crate::error::{Result, ToolError};
 use crate::output::ToolOutput;
+use tendril::StrTendril;
 
 const NAME: &str = "web_fetch";
 /// Default characters per page.
@@ -137,13 +139,24 @@ pub fn render_body(
     url: &str,
     format: Format,
 ) -> (String, Option<String>) {
-    let r = render(body, content_type, url, format);
+    let r = render(Arc::new(body.to_vec()), content_type, url, format);
     (r.text, r.title)
 }
 
-fn render(body: &[u8], content_type: Option<&str>, url: &str, format: Format) -> Rendered {
+/// The body's text: moved out of the body when this call holds it alone (decoded in place when
+/// it is UTF-8), else decoded from the shared bytes (the cache's).
+fn decode_body(body: Arc<Vec<u8>>, content_type: Option<&str>, html: bool) -> extract::Decoded {
+    match Arc::try_unwrap(body) {
+        Ok(bytes) => extract::decode_owned(bytes, content_type, html),
+        Err(shared) => extract::decode(&shared, content_type, html),
+    }
+}
+
+/// Render a body, dropping each form of the page as soon as the next one is made (the bytes
+/// once decoded, the text once parsed, the tree once its article is serialised).
+fn render(body: Arc<Vec<u8>>, content_type: Option<&str>, url: &str, format: Format) -> Rendered {
     let mime = extract::mime_of(content_type);
-    match extract::kind_of(mime.as_deref(), body) {
+    match extract::kind_of(mime.as_deref(), &body) {
         Kind::Binary => Rendered {
             text: format!(
                 "[binary content: {}, {} bytes; not shown (use download to save it)]",
@@ -157,7 +170,7 @@ fn render(body: &[u8], content_type: Option<&str>, url: &str, format: Format) ->
             readable: None,
         },
         Kind::Text => {
-            let d = extract::decode(body, content_type, false);
+            let d = decode_body(body, content_type, false);
             Rendered {
                 text: d.text,
                 title: None,
@@ -168,7 +181,8 @@ fn render(body: &[u8], content_type: Option<&str>, url: &str, format: Format) ->
             }
         }
         Kind::Html => {
-            let d = extract::decode(body, content_type, true);
+            let d = decode_body(body, content_type, true);
+            profile::mark("decode");
             if format == Format::Raw {
                 let title = extract::title_of(&d.text);
                 return Rendered {
@@ -180,19 +194,21 @@ fn render(body: &[u8], content_type: Option<&str>, url: &str, format: Format) ->
                     readable: None,
                 };
             }
-            let a = extract::article(&d.text, Some(url));
+            let (encoding, malformed) = (d.encoding, d.malformed);
+            let a = extract::article_of(StrTendril::from(d.text), Some(url));
             let whole = !a.readable;
             let text = match format {
-                Format::Markdown => extract::markdown(&a.html, whole),
-                Format::Text => extract::text(&a.html, whole),
+                Format::Markdown => extract::markdown_owned(a.html, whole),
+                Format::Text => extract::text_of(&extract::markdown_owned(a.html, whole)),
                 _ => a.html,
             };
+            profile::mark("markdown");
             Rendered {
                 text,
                 title: a.title,
                 kind: "html",
-                encoding: Some(d.encoding),
-                malformed: d.malformed,
+                encoding: Some(encoding),
+                malformed,
                 readable: Some(a.readable),
             }
         }
@@ -242,7 +258,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let key: CacheKey = (url.to_string(), policy, cross);
 
     let cached = if no_cache { None } else { cache_get(&key) };
-    let (entry, from_cache, unfollowed) = match cached {
+    let (mut entry, from_cache, unfollowed) = match cached {
         Some(c) if c.at.elapsed() < CACHE_FRESH => (c, true, None),
         stale => {
             let mut req = Request::get(url.clone());
@@ -268,6 +284,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
                 }
                 let unfollowed = resp.unfollowed.clone();
                 let body = if unfollowed.is_some() { Vec::new() } else { resp.body_capped(cap).await? };
+                profile::mark("body");
                 let entry = Cached {
                     at: Instant::now(),
                     final_url: resp.url.to_string(),
@@ -312,11 +329,11 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         return Ok(ToolOutput::new(content, data));
     }
 
-    let body = Arc::clone(&entry.body);
+    // The body leaves the entry: unless the cache holds it too, the render owns the only copy.
+    let body = std::mem::take(&mut entry.body);
     let ct = entry.content_type.clone();
     let final_url = entry.final_url.clone();
-    let r =
-        crate::blocking("web_fetch", move || Ok(render(&body, ct.as_deref(), &final_url, format))).await?;
+    let r = crate::blocking("web_fetch", move || Ok(render(body, ct.as_deref(), &final_url, format))).await?;
 
     let total = r.text.chars().count();
     if start > 0 && start >= total {
@@ -324,21 +341,25 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
             "startIndex {start} is past the end: the page has {total} characters"
         )));
     }
-    let page: String = r.text.chars().skip(start).take(max_chars).collect();
-    let returned = page.chars().count();
+    let returned = max_chars.min(total - start.min(total));
     let end = start + returned;
     let truncated = end < total;
-    let mut content = String::new();
+    // The page is cut out of the text in place, not copied.
+    let byte_at = |chars: usize| r.text.char_indices().nth(chars).map_or(r.text.len(), |(i, _)| i);
+    let (from, to) = (byte_at(start), byte_at(end));
+    let mut content = r.text;
+    content.truncate(to);
+    content.drain(..from);
     if entry.status >= 400 {
-        content.push_str(&format!("[HTTP {} from {}]\n\n", entry.status, entry.final_url));
+        content.insert_str(0, &format!("[HTTP {} from {}]\n\n", entry.status, entry.final_url));
     }
-    content.push_str(&page);
     if truncated {
         content.push_str(&format!(
             "\n\n[… {} more characters: showing {start}–{end} of {total}; call again with startIndex: {end}]",
             total - end
         ));
     }
+    profile::mark("page");
     let mut data = data_base;
     data["title"] = json!(r.title);
     data["kind"] = json!(r.kind);
@@ -369,3 +390,41 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     input: Some(input_schema),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    thread_local! {
+        static SEEN: RefCell<Option<Vec<&'static str>>> = const { RefCell::new(None) };
+    }
+
+    /// Records the phases marked on this thread only (other tests run beside this one).
+    fn record(phase: &'static str) {
+        SEEN.with(|s| {
+            if let Some(v) = s.borrow_mut().as_mut() {
+                v.push(phase);
+            }
+        });
+    }
+
+    #[test]
+    fn a_profiler_sees_every_phase_of_a_render_in_order_and_the_same_text_comes_out() {
+        let html = format!(
+            "<html><head><title>T</title></head><body><nav>menu</nav><article><h1>Title</h1>{}</article></body></html>",
+            "<p>Enough words, with commas, to be the article of this page for the readability pass.</p>"
+                .repeat(12)
+        );
+        let (before, _) = render_body(html.as_bytes(), Some("text/html"), "https://e.x/", Format::Markdown);
+        assert!(profile::set_hook(record), "no other test sets the hook");
+        SEEN.with(|s| *s.borrow_mut() = Some(Vec::new()));
+        let (after, title) =
+            render_body(html.as_bytes(), Some("text/html"), "https://e.x/", Format::Markdown);
+        let seen = SEEN.with(|s| s.borrow_mut().take()).unwrap_or_default();
+        assert_eq!(seen, ["decode", "parse", "readability", "htmd", "markdown"]);
+        assert_eq!((after.as_str(), title.as_deref()), (before.as_str(), Some("T")));
+        assert!(after.contains("Enough words") && !after.contains("menu"), "{after}");
+    }
+}

@@ -172,13 +172,21 @@ impl Response {
         if let Some(d) = self.decoder.as_mut() {
             d.set_limit(cap);
         }
+        // An announced length (of the body as served, when it is not encoded) sizes the buffer
+        // once, up to the cap: no doubling, no spare capacity kept.
         let mut out = Vec::new();
+        if let Some(len) = self.inner.content_length()
+            && self.decoder.is_none()
+        {
+            out.reserve_exact(usize::try_from(len).unwrap_or(cap).min(cap));
+        }
         while let Some(chunk) = self.chunk().await? {
             if out.len() + chunk.len() > cap {
                 return Err(too_large(&self.url, cap, None));
             }
             out.extend_from_slice(&chunk);
         }
+        out.shrink_to_fit();
         Ok(out)
     }
 }
