@@ -770,6 +770,40 @@ async fn blame_through_merges_renames_and_crlf_matches_git() {
     assert_eq!(blamed_lines(&got), cli);
 }
 
+/// During an unfinished merge the working tree has two parents, `HEAD` and `MERGE_HEAD`: the
+/// lines the merge brings in are blamed on the other branch's commit, as `git blame` does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blame_during_an_unfinished_merge_counts_merge_head_as_a_parent() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let base: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+    write(d, "m.txt", &base);
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "base"]);
+    git(d, &["checkout", "-q", "-b", "side"]);
+    write(d, "m.txt", &base.replace("line 9\n", "side 9\nside 9b\n"));
+    git(d, &["commit", "-q", "-am", "side edits"]);
+    git(d, &["checkout", "-q", "main"]);
+    write(d, "m.txt", &base.replace("line 2\n", "main 2\n"));
+    git(d, &["commit", "-q", "-am", "main edits"]);
+    git(d, &["merge", "-q", "--no-ff", "--no-commit", "side"]);
+    assert!(d.join(".git/MERGE_HEAD").exists());
+    // And one line of the working tree's own.
+    let merged = std::fs::read_to_string(d.join("m.txt")).unwrap();
+    write(d, "m.txt", &merged.replace("line 5\n", "mine 5\n"));
+    let got = call(d, "git_blame", json!({"file": "m.txt"})).await.unwrap();
+    let mut cli = line_porcelain(&git(d, &["blame", "--line-porcelain", "--", "m.txt"]));
+    let side = git(d, &["rev-parse", "side"]).trim().to_owned();
+    assert_eq!(cli.iter().filter(|c| c.0 == side).count(), 2, "{cli:?}");
+    for (g, c) in blamed_lines(&got).iter().zip(cli.iter_mut()) {
+        if c.0.starts_with("0000") {
+            c.2.clone_from(&g.2);
+        }
+    }
+    assert_eq!(blamed_lines(&got), cli);
+}
+
 /// A generated history of 150 commits on two branches merged back and forth, each commit
 /// inserting, deleting and rewriting lines at pseudo-random places: every line equals
 /// `git blame --line-porcelain`.

@@ -62,6 +62,9 @@ struct Blame<'r> {
     repo: &'r Repository,
     /// The working tree's content of the file, when it is blamed (the origin without a commit).
     worktree: Option<&'r [u8]>,
+    /// The working tree's parents after `HEAD`: the commits of `MERGE_HEAD` while a merge is
+    /// unfinished (as `git blame` counts them).
+    merging: Vec<git2::Commit<'r>>,
     origins: Vec<Origin>,
     index: HashMap<(Option<Oid>, String), usize>,
     /// Newest commit first, as git's queue (by committer date, then first queued).
@@ -82,9 +85,19 @@ pub fn blame(
     let Some(found) = lookup(repo, head.tree_id(), path, &[])? else {
         return Ok(None);
     };
+    let mut merging = Vec::new();
+    if worktree.is_some() {
+        // One commit id a line; no file: no merge under way.
+        let text = std::fs::read_to_string(repo.path().join("MERGE_HEAD")).unwrap_or_default();
+        let ids = text.lines().filter_map(|l| Oid::from_str(l.trim()).ok());
+        for id in ids {
+            merging.push(repo.find_commit(id)?);
+        }
+    }
     let mut b = Blame {
         repo,
         worktree,
+        merging,
         origins: Vec::new(),
         index: HashMap::new(),
         queue: BinaryHeap::new(),
@@ -154,7 +167,7 @@ impl Blame<'_> {
         }
         let (commit, path, chain, blob) = (o.commit, o.path.clone(), o.chain.clone(), o.blob);
         let parents: Vec<git2::Commit<'_>> = match commit {
-            None => vec![head.clone()],
+            None => std::iter::once(head.clone()).chain(self.merging.iter().cloned()).collect(),
             Some(id) => self.repo.find_commit(id)?.parents().collect(),
         };
         let mut found: Vec<Option<Found>> = Vec::with_capacity(parents.len());
