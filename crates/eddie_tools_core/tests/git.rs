@@ -174,6 +174,115 @@ async fn status_errors_have_codes() {
     assert_eq!(e.0, "INVALID_ARGUMENT");
 }
 
+/// `git status --porcelain=v2 -z --untracked-files=all` as sorted (path, XY, rename source).
+fn porcelain_v2(d: &Path) -> Vec<(String, String, Option<String>)> {
+    let oracle =
+        git(d, &["-c", "core.quotepath=off", "status", "--porcelain=v2", "-z", "--untracked-files=all"]);
+    let mut want = Vec::new();
+    let mut fields = oracle.split('\0').filter(|s| !s.is_empty());
+    while let Some(rec) = fields.next() {
+        if let Some(p) = rec.strip_prefix("? ") {
+            want.push((p.to_owned(), "??".into(), None));
+        } else if rec.starts_with("1 ") {
+            let parts: Vec<&str> = rec.splitn(9, ' ').collect();
+            want.push((parts[8].to_owned(), parts[1].to_owned(), None));
+        } else if rec.starts_with("2 ") {
+            let parts: Vec<&str> = rec.splitn(10, ' ').collect();
+            let orig = fields.next().expect("rename source").to_owned();
+            want.push((parts[9].to_owned(), parts[1].to_owned(), Some(orig)));
+        }
+    }
+    want.sort();
+    want
+}
+
+/// `git_status`'s entries in the same shape as [`porcelain_v2`].
+fn status_entries(data: &Value) -> Vec<(String, String, Option<String>)> {
+    let mut got: Vec<(String, String, Option<String>)> = data["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| {
+            (
+                e["path"].as_str().expect("path").to_owned(),
+                format!("{}{}", e["index"].as_str().expect("x"), e["worktree"].as_str().expect("y")),
+                e["origPath"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    got.sort();
+    got
+}
+
+/// The cases a status of our own could get wrong, against git: a file edited in the same second
+/// as the index write (same size), a mode change, a file replaced by a symlink and another by a
+/// folder, a tracked file inside an ignored folder (edited) beside ignored and untracked ones,
+/// nested `.gitignore` files with a negation, `.git/info/exclude`, `core.excludesFile`, an
+/// intent-to-add entry, a staged deletion and an untracked folder two levels deep.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_edge_cases_match_porcelain_v2() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    write(d, "racy.txt", "one\n");
+    write(d, "run.sh", "echo hi\n");
+    write(d, "link-me.txt", "becomes a symlink\n");
+    write(d, "was-file", "becomes a folder\n");
+    write(d, "staged-gone.txt", "deleted in the index\n");
+    write(d, ".gitignore", "build/\n*.o\n");
+    write(d, "build/keep.txt", "tracked inside an ignored folder\n");
+    write(d, "sub/.gitignore", "*.log\n!keep.log\n");
+    write(d, "sub/tracked.txt", "t\n");
+    git(d, &["add", "-f", "-A"]);
+    git(d, &["commit", "-q", "-m", "base"]);
+    // Refresh the index now, then edit racy.txt within the same second, size unchanged.
+    git(d, &["update-index", "--refresh"]);
+    write(d, "racy.txt", "two\n");
+    let mut perm = std::fs::metadata(d.join("run.sh")).expect("stat").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(d.join("run.sh"), perm).expect("chmod");
+    std::fs::remove_file(d.join("link-me.txt")).expect("rm");
+    std::os::unix::fs::symlink("racy.txt", d.join("link-me.txt")).expect("symlink");
+    std::fs::remove_file(d.join("was-file")).expect("rm");
+    write(d, "was-file/inner.txt", "now a folder\n");
+    git(d, &["rm", "-q", "--cached", "staged-gone.txt"]);
+    write(d, "build/keep.txt", "tracked inside an ignored folder, edited\n");
+    write(d, "build/out.o", "ignored\n");
+    write(d, "build/new.txt", "ignored with its folder\n");
+    write(d, "sub/a.log", "ignored by the nested rule\n");
+    write(d, "sub/keep.log", "negated back in\n");
+    write(d, "sub/x.bak", "ignored by info/exclude\n");
+    write(d, ".git/info/exclude", "*.bak\n");
+    let excludes = t.path().join(".git").join("my-excludes");
+    std::fs::write(&excludes, "*.tmp\n").expect("excludes");
+    git(d, &["config", "core.excludesFile", excludes.to_str().expect("utf8")]);
+    write(d, "scratch.tmp", "ignored by core.excludesFile\n");
+    write(d, "ita.txt", "intent to add\n");
+    git(d, &["add", "-N", "ita.txt"]);
+    write(d, "fresh/deeper/n.txt", "untracked, two levels down\n");
+    let want = porcelain_v2(d);
+    // The fixture reaches each case (so a change of git's behaviour cannot hollow the test).
+    for (path, xy) in [
+        ("racy.txt", ".M"),
+        ("run.sh", ".M"),
+        ("link-me.txt", ".T"),
+        ("was-file", ".D"),
+        ("was-file/inner.txt", "??"),
+        ("staged-gone.txt", "D."),
+        ("build/keep.txt", ".M"),
+        ("sub/keep.log", "??"),
+        ("fresh/deeper/n.txt", "??"),
+    ] {
+        assert!(want.iter().any(|w| w.0 == path && w.1 == xy), "git reports {path} {xy}: {want:?}");
+    }
+    for ignored in ["build/out.o", "build/new.txt", "sub/a.log", "sub/x.bak", "scratch.tmp"] {
+        assert!(!want.iter().any(|w| w.0 == ignored), "git ignores {ignored}");
+    }
+    let data = call(d, "git_status", json!({})).await.expect("status");
+    assert_eq!(status_entries(&data), want);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shared by the tests below.
 

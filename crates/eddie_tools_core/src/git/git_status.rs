@@ -61,6 +61,16 @@ fn letters(s: git2::Status) -> (char, char) {
     (x, y)
 }
 
+/// The index's extended flag for `git add -N` (git's index format).
+const INTENT_TO_ADD: u16 = 0x2000;
+
+/// Whether `path` is an intent-to-add entry of `index`.
+fn intent_to_add(index: Option<&git2::Index>, path: &str) -> bool {
+    index
+        .and_then(|i| i.get_path(std::path::Path::new(path), 0))
+        .is_some_and(|e| e.flags_extended & INTENT_TO_ADD != 0)
+}
+
 fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -84,6 +94,12 @@ pub(crate) fn status(
         .include_unmodified(false);
     let statuses =
         repo.statuses(Some(&mut opts)).map_err(|e| super::err(&e, ErrorCode::Internal, "status"))?;
+    // Only read for paths added to the index (to tell intent-to-add entries).
+    let index = if statuses.iter().any(|e| e.status().contains(git2::Status::INDEX_NEW)) {
+        repo.index().ok()
+    } else {
+        None
+    };
     let mut entries = Vec::new();
     let (mut untracked, mut ignored_n, mut conflicts, mut staged, mut unstaged) = (0, 0, 0, 0, 0);
     for e in statuses.iter() {
@@ -96,36 +112,52 @@ pub(crate) fn status(
             ignored_n += 1;
             continue;
         }
-        let (x, y) = letters(s);
         let conflicted = s.contains(git2::Status::CONFLICTED);
-        if conflicted {
-            conflicts += 1;
-        } else if x == '?' {
-            untracked += 1;
-        } else {
-            if x != '.' {
-                staged += 1;
-            }
-            if y != '.' {
-                unstaged += 1;
-            }
-        }
         let (path, orig) = match e.head_to_index() {
             Some(d) if s.contains(git2::Status::INDEX_RENAMED) => {
                 (d.new_file().path_bytes().map(lossy), d.old_file().path_bytes().map(lossy))
             }
             _ => (Some(lossy(e.path_bytes())), None),
         };
-        entries.push(json!({
-            "path": path,
-            "origPath": orig,
-            "index": x.to_string(),
-            "worktree": y.to_string(),
-            "staged": x != '.' && x != '?' && !conflicted,
-            "unstaged": y != '.' && y != '?' && !conflicted,
-            "untracked": x == '?',
-            "conflicted": conflicted,
-        }));
+        let shown = if s.contains(git2::Status::INDEX_DELETED) && s.contains(git2::Status::WT_NEW) {
+            // Deleted in the index, still in the tree: git lists the path twice (`D.` and `??`);
+            // libgit2 gives one entry.
+            vec![('D', '.'), ('?', '?')]
+        } else if !conflicted
+            && s.contains(git2::Status::INDEX_NEW)
+            && intent_to_add(index.as_ref(), path.as_deref().unwrap_or_default())
+        {
+            // An intent-to-add entry (`git add -N`) is not staged yet: git shows `.A` (`.D` once
+            // the file is gone); libgit2 reports it as added to the index.
+            let y = if s.contains(git2::Status::WT_DELETED) { 'D' } else { 'A' };
+            vec![('.', y)]
+        } else {
+            vec![letters(s)]
+        };
+        for (x, y) in shown {
+            if conflicted {
+                conflicts += 1;
+            } else if x == '?' {
+                untracked += 1;
+            } else {
+                if x != '.' {
+                    staged += 1;
+                }
+                if y != '.' {
+                    unstaged += 1;
+                }
+            }
+            entries.push(json!({
+                "path": path,
+                "origPath": orig,
+                "index": x.to_string(),
+                "worktree": y.to_string(),
+                "staged": x != '.' && x != '?' && !conflicted,
+                "unstaged": y != '.' && y != '?' && !conflicted,
+                "untracked": x == '?',
+                "conflicted": conflicted,
+            }));
+        }
     }
     let head = repo.head().ok();
     let unborn = head.is_none();
