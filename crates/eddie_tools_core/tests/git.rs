@@ -76,42 +76,10 @@ async fn call(dir: &Path, tool: &str, args: Value) -> Result<Value, (String, Str
 async fn status_matches_porcelain_v2() {
     let t = fixture();
     let d = t.path();
-    let oracle = git(
-        d,
-        &["-c", "core.quotepath=off", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--branch"],
-    );
-    let mut want: Vec<(String, String, Option<String>)> = Vec::new();
-    let mut fields = oracle.split('\0').filter(|s| !s.is_empty());
-    let mut branch = None;
-    while let Some(rec) = fields.next() {
-        if let Some(b) = rec.strip_prefix("# branch.head ") {
-            branch = Some(b.to_owned());
-        } else if let Some(p) = rec.strip_prefix("? ") {
-            want.push((p.to_owned(), "??".into(), None));
-        } else if rec.starts_with("1 ") {
-            let parts: Vec<&str> = rec.splitn(9, ' ').collect();
-            want.push((parts[8].to_owned(), parts[1].to_owned(), None));
-        } else if rec.starts_with("2 ") {
-            let parts: Vec<&str> = rec.splitn(10, ' ').collect();
-            let orig = fields.next().expect("rename source").to_owned();
-            want.push((parts[9].to_owned(), parts[1].to_owned(), Some(orig)));
-        }
-    }
-    want.sort();
+    let want = porcelain_v2(d);
+    let branch = Some(git(d, &["branch", "--show-current"]).trim().to_owned());
     let data = call(d, "git_status", json!({})).await.expect("status");
-    let mut got: Vec<(String, String, Option<String>)> = data["entries"]
-        .as_array()
-        .expect("entries")
-        .iter()
-        .map(|e| {
-            (
-                e["path"].as_str().expect("path").to_owned(),
-                format!("{}{}", e["index"].as_str().expect("x"), e["worktree"].as_str().expect("y")),
-                e["origPath"].as_str().map(str::to_owned),
-            )
-        })
-        .collect();
-    got.sort();
+    let got = status_entries(&data);
     assert_eq!(got, want);
     assert_eq!(data["branch"].as_str(), branch.as_deref());
     assert_eq!(data["state"], "clean");
