@@ -328,11 +328,11 @@ fn render(q: &Query, found: Found, cancelled: bool) -> ToolOutput {
         content.push('\n');
         content.push_str(p);
     }
-    let data = json!({
+    let mut data = json!({
         "pattern": q.pattern,
         "path": q.path,
         "sortBy": if q.sort == Sort::Mtime { "mtime" } else { "path" },
-        "files": page,
+        "files": null,
         "totalFiles": total,
         "truncated": has_more,
         "cancelled": cancelled,
@@ -340,6 +340,8 @@ fn render(q: &Query, found: Found, cancelled: bool) -> ToolOutput {
         "pagination": paging.to_json(),
         "index": report.to_json(),
     });
+    // Moved in, not copied as `json!` would copy each path (the key keeps its place).
+    data["files"] = serde_json::Value::Array(page.into_iter().map(serde_json::Value::String).collect());
     ToolOutput::new(content, data)
 }
 
