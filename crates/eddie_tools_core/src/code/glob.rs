@@ -240,8 +240,11 @@ fn find(
                 q.include_hidden,
             )
         };
-        let keep = |rel: &str| includes.matches(below_root(rel, &root_rel));
         let suffixes = index::name_suffixes(&q.pattern, q.case_insensitive);
+        // A name pattern that is only `*` and its suffixes (`*.js`, `*.{js,mjs,cjs}`) matches
+        // exactly the names the name table finds for them: no glob to run per path.
+        let decided = suffixes.is_some() && !q.pattern.contains('/');
+        let keep = |rel: &str| decided || includes.matches(below_root(rel, &root_rel));
         let (names, rep) = index::names(&key, &root.rel, max_depth, suffixes.as_deref(), &keep);
         report = rep;
         indexed = names.map(|n| {
