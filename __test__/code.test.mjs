@@ -89,6 +89,32 @@ test('glob: braces, **, path patterns, mtime order, cap', async () => {
   assert.deepEqual(newest.data.files, ['src/c.ts'])
 })
 
+test('glob: a long path list crosses to JS whole and in order (as in the JSON form), also with odd names', async () => {
+  const files = {}
+  for (let i = 0; i < 300; i++) files[`d${i % 7}/f${String(i).padStart(3, '0')}${i % 3 ? '' : 'é'}.js`] = ''
+  files['d0/-.js'] = ''
+  files['d1/a b,"q".js'] = ''
+  const cwd = workspace(files)
+  const expected = Object.keys(files).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
+  // The index's report may change from call to call (it is built behind the first ones).
+  const glob = async (ctx) => {
+    const r = await tools.glob({ pattern: '*.js', maxResults: 10_000 }, { cwd, ...ctx })
+    const data = ctx.dataAsJson ? JSON.parse(r.dataJson) : r.data
+    return { ...data, index: null }
+  }
+  const viaJson = () => glob({ dataAsJson: true })
+  const direct = await glob({})
+  assert.deepEqual(direct.files, expected)
+  assert.deepEqual(Object.keys(direct), Object.keys(await viaJson()))
+  assert.deepEqual(direct, await viaJson())
+  // A name holding a newline: the list cannot cross joined by newlines; it still arrives whole.
+  writeFileSync(join(cwd, 'd2/new\nline.js'), '')
+  const withNewline = await glob({})
+  assert.equal(withNewline.files.length, expected.length + 1)
+  assert.ok(withNewline.files.includes('d2/new\nline.js'))
+  assert.deepEqual(withNewline, await viaJson())
+})
+
 test('code tools: escapes refused, bad input throws coded Errors, process alive', async () => {
   const cwd = workspace({ 'a.txt': 'x' })
   await rejectsWith(assert, tools.grep({ pattern: 'x', path: '../' }, { cwd }), 'OUTSIDE_WORKSPACE')

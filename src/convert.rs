@@ -155,6 +155,10 @@ pub struct Rendered {
     /// Large top-level string fields of `data`, sent as strings rather than inside the JSON
     /// (escaping and `JSON.parse` would cost more than a copy); `null` in `data_json`.
     data_strings: Vec<(String, JsText)>,
+    /// Long top-level lists of strings (a glob's paths), each sent as one text joined by `\n`
+    /// and split on the JS side (one copy and a split instead of a JSON string per item and
+    /// `JSON.parse`); `null` in `data_json`. Only lists whose items hold no `\n`.
+    data_lists: Vec<(String, JsText)>,
     /// `data` crosses as the JSON text `dataJson`, not parsed (`ctx.dataAsJson`).
     as_json: bool,
 }
@@ -162,17 +166,23 @@ pub struct Rendered {
 impl Rendered {
     /// A top-level data string at least this long crosses on its own.
     const SEPARATE_FROM: usize = 64 * 1024;
+    /// A top-level list of at least this many strings crosses joined.
+    const JOIN_FROM: usize = 256;
 
     /// Serialise and convert `out`; run this on a worker thread. `as_json`: `data` is handed
     /// over as its JSON text, whole.
     pub fn new(mut out: ToolOutput, as_json: bool) -> std::result::Result<Self, ToolError> {
         let mut large = Vec::new();
+        let mut lists = Vec::new();
         if !as_json && let Some(fields) = out.data.as_object_mut() {
             for (key, value) in fields.iter_mut() {
                 if let serde_json::Value::String(text) = value
                     && text.len() >= Self::SEPARATE_FROM
                 {
                     large.push((key.clone(), std::mem::take(text)));
+                    *value = serde_json::Value::Null;
+                } else if let Some(joined) = joined_list(value, Self::JOIN_FROM) {
+                    lists.push((key.clone(), JsText::new(joined, true)));
                     *value = serde_json::Value::Null;
                 }
             }
@@ -191,8 +201,23 @@ impl Rendered {
             None => Content::Whole(JsText::new(out.content, true)),
         };
         let data_strings = large.into_iter().map(|(key, text)| (key, JsText::new(text, true))).collect();
-        Ok(Self { schema: out.schema, content, data_json, data_strings, as_json })
+        Ok(Self { schema: out.schema, content, data_json, data_strings, data_lists: lists, as_json })
     }
+}
+
+/// `value`'s items joined by `\n` when it is a list of at least `min` strings none of which
+/// holds a `\n` (so that splitting the text gives back exactly the list).
+fn joined_list(value: &serde_json::Value, min: usize) -> Option<String> {
+    let items = value.as_array().filter(|a| a.len() >= min)?;
+    let mut joined = String::with_capacity(items.iter().map(|v| v.as_str().map_or(0, |s| s.len() + 1)).sum());
+    for (i, item) in items.iter().enumerate() {
+        let text = item.as_str().filter(|s| !s.contains('\n'))?;
+        if i > 0 {
+            joined.push('\n');
+        }
+        joined.push_str(text);
+    }
+    Some(joined)
 }
 
 /// Where `needle` first occurs in `haystack`, found by its first bytes and then checked whole
@@ -227,6 +252,16 @@ pub fn output<'env>(env: &'env Env, out: &Rendered) -> Result<Object<'env>> {
             let js = text.to_js(env)?;
             fields.set_named_property(key, js)?;
             strings.push(js);
+        }
+    }
+    if !out.data_lists.is_empty() {
+        let mut fields = Object::from_unknown(data)?;
+        let string: Function<Unknown, Unknown> = env.get_global()?.get_named_property("String")?;
+        let proto: Object = string.get_named_property("prototype")?;
+        let split: Function<napi::JsString, Unknown> = proto.get_named_property("split")?;
+        let newline = env.create_string("\n")?;
+        for (key, text) in &out.data_lists {
+            fields.set_named_property(key, split.apply(text.to_js(env)?, newline)?)?;
         }
     }
     let content = match &out.content {

@@ -240,8 +240,11 @@ fn find(
                 q.include_hidden,
             )
         };
-        let keep = |rel: &str| includes.matches(below_root(rel, &root_rel));
         let suffixes = index::name_suffixes(&q.pattern, q.case_insensitive);
+        // A name pattern that is only `*` and its suffixes (`*.js`, `*.{js,mjs,cjs}`) matches
+        // exactly the names the name table finds for them: no glob to run per path.
+        let decided = suffixes.is_some() && !q.pattern.contains('/');
+        let keep = |rel: &str| decided || includes.matches(below_root(rel, &root_rel));
         let (names, rep) = index::names(&key, &root.rel, max_depth, suffixes.as_deref(), &keep);
         report = rep;
         indexed = names.map(|n| {
@@ -328,11 +331,11 @@ fn render(q: &Query, found: Found, cancelled: bool) -> ToolOutput {
         content.push('\n');
         content.push_str(p);
     }
-    let data = json!({
+    let mut data = json!({
         "pattern": q.pattern,
         "path": q.path,
         "sortBy": if q.sort == Sort::Mtime { "mtime" } else { "path" },
-        "files": page,
+        "files": null,
         "totalFiles": total,
         "truncated": has_more,
         "cancelled": cancelled,
@@ -340,6 +343,8 @@ fn render(q: &Query, found: Found, cancelled: bool) -> ToolOutput {
         "pagination": paging.to_json(),
         "index": report.to_json(),
     });
+    // Moved in, not copied as `json!` would copy each path (the key keeps its place).
+    data["files"] = serde_json::Value::Array(page.into_iter().map(serde_json::Value::String).collect());
     ToolOutput::new(content, data)
 }
 

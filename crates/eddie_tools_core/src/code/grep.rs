@@ -9,6 +9,7 @@
 //! (`timeoutMs`) and the caller's AbortSignal both return what was found so far, flagged
 //! `timedOut` / `cancelled`.
 
+use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use grep_matcher::Matcher;
@@ -454,15 +455,17 @@ fn page_of_lines(q: &Query, found: &mut Found, offset: usize) -> Shown {
             tunacode_blocks(q, &f.path, &bl, &mut shown.tuna);
         }
         let text = &mut shown.text;
-        text.push_str(&format!("{}\n", f.path));
+        text.push_str(&f.path);
+        text.push('\n');
         for (i, b) in bl.iter().enumerate() {
             if i > 0 {
                 text.push_str("  --\n");
             }
             for l in b {
+                // Written in place: no string per line.
                 let sep = if l.is_match { ':' } else { '-' };
                 let more = if l.cut { " […]" } else { "" };
-                text.push_str(&format!("  {}{sep} {}{more}\n", l.number, l.text));
+                let _ = writeln!(text, "  {}{sep} {}{more}", l.number, l.text);
             }
         }
         if file_truncated {

@@ -991,7 +991,8 @@ pub struct Names {
 /// `**/*.{js,mjs,cjs}` or `src/**/*.d.ts` → `[".js"]`, `[".js", ".mjs", ".cjs"]`,
 /// `[".d.ts"]`. `None` when the last component is not `*` followed by a literal `.` suffix (or
 /// a `{…}` of literal alternatives), or when matching ignores case. A necessary condition only:
-/// the glob's own matcher still decides.
+/// the glob's own matcher still decides, except for a pattern without `/` (`*.js`), whose
+/// matches are exactly the names with one of these endings.
 pub fn name_suffixes(pattern: &str, case_insensitive: bool) -> Option<Vec<String>> {
     if case_insensitive {
         return None;
