@@ -25,7 +25,7 @@
 // Peers: npm install --prefix bench/web   (never root dependencies). Run by hand; never in tests.
 import { execFile } from 'node:child_process'
 import { createServer } from 'node:http'
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -73,7 +73,8 @@ async function reader(which) {
     return {
       load: (u) => tools.browserNavigate({ url: u }, ctx),
       run: async () => (await tools.browserReadPage({ maxChars: 500_000 }, ctx)).content,
-      close: () => tools.browserCloseTab({}, ctx).catch(() => {}),
+      // The call's folder goes with it (each measurement is a fresh process).
+      close: () => tools.browserCloseTab({}, ctx).catch(() => {}).finally(() => rmSync(ctx.cwd, { recursive: true, force: true })),
     }
   }
   const puppeteer = createRequire(join(here, 'browser', 'package.json'))('puppeteer-core')
