@@ -15,12 +15,17 @@
 // Peer: npm install --prefix bench/browser   (never a root dependency). Run by hand; never in tests.
 import { execFile } from 'node:child_process'
 import { createServer } from 'node:http'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
+
+/** A scratch folder, removed when the bench exits (the generated repositories are large). */
+const scratchDirs = []
+process.on('exit', () => { for (const d of scratchDirs) rmSync(d, { recursive: true, force: true }) })
+function scratch(prefix) { const d = mkdtempSync(join(tmpdir(), prefix)); scratchDirs.push(d); return d }
 
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, '..')
@@ -46,7 +51,7 @@ const base = `http://127.0.0.1:${server.address().port}`
 const net = { allowHosts: ['127.0.0.1'] }
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
-const ws = mkdtempSync(join(tmpdir(), 'eddie-bench-browser-'))
+const ws = scratch('eddie-bench-browser-')
 const ctx = { cwd: ws, network: net, confirm: () => true }
 const binary = (await tools.browserStatus({}, ctx)).data.binary
 if (!binary) throw new Error('no Chromium found')

@@ -12,7 +12,7 @@
 // (src/ and node_modules/) into a repository, warm, against `git status --porcelain`.
 // Peer: npm install --prefix bench/git   (never a root dependency). Run by hand; never in tests.
 import { execFileSync, execFile } from 'node:child_process'
-import { mkdtempSync, writeFileSync, mkdirSync, cpSync, existsSync } from 'node:fs'
+import { mkdtempSync, writeFileSync, mkdirSync, cpSync, existsSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -20,6 +20,11 @@ import { fileURLToPath } from 'node:url'
 import { performance } from 'node:perf_hooks'
 import { promisify } from 'node:util'
 import * as tools from '../index.js'
+
+/** A scratch folder, removed when the bench exits (the generated repositories are large). */
+const scratchDirs = []
+process.on('exit', () => { for (const d of scratchDirs) rmSync(d, { recursive: true, force: true }) })
+function scratch(prefix) { const d = mkdtempSync(join(tmpdir(), prefix)); scratchDirs.push(d); return d }
 
 const here = dirname(fileURLToPath(import.meta.url))
 const argv = process.argv.slice(2)
@@ -38,7 +43,7 @@ const cli = async (cwd, ...args) => (await run('git', args, { cwd, env: ENV, max
 
 /** A small repository: 40 files, 120 commits (each edits 3 files), then a few uncommitted edits. */
 function smallRepo() {
-  const dir = mkdtempSync(join(tmpdir(), 'eddie-bench-git-'))
+  const dir = scratch('eddie-bench-git-')
   git(dir, 'init', '-q', '-b', 'main')
   let s = ''
   for (let i = 1; i <= 120; i++) {
@@ -142,7 +147,7 @@ await row('log -n 100 with file counts', (r) => {
  * an earlier line rewritten) and the others edit small files, made with fast-import, as a
  * stand-in for ripgrep's crates/core/flags/defs.rs (no network here to clone ripgrep). */
 function longRepo(commits) {
-  const dir = mkdtempSync(join(tmpdir(), 'eddie-bench-git-long-'))
+  const dir = scratch('eddie-bench-git-long-')
   git(dir, 'init', '-q', '-b', 'main')
   const lines = []
   const parts = []
@@ -229,7 +234,7 @@ if (real) {
 /** A generated work tree of `n` files (100 per folder, two levels), all committed, then a few
  * edits and new files; the index refreshed by git first so that neither side re-hashes. */
 function wideRepo(n) {
-  const dir = mkdtempSync(join(tmpdir(), 'eddie-bench-git-wide-'))
+  const dir = scratch('eddie-bench-git-wide-')
   git(dir, 'init', '-q', '-b', 'main')
   const parts = ['commit refs/heads/main\ncommitter Ada <ada@example.com> 1700000000 +0000\ndata 5\nwide\n']
   for (let i = 0; i < n; i++) {
@@ -259,7 +264,7 @@ if (wide > 0) {
 }
 
 if (corpus) {
-  const big = mkdtempSync(join(tmpdir(), 'eddie-bench-git-corpus-'))
+  const big = scratch('eddie-bench-git-corpus-')
   // src/ and node_modules/ (about 50,000 files; the 200 MB data file left out), all committed.
   for (const part of ['src', 'node_modules']) cpSync(join(corpus, part), join(big, part), { recursive: true })
   git(big, 'init', '-q', '-b', 'main')
