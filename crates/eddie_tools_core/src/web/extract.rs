@@ -160,7 +160,8 @@ pub fn decode(bytes: &[u8], content_type: Option<&str>, html: bool) -> Decoded {
 /// [`decode`] a body this call owns: valid UTF-8 becomes the text in place, never copied.
 pub fn decode_owned(mut bytes: Vec<u8>, content_type: Option<&str>, html: bool) -> Decoded {
     let (enc, source, mut bom) = encoding_of(&bytes, content_type, html);
-    if enc == encoding_rs::UTF_8 && std::str::from_utf8(&bytes[bom..]).is_ok() {
+    if enc == encoding_rs::UTF_8 {
+        // One validation: the text when it is UTF-8, else the bytes back for the decoder.
         bytes.drain(..bom);
         match String::from_utf8(bytes) {
             Ok(text) => return Decoded { text, encoding: enc.name(), source, malformed: false },
