@@ -1,0 +1,911 @@
+//! `git_status`'s own scan of the working tree, for the common case (Linux).
+//!
+//! libgit2's `statuses()` lstat()s every path by its full name on one thread. This scan reads
+//! each folder once (`openat` relative to its parent's descriptor, `getdents` with `d_type`,
+//! `fstatat` relative to the folder), on a few threads, and compares each index entry's stat data
+//! as git does: equal and not racy is unchanged without a read, a different size is modified
+//! without a read, anything else is hashed (the blob id git would compute: no content filters
+//! apply when the scan does). Paths not in the index are asked of libgit2's ignore rules
+//! (`is_path_ignored`), once per folder for a folder. HEAD against the index is libgit2's own
+//! `diff_tree_to_index` with the rename detection `statuses()` uses, computed while the scan
+//! runs. The result is the same list of entries `statuses()` gives, in its order.
+//!
+//! [`items`] answers `None` (and the caller uses `statuses()`) whenever the case is not one the
+//! scan handles exactly: conflicts, gitlinks, skip-worktree or assume-unchanged entries, entry
+//! modes other than 100644/100755/120000, `core.ignorecase`, `core.filemode` or `core.symlinks`
+//! off, `core.trustctime` off or `core.checkStat` set, `core.autocrlf`/`core.eol` set, any
+//! attributes (a `.gitattributes` in the index or anywhere in the tree, `info/attributes`,
+//! `core.attributesFile`, the user's or the system's attributes file), a nested repository,
+//! a special file (FIFO, socket, device) where the index has a file, and any folder that cannot
+//! be opened as one when the scan reaches it (for example swapped for a symlink meanwhile).
+//! Nothing is ever followed: folders are opened with `O_NOFOLLOW | O_DIRECTORY` relative to
+//! their parent, stats use `AT_SYMLINK_NOFOLLOW`, a file is opened for hashing with
+//! `O_NOFOLLOW | O_NONBLOCK` and read only when `fstat` says it is a regular file.
+
+use std::collections::HashMap;
+use std::ffi::CStr;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::{Condvar, Mutex, PoisonError};
+
+use git2::{Delta, ObjectType, Oid, Repository, Status};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, Stat};
+use rustix::io::Errno;
+
+use super::git_status::Item;
+
+/// The index entry flags git's index format defines (`flags` and `flags_extended`).
+const STAGE_MASK: u16 = 0x3000;
+const ASSUME_VALID: u16 = 0x8000;
+const SKIP_WORKTREE: u16 = 0x4000;
+
+const MODE_FILE: u32 = 0o100_644;
+const MODE_EXEC: u32 = 0o100_755;
+const MODE_LINK: u32 = 0o120_000;
+
+/// What the scan needs of one index entry.
+struct Entry {
+    path: Vec<u8>,
+    mode: u32,
+    id: Oid,
+    size: u32,
+    mtime: (i32, u32),
+    ctime: (i32, u32),
+    ino: u32,
+    uid: u32,
+    gid: u32,
+}
+
+/// A folder to read: its descriptor, its path with a trailing `/` (empty for the root), and the
+/// index entries under it (`lo..hi`, empty for an untracked folder).
+struct Job {
+    fd: OwnedFd,
+    prefix: Vec<u8>,
+    lo: usize,
+    hi: usize,
+}
+
+/// What one thread found.
+#[derive(Default)]
+struct Found {
+    /// Index paths with their working-tree flag (modified, deleted, type changed).
+    changed: Vec<(Vec<u8>, Status)>,
+    /// Paths not in the index (file or folder), to be asked of the ignore rules.
+    candidates: Vec<(Vec<u8>, bool)>,
+}
+
+/// The scan cannot answer exactly: use `statuses()`.
+struct Unsupported;
+
+/// The status entries of `repo` (whole repository, no ignored entries), or `None` when the
+/// case is not one the scan handles exactly.
+pub(super) fn items(repo: &Repository) -> Option<Vec<Item>> {
+    let workdir = repo.workdir()?.to_path_buf();
+    if !config_allows(repo) || !attributes_absent(repo) {
+        return None;
+    }
+    // The index file's time before reading it: entries as new as it are racy (an older time
+    // only makes more entries racy, never fewer).
+    let index_mtime = std::fs::metadata(repo.path().join("index")).ok().map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.mtime()
+    });
+    let index = repo.index().ok()?;
+    let entries = snapshot(&index)?;
+    let head = match repo.head() {
+        Ok(h) => Some(h.peel_to_tree().ok()?),
+        Err(e) if matches!(e.code(), git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound) => None,
+        Err(_) => return None,
+    };
+    let root = rustix::fs::open(&workdir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    let threads = std::thread::available_parallelism().map_or(2, usize::from).clamp(1, 8);
+    let racy_from = index_mtime.unwrap_or(i64::MIN);
+    let first = Job { fd: root, prefix: Vec::new(), lo: 0, hi: entries.len() };
+    // HEAD against the index on this thread while the others scan.
+    let (found, head_to_index) = std::thread::scope(|s| {
+        let scan = s.spawn(|| run_pool(&entries, vec![first], racy_from, threads));
+        let h2i = head_to_index(repo, head.as_ref(), &index);
+        (scan.join().ok().and_then(Result::ok), h2i)
+    });
+    let mut found = found?;
+    let head_to_index = head_to_index?;
+    // Paths not in the index: untracked unless ignored; untracked folders are read in turn.
+    let mut untracked: Vec<Vec<u8>> = Vec::new();
+    let mut dir_ignored: HashMap<Vec<u8>, bool> = HashMap::new();
+    loop {
+        let mut jobs = Vec::new();
+        for (path, is_dir) in std::mem::take(&mut found.candidates) {
+            if ignored(repo, &mut dir_ignored, &path, is_dir)? {
+                continue;
+            }
+            if is_dir {
+                match open_dir_path(&workdir, &path) {
+                    Ok(fd) => {
+                        let mut prefix = path;
+                        prefix.push(b'/');
+                        jobs.push(Job { fd, prefix, lo: 0, hi: 0 });
+                    }
+                    // Replaced by a symlink or a file since it was read: a file now.
+                    Err(Errno::LOOP | Errno::NOTDIR) => found.candidates.push((path, false)),
+                    Err(Errno::NOENT) => {}
+                    Err(_) => return None,
+                }
+            } else {
+                untracked.push(path);
+            }
+        }
+        if jobs.is_empty() && found.candidates.is_empty() {
+            break;
+        }
+        if !jobs.is_empty() {
+            let more = run_pool(&entries, jobs, racy_from, threads).ok()?;
+            found.changed.extend(more.changed);
+            found.candidates.extend(more.candidates);
+        }
+    }
+    Some(merge(head_to_index, found.changed, untracked))
+}
+
+/// The config values the scan depends on are git's defaults (or ones it handles).
+fn config_allows(repo: &Repository) -> bool {
+    let Ok(cfg) = repo.config() else { return false };
+    let flag = |name: &str, default: bool| cfg.get_bool(name).unwrap_or(default);
+    let set = |name: &str| cfg.get_entry(name).is_ok();
+    !flag("core.ignorecase", false)
+        && flag("core.filemode", true)
+        && flag("core.symlinks", true)
+        && flag("core.trustctime", true)
+        && !set("core.checkStat")
+        && !flag("core.autocrlf", false)
+        && !set("core.eol")
+        && !set("core.attributesFile")
+        && (!set("core.autocrlf") || cfg.get_bool("core.autocrlf").is_ok())
+}
+
+/// No attributes file outside the tree (the tree's own are checked by the scan and the index).
+fn attributes_absent(repo: &Repository) -> bool {
+    let mut files = vec![repo.path().join("info").join("attributes"), "/etc/gitattributes".into()];
+    match std::env::var_os("XDG_CONFIG_HOME").filter(|x| !x.is_empty()) {
+        Some(x) => files.push(std::path::Path::new(&x).join("git").join("attributes")),
+        None => {
+            if let Some(h) = std::env::var_os("HOME") {
+                files.push(std::path::Path::new(&h).join(".config").join("git").join("attributes"));
+            }
+        }
+    }
+    files.iter().all(|f| std::fs::symlink_metadata(f).is_err())
+}
+
+/// The index's entries, or `None` when one of them is a case the scan leaves to libgit2.
+fn snapshot(index: &git2::Index) -> Option<Vec<Entry>> {
+    let mut out = Vec::with_capacity(index.len());
+    for e in index.iter() {
+        let unsupported = e.flags & (STAGE_MASK | ASSUME_VALID) != 0
+            || e.flags_extended & SKIP_WORKTREE != 0
+            || !matches!(e.mode, MODE_FILE | MODE_EXEC | MODE_LINK)
+            || e.path == b".gitattributes"
+            || e.path.ends_with(b"/.gitattributes");
+        if unsupported {
+            return None;
+        }
+        out.push(Entry {
+            mode: e.mode,
+            id: e.id,
+            size: e.file_size,
+            mtime: (e.mtime.seconds(), e.mtime.nanoseconds()),
+            ctime: (e.ctime.seconds(), e.ctime.nanoseconds()),
+            ino: e.ino,
+            uid: e.uid,
+            gid: e.gid,
+            path: e.path,
+        });
+    }
+    Some(out)
+}
+
+/// HEAD against the index as `statuses()` computes it (same options, same rename detection):
+/// (old path, new path, flags) per change, or `None` when libgit2 fails (the fallback reports it).
+fn head_to_index(
+    repo: &Repository,
+    head: Option<&git2::Tree<'_>>,
+    index: &git2::Index,
+) -> Option<Vec<(Vec<u8>, Vec<u8>, Status)>> {
+    let mut opts = git2::DiffOptions::new();
+    opts.include_typechange(true).include_untracked(true).recurse_untracked_dirs(true);
+    let mut diff = repo.diff_tree_to_index(head, Some(index), Some(&mut opts)).ok()?;
+    let mut find = git2::DiffFindOptions::new();
+    find.for_untracked(true).renames(true);
+    diff.find_similar(Some(&mut find)).ok()?;
+    let mut out = Vec::with_capacity(diff.deltas().len());
+    for d in diff.deltas() {
+        let s = match d.status() {
+            Delta::Added | Delta::Copied => Status::INDEX_NEW,
+            Delta::Deleted => Status::INDEX_DELETED,
+            Delta::Modified => Status::INDEX_MODIFIED,
+            Delta::Renamed if d.old_file().id() != d.new_file().id() => {
+                Status::INDEX_RENAMED | Status::INDEX_MODIFIED
+            }
+            Delta::Renamed => Status::INDEX_RENAMED,
+            Delta::Typechange => Status::INDEX_TYPECHANGE,
+            Delta::Conflicted => Status::CONFLICTED,
+            _ => Status::CURRENT,
+        };
+        let old = d.old_file().path_bytes()?.to_vec();
+        let new = d.new_file().path_bytes()?.to_vec();
+        out.push((old, new, s));
+    }
+    Some(out)
+}
+
+/// The entries as `statuses()` pairs and orders them: a HEAD-vs-index change and a
+/// working-tree change of the same index path are one entry; sorted by path (byte order).
+fn merge(
+    head_to_index: Vec<(Vec<u8>, Vec<u8>, Status)>,
+    changed: Vec<(Vec<u8>, Status)>,
+    untracked: Vec<Vec<u8>>,
+) -> Vec<Item> {
+    let mut worktree: HashMap<Vec<u8>, Status> = changed.into_iter().collect();
+    worktree.extend(untracked.into_iter().map(|p| (p, Status::WT_NEW)));
+    let mut keyed: Vec<(Vec<u8>, Item)> = Vec::with_capacity(head_to_index.len() + worktree.len());
+    for (old, new, s) in head_to_index {
+        let wt = worktree.remove(&new).unwrap_or(Status::CURRENT);
+        let status = s | wt;
+        if status.is_empty() {
+            continue;
+        }
+        keyed.push((new.clone(), Item { path: old.clone(), head_to_index: Some((old, new)), status }));
+    }
+    for (path, status) in worktree {
+        keyed.push((path.clone(), Item { path, head_to_index: None, status }));
+    }
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.into_iter().map(|(_, item)| item).collect()
+}
+
+/// Whether `path` (not in the index) is ignored: a path inside a folder that is ignored is, as
+/// in git; otherwise libgit2's rules (every `.gitignore` level, `info/exclude`,
+/// `core.excludesFile`) decide. `None` when libgit2 fails.
+fn ignored(repo: &Repository, cache: &mut HashMap<Vec<u8>, bool>, path: &[u8], is_dir: bool) -> Option<bool> {
+    if let Some(slash) = memchr::memrchr(b'/', path) {
+        let parent = &path[..slash];
+        let known = cache.get(parent).copied();
+        let parent_ignored = match known {
+            Some(v) => v,
+            None => {
+                let v = ask_ignored(repo, parent, true)?;
+                cache.insert(parent.to_vec(), v);
+                v
+            }
+        };
+        if parent_ignored {
+            return Some(true);
+        }
+    }
+    ask_ignored(repo, path, is_dir)
+}
+
+fn ask_ignored(repo: &Repository, path: &[u8], is_dir: bool) -> Option<bool> {
+    let mut p = std::str::from_utf8(path).ok()?.to_owned();
+    if is_dir {
+        p.push('/');
+    }
+    repo.is_path_ignored(&p).ok()
+}
+
+/// Opens the folder `rel` of the work tree one name at a time, following no symlink.
+fn open_dir_path(workdir: &std::path::Path, rel: &[u8]) -> rustix::io::Result<OwnedFd> {
+    let mut fd = rustix::fs::open(workdir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+    for name in rel.split(|b| *b == b'/') {
+        fd = open_child_dir(&fd, name)?;
+    }
+    Ok(fd)
+}
+
+fn open_child_dir<P: rustix::path::Arg>(parent: &OwnedFd, name: P) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::openat(
+        parent,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+}
+
+/// The shared queue of folders to read.
+struct Queue {
+    jobs: Vec<Job>,
+    active: usize,
+    failed: bool,
+}
+
+/// Reads `jobs` and every tracked folder under them on `threads` threads.
+fn run_pool(entries: &[Entry], jobs: Vec<Job>, racy_from: i64, threads: usize) -> Result<Found, Unsupported> {
+    let queue = Mutex::new(Queue { jobs, active: 0, failed: false });
+    let wake = Condvar::new();
+    let results: Vec<Option<Found>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .spawn_scoped(s, || worker(entries, &queue, &wake, racy_from))
+                    .ok()
+            })
+            .collect();
+        if handles.is_empty() {
+            return vec![None];
+        }
+        handles.into_iter().map(|h| h.join().ok().flatten()).collect()
+    });
+    let mut all = Found::default();
+    for r in results {
+        let f = r.ok_or(Unsupported)?;
+        all.changed.extend(f.changed);
+        all.candidates.extend(f.candidates);
+    }
+    Ok(all)
+}
+
+/// One thread: takes folders from the queue until none is left or one failed. `None` when the
+/// scan failed (here or on another thread).
+fn worker(entries: &[Entry], queue: &Mutex<Queue>, wake: &Condvar, racy_from: i64) -> Option<Found> {
+    let mut found = Found::default();
+    let mut buf = vec![MaybeUninit::<u8>::uninit(); 32 * 1024];
+    let mut more = Vec::new();
+    loop {
+        let job = {
+            let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+            loop {
+                if q.failed {
+                    return None;
+                }
+                if let Some(j) = q.jobs.pop() {
+                    q.active += 1;
+                    break j;
+                }
+                if q.active == 0 {
+                    return Some(found);
+                }
+                q = wake.wait(q).unwrap_or_else(PoisonError::into_inner);
+            }
+        };
+        let ok = read_dir(entries, &job, racy_from, &mut buf, &mut found, &mut more).is_ok();
+        let mut q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+        q.jobs.append(&mut more);
+        q.active -= 1;
+        q.failed |= !ok;
+        wake.notify_all();
+    }
+}
+
+/// What the index holds directly in a folder under a name.
+#[derive(Clone, Copy)]
+enum Child {
+    File(usize),
+    Dir(usize, usize),
+}
+
+/// Reads one folder: compares its tracked files, queues its tracked folders, and notes the
+/// names the index does not have.
+fn read_dir(
+    entries: &[Entry],
+    job: &Job,
+    racy_from: i64,
+    buf: &mut [MaybeUninit<u8>],
+    found: &mut Found,
+    more: &mut Vec<Job>,
+) -> Result<(), Unsupported> {
+    let plen = job.prefix.len();
+    let mut children: HashMap<&[u8], (Child, bool)> = HashMap::new();
+    let mut i = job.lo;
+    while i < job.hi {
+        let rest = &entries[i].path[plen..];
+        match memchr::memchr(b'/', rest) {
+            Some(pos) => {
+                let key = &entries[i].path[..plen + pos + 1];
+                let end = i + entries[i..job.hi].partition_point(|e| e.path.starts_with(key));
+                children.insert(&rest[..pos], (Child::Dir(i, end), false));
+                i = end;
+            }
+            None => {
+                children.insert(rest, (Child::File(i), false));
+                i += 1;
+            }
+        }
+    }
+    let full = |name: &[u8]| {
+        let mut p = Vec::with_capacity(plen + name.len());
+        p.extend_from_slice(&job.prefix);
+        p.extend_from_slice(name);
+        p
+    };
+    let mut dir = RawDir::new(job.fd.as_fd(), buf);
+    while let Some(ent) = dir.next() {
+        let ent = ent.map_err(|_| Unsupported)?;
+        let cname = ent.file_name();
+        let name = cname.to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        if name == b".git" {
+            if plen == 0 {
+                continue;
+            }
+            // A nested repository or a submodule's checkout: libgit2's business.
+            return Err(Unsupported);
+        }
+        if name == b".gitattributes" {
+            return Err(Unsupported);
+        }
+        let mut ft = ent.file_type();
+        if ft == FileType::Unknown {
+            let st = rustix::fs::statat(&job.fd, cname, AtFlags::SYMLINK_NOFOLLOW).map_err(|_| Unsupported)?;
+            ft = FileType::from_raw_mode(st.st_mode);
+        }
+        let Some((child, seen)) = children.get_mut(name) else {
+            match ft {
+                FileType::Directory => found.candidates.push((full(name), true)),
+                FileType::RegularFile | FileType::Symlink => found.candidates.push((full(name), false)),
+                // git and libgit2 list no FIFO, socket or device as untracked.
+                _ => {}
+            }
+            continue;
+        };
+        *seen = true;
+        match (*child, ft) {
+            (Child::Dir(lo, hi), FileType::Directory) => match open_child_dir(&job.fd, cname) {
+                Ok(fd) => {
+                    let mut prefix = full(name);
+                    prefix.push(b'/');
+                    more.push(Job { fd, prefix, lo, hi });
+                }
+                // Replaced since the folder was read (by a symlink, a file, or nothing): what is
+                // there now, read relative to this folder without following it, is the answer.
+                Err(Errno::LOOP | Errno::NOTDIR | Errno::NOENT) => {
+                    deleted(entries, lo, hi, found);
+                    match rustix::fs::statat(&job.fd, cname, AtFlags::SYMLINK_NOFOLLOW) {
+                        Err(Errno::NOENT) => {}
+                        Ok(st) if matches!(FileType::from_raw_mode(st.st_mode), FileType::RegularFile | FileType::Symlink) => {
+                            found.candidates.push((full(name), false));
+                        }
+                        _ => return Err(Unsupported),
+                    }
+                }
+                Err(_) => return Err(Unsupported),
+            },
+            (Child::Dir(lo, hi), _) => {
+                // A folder of the index is no folder now: its files are deleted; the name itself
+                // is a path the index does not have.
+                deleted(entries, lo, hi, found);
+                if matches!(ft, FileType::RegularFile | FileType::Symlink) {
+                    found.candidates.push((full(name), false));
+                }
+            }
+            (Child::File(i), FileType::Directory) => {
+                found.changed.push((entries[i].path.clone(), Status::WT_DELETED));
+                found.candidates.push((full(name), true));
+            }
+            (Child::File(i), FileType::RegularFile | FileType::Symlink) => {
+                if let Some(s) = compare(&entries[i], &job.fd, cname, ft, racy_from)? {
+                    found.changed.push((entries[i].path.clone(), s));
+                }
+            }
+            (Child::File(_), _) => return Err(Unsupported),
+        }
+    }
+    for (child, seen) in children.values() {
+        if !seen {
+            match *child {
+                Child::File(i) => deleted(entries, i, i + 1, found),
+                Child::Dir(lo, hi) => deleted(entries, lo, hi, found),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn deleted(entries: &[Entry], lo: usize, hi: usize, found: &mut Found) {
+    found.changed.extend(entries[lo..hi].iter().map(|e| (e.path.clone(), Status::WT_DELETED)));
+}
+
+/// The working-tree flag of a tracked file that is a regular file or a symlink on disk
+/// (`None`: unchanged).
+fn compare(e: &Entry, dir: &OwnedFd, name: &CStr, ft: FileType, racy_from: i64) -> Result<Option<Status>, Unsupported> {
+    let link = e.mode == MODE_LINK;
+    if link != (ft == FileType::Symlink) {
+        return Ok(Some(Status::WT_TYPECHANGE));
+    }
+    let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(|_| Unsupported)?;
+    if FileType::from_raw_mode(st.st_mode) != ft {
+        // Swapped since the folder was read.
+        return Err(Unsupported);
+    }
+    if !link && (e.mode == MODE_EXEC) != (st.st_mode & 0o100 != 0) {
+        return Ok(Some(Status::WT_MODIFIED));
+    }
+    let size = st.st_size as u32;
+    if e.size != 0 && size != e.size {
+        return Ok(Some(Status::WT_MODIFIED));
+    }
+    if e.size == size && stat_equal(e, &st) && i64::from(e.mtime.0) < racy_from {
+        return Ok(None);
+    }
+    let id = if link { hash_link(dir, name)? } else { hash_file(dir, name)? };
+    Ok((id != e.id).then_some(Status::WT_MODIFIED))
+}
+
+/// The stat data git records, all compared (stricter than git's defaults: a difference only
+/// costs a hash).
+fn stat_equal(e: &Entry, st: &Stat) -> bool {
+    e.mtime == (st.st_mtime as i32, st.st_mtime_nsec as u32)
+        && e.ctime == (st.st_ctime as i32, st.st_ctime_nsec as u32)
+        && e.ino == st.st_ino as u32
+        && e.uid == st.st_uid
+        && e.gid == st.st_gid
+}
+
+fn hash_link(dir: &OwnedFd, name: &CStr) -> Result<Oid, Unsupported> {
+    let target = rustix::fs::readlinkat(dir, name, Vec::new()).map_err(|_| Unsupported)?;
+    Oid::hash_object(ObjectType::Blob, target.as_bytes()).map_err(|_| Unsupported)
+}
+
+fn hash_file(dir: &OwnedFd, name: &CStr) -> Result<Oid, Unsupported> {
+    use std::io::Read;
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|_| Unsupported)?;
+    let st = rustix::fs::fstat(&fd).map_err(|_| Unsupported)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(Unsupported);
+    }
+    let mut data = Vec::with_capacity(usize::try_from(st.st_size).unwrap_or(0));
+    std::fs::File::from(fd).read_to_end(&mut data).map_err(|_| Unsupported)?;
+    Oid::hash_object(ObjectType::Blob, &data).map_err(|_| Unsupported)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The scan and libgit2's `statuses()` on the same repositories, both against
+    //! `git status --porcelain=v2 -z --untracked-files=all` (the git CLI as the oracle).
+    use std::path::Path;
+    use std::process::Command;
+
+    use serde_json::Value;
+
+    use super::super::git_status::status_by;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Ada")
+            .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+            .env("GIT_COMMITTER_NAME", "Ada")
+            .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    fn chmod(p: &Path, mode: u32) {
+        let mut perm = std::fs::metadata(p).expect("stat").permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, mode);
+        std::fs::set_permissions(p, perm).expect("chmod");
+    }
+
+    fn mkfifo(p: &Path) {
+        rustix::fs::mknodat(rustix::fs::CWD, p, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0)
+            .expect("mkfifo");
+    }
+
+    /// git's status as sorted (path, XY, rename source).
+    fn porcelain(d: &Path) -> Vec<(String, String, Option<String>)> {
+        let out = git(d, &["-c", "core.quotepath=off", "status", "--porcelain=v2", "-z", "--untracked-files=all"]);
+        let mut want = Vec::new();
+        let mut fields = out.split('\0').filter(|s| !s.is_empty());
+        while let Some(rec) = fields.next() {
+            if let Some(p) = rec.strip_prefix("? ") {
+                want.push((p.to_owned(), "??".into(), None));
+            } else if rec.starts_with("1 ") {
+                let parts: Vec<&str> = rec.splitn(9, ' ').collect();
+                want.push((parts[8].to_owned(), parts[1].to_owned(), None));
+            } else if rec.starts_with("2 ") {
+                let parts: Vec<&str> = rec.splitn(10, ' ').collect();
+                let orig = fields.next().expect("rename source").to_owned();
+                want.push((parts[9].to_owned(), parts[1].to_owned(), Some(orig)));
+            }
+        }
+        want.sort();
+        want
+    }
+
+    fn entries(data: &Value) -> Vec<(String, String, Option<String>)> {
+        let mut got: Vec<_> = data["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .map(|e| {
+                (
+                    e["path"].as_str().expect("path").to_owned(),
+                    format!("{}{}", e["index"].as_str().expect("x"), e["worktree"].as_str().expect("y")),
+                    e["origPath"].as_str().map(str::to_owned),
+                )
+            })
+            .collect();
+        got.sort();
+        got
+    }
+
+    /// Runs the status both ways on a thread of its own (a FIFO opened for reading would hang
+    /// it: bounded to 60 s), checks both equal git's and each other (the whole JSON), and says
+    /// whether the scan gave the first.
+    fn both(d: &Path) -> (Value, bool) {
+        both_with(d, true)
+    }
+
+    /// [`both`]; without git's answer when `oracle` is false.
+    fn both_with(d: &Path, oracle: bool) -> (Value, bool) {
+        let want = porcelain(d);
+        let dir = d.to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let ws = crate::workspace::Workspace::new(dir.to_str().expect("utf8")).expect("workspace");
+            let fast = status_by(&ws, &dir, false, true).expect("scan");
+            let slow = status_by(&ws, &dir, false, false).expect("statuses");
+            let _ = tx.send((fast, slow));
+        });
+        let ((fast, by_scan), (slow, slow_scan)) =
+            rx.recv_timeout(std::time::Duration::from_secs(60)).expect("status within 60 s");
+        assert!(!slow_scan);
+        if oracle {
+            assert_eq!(entries(&fast), want, "scan against git");
+            assert_eq!(entries(&slow), want, "statuses() against git");
+        }
+        assert_eq!(fast, slow, "scan against statuses(), whole result");
+        (fast, by_scan)
+    }
+
+    #[test]
+    fn scan_and_statuses_match_porcelain_v2() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        write(d, "racy.txt", "one\n");
+        write(d, "run.sh", "echo hi\n");
+        write(d, "link", "placeholder\n");
+        write(d, "becomes-link.txt", "soon a symlink\n");
+        write(d, "becomes-dir", "soon a folder\n");
+        write(d, "gone/a.txt", "a\n");
+        write(d, "gone/deep/b.txt", "b\n");
+        write(d, "dir-becomes-file/x.txt", "x\n");
+        write(d, "mixed/tracked.txt", "t\n");
+        write(d, ".gitignore", "build/\n*.o\n");
+        write(d, "build/keep.txt", "tracked inside an ignored folder\n");
+        write(d, "sub/.gitignore", "*.log\n!keep.log\n");
+        write(d, "sub/tracked.txt", "t\n");
+        write(d, "with space/名前 ü.txt", "non-ASCII\n");
+        write(d, "rename me.txt", "a file long enough for git to see its rename as a rename\n");
+        write(d, "staged.txt", "s\n");
+        write(d, "unstaged-size.txt", "short\n");
+        write(d, "index-gone.txt", "deleted in the index\n");
+        git(d, &["add", "-f", "-A"]);
+        git(d, &["commit", "-q", "-m", "base"]);
+        // The symlink `link` is committed as one, then replaced by a file.
+        std::fs::remove_file(d.join("link")).expect("rm");
+        std::os::unix::fs::symlink("racy.txt", d.join("link")).expect("symlink");
+        git(d, &["add", "link"]);
+        git(d, &["commit", "-q", "-m", "link"]);
+        git(d, &["update-index", "--refresh"]);
+        std::fs::remove_file(d.join("link")).expect("rm");
+        write(d, "link", "a file again\n");
+        // Same second as the index write, same size: racily clean.
+        write(d, "racy.txt", "two\n");
+        chmod(&d.join("run.sh"), 0o755);
+        std::fs::remove_file(d.join("becomes-link.txt")).expect("rm");
+        std::os::unix::fs::symlink("run.sh", d.join("becomes-link.txt")).expect("symlink");
+        std::fs::remove_file(d.join("becomes-dir")).expect("rm");
+        write(d, "becomes-dir/inner.txt", "now a folder\n");
+        std::fs::remove_dir_all(d.join("gone")).expect("rm -r");
+        std::fs::remove_dir_all(d.join("dir-becomes-file")).expect("rm -r");
+        write(d, "dir-becomes-file", "a file where a folder was\n");
+        write(d, "mixed/new.txt", "untracked beside a tracked file\n");
+        write(d, "build/keep.txt", "tracked inside an ignored folder, edited\n");
+        write(d, "build/out.o", "ignored\n");
+        write(d, "build/more/new.txt", "ignored with its folder\n");
+        write(d, "only-ignored/a.o", "ignored\n");
+        write(d, "only-ignored/deeper/b.o", "ignored\n");
+        write(d, "sub/a.log", "ignored by the nested rule\n");
+        write(d, "sub/keep.log", "negated back in\n");
+        write(d, "sub/x.bak", "ignored by info/exclude\n");
+        write(d, ".git/info/exclude", "*.bak\n");
+        write(d, "with space/名前 ü.txt", "non-ASCII, edited\n");
+        write(d, "with space/новый файл.txt", "untracked\n");
+        git(d, &["mv", "rename me.txt", "renamed.txt"]);
+        write(d, "staged.txt", "staged change\n");
+        git(d, &["add", "staged.txt"]);
+        write(d, "staged.txt", "staged change, then edited\n");
+        write(d, "unstaged-size.txt", "longer than before\n");
+        git(d, &["rm", "-q", "--cached", "index-gone.txt"]);
+        write(d, "added.txt", "new in the index\n");
+        git(d, &["add", "added.txt"]);
+        write(d, "ita.txt", "intent to add\n");
+        git(d, &["add", "-N", "ita.txt"]);
+        write(d, "fresh/deeper/n.txt", "untracked, two levels down\n");
+        std::fs::create_dir_all(d.join("empty/inside")).expect("mkdir");
+        mkfifo(&d.join("pipe"));
+        mkfifo(&d.join("mixed/pipe"));
+        let want = porcelain(d);
+        for (path, xy) in [
+            ("racy.txt", ".M"),
+            ("run.sh", ".M"),
+            ("link", ".T"),
+            ("becomes-link.txt", ".T"),
+            ("becomes-dir", ".D"),
+            ("becomes-dir/inner.txt", "??"),
+            ("gone/deep/b.txt", ".D"),
+            ("dir-becomes-file/x.txt", ".D"),
+            ("dir-becomes-file", "??"),
+            ("mixed/new.txt", "??"),
+            ("build/keep.txt", ".M"),
+            ("sub/keep.log", "??"),
+            ("with space/名前 ü.txt", ".M"),
+            ("with space/новый файл.txt", "??"),
+            ("renamed.txt", "R."),
+            ("staged.txt", "MM"),
+            ("unstaged-size.txt", ".M"),
+            ("index-gone.txt", "D."),
+            ("index-gone.txt", "??"),
+            ("added.txt", "A."),
+            ("ita.txt", ".A"),
+            ("fresh/deeper/n.txt", "??"),
+        ] {
+            assert!(want.iter().any(|w| w.0 == path && w.1 == xy), "git reports {path} {xy}: {want:?}");
+        }
+        for absent in ["build/out.o", "build/more/new.txt", "only-ignored/a.o", "sub/a.log", "sub/x.bak", "pipe"] {
+            assert!(!want.iter().any(|w| w.0.starts_with(absent)), "git leaves out {absent}");
+        }
+        let (_, by_scan) = both(d);
+        assert!(by_scan, "the scan applies to this repository");
+        // An unborn branch with staged files, and a clean tree, by the scan too.
+        let u = tempfile::tempdir().expect("tempdir");
+        git(u.path(), &["init", "-q", "-b", "main"]);
+        write(u.path(), "a.txt", "a\n");
+        write(u.path(), "b/c.txt", "c\n");
+        git(u.path(), &["add", "a.txt"]);
+        assert!(both(u.path()).1);
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "all"]);
+        let (clean, by_scan) = both(d);
+        assert!(by_scan && clean["clean"] == Value::Bool(true), "{clean}");
+    }
+
+    /// Content filters make hashing differ from git's plain blob id: the call falls back.
+    #[test]
+    fn attributes_and_special_cases_fall_back() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        write(d, "a.txt", "one\r\ntwo\r\n");
+        write(d, "b.txt", "b\n");
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "base"]);
+        write(d, ".gitattributes", "*.txt text eol=lf\n");
+        write(d, "a.txt", "one\r\ntwo\r\nthree\r\n");
+        assert!(!both(d).1, "an untracked .gitattributes: fallback");
+        git(d, &["add", ".gitattributes"]);
+        assert!(!both(d).1, "a tracked .gitattributes: fallback");
+        git(d, &["rm", "-q", "--cached", ".gitattributes"]);
+        std::fs::remove_file(d.join(".gitattributes")).expect("rm");
+        assert!(both(d).1, "no attributes: the scan");
+        write(d, ".git/info/attributes", "*.txt text\n");
+        assert!(!both(d).1, "info/attributes: fallback");
+        std::fs::remove_file(d.join(".git/info/attributes")).expect("rm");
+        git(d, &["config", "core.autocrlf", "input"]);
+        assert!(!both(d).1, "core.autocrlf: fallback");
+        git(d, &["config", "--unset", "core.autocrlf"]);
+        // A FIFO where the index has a file: never opened (the call returns), and libgit2
+        // decides, as before: it says `.D` where git says `.M`.
+        std::fs::remove_file(d.join("b.txt")).expect("rm");
+        mkfifo(&d.join("b.txt"));
+        let (data, by_scan) = both_with(d, false);
+        assert!(!by_scan, "a FIFO at a tracked path: fallback");
+        assert!(entries(&data).contains(&("b.txt".into(), ".D".into(), None)), "{data}");
+        std::fs::remove_file(d.join("b.txt")).expect("rm");
+        // A nested repository: libgit2's business.
+        std::fs::create_dir_all(d.join("nested")).expect("mkdir");
+        git(&d.join("nested"), &["init", "-q"]);
+        // (libgit2 lists nothing for an empty nested repository where git lists `nested/`: as
+        // before.)
+        assert!(!both_with(d, false).1, "a nested repository: fallback");
+    }
+
+    /// A symlink to a folder outside the workspace where a tracked folder was: the scan lists
+    /// the tracked files as deleted and the link as untracked (as git), and never reads through.
+    #[test]
+    fn a_symlink_in_place_of_a_tracked_folder_is_not_followed() {
+        let outside = tempfile::tempdir().expect("tempdir");
+        write(outside.path(), "secret.txt", "outside\n");
+        write(outside.path(), "a.txt", "a, but different\n");
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        write(d, "d/a.txt", "a\n");
+        write(d, "d/sub/b.txt", "b\n");
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "base"]);
+        std::fs::remove_dir_all(d.join("d")).expect("rm -r");
+        std::os::unix::fs::symlink(outside.path(), d.join("d")).expect("symlink");
+        let (data, by_scan) = both(d);
+        assert!(by_scan);
+        let got = entries(&data);
+        assert!(got.contains(&("d/a.txt".into(), ".D".into(), None)), "{got:?}");
+        assert!(got.contains(&("d".into(), "??".into(), None)), "{got:?}");
+        assert!(!data.to_string().contains("secret"), "{data}");
+    }
+
+    /// A folder swapped for a symlink to the outside while the scan runs (another thread swaps
+    /// it back and forth 300 times): no call errs, and none ever lists a file of the outside.
+    /// `openat(O_NOFOLLOW | O_DIRECTORY)` relative to the parent refuses the link, and the call
+    /// then falls back to libgit2 (which lstat()s and does not follow either).
+    #[test]
+    fn a_folder_swapped_for_a_symlink_during_the_scan_is_not_followed() {
+        let outside = tempfile::tempdir().expect("tempdir");
+        write(outside.path(), "secret.txt", "outside\n");
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path().to_path_buf();
+        git(&d, &["init", "-q", "-b", "main"]);
+        for i in 0..200 {
+            write(&d, &format!("d/f{i}.txt"), "x\n");
+        }
+        for i in 0..50 {
+            write(&d, &format!("e{}/f.txt", i), "x\n");
+        }
+        git(&d, &["add", "-A"]);
+        git(&d, &["commit", "-q", "-m", "base"]);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let swapper = {
+            let (d, out, stop) = (d.clone(), outside.path().to_path_buf(), stop.clone());
+            std::thread::spawn(move || {
+                for _ in 0..300 {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        break;
+                    }
+                    std::fs::rename(d.join("d"), d.join("d.real")).expect("rename");
+                    std::os::unix::fs::symlink(&out, d.join("d")).expect("symlink");
+                    std::thread::sleep(std::time::Duration::from_micros(300));
+                    std::fs::remove_file(d.join("d")).expect("rm link");
+                    std::fs::rename(d.join("d.real"), d.join("d")).expect("rename back");
+                    std::thread::sleep(std::time::Duration::from_micros(300));
+                }
+            })
+        };
+        let ws = crate::workspace::Workspace::new(d.to_str().expect("utf8")).expect("workspace");
+        for _ in 0..40 {
+            let (data, _) = status_by(&ws, &d, false, true).expect("status");
+            assert!(!data.to_string().contains("secret"), "{data}");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        swapper.join().expect("swapper");
+    }
+
+    #[test]
+    fn a_symlinked_folder_is_refused_by_open_child_dir() {
+        let t = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir(t.path().join("real")).expect("mkdir");
+        std::os::unix::fs::symlink(t.path().join("real"), t.path().join("link")).expect("symlink");
+        let root = rustix::fs::open(t.path(), rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY, rustix::fs::Mode::empty())
+            .expect("open");
+        assert!(super::open_child_dir(&root, "real").is_ok());
+        assert!(super::open_child_dir(&root, "link").is_err());
+    }
+}
