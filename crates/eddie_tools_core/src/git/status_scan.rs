@@ -38,6 +38,7 @@ use super::git_status::Item;
 const STAGE_MASK: u16 = 0x3000;
 const ASSUME_VALID: u16 = 0x8000;
 const SKIP_WORKTREE: u16 = 0x4000;
+const EXTENDED: u16 = 0x4000;
 
 const MODE_FILE: u32 = 0o100_644;
 const MODE_EXEC: u32 = 0o100_755;
@@ -84,29 +85,28 @@ pub(super) fn items(repo: &Repository) -> Option<Vec<Item>> {
     if !config_allows(repo) || !attributes_absent(repo) {
         return None;
     }
-    // The index file's time before reading it: entries as new as it are racy (an older time
-    // only makes more entries racy, never fewer).
-    let index_mtime = std::fs::metadata(repo.path().join("index")).ok().map(|m| {
-        use std::os::unix::fs::MetadataExt;
-        m.mtime()
-    });
-    let index = repo.index().ok()?;
-    let entries = snapshot(&index)?;
-    let head = match repo.head() {
-        Ok(h) => Some(h.peel_to_tree().ok()?),
-        Err(e) if matches!(e.code(), git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound) => None,
-        Err(_) => return None,
-    };
+    // The index as the scan reads it: parsed here, without the checksum pass libgit2 makes
+    // (git does not verify it on reading either), so the scan starts at once. libgit2 reads the
+    // same file for HEAD-vs-index meanwhile; the file must be the same one after both.
+    let index_path = repo.path().join("index");
+    let before = identity(&index_path)?;
+    let entries = parse_index(&std::fs::read(&index_path).ok()?)?;
+    // Entries as new as the index file are racy (git's rule).
+    let racy_from = before.2;
     let root = rustix::fs::open(&workdir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
     let threads = std::thread::available_parallelism().map_or(2, usize::from).clamp(1, 8);
-    let racy_from = index_mtime.unwrap_or(i64::MIN);
     let first = Job { fd: root, prefix: Vec::new(), lo: 0, hi: entries.len() };
     // HEAD against the index on this thread while the others scan.
     let (found, head_to_index) = std::thread::scope(|s| {
-        let scan = s.spawn(|| run_pool(&entries, vec![first], racy_from, threads));
-        let h2i = head_to_index(repo, head.as_ref(), &index);
-        (scan.join().ok().and_then(Result::ok), h2i)
+        let scan = std::thread::Builder::new()
+            .spawn_scoped(s, || run_pool(&entries, vec![first], racy_from, threads))
+            .ok();
+        let h2i = libgit2_side(repo, entries.len());
+        (scan.and_then(|h| h.join().ok()).and_then(Result::ok), h2i)
     });
+    if identity(&index_path)? != before {
+        return None;
+    }
     let mut found = found?;
     let head_to_index = head_to_index?;
     // Paths not in the index: untracked unless ignored; untracked folders are read in turn.
@@ -160,6 +160,7 @@ fn config_allows(repo: &Repository) -> bool {
         && !set("core.eol")
         && !set("core.attributesFile")
         && (!set("core.autocrlf") || cfg.get_bool("core.autocrlf").is_ok())
+        && cfg.get_string("extensions.objectformat").map_or(true, |f| f.eq_ignore_ascii_case("sha1"))
 }
 
 /// No attributes file outside the tree (the tree's own are checked by the scan and the index).
@@ -176,29 +177,77 @@ fn attributes_absent(repo: &Repository) -> bool {
     files.iter().all(|f| std::fs::symlink_metadata(f).is_err())
 }
 
-/// The index's entries, or `None` when one of them is a case the scan leaves to libgit2.
-fn snapshot(index: &git2::Index) -> Option<Vec<Entry>> {
-    let mut out = Vec::with_capacity(index.len());
-    for e in index.iter() {
-        let unsupported = e.flags & (STAGE_MASK | ASSUME_VALID) != 0
-            || e.flags_extended & SKIP_WORKTREE != 0
-            || !matches!(e.mode, MODE_FILE | MODE_EXEC | MODE_LINK)
-            || e.path == b".gitattributes"
-            || e.path.ends_with(b"/.gitattributes");
+/// What identifies a version of the index file: device, inode, mtime (s, ns), size.
+fn identity(path: &std::path::Path) -> Option<(u64, u64, i64, i64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).ok()?;
+    Some((m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.size()))
+}
+
+/// libgit2's side of the call: its index (which must hold `len` entries, as the scan's) and
+/// HEAD against it.
+fn libgit2_side(repo: &Repository, len: usize) -> Option<Vec<(Vec<u8>, Vec<u8>, Status)>> {
+    let mut index = repo.index().ok()?;
+    index.read(false).ok()?;
+    if index.len() != len {
+        return None;
+    }
+    let head = match repo.head() {
+        Ok(h) => Some(h.peel_to_tree().ok()?),
+        Err(e) if matches!(e.code(), git2::ErrorCode::UnbornBranch | git2::ErrorCode::NotFound) => None,
+        Err(_) => return None,
+    };
+    head_to_index(repo, head.as_ref(), &index)
+}
+
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The entries of an index file (git's format, versions 2 and 3, SHA-1 ids), or `None` for
+/// anything else or an entry the scan leaves to libgit2 (see the module's comment).
+fn parse_index(data: &[u8]) -> Option<Vec<Entry>> {
+    if data.get(..4)? != b"DIRC" || !matches!(be32(data, 4)?, 2 | 3) {
+        return None;
+    }
+    let count = be32(data, 8)? as usize;
+    let mut out = Vec::with_capacity(count);
+    let mut pos = 12;
+    for _ in 0..count {
+        let e = data.get(pos..pos + 62)?;
+        let flags = u16::from_be_bytes([e[60], e[61]]);
+        let mut head = 62;
+        if flags & EXTENDED != 0 {
+            let ext = u16::from_be_bytes(data.get(pos + 62..pos + 64)?.try_into().ok()?);
+            if ext & SKIP_WORKTREE != 0 {
+                return None;
+            }
+            head = 64;
+        }
+        let rest = data.get(pos + head..)?;
+        let len = memchr::memchr(0, rest)?;
+        let path = &rest[..len];
+        let mode = be32(e, 24)?;
+        let unsupported = flags & (STAGE_MASK | ASSUME_VALID) != 0
+            || !matches!(mode, MODE_FILE | MODE_EXEC | MODE_LINK)
+            || path == b".gitattributes"
+            || path.ends_with(b"/.gitattributes");
         if unsupported {
             return None;
         }
         out.push(Entry {
-            mode: e.mode,
-            id: e.id,
-            size: e.file_size,
-            mtime: (e.mtime.seconds(), e.mtime.nanoseconds()),
-            ctime: (e.ctime.seconds(), e.ctime.nanoseconds()),
-            ino: e.ino,
-            uid: e.uid,
-            gid: e.gid,
-            path: e.path,
+            path: path.to_vec(),
+            mode,
+            id: Oid::from_bytes(&e[40..60]).ok()?,
+            size: be32(e, 36)?,
+            mtime: (be32(e, 8)? as i32, be32(e, 12)?),
+            ctime: (be32(e, 0)? as i32, be32(e, 4)?),
+            ino: be32(e, 20)?,
+            uid: be32(e, 28)?,
+            gid: be32(e, 32)?,
         });
+        // Entries are padded with NULs to a multiple of 8 bytes (at least one NUL).
+        pos += (head + len + 8) & !7;
     }
     Some(out)
 }
@@ -810,6 +859,13 @@ mod tests {
         write(d, ".git/info/attributes", "*.txt text\n");
         assert!(!both(d).1, "info/attributes: fallback");
         std::fs::remove_file(d.join(".git/info/attributes")).expect("rm");
+        git(d, &["update-index", "--index-version", "4"]);
+        assert!(!both(d).1, "index version 4: fallback");
+        git(d, &["update-index", "--index-version", "2"]);
+        git(d, &["update-index", "--skip-worktree", "b.txt"]);
+        assert!(!both(d).1, "a skip-worktree entry: fallback");
+        git(d, &["update-index", "--no-skip-worktree", "b.txt"]);
+        assert!(both(d).1, "back to the common case");
         git(d, &["config", "core.autocrlf", "input"]);
         assert!(!both(d).1, "core.autocrlf: fallback");
         git(d, &["config", "--unset", "core.autocrlf"]);
