@@ -39,6 +39,7 @@ const STAGE_MASK: u16 = 0x3000;
 const ASSUME_VALID: u16 = 0x8000;
 const SKIP_WORKTREE: u16 = 0x4000;
 const EXTENDED: u16 = 0x4000;
+const INTENT_TO_ADD: u16 = 0x2000;
 
 const MODE_FILE: u32 = 0o100_644;
 const MODE_EXEC: u32 = 0o100_755;
@@ -90,7 +91,7 @@ pub(super) fn items(repo: &Repository) -> Option<Vec<Item>> {
     // same file for HEAD-vs-index meanwhile; the file must be the same one after both.
     let index_path = repo.path().join("index");
     let before = identity(&index_path)?;
-    let entries = parse_index(&std::fs::read(&index_path).ok()?)?;
+    let ParsedIndex { entries, tree } = parse_index(&std::fs::read(&index_path).ok()?)?;
     // Entries as new as the index file are racy (git's rule).
     let racy_from = before.2;
     let root = rustix::fs::open(&workdir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
@@ -101,7 +102,14 @@ pub(super) fn items(repo: &Repository) -> Option<Vec<Item>> {
         let scan = std::thread::Builder::new()
             .spawn_scoped(s, || run_pool(&entries, vec![first], racy_from, threads))
             .ok();
-        let h2i = libgit2_side(repo, entries.len());
+        // The index's cache-tree, valid for all of it, names HEAD's tree: nothing is staged (as
+        // git concludes from it), and libgit2 need not read the index at all.
+        let head_tree = repo.head().ok().and_then(|h| h.peel_to_tree().ok()).map(|t| t.id());
+        let h2i = if tree.is_some() && tree == head_tree {
+            Some(Vec::new())
+        } else {
+            libgit2_side(repo, entries.len())
+        };
         (scan.and_then(|h| h.join().ok()).and_then(Result::ok), h2i)
     });
     if identity(&index_path)? != before {
@@ -204,15 +212,24 @@ fn be32(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
+/// An index file as the scan reads it.
+struct ParsedIndex {
+    entries: Vec<Entry>,
+    /// The tree the whole index would write, when its cache-tree extension (`TREE`) says so
+    /// (valid for every entry) and there are no intent-to-add entries.
+    tree: Option<Oid>,
+}
+
 /// The entries of an index file (git's format, versions 2 and 3, SHA-1 ids), or `None` for
 /// anything else or an entry the scan leaves to libgit2 (see the module's comment).
-fn parse_index(data: &[u8]) -> Option<Vec<Entry>> {
+fn parse_index(data: &[u8]) -> Option<ParsedIndex> {
     if data.get(..4)? != b"DIRC" || !matches!(be32(data, 4)?, 2 | 3) {
         return None;
     }
     let count = be32(data, 8)? as usize;
     let mut out = Vec::with_capacity(count);
     let mut pos = 12;
+    let mut intent_to_add = false;
     for _ in 0..count {
         let e = data.get(pos..pos + 62)?;
         let flags = u16::from_be_bytes([e[60], e[61]]);
@@ -222,6 +239,7 @@ fn parse_index(data: &[u8]) -> Option<Vec<Entry>> {
             if ext & SKIP_WORKTREE != 0 {
                 return None;
             }
+            intent_to_add |= ext & INTENT_TO_ADD != 0;
             head = 64;
         }
         let rest = data.get(pos + head..)?;
@@ -249,7 +267,30 @@ fn parse_index(data: &[u8]) -> Option<Vec<Entry>> {
         // Entries are padded with NULs to a multiple of 8 bytes (at least one NUL).
         pos += (head + len + 8) & !7;
     }
-    Some(out)
+    // Extensions (signature, size, data) up to the 20-byte checksum.
+    let mut tree = None;
+    while pos + 8 + 20 <= data.len() {
+        let size = be32(data, pos + 4)? as usize;
+        let body = data.get(pos + 8..pos + 8 + size)?;
+        if &data[pos..pos + 4] == b"TREE" {
+            tree = root_tree(body, out.len());
+        }
+        pos += 8 + size;
+    }
+    Some(ParsedIndex { entries: out, tree: tree.filter(|_| !intent_to_add) })
+}
+
+/// The root record of a cache-tree extension: `""\0<entries> <subtrees>\n<id>`, its id when
+/// it covers all `count` entries (`-1` entries: invalid).
+fn root_tree(body: &[u8], count: usize) -> Option<Oid> {
+    let rest = body.strip_prefix(b"\0")?;
+    let space = memchr::memchr(b' ', rest)?;
+    let covered: i64 = std::str::from_utf8(&rest[..space]).ok()?.parse().ok()?;
+    let newline = space + memchr::memchr(b'\n', &rest[space..])?;
+    if usize::try_from(covered).ok()? != count {
+        return None;
+    }
+    Oid::from_bytes(rest.get(newline + 1..newline + 21)?).ok()
 }
 
 /// HEAD against the index as `statuses()` computes it (same options, same rename detection):
@@ -836,6 +877,11 @@ mod tests {
         git(d, &["commit", "-q", "-m", "all"]);
         let (clean, by_scan) = both(d);
         assert!(by_scan && clean["clean"] == Value::Bool(true), "{clean}");
+        // The index's cache-tree is valid but names another tree than HEAD's now: staged
+        // changes, from libgit2's HEAD-vs-index.
+        git(d, &["reset", "-q", "--soft", "HEAD~1"]);
+        let (soft, by_scan) = both(d);
+        assert!(by_scan && soft["counts"]["staged"].as_u64() > Some(5), "{soft}");
     }
 
     /// Content filters make hashing differ from git's plain blob id: the call falls back.
@@ -952,6 +998,33 @@ mod tests {
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         swapper.join().expect("swapper");
+    }
+
+    /// After a commit, the index's cache-tree names HEAD's tree (the case where libgit2 is not
+    /// asked for HEAD-vs-index); after `git add`, it does not; with an intent-to-add entry, no
+    /// tree is taken from it.
+    #[test]
+    fn the_cache_tree_is_read_as_git_writes_it() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let d = t.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        write(d, "a/b.txt", "b\n");
+        write(d, "c.txt", "c\n");
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "base"]);
+        let read = || super::parse_index(&std::fs::read(d.join(".git/index")).expect("index")).expect("parsed");
+        let head = git(d, &["rev-parse", "HEAD^{tree}"]);
+        let parsed = read();
+        assert_eq!(parsed.entries.len(), 2);
+        assert_eq!(parsed.tree.map(|t| t.to_string()), Some(head.trim().to_owned()));
+        write(d, "c.txt", "changed\n");
+        git(d, &["add", "c.txt"]);
+        assert_eq!(read().tree, None);
+        git(d, &["commit", "-q", "-m", "second"]);
+        assert!(read().tree.is_some());
+        write(d, "ita.txt", "i\n");
+        git(d, &["add", "-N", "ita.txt"]);
+        assert_eq!(read().tree, None);
     }
 
     #[test]
