@@ -181,7 +181,9 @@ pub(super) fn status_by(
         }
         let conflicted = s.contains(git2::Status::CONFLICTED);
         let (path, orig) = match &e.head_to_index {
-            Some((old, new)) if s.contains(git2::Status::INDEX_RENAMED) => (Some(lossy(new)), Some(lossy(old))),
+            Some((old, new)) if s.contains(git2::Status::INDEX_RENAMED) => {
+                (Some(lossy(new)), Some(lossy(old)))
+            }
             _ => (Some(lossy(&e.path)), None),
         };
         let shown = if s.contains(git2::Status::INDEX_DELETED) && s.contains(git2::Status::WT_NEW) {

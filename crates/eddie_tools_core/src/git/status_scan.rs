@@ -45,6 +45,9 @@ const MODE_FILE: u32 = 0o100_644;
 const MODE_EXEC: u32 = 0o100_755;
 const MODE_LINK: u32 = 0o120_000;
 
+/// A HEAD-vs-index change: old path, new path, flags.
+type Staged = (Vec<u8>, Vec<u8>, Status);
+
 /// What the scan needs of one index entry.
 struct Entry {
     path: Vec<u8>,
@@ -94,7 +97,9 @@ pub(super) fn items(repo: &Repository) -> Option<Vec<Item>> {
     let ParsedIndex { entries, tree } = parse_index(&std::fs::read(&index_path).ok()?)?;
     // Entries as new as the index file are racy (git's rule).
     let racy_from = before.2;
-    let root = rustix::fs::open(&workdir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    let root =
+        rustix::fs::open(&workdir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .ok()?;
     let threads = std::thread::available_parallelism().map_or(2, usize::from).clamp(1, 8);
     let first = Job { fd: root, prefix: Vec::new(), lo: 0, hi: entries.len() };
     // HEAD against the index on this thread while the others scan.
@@ -194,7 +199,7 @@ fn identity(path: &std::path::Path) -> Option<(u64, u64, i64, i64, u64)> {
 
 /// libgit2's side of the call: its index (which must hold `len` entries, as the scan's) and
 /// HEAD against it.
-fn libgit2_side(repo: &Repository, len: usize) -> Option<Vec<(Vec<u8>, Vec<u8>, Status)>> {
+fn libgit2_side(repo: &Repository, len: usize) -> Option<Vec<Staged>> {
     let mut index = repo.index().ok()?;
     index.read(false).ok()?;
     if index.len() != len {
@@ -299,7 +304,7 @@ fn head_to_index(
     repo: &Repository,
     head: Option<&git2::Tree<'_>>,
     index: &git2::Index,
-) -> Option<Vec<(Vec<u8>, Vec<u8>, Status)>> {
+) -> Option<Vec<Staged>> {
     let mut opts = git2::DiffOptions::new();
     opts.include_typechange(true).include_untracked(true).recurse_untracked_dirs(true);
     let mut diff = repo.diff_tree_to_index(head, Some(index), Some(&mut opts)).ok()?;
@@ -329,11 +334,7 @@ fn head_to_index(
 
 /// The entries as `statuses()` pairs and orders them: a HEAD-vs-index change and a
 /// working-tree change of the same index path are one entry; sorted by path (byte order).
-fn merge(
-    head_to_index: Vec<(Vec<u8>, Vec<u8>, Status)>,
-    changed: Vec<(Vec<u8>, Status)>,
-    untracked: Vec<Vec<u8>>,
-) -> Vec<Item> {
+fn merge(head_to_index: Vec<Staged>, changed: Vec<(Vec<u8>, Status)>, untracked: Vec<Vec<u8>>) -> Vec<Item> {
     let mut worktree: HashMap<Vec<u8>, Status> = changed.into_iter().collect();
     worktree.extend(untracked.into_iter().map(|p| (p, Status::WT_NEW)));
     let mut keyed: Vec<(Vec<u8>, Item)> = Vec::with_capacity(head_to_index.len() + worktree.len());
@@ -384,7 +385,8 @@ fn ask_ignored(repo: &Repository, path: &[u8], is_dir: bool) -> Option<bool> {
 
 /// Opens the folder `rel` of the work tree one name at a time, following no symlink.
 fn open_dir_path(workdir: &std::path::Path, rel: &[u8]) -> rustix::io::Result<OwnedFd> {
-    let mut fd = rustix::fs::open(workdir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+    let mut fd =
+        rustix::fs::open(workdir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
     for name in rel.split(|b| *b == b'/') {
         fd = open_child_dir(&fd, name)?;
     }
@@ -414,9 +416,7 @@ fn run_pool(entries: &[Entry], jobs: Vec<Job>, racy_from: i64, threads: usize) -
     let results: Vec<Option<Found>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .filter_map(|_| {
-                std::thread::Builder::new()
-                    .spawn_scoped(s, || worker(entries, &queue, &wake, racy_from))
-                    .ok()
+                std::thread::Builder::new().spawn_scoped(s, || worker(entries, &queue, &wake, racy_from)).ok()
             })
             .collect();
         if handles.is_empty() {
@@ -526,7 +526,8 @@ fn read_dir(
         }
         let mut ft = ent.file_type();
         if ft == FileType::Unknown {
-            let st = rustix::fs::statat(&job.fd, cname, AtFlags::SYMLINK_NOFOLLOW).map_err(|_| Unsupported)?;
+            let st =
+                rustix::fs::statat(&job.fd, cname, AtFlags::SYMLINK_NOFOLLOW).map_err(|_| Unsupported)?;
             ft = FileType::from_raw_mode(st.st_mode);
         }
         let Some((child, seen)) = children.get_mut(name) else {
@@ -552,7 +553,12 @@ fn read_dir(
                     deleted(entries, lo, hi, found);
                     match rustix::fs::statat(&job.fd, cname, AtFlags::SYMLINK_NOFOLLOW) {
                         Err(Errno::NOENT) => {}
-                        Ok(st) if matches!(FileType::from_raw_mode(st.st_mode), FileType::RegularFile | FileType::Symlink) => {
+                        Ok(st)
+                            if matches!(
+                                FileType::from_raw_mode(st.st_mode),
+                                FileType::RegularFile | FileType::Symlink
+                            ) =>
+                        {
                             found.candidates.push((full(name), false));
                         }
                         _ => return Err(Unsupported),
@@ -597,7 +603,13 @@ fn deleted(entries: &[Entry], lo: usize, hi: usize, found: &mut Found) {
 
 /// The working-tree flag of a tracked file that is a regular file or a symlink on disk
 /// (`None`: unchanged).
-fn compare(e: &Entry, dir: &OwnedFd, name: &CStr, ft: FileType, racy_from: i64) -> Result<Option<Status>, Unsupported> {
+fn compare(
+    e: &Entry,
+    dir: &OwnedFd,
+    name: &CStr,
+    ft: FileType,
+    racy_from: i64,
+) -> Result<Option<Status>, Unsupported> {
     let link = e.mode == MODE_LINK;
     if link != (ft == FileType::Symlink) {
         return Ok(Some(Status::WT_TYPECHANGE));
@@ -694,13 +706,20 @@ mod tests {
     }
 
     fn mkfifo(p: &Path) {
-        rustix::fs::mknodat(rustix::fs::CWD, p, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0)
-            .expect("mkfifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            p,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .expect("mkfifo");
     }
 
     /// git's status as sorted (path, XY, rename source).
     fn porcelain(d: &Path) -> Vec<(String, String, Option<String>)> {
-        let out = git(d, &["-c", "core.quotepath=off", "status", "--porcelain=v2", "-z", "--untracked-files=all"]);
+        let out =
+            git(d, &["-c", "core.quotepath=off", "status", "--porcelain=v2", "-z", "--untracked-files=all"]);
         let mut want = Vec::new();
         let mut fields = out.split('\0').filter(|s| !s.is_empty());
         while let Some(rec) = fields.next() {
@@ -861,7 +880,9 @@ mod tests {
         ] {
             assert!(want.iter().any(|w| w.0 == path && w.1 == xy), "git reports {path} {xy}: {want:?}");
         }
-        for absent in ["build/out.o", "build/more/new.txt", "only-ignored/a.o", "sub/a.log", "sub/x.bak", "pipe"] {
+        for absent in
+            ["build/out.o", "build/more/new.txt", "only-ignored/a.o", "sub/a.log", "sub/x.bak", "pipe"]
+        {
             assert!(!want.iter().any(|w| w.0.starts_with(absent)), "git leaves out {absent}");
         }
         let (_, by_scan) = both(d);
@@ -1012,7 +1033,8 @@ mod tests {
         write(d, "c.txt", "c\n");
         git(d, &["add", "-A"]);
         git(d, &["commit", "-q", "-m", "base"]);
-        let read = || super::parse_index(&std::fs::read(d.join(".git/index")).expect("index")).expect("parsed");
+        let read =
+            || super::parse_index(&std::fs::read(d.join(".git/index")).expect("index")).expect("parsed");
         let head = git(d, &["rev-parse", "HEAD^{tree}"]);
         let parsed = read();
         assert_eq!(parsed.entries.len(), 2);
@@ -1032,8 +1054,12 @@ mod tests {
         let t = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir(t.path().join("real")).expect("mkdir");
         std::os::unix::fs::symlink(t.path().join("real"), t.path().join("link")).expect("symlink");
-        let root = rustix::fs::open(t.path(), rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY, rustix::fs::Mode::empty())
-            .expect("open");
+        let root = rustix::fs::open(
+            t.path(),
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY,
+            rustix::fs::Mode::empty(),
+        )
+        .expect("open");
         assert!(super::open_child_dir(&root, "real").is_ok());
         assert!(super::open_child_dir(&root, "link").is_err());
     }
