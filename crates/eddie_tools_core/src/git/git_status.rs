@@ -146,6 +146,15 @@ pub(crate) fn status(
     status_by(ws, dir, ignored, true).map(|(v, _)| v)
 }
 
+/// `git_status`'s data for the repository whose work tree is the workspace `cwd`, by the scan
+/// of our own when `scan` and it applies, else by libgit2's `statuses()`; and whether the scan
+/// gave it. For the tests that run both ways on the same repository.
+#[doc(hidden)]
+pub fn status_both_ways(cwd: &str, scan: bool) -> Result<(Value, bool)> {
+    let ws = crate::workspace::Workspace::new(cwd)?;
+    status_by(&ws, std::path::Path::new(cwd), false, scan)
+}
+
 /// [`status`], by our own scan when `fast` and it applies, else by libgit2's `statuses()`; also
 /// says whether the scan gave it.
 pub(super) fn status_by(
