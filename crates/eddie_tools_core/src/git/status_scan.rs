@@ -45,6 +45,9 @@ const MODE_FILE: u32 = 0o100_644;
 const MODE_EXEC: u32 = 0o100_755;
 const MODE_LINK: u32 = 0o120_000;
 
+/// The largest file the scan hashes itself (bytes).
+const HASH_IN_MEMORY: i64 = 256 << 20;
+
 /// A HEAD-vs-index change: old path, new path, flags.
 type Staged = (Vec<u8>, Vec<u8>, Status);
 
@@ -658,7 +661,8 @@ fn hash_file(dir: &OwnedFd, name: &CStr) -> Result<Oid, Unsupported> {
     )
     .map_err(|_| Unsupported)?;
     let st = rustix::fs::fstat(&fd).map_err(|_| Unsupported)?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+    // A file is hashed from memory: a very large one is left to libgit2, which streams it.
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile || st.st_size > HASH_IN_MEMORY {
         return Err(Unsupported);
     }
     let mut data = Vec::with_capacity(usize::try_from(st.st_size).unwrap_or(0));
