@@ -10,6 +10,9 @@ use std::process::Command;
 use eddie_tools_core::{Ctx, registry};
 use serde_json::{Value, json};
 
+mod remote;
+use remote::{porcelain_v2, status_entries};
+
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = git_raw(dir, args);
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -140,46 +143,6 @@ async fn status_errors_have_codes() {
     assert_eq!(e.0, "OUTSIDE_WORKSPACE");
     let e = call(d, "git_status", json!({"path": 5})).await.expect_err("bad type");
     assert_eq!(e.0, "INVALID_ARGUMENT");
-}
-
-/// `git status --porcelain=v2 -z --untracked-files=all` as sorted (path, XY, rename source).
-fn porcelain_v2(d: &Path) -> Vec<(String, String, Option<String>)> {
-    let oracle =
-        git(d, &["-c", "core.quotepath=off", "status", "--porcelain=v2", "-z", "--untracked-files=all"]);
-    let mut want = Vec::new();
-    let mut fields = oracle.split('\0').filter(|s| !s.is_empty());
-    while let Some(rec) = fields.next() {
-        if let Some(p) = rec.strip_prefix("? ") {
-            want.push((p.to_owned(), "??".into(), None));
-        } else if rec.starts_with("1 ") {
-            let parts: Vec<&str> = rec.splitn(9, ' ').collect();
-            want.push((parts[8].to_owned(), parts[1].to_owned(), None));
-        } else if rec.starts_with("2 ") {
-            let parts: Vec<&str> = rec.splitn(10, ' ').collect();
-            let orig = fields.next().expect("rename source").to_owned();
-            want.push((parts[9].to_owned(), parts[1].to_owned(), Some(orig)));
-        }
-    }
-    want.sort();
-    want
-}
-
-/// `git_status`'s entries in the same shape as [`porcelain_v2`].
-fn status_entries(data: &Value) -> Vec<(String, String, Option<String>)> {
-    let mut got: Vec<(String, String, Option<String>)> = data["entries"]
-        .as_array()
-        .expect("entries")
-        .iter()
-        .map(|e| {
-            (
-                e["path"].as_str().expect("path").to_owned(),
-                format!("{}{}", e["index"].as_str().expect("x"), e["worktree"].as_str().expect("y")),
-                e["origPath"].as_str().map(str::to_owned),
-            )
-        })
-        .collect();
-    got.sort();
-    got
 }
 
 /// The cases a status of our own could get wrong, against git: a file edited in the same second

@@ -75,49 +75,125 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The status of the repository at `dir`: the workspace's paths only.
-pub(crate) fn status(
-    ws: &crate::workspace::Workspace,
-    dir: &std::path::Path,
-    ignored: bool,
-) -> Result<Value> {
-    let (repo, scope) = super::common::checkout(ws, dir)?;
+/// One entry of a status, as libgit2's `git_status_entry` gives it: the path (the index's, or
+/// HEAD's for a HEAD-vs-index change), the head-to-index paths (old, new) when there is such a
+/// change, and the flags.
+pub(super) struct Item {
+    pub(super) path: Vec<u8>,
+    pub(super) head_to_index: Option<(Vec<u8>, Vec<u8>)>,
+    pub(super) status: git2::Status,
+}
+
+/// The status options of every call: untracked files one by one, renames HEAD to index.
+pub(super) fn status_options(ignored: bool) -> git2::StatusOptions {
     let mut opts = git2::StatusOptions::new();
-    for s in scope.limit(Vec::new()) {
-        opts.pathspec(s);
-    }
     opts.include_untracked(true)
         .recurse_untracked_dirs(true)
         .include_ignored(ignored)
         .recurse_ignored_dirs(false)
         .renames_head_to_index(true)
         .include_unmodified(false);
+    opts
+}
+
+/// The status computed by our own scan when it applies (see `status_scan.rs`).
+#[cfg(target_os = "linux")]
+fn fast_items(repo: &git2::Repository, scope: &super::boundary::Scope, ignored: bool) -> Option<Vec<Item>> {
+    if ignored || !scope.limit(Vec::new()).is_empty() {
+        return None;
+    }
+    super::status_scan::items(repo)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn fast_items(_: &git2::Repository, _: &super::boundary::Scope, _: bool) -> Option<Vec<Item>> {
+    None
+}
+
+/// The status as libgit2's `statuses()` gives it (the fallback of the scan).
+pub(super) fn libgit2_items(
+    repo: &git2::Repository,
+    scope: &super::boundary::Scope,
+    ignored: bool,
+) -> Result<Vec<Item>> {
+    let mut opts = status_options(ignored);
+    for s in scope.limit(Vec::new()) {
+        opts.pathspec(s);
+    }
     let statuses =
         repo.statuses(Some(&mut opts)).map_err(|e| super::err(&e, ErrorCode::Internal, "status"))?;
+    Ok(statuses
+        .iter()
+        .map(|e| Item {
+            path: e.path_bytes().to_vec(),
+            head_to_index: e.head_to_index().map(|d| {
+                (
+                    d.old_file().path_bytes().unwrap_or_default().to_vec(),
+                    d.new_file().path_bytes().unwrap_or_default().to_vec(),
+                )
+            }),
+            status: e.status(),
+        })
+        .collect())
+}
+
+/// The status of the repository at `dir`: the workspace's paths only.
+pub(crate) fn status(
+    ws: &crate::workspace::Workspace,
+    dir: &std::path::Path,
+    ignored: bool,
+) -> Result<Value> {
+    status_by(ws, dir, ignored, true).map(|(v, _)| v)
+}
+
+/// `git_status`'s data for the repository whose work tree is the workspace `cwd`, by the scan
+/// of our own when `scan` and it applies, else by libgit2's `statuses()`; and whether the scan
+/// gave it. For the tests that run both ways on the same repository.
+#[doc(hidden)]
+pub fn status_both_ways(cwd: &str, scan: bool) -> Result<(Value, bool)> {
+    let ws = crate::workspace::Workspace::new(cwd)?;
+    status_by(&ws, std::path::Path::new(cwd), false, scan)
+}
+
+/// [`status`], by our own scan when `fast` and it applies, else by libgit2's `statuses()`; also
+/// says whether the scan gave it.
+pub(super) fn status_by(
+    ws: &crate::workspace::Workspace,
+    dir: &std::path::Path,
+    ignored: bool,
+    fast: bool,
+) -> Result<(Value, bool)> {
+    let (repo, scope) = super::common::checkout(ws, dir)?;
+    let scanned = if fast { fast_items(&repo, &scope, ignored) } else { None };
+    let by_scan = scanned.is_some();
+    let items = match scanned {
+        Some(items) => items,
+        None => libgit2_items(&repo, &scope, ignored)?,
+    };
     // Only read for paths added to the index (to tell intent-to-add entries).
-    let index = if statuses.iter().any(|e| e.status().contains(git2::Status::INDEX_NEW)) {
+    let index = if items.iter().any(|e| e.status.contains(git2::Status::INDEX_NEW)) {
         repo.index().ok()
     } else {
         None
     };
     let mut entries = Vec::new();
     let (mut untracked, mut ignored_n, mut conflicts, mut staged, mut unstaged) = (0, 0, 0, 0, 0);
-    for e in statuses.iter() {
-        let renamed_from = e.head_to_index().and_then(|d| d.old_file().path_bytes().map(<[u8]>::to_vec));
-        if !scope.contains(e.path_bytes()) || renamed_from.is_some_and(|p| !scope.contains(&p)) {
+    for e in &items {
+        let renamed_from = e.head_to_index.as_ref().map(|(old, _)| old);
+        if !scope.contains(&e.path) || renamed_from.is_some_and(|p| !scope.contains(p)) {
             continue;
         }
-        let s = e.status();
+        let s = e.status;
         if s.contains(git2::Status::IGNORED) {
             ignored_n += 1;
             continue;
         }
         let conflicted = s.contains(git2::Status::CONFLICTED);
-        let (path, orig) = match e.head_to_index() {
-            Some(d) if s.contains(git2::Status::INDEX_RENAMED) => {
-                (d.new_file().path_bytes().map(lossy), d.old_file().path_bytes().map(lossy))
+        let (path, orig) = match &e.head_to_index {
+            Some((old, new)) if s.contains(git2::Status::INDEX_RENAMED) => {
+                (Some(lossy(new)), Some(lossy(old)))
             }
-            _ => (Some(lossy(e.path_bytes())), None),
+            _ => (Some(lossy(&e.path)), None),
         };
         let shown = if s.contains(git2::Status::INDEX_DELETED) && s.contains(git2::Status::WT_NEW) {
             // Deleted in the index, still in the tree: git lists the path twice (`D.` and `??`);
@@ -187,7 +263,7 @@ pub(crate) fn status(
         }
     }
     let workdir = repo.workdir().map(|w| w.display().to_string());
-    Ok(json!({
+    let data = json!({
         "root": workdir,
         "branch": branch,
         "head": oid.map(|o| o.to_string()),
@@ -200,7 +276,8 @@ pub(crate) fn status(
         "entries": entries,
         "clean": entries.is_empty(),
         "counts": {"staged": staged, "unstaged": unstaged, "untracked": untracked, "conflicted": conflicts, "ignored": if ignored { Some(ignored_n) } else { None }},
-    }))
+    });
+    Ok((data, by_scan))
 }
 
 fn render(d: &Value) -> String {

@@ -25,6 +25,8 @@ pub mod is_protected_branch;
 pub mod lock;
 pub mod refname;
 pub mod ssh;
+#[cfg(target_os = "linux")]
+mod status_scan;
 pub mod transport;
 
 use std::path::Path;

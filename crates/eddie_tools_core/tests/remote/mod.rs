@@ -1,5 +1,6 @@
 //! What the remote-transport tests (`git_http`, `git_ssh`) share: the git CLI as the oracle, a
-//! tool call through the registry, and incompressible bytes.
+//! tool call through the registry, and incompressible bytes; `git status`'s oracle (also used by
+//! `git` and `git_status_scan`).
 #![allow(clippy::expect_used, dead_code)]
 
 use std::path::Path;
@@ -44,4 +45,44 @@ pub fn noise(n: usize) -> Vec<u8> {
             x as u8
         })
         .collect()
+}
+
+/// `git status --porcelain=v2 -z --untracked-files=all` as sorted (path, XY, rename source).
+pub fn porcelain_v2(d: &Path) -> Vec<(String, String, Option<String>)> {
+    let oracle =
+        git(d, &["-c", "core.quotepath=off", "status", "--porcelain=v2", "-z", "--untracked-files=all"]);
+    let mut want = Vec::new();
+    let mut fields = oracle.split('\0').filter(|s| !s.is_empty());
+    while let Some(rec) = fields.next() {
+        if let Some(p) = rec.strip_prefix("? ") {
+            want.push((p.to_owned(), "??".into(), None));
+        } else if rec.starts_with("1 ") {
+            let parts: Vec<&str> = rec.splitn(9, ' ').collect();
+            want.push((parts[8].to_owned(), parts[1].to_owned(), None));
+        } else if rec.starts_with("2 ") {
+            let parts: Vec<&str> = rec.splitn(10, ' ').collect();
+            let orig = fields.next().expect("rename source").to_owned();
+            want.push((parts[9].to_owned(), parts[1].to_owned(), Some(orig)));
+        }
+    }
+    want.sort();
+    want
+}
+
+/// `git_status`'s entries in the same shape as [`porcelain_v2`].
+pub fn status_entries(data: &Value) -> Vec<(String, String, Option<String>)> {
+    let mut got: Vec<(String, String, Option<String>)> = data["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| {
+            (
+                e["path"].as_str().expect("path").to_owned(),
+                format!("{}{}", e["index"].as_str().expect("x"), e["worktree"].as_str().expect("y")),
+                e["origPath"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    got.sort();
+    got
 }
