@@ -187,7 +187,7 @@ impl Rendered {
                 }
             }
         }
-        let data_json = JsText::new(out.data_json()?.into_owned(), false);
+        let data_json = JsText::new(out.take_data_json()?, false);
         let content = match large
             .iter()
             .enumerate()

@@ -51,6 +51,14 @@ impl ToolOutput {
         }
     }
 
+    /// `data` as JSON text, taken out of this result (no copy when it came as JSON text).
+    pub fn take_data_json(&mut self) -> Result<String> {
+        match self.data_text.take() {
+            Some(text) => Ok(text),
+            None => self.data_json().map(Cow::into_owned),
+        }
+    }
+
     /// `data` as a [`Value`] (parsed when it came as JSON text).
     pub fn data_value(&self) -> Result<Value> {
         match &self.data_text {
@@ -64,4 +72,27 @@ impl ToolOutput {
     pub fn to_json(&self) -> Result<Value> {
         Ok(serde_json::json!({ "schema": self.schema, "content": self.content, "data": self.data_value()? }))
     }
+}
+
+/// The JSON text of the object `fields` (as `serde_json::to_string` writes it: compact, in the
+/// map's order) with the value of the field `key` replaced by `raw`, JSON text written apart
+/// (a large list written straight from its source instead of as a [`Value`] tree).
+pub fn object_json_with_raw(fields: &serde_json::Map<String, Value>, key: &str, raw: &str) -> Result<String> {
+    let err = |e: serde_json::Error| ToolError::internal(format!("serialise result: {e}"));
+    let mut out = Vec::with_capacity(raw.len() + 1024);
+    out.push(b'{');
+    for (i, (k, v)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut out, k).map_err(err)?;
+        out.push(b':');
+        if k == key {
+            out.extend_from_slice(raw.as_bytes());
+        } else {
+            serde_json::to_writer(&mut out, v).map_err(err)?;
+        }
+    }
+    out.push(b'}');
+    String::from_utf8(out).map_err(|e| ToolError::internal(format!("serialise result: {e}")))
 }

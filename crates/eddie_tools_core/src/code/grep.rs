@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use grep_matcher::Matcher;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::call::args::lenient::{Cap, Flag, Offset, StringOrList};
@@ -24,7 +24,7 @@ use crate::context::Ctx;
 use crate::engine::search::{self, Collect, Found, Line, Matching};
 use crate::engine::walk::Stop;
 use crate::error::{Result, ToolError};
-use crate::output::ToolOutput;
+use crate::output::{ToolOutput, object_json_with_raw};
 
 const NAME: &str = "grep";
 /// Default matching lines (content) or entries (files, count) per page.
@@ -352,18 +352,45 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         Ok((found, q))
     })
     .await?;
-    Ok(render(&q, found))
+    render(&q, found)
 }
 
-fn line_json(l: &Line) -> Value {
-    let mut v = json!({ "line": l.number, "text": l.text, "match": l.is_match });
-    if let Some(c) = l.column {
-        v["column"] = json!(c);
+/// One file of the content page as its JSON entry is written: the keys and their order of
+/// `{path, matchCount, truncated, blocks: [{startLine, lines: [{line, text, match, column?, cut?}]}]}`,
+/// serialised straight from the found lines (no [`Value`] tree: that cost more than the search
+/// on large results).
+#[derive(Serialize)]
+struct FileJson<'a> {
+    path: &'a str,
+    #[serde(rename = "matchCount")]
+    match_count: usize,
+    truncated: bool,
+    blocks: Vec<BlockJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct BlockJson<'a> {
+    #[serde(rename = "startLine")]
+    start_line: u64,
+    lines: Vec<LineJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct LineJson<'a> {
+    line: u64,
+    text: &'a str,
+    #[serde(rename = "match")]
+    is_match: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    cut: bool,
+}
+
+impl<'a> LineJson<'a> {
+    fn new(l: &'a Line) -> Self {
+        Self { line: l.number, text: &l.text, is_match: l.is_match, column: l.column, cut: l.cut }
     }
-    if l.cut {
-        v["cut"] = json!(true);
-    }
-    v
 }
 
 /// Lines of one file up to the `budget`-th match (and that match's after-context), split into
@@ -406,8 +433,10 @@ struct Shown {
     text: String,
     /// TunaCode's text of the page (content mode in TunaCode's style).
     tuna: String,
-    /// The page's entries.
+    /// The page's entries (paths or counts).
     entries: Vec<Value>,
+    /// The page's entries as JSON text, the list of files with their lines (content mode).
+    entries_json: Option<String>,
     /// The file after the page's last.
     end: usize,
     /// Some file or line was left out.
@@ -428,18 +457,20 @@ fn page_of_entries(q: &Query, found: &Found, offset: usize) -> Shown {
         }
         text.push('\n');
     }
-    Shown { text, tuna: String::new(), entries, end, truncated: found.store_full }
+    Shown { text, tuna: String::new(), entries, entries_json: None, end, truncated: found.store_full }
 }
 
 /// The page of matching lines from `offset`: whole files until `maxResults` lines are shown.
-fn page_of_lines(q: &Query, found: &mut Found, offset: usize) -> Shown {
+fn page_of_lines(q: &Query, found: &mut Found, offset: usize) -> Result<Shown> {
     let mut shown = Shown {
         text: String::new(),
         tuna: String::new(),
         entries: Vec::new(),
+        entries_json: None,
         end: offset,
         truncated: found.store_full,
     };
+    let mut json = vec![b'['];
     let mut page_lines = 0usize;
     for f in found.files[offset..].iter_mut() {
         if page_lines >= q.max_results {
@@ -474,19 +505,30 @@ fn page_of_lines(q: &Query, found: &mut Found, offset: usize) -> Shown {
                 kept, f.matches
             ));
         }
-        shown.entries.push(json!({
-            "path": f.path,
-            "matchCount": f.matches,
-            "truncated": file_truncated,
-            "blocks": bl.iter().map(|b| json!({
-                "startLine": b.first().map_or(0, |l| l.number),
-                "lines": b.iter().map(|l| line_json(l)).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-        }));
+        let entry = FileJson {
+            path: &f.path,
+            match_count: f.matches,
+            truncated: file_truncated,
+            blocks: bl
+                .iter()
+                .map(|b| BlockJson {
+                    start_line: b.first().map_or(0, |l| l.number),
+                    lines: b.iter().map(|l| LineJson::new(l)).collect(),
+                })
+                .collect(),
+        };
+        if json.len() > 1 {
+            json.push(b',');
+        }
+        serde_json::to_writer(&mut json, &entry)
+            .map_err(|e| ToolError::internal(format!("serialise result: {e}")))?;
         // Shown: free its lines now, so the text and the JSON do not add up to a third copy.
         f.lines = Vec::new();
     }
-    shown
+    json.push(b']');
+    shown.entries_json =
+        Some(String::from_utf8(json).map_err(|e| ToolError::internal(format!("serialise result: {e}")))?);
+    Ok(shown)
 }
 
 /// The first line: what matched, what is shown, and the notes after `notes_at` (paging,
@@ -533,7 +575,7 @@ fn header(q: &Query, found: &Found, offset: usize, end: usize, has_more: bool) -
 }
 
 /// The result's `data`.
-fn data_of(q: &Query, found: &Found, shown: Shown, page: &Page) -> Value {
+fn data_of(q: &Query, found: &Found, shown: Shown, page: &Page) -> Result<ToolOutputData> {
     let total_matches: usize = found.files.iter().map(|f| f.matches).sum();
     let key = match q.mode {
         Mode::Content => "matches",
@@ -557,6 +599,7 @@ fn data_of(q: &Query, found: &Found, shown: Shown, page: &Page) -> Value {
         "index": found.index.to_json(),
     });
     data[key] = Value::Array(shown.entries);
+    let entries_json = shown.entries_json;
     if q.sort_by == SortBy::Relevance {
         data["sortBy"] = json!("relevance");
     }
@@ -570,16 +613,29 @@ fn data_of(q: &Query, found: &Found, shown: Shown, page: &Page) -> Value {
             "used": "ripgrep",
         });
     }
-    data
+    Ok(match entries_json {
+        // The entries' place (and so the key order) is already taken, by an empty list.
+        Some(raw) => match data.as_object() {
+            Some(fields) => ToolOutputData::Json(object_json_with_raw(fields, key, &raw)?),
+            None => ToolOutputData::Value(data),
+        },
+        None => ToolOutputData::Value(data),
+    })
+}
+
+/// A result's `data`: a tree, or JSON text written directly.
+enum ToolOutputData {
+    Value(Value),
+    Json(String),
 }
 
 /// Build the result: one page, its header, its text (this package's or TunaCode's) and data.
-pub fn render(q: &Query, mut found: Found) -> ToolOutput {
+pub fn render(q: &Query, mut found: Found) -> Result<ToolOutput> {
     let total_files = found.files.len();
     let offset = q.offset.min(total_files);
     let mut shown = match q.mode {
         Mode::Files | Mode::Count => page_of_entries(q, &found, offset),
-        Mode::Content => page_of_lines(q, &mut found, offset),
+        Mode::Content => page_of_lines(q, &mut found, offset)?,
     };
     let page = Page::new(offset, q.max_results, shown.end - offset, total_files);
     let (header, notes_at) = header(q, &found, offset, shown.end, page.has_more());
@@ -601,7 +657,10 @@ pub fn render(q: &Query, mut found: Found) -> ToolOutput {
         content.push('\n');
         content.push_str(text.trim_end());
     }
-    ToolOutput::new(content, data_of(q, &found, shown, &page))
+    Ok(match data_of(q, &found, shown, &page)? {
+        ToolOutputData::Value(data) => ToolOutput::new(content, data),
+        ToolOutputData::Json(text) => ToolOutput::from_json_text(content, text),
+    })
 }
 
 /// TunaCode's first lines: the count, the strategy, and the notes of this package's header
@@ -693,12 +752,89 @@ mod tests {
     use std::sync::atomic::AtomicBool;
     use std::time::Instant;
 
+    /// The result with `data` as a tree also when it was written as JSON text.
+    fn with_data(mut out: ToolOutput) -> ToolOutput {
+        out.data = out.data_value().unwrap();
+        out
+    }
+
     async fn grep(dir: &std::path::Path, args: Value) -> Result<ToolOutput> {
-        (TOOL.run)(&args, &ctx(dir)).await
+        (TOOL.run)(&args, &ctx(dir)).await.map(with_data)
     }
 
     fn query(args: Value) -> Result<Query> {
         Query::new(crate::call::args::parse(NAME, &args)?)
+    }
+
+    /// The content entries as they were built before the JSON was written directly: a
+    /// `Value` tree per file (kept here as the oracle of the direct form).
+    fn entries_as_tree(q: &Query, found: &Found) -> Value {
+        let mut entries = Vec::new();
+        let mut page_lines = 0usize;
+        for f in &found.files[q.offset.min(found.files.len())..] {
+            if page_lines >= q.max_results {
+                break;
+            }
+            let (bl, kept, cut) = blocks(&f.lines, q.max_results - page_lines);
+            page_lines += kept.max(1);
+            let line_json = |l: &Line| {
+                let mut v = json!({ "line": l.number, "text": l.text, "match": l.is_match });
+                if let Some(c) = l.column {
+                    v["column"] = json!(c);
+                }
+                if l.cut {
+                    v["cut"] = json!(true);
+                }
+                v
+            };
+            entries.push(json!({
+                "path": f.path,
+                "matchCount": f.matches,
+                "truncated": cut || f.capped || kept < f.matches,
+                "blocks": bl.iter().map(|b| json!({
+                    "startLine": b.first().map_or(0, |l| l.number),
+                    "lines": b.iter().map(|l| line_json(l)).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+            }));
+        }
+        Value::Array(entries)
+    }
+
+    #[test]
+    fn content_json_written_directly_equals_the_tree_form_for_odd_inputs() {
+        let t = ws(&[]);
+        let long = format!("hit {}\n", "é\u{1F600}\"\\x".repeat(40_000));
+        std::fs::write(t.path().join("long.txt"), &long).unwrap();
+        // Control characters, DEL, a NUL-free escape zoo, U+2028/2029, quotes and backslashes.
+        let odd = "ctx \u{1}\u{1f}\u{7f}\thit \"q\" \\ \u{2028}\u{2029} </script>\r\nafter hit\nctx\n";
+        std::fs::write(t.path().join("odd \"name\"\t\u{2028}.txt"), odd).unwrap();
+        // A file whose name and lines are not UTF-8 (lossy in the result).
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let name = std::ffi::OsStr::from_bytes(b"bad\xff\xfe name.txt");
+            std::fs::write(t.path().join(name), b"x\nhit \xc3\x28 \xed\xa0\x80 lone\n\xffhit\n").unwrap();
+        }
+        let ctx = Ctx::new(t.path().to_str().unwrap()).unwrap();
+        let target = args::target(&ctx, None).unwrap();
+        let stop = || Stop::new(Arc::new(AtomicBool::new(false)), None);
+        for args in [
+            json!({"pattern": "hit", "context": 1}),
+            json!({"pattern": "hit", "maxLineLength": 7, "maxResults": 3}),
+            json!({"pattern": "hit", "offset": 1, "sortBy": "relevance"}),
+            json!({"pattern": "hit", "directory": "."}),
+        ] {
+            let q = query(args.clone()).unwrap();
+            let found = find(&target, &q, &stop()).unwrap();
+            let oracle = entries_as_tree(&q, &found);
+            let out = render(&q, found).unwrap();
+            assert_eq!(out.data, Value::Null, "written as text: {args}");
+            let text = out.data_json().unwrap().into_owned();
+            let mut tree = out.data_value().unwrap();
+            assert!(!oracle.as_array().unwrap().is_empty(), "{args}");
+            tree["matches"] = oracle;
+            assert_eq!(text, serde_json::to_string(&tree).unwrap(), "{args}");
+        }
     }
 
     #[tokio::test]
@@ -822,7 +958,7 @@ mod tests {
         let found = find(&target, &q, &stop).unwrap();
         assert!(found.cancelled);
         assert!(found.files.is_empty());
-        let out = render(&q, found);
+        let out = with_data(render(&q, found).unwrap());
         assert_eq!(out.data["cancelled"], true);
         let stop = Stop::new(Arc::new(AtomicBool::new(false)), Some(Instant::now()));
         let found = find(&target, &q, &stop).unwrap();
@@ -912,7 +1048,7 @@ mod tests {
         let found = find(&target, &q, &stop()).unwrap();
         assert!(found.first_match_expired);
         assert_eq!(found.searched, 0);
-        let out = render(&q, found);
+        let out = with_data(render(&q, found).unwrap());
         assert_eq!(out.data["firstMatchTimedOut"], true);
         assert!(out.content.contains("first-match deadline (0 ms)"), "{}", out.content);
         // A generous one changes nothing.
@@ -920,7 +1056,7 @@ mod tests {
         let found = find(&target, &q, &stop()).unwrap();
         assert!(!found.first_match_expired);
         assert_eq!(found.files.len(), 1);
-        assert_eq!(render(&q, found).data["firstMatchTimedOut"], false);
+        assert_eq!(with_data(render(&q, found).unwrap()).data["firstMatchTimedOut"], false);
     }
 
     #[tokio::test]
