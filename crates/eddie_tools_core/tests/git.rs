@@ -1986,8 +1986,8 @@ async fn assert_log_files(d: &Path, what: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn log_files_on_several_threads_stay_in_log_order() {
     // Enough commits for several diff threads, made within a second or two (git's tie-breaking
-    // orders those of one second), with a side branch merged in and each commit touching different files: a
-    // result put back out of order shows as another commit's files.
+    // orders those of one second), with a side branch merged in and each commit touching
+    // different files: a result put back out of order shows as another commit's files.
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     git(d, &["init", "-q", "-b", "main"]);
