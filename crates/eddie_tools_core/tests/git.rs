@@ -1927,6 +1927,57 @@ async fn log_comes_out_in_gits_order_same_second_commits_and_merges_included() {
     assert_eq!(call(d, "git_log", json!({"order": "random"})).await.unwrap_err().0, "INVALID_ARGUMENT");
 }
 
+/// Every commit's files in `git_log` with files against `git log -1 --numstat` of that commit,
+/// and the commits in `git log`'s order, for every order.
+async fn assert_log_files(d: &Path, what: &str) {
+    for (order, flag) in [("default", None), ("topo", Some("--topo-order")), ("date", Some("--date-order"))] {
+        let mut args = vec!["log", "--format=%H"];
+        args.extend(flag);
+        let want: Vec<String> = git(d, &args).lines().map(str::to_owned).collect();
+        let r = call(d, "git_log", json!({"maxCount": 1000, "files": true, "order": order})).await.unwrap();
+        let commits = r["commits"].as_array().unwrap();
+        let ids: Vec<&str> = commits.iter().map(|c| c["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, want, "{what}: order {order}");
+        for c in commits {
+            let id = c["id"].as_str().unwrap();
+            let files = numstat(&git(d, &["log", "-1", "--format=", "--numstat", "-z", id]));
+            assert_eq!(ours(&c["files"]), files, "{what}: order {order}: files of {id}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_files_on_several_threads_stay_in_log_order() {
+    // Enough commits for several diff threads, made within a second or two (git's tie-breaking
+    // orders those of one second), with a side branch merged in and each commit touching
+    // different files: a result put back out of order shows as another commit's files.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    for i in 0..40 {
+        write(d, &format!("m{}.txt", i % 7), &format!("{i}\n").repeat(i + 1));
+        git(d, &["add", "."]);
+        commit_file(d, &format!("only{i}.txt"), &"x\n".repeat(i + 1), &format!("c{i}"));
+    }
+    git(d, &["checkout", "-q", "-b", "side", "HEAD~20"]);
+    for i in 0..15 {
+        commit_file(d, &format!("side{i}.txt"), &"y\n".repeat(i + 2), &format!("s{i}"));
+    }
+    git(d, &["checkout", "-q", "main"]);
+    git(d, &["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    git(d, &["mv", "only3.txt", "renamed3.txt"]);
+    git(d, &["rm", "-q", "only4.txt"]);
+    git(d, &["commit", "-q", "-m", "rename and delete"]);
+    assert_log_files(d, "same second").await;
+    // A linked worktree: the threads reopen its repository (its git dir is
+    // .git/worktrees/<name>, the objects are the main repository's).
+    let w = tempfile::tempdir().unwrap();
+    let linked = w.path().join("linked");
+    git(d, &["worktree", "add", "-q", "-b", "wt", linked.to_str().unwrap(), "HEAD~3"]);
+    commit_file(&linked, "in-worktree.txt", "w\n", "in the worktree");
+    assert_log_files(&linked, "linked worktree").await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stacks_commit_without_files_stages_everything_but_ignored_files() {
     let t = commit_repo();

@@ -112,6 +112,60 @@ fn changed_files(
     Ok(Some(common::numstat(&d, scope)?))
 }
 
+/// Below this many commits per thread, a thread's start and its own repository handle cost
+/// more than the diffs it takes over.
+const COMMITS_PER_THREAD: usize = 12;
+/// At most this many threads diff the commits of one call.
+const MAX_THREADS: usize = 4;
+
+/// [`changed_files`] of each commit of `ids`, in the same order. The diffs are independent: a
+/// long list is cut into contiguous parts (a commit's parent is usually the next commit, whose
+/// trees the same thread then finds in its repository's object cache), each diffed on its own
+/// thread with its own handle on the repository (a `git2::Repository` is not `Sync`); the
+/// first part stays on this thread with `repo`.
+fn files_of(
+    repo: &git2::Repository,
+    scope: &super::boundary::Scope,
+    ids: &[git2::Oid],
+) -> Result<Vec<Option<Vec<Value>>>> {
+    let part = |r: &git2::Repository, ids: &[git2::Oid]| -> Result<Vec<Option<Vec<Value>>>> {
+        let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "log");
+        ids.iter().map(|id| changed_files(r, scope, &r.find_commit(*id).map_err(fail)?)).collect()
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores.min(MAX_THREADS).min(ids.len() / COMMITS_PER_THREAD).max(1);
+    if threads == 1 {
+        return part(repo, ids);
+    }
+    let git_dir = repo.path().to_path_buf();
+    let per = ids.len().div_ceil(threads);
+    let mut chunks = ids.chunks(per);
+    let first = chunks.next().unwrap_or_default();
+    let (mine, rest) = std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .map(|ids| {
+                let git_dir = &git_dir;
+                s.spawn(move || {
+                    let r = git2::Repository::open(git_dir)
+                        .map_err(|e| super::err(&e, ErrorCode::Internal, "log: reopen the repository"))?;
+                    part(&r, ids)
+                })
+            })
+            .collect();
+        let mine = part(repo, first);
+        let rest: Vec<Result<Vec<Option<Vec<Value>>>>> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(ToolError::internal("log: a diff thread panicked"))))
+            .collect();
+        (mine, rest)
+    });
+    let mut out = mine?;
+    for r in rest {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
 /// Whether `commit` changes `spec` against its parents: a non-merge when the diff restricted to
 /// the path is not empty; a merge when it differs from every parent (git drops a merge that is
 /// the same as one of its parents for the path).
@@ -201,6 +255,8 @@ fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
     let mut skipped = 0usize;
     let mut more = false;
     let mut short_ids: HashMap<git2::Oid, String> = HashMap::new();
+    // The commits whose files to list, in log order (one per entry of commits).
+    let mut wanted: Vec<git2::Oid> = Vec::new();
     for c in ordered {
         let c = c?;
         let oid = c.id();
@@ -257,7 +313,7 @@ fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
                 s
             }
         };
-        let mut entry = json!({
+        let entry = json!({
             "id": oid.to_string(),
             "shortId": short,
             "author": common::person(&c.author()),
@@ -268,9 +324,14 @@ fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
             "parents": c.parent_ids().map(|p| p.to_string()).collect::<Vec<_>>(),
         });
         if p.files {
-            entry["files"] = changed_files(&repo, &scope, &c)?.map_or(json!([]), Value::from);
+            wanted.push(oid);
         }
         commits.push(entry);
+    }
+    if p.files {
+        for (entry, files) in commits.iter_mut().zip(files_of(&repo, &scope, &wanted)?) {
+            entry["files"] = files.map_or(json!([]), Value::from);
+        }
     }
     Ok(json!({"commits": commits, "count": commits.len(), "unborn": false, "truncated": more}))
 }
