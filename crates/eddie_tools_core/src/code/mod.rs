@@ -78,7 +78,7 @@ mod tests {
         ];
         for (name, args) in calls {
             let out = run(name)(&args, &ctx).await.unwrap();
-            assert_eq!(out.data["cancelled"], true, "{name}");
+            assert_eq!(out.data_value().unwrap()["cancelled"], true, "{name}");
             assert!(out.content.contains("Cancelled"), "{name}: {}", out.content);
         }
         // project_map's tree keeps what it listed; cancelled before the start, that is nothing.
