@@ -844,6 +844,34 @@ async fn blame_during_an_unfinished_merge_counts_merge_head_as_a_parent() {
     assert_eq!(blamed_lines(&got), cli);
 }
 
+/// A xorshift generator: `rnd(n)` is a pseudo-random number below `n`.
+fn xorshift(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        usize::try_from(seed % n.max(1) as u64).unwrap()
+    }
+}
+
+/// `times` edits of commit `i` at pseudo-random places: a line deleted, inserted or rewritten.
+fn random_edits(lines: &mut Vec<String>, i: usize, times: usize, rnd: &mut impl FnMut(usize) -> usize) {
+    for _ in 0..times {
+        let at = rnd(lines.len() + 1);
+        match rnd(4) {
+            0 if lines.len() > 5 => {
+                lines.remove(at.min(lines.len() - 1));
+            }
+            1 => lines.insert(at, "}".to_owned()),
+            2 => lines.insert(at, format!("    let x{i} = {};", rnd(5))),
+            _ => {
+                let k = at.min(lines.len() - 1);
+                lines[k] = format!("fn g{i}() {{ {k} }}");
+            }
+        }
+    }
+}
+
 /// A generated history of 150 commits on two branches merged back and forth, each commit
 /// inserting, deleting and rewriting lines at pseudo-random places: every line equals
 /// `git blame --line-porcelain`.
@@ -852,13 +880,7 @@ async fn blame_of_a_generated_history_matches_git() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     git(d, &["init", "-q", "-b", "main"]);
-    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut rnd = move |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        usize::try_from(seed % n.max(1) as u64).unwrap()
-    };
+    let mut rnd = xorshift(0x2545_f491_4f6c_dd1d);
     let mut lines: Vec<String> = (0..40).map(|i| format!("fn f{i}() {{ {i} }}")).collect();
     let save = |lines: &[String]| write(d, "src/lib.rs", &(lines.join("\n") + "\n"));
     save(&lines);
@@ -869,20 +891,8 @@ async fn blame_of_a_generated_history_matches_git() {
         let branch = if (i / 10) % 2 == 0 { "main" } else { "topic" };
         git(d, &["checkout", "-q", branch]);
         lines = std::fs::read_to_string(d.join("src/lib.rs")).unwrap().lines().map(str::to_owned).collect();
-        for _ in 0..1 + rnd(3) {
-            let at = rnd(lines.len() + 1);
-            match rnd(4) {
-                0 if lines.len() > 5 => {
-                    lines.remove(at.min(lines.len() - 1));
-                }
-                1 => lines.insert(at, "}".to_owned()),
-                2 => lines.insert(at, format!("    let x{i} = {};", rnd(5))),
-                _ => {
-                    let k = at.min(lines.len() - 1);
-                    lines[k] = format!("fn g{i}() {{ {k} }}");
-                }
-            }
-        }
+        let times = 1 + rnd(3);
+        random_edits(&mut lines, i, times, &mut rnd);
         save(&lines);
         git(d, &["commit", "-q", "-am", &format!("c{i}")]);
         if i % 10 == 0 {
@@ -923,13 +933,7 @@ async fn blame_of_a_merge_heavy_renamed_history_matches_git_with_workers() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     git(d, &["init", "-q", "-b", "main"]);
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut rnd = move |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        usize::try_from(seed % n.max(1) as u64).unwrap()
-    };
+    let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15);
     let lines: Vec<String> = (0..120).map(|i| format!("fn f{i}() {{ {i} }}")).collect();
     write(d, "a/lib.rs", &(lines.join("\n") + "\n"));
     git(d, &["add", "-A"]);
@@ -958,20 +962,8 @@ async fn blame_of_a_merge_heavy_renamed_history_matches_git_with_workers() {
         }
         let mut lines: Vec<String> =
             std::fs::read_to_string(d.join(&name)).unwrap().lines().map(str::to_owned).collect();
-        for _ in 0..1 + rnd(4) {
-            let at = rnd(lines.len() + 1);
-            match rnd(4) {
-                0 if lines.len() > 5 => {
-                    lines.remove(at.min(lines.len() - 1));
-                }
-                1 => lines.insert(at, "}".to_owned()),
-                2 => lines.insert(at, format!("    let x{i} = {};", rnd(5))),
-                _ => {
-                    let k = at.min(lines.len() - 1);
-                    lines[k] = format!("fn g{i}() {{ {k} }}");
-                }
-            }
-        }
+        let times = 1 + rnd(4);
+        random_edits(&mut lines, i, times, &mut rnd);
         write(d, &name, &(lines.join("\n") + "\n"));
         git(d, &["commit", "-q", "-am", &format!("c{i}")]);
         if i % 7 == 0 {
