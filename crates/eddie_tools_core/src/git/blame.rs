@@ -305,7 +305,7 @@ fn renamed_from(
 /// history is done before a thread would have started).
 const PREFETCH_AFTER: usize = 8;
 /// Diffs the workers may hold that the main thread has not taken yet.
-const PREFETCH_AHEAD: usize = 256;
+const PREFETCH_AHEAD: usize = 64;
 
 /// One diff's hunks and the length of its new side, in lines.
 struct BlobDiff {
@@ -370,12 +370,15 @@ impl Prefetch {
         let shared = Arc::new(Shared { state: Mutex::new(State::default()), cond: Condvar::new() });
         let dir = repo.path().to_path_buf();
         let mut threads = Vec::with_capacity(workers);
-        for _ in 0..workers {
+        for w in 0..workers {
             let (shared, dir, start) = (Arc::clone(&shared), dir.clone(), start.clone());
+            // Worker `w` computes every `workers + 1`th diff of the walk, from the `w + 1`th:
+            // the main thread computes the others meanwhile instead of waiting for one worker.
+            let stripe = (w + 1, workers + 1);
             let spawned = std::thread::Builder::new().name("eddie-blame".into()).spawn(move || {
                 if let Ok(repo) = Repository::open(&dir) {
                     // A worker that fails only stops helping: the main thread computes the rest.
-                    let _ = walk_ahead(&repo, start, &shared);
+                    let _ = walk_ahead(&repo, start, stripe, &shared);
                 }
             });
             if let Ok(t) = spawned {
@@ -459,9 +462,15 @@ impl Shared {
 }
 
 /// A worker: walk the history of the file from `start` as the main thread does, as if every
-/// parent took lines, and compute the diffs it will ask for.
-fn walk_ahead(repo: &Repository, start: Start, shared: &Shared) -> Result<(), git2::Error> {
+/// parent took lines, and compute its stripe of the diffs the main thread will ask for.
+fn walk_ahead(
+    repo: &Repository,
+    start: Start,
+    (first, every): (usize, usize),
+    shared: &Shared,
+) -> Result<(), git2::Error> {
     let mut origins = vec![start];
+    let mut count = 0usize;
     let mut seen: HashSet<(Oid, String)> = HashSet::new();
     let mut queue: BinaryHeap<(i64, Reverse<usize>)> = BinaryHeap::new();
     queue.push((i64::MAX, Reverse(0)));
@@ -489,7 +498,9 @@ fn walk_ahead(repo: &Repository, start: Start, shared: &Shared) -> Result<(), gi
                 for (p, f) in parents.iter().zip(found) {
                     let Some(f) = f.filter(|f| !blobs.contains(&f.blob)) else { continue };
                     blobs.push(f.blob);
-                    if !shared.compute(repo, f.blob, o.blob) {
+                    let mine = count % every == first;
+                    count += 1;
+                    if mine && !shared.compute(repo, f.blob, o.blob) {
                         return Ok(());
                     }
                     next.push((p, f));
