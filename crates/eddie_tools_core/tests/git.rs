@@ -844,6 +844,34 @@ async fn blame_during_an_unfinished_merge_counts_merge_head_as_a_parent() {
     assert_eq!(blamed_lines(&got), cli);
 }
 
+/// A xorshift generator: `rnd(n)` is a pseudo-random number below `n`.
+fn xorshift(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        usize::try_from(seed % n.max(1) as u64).unwrap()
+    }
+}
+
+/// `times` edits of commit `i` at pseudo-random places: a line deleted, inserted or rewritten.
+fn random_edits(lines: &mut Vec<String>, i: usize, times: usize, rnd: &mut impl FnMut(usize) -> usize) {
+    for _ in 0..times {
+        let at = rnd(lines.len() + 1);
+        match rnd(4) {
+            0 if lines.len() > 5 => {
+                lines.remove(at.min(lines.len() - 1));
+            }
+            1 => lines.insert(at, "}".to_owned()),
+            2 => lines.insert(at, format!("    let x{i} = {};", rnd(5))),
+            _ => {
+                let k = at.min(lines.len() - 1);
+                lines[k] = format!("fn g{i}() {{ {k} }}");
+            }
+        }
+    }
+}
+
 /// A generated history of 150 commits on two branches merged back and forth, each commit
 /// inserting, deleting and rewriting lines at pseudo-random places: every line equals
 /// `git blame --line-porcelain`.
@@ -852,13 +880,7 @@ async fn blame_of_a_generated_history_matches_git() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     git(d, &["init", "-q", "-b", "main"]);
-    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut rnd = move |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        usize::try_from(seed % n.max(1) as u64).unwrap()
-    };
+    let mut rnd = xorshift(0x2545_f491_4f6c_dd1d);
     let mut lines: Vec<String> = (0..40).map(|i| format!("fn f{i}() {{ {i} }}")).collect();
     let save = |lines: &[String]| write(d, "src/lib.rs", &(lines.join("\n") + "\n"));
     save(&lines);
@@ -869,20 +891,8 @@ async fn blame_of_a_generated_history_matches_git() {
         let branch = if (i / 10) % 2 == 0 { "main" } else { "topic" };
         git(d, &["checkout", "-q", branch]);
         lines = std::fs::read_to_string(d.join("src/lib.rs")).unwrap().lines().map(str::to_owned).collect();
-        for _ in 0..1 + rnd(3) {
-            let at = rnd(lines.len() + 1);
-            match rnd(4) {
-                0 if lines.len() > 5 => {
-                    lines.remove(at.min(lines.len() - 1));
-                }
-                1 => lines.insert(at, "}".to_owned()),
-                2 => lines.insert(at, format!("    let x{i} = {};", rnd(5))),
-                _ => {
-                    let k = at.min(lines.len() - 1);
-                    lines[k] = format!("fn g{i}() {{ {k} }}");
-                }
-            }
-        }
+        let times = 1 + rnd(3);
+        random_edits(&mut lines, i, times, &mut rnd);
         save(&lines);
         git(d, &["commit", "-q", "-am", &format!("c{i}")]);
         if i % 10 == 0 {
@@ -902,6 +912,115 @@ async fn blame_of_a_generated_history_matches_git() {
         blamed_lines(&got),
         line_porcelain(&git(d, &["blame", "--line-porcelain", "HEAD", "--", "src/lib.rs"]))
     );
+}
+
+/// The names of this process's threads called `eddie-blame` (git_blame's workers).
+fn blame_workers() -> usize {
+    let tasks = std::fs::read_dir("/proc/self/task").unwrap();
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.unwrap().path().join("comm")).ok())
+        .filter(|name| name.trim() == "eddie-blame")
+        .count()
+}
+
+/// A long history that the worker threads walk ahead of the main thread: two branches merged
+/// back and forth, the file renamed on one of them (exact and with edits), every commit in the
+/// same second (the queue's order then rests on the order commits were queued in), and the
+/// blame asked for the whole file, a range, and from each branch: every line equals
+/// `git blame --line-porcelain`, and no worker is left running after any of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blame_of_a_merge_heavy_renamed_history_matches_git_with_workers() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15);
+    let lines: Vec<String> = (0..120).map(|i| format!("fn f{i}() {{ {i} }}")).collect();
+    write(d, "a/lib.rs", &(lines.join("\n") + "\n"));
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "c0"]);
+    git(d, &["branch", "topic"]);
+    // Where the file is on each branch (a rename on one branch is merged into the other).
+    let file = |d: &Path| -> String {
+        let out = git(d, &["ls-files"]);
+        out.lines().find(|l| l.ends_with(".rs")).unwrap().to_owned()
+    };
+    for i in 1..=160 {
+        let branch = if (i / 7) % 2 == 0 { "main" } else { "topic" };
+        git(d, &["checkout", "-q", branch]);
+        let name = file(d);
+        if i % 37 == 0 {
+            // A rename: exact every other time, with an edit otherwise.
+            let to = format!("d{i}/lib{i}.rs");
+            std::fs::create_dir_all(d.join(format!("d{i}"))).unwrap();
+            git(d, &["mv", &name, &to]);
+            if i % 74 != 0 {
+                let text = std::fs::read_to_string(d.join(&to)).unwrap();
+                write(d, &to, &format!("// moved {i}\n{text}"));
+            }
+            git(d, &["commit", "-q", "-am", &format!("move {i}")]);
+            continue;
+        }
+        let mut lines: Vec<String> =
+            std::fs::read_to_string(d.join(&name)).unwrap().lines().map(str::to_owned).collect();
+        let times = 1 + rnd(4);
+        random_edits(&mut lines, i, times, &mut rnd);
+        write(d, &name, &(lines.join("\n") + "\n"));
+        git(d, &["commit", "-q", "-am", &format!("c{i}")]);
+        if i % 7 == 0 {
+            let other = if branch == "main" { "topic" } else { "main" };
+            git(d, &["checkout", "-q", other]);
+            let out = git_raw(d, &["merge", "-q", "--no-ff", "-m", &format!("merge {i}"), branch]);
+            if !out.status.success() {
+                // A conflict: take the merged branch's side, as a resolution would.
+                git(d, &["checkout", "-q", "--theirs", "--", "."]);
+                git(d, &["add", "-A"]);
+                git(d, &["commit", "-q", "-m", &format!("merge {i} (resolved)")]);
+            }
+        }
+    }
+    for branch in ["main", "topic"] {
+        git(d, &["checkout", "-q", branch]);
+        let name = file(d);
+        let got = call(d, "git_blame", json!({"file": name, "revision": "HEAD"})).await.unwrap();
+        let want = line_porcelain(&git(d, &["blame", "--line-porcelain", "HEAD", "--", &name]));
+        assert!(want.iter().any(|w| w.2 != name), "the blame crosses a rename");
+        assert_eq!(blamed_lines(&got), want, "{branch}");
+        assert_eq!(blame_workers(), 0);
+        let args = json!({"file": name, "revision": "HEAD", "startLine": 30, "endLine": 60});
+        let got = call(d, "git_blame", args).await.unwrap();
+        let want =
+            line_porcelain(&git(d, &["blame", "--line-porcelain", "-L", "30,60", "HEAD", "--", &name]));
+        assert_eq!(blamed_lines(&got), want, "{branch} 30-60");
+        assert_eq!(blame_workers(), 0);
+    }
+}
+
+/// A blob missing from the middle of a long history: the blame fails (the main thread computes
+/// the diff a worker could not) and no worker is left running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blame_failing_mid_walk_leaves_no_worker_running() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let mut lines: Vec<String> = (0..200).map(|i| format!("line {i}")).collect();
+    for i in 0..60 {
+        lines[(i * 7) % 200] = format!("changed {i}");
+        write(d, "f.txt", &(lines.join("\n") + "\n"));
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", &format!("c{i}")]);
+    }
+    let ok = call(d, "git_blame", json!({"file": "f.txt", "revision": "HEAD"})).await.unwrap();
+    assert_eq!(
+        blamed_lines(&ok),
+        line_porcelain(&git(d, &["blame", "--line-porcelain", "HEAD", "--", "f.txt"]))
+    );
+    assert_eq!(blame_workers(), 0);
+    // Loose objects (never packed here): remove the file's blob 30 commits back.
+    let blob = git(d, &["rev-parse", "HEAD~30:f.txt"]).trim().to_owned();
+    std::fs::remove_file(d.join(".git/objects").join(&blob[..2]).join(&blob[2..])).unwrap();
+    let err = call(d, "git_blame", json!({"file": "f.txt", "revision": "HEAD"})).await.unwrap_err();
+    assert!(!err.0.is_empty(), "{err:?}");
+    assert_eq!(blame_workers(), 0);
 }
 
 fn porcelain(d: &Path) -> String {

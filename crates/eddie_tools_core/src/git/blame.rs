@@ -11,9 +11,17 @@
 //! them by default; libgit2's similarity score decides a rename that is not exact). Parents'
 //! tree entries are compared by id along the path, so a commit that did not touch the path costs
 //! one tree read (none when the root trees are equal); only changed blobs are read and diffed.
+//!
+//! The diff of a commit's blob against its parent's does not depend on which lines are still
+//! being followed, so on a long history (from the [`PREFETCH_AFTER`]th diff on) worker threads,
+//! each with its own `Repository`, walk the same history ahead of the main thread and compute
+//! those diffs; the main thread takes a diff when a worker has it (waits when one is computing
+//! it, computes it itself otherwise), so the answer is the same with or without them. The
+//! workers stop and are joined as soon as the blame ends, however it ends.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use git2::{ObjectType, Oid, Repository};
 
@@ -71,6 +79,9 @@ struct Blame<'r> {
     queue: BinaryHeap<(i64, Reverse<u64>, usize)>,
     seq: u64,
     done: Vec<Span>,
+    /// Blob diffs computed so far by this thread (the workers start after [`PREFETCH_AFTER`]).
+    diffs: usize,
+    prefetch: Option<Prefetch>,
 }
 
 /// Blame lines `range` (0-based, end exclusive) of `path` as of `head`, or of `worktree` (the
@@ -103,6 +114,8 @@ pub fn blame(
         queue: BinaryHeap::new(),
         seq: 0,
         done: Vec::new(),
+        diffs: 0,
+        prefetch: None,
     };
     let first = Entry { lno: range.start, n: range.len(), s_lno: range.start };
     if range.is_empty() {
@@ -122,6 +135,8 @@ pub fn blame(
     while let Some((_, _, at)) = b.queue.pop() {
         b.step(at, head)?;
     }
+    // Every line is assigned: stop the workers now (on an error, dropping `b` stops them).
+    drop(b.prefetch.take());
     let mut spans = b.done;
     spans.sort_by_key(|s| s.start);
     Ok(Some(coalesce(spans)))
@@ -166,6 +181,15 @@ impl Blame<'_> {
             return Ok(());
         }
         let (commit, path, chain, blob) = (o.commit, o.path.clone(), o.chain.clone(), o.blob);
+        if let Some(id) = commit
+            && self.prefetch.is_none()
+            && self.diffs >= PREFETCH_AFTER
+        {
+            self.prefetch = Prefetch::start(
+                self.repo,
+                Start { commit: id, path: path.clone(), chain: chain.clone(), blob },
+            );
+        }
         let parents: Vec<git2::Commit<'_>> = match commit {
             None => std::iter::once(head.clone()).chain(self.merging.iter().cloned()).collect(),
             Some(id) => self.repo.find_commit(id)?.parents().collect(),
@@ -194,20 +218,18 @@ impl Blame<'_> {
                 break;
             }
             let to = self.origin(Some(p.id()), f.path, f.chain, f.blob);
-            let mut opts = diff_options();
             let (passed, kept) = if commit.is_some() {
-                // Both sides are stored blobs: libgit2 diffs them without hashing or copying them.
-                let (old, new) = (self.repo.find_blob(f.blob)?, self.repo.find_blob(blob)?);
-                let patch = git2::Patch::from_blobs(&old, None, &new, None, Some(&mut opts))?;
-                split(&patch, line_count(new.content()), entries)?
+                let d = self.blob_diff(f.blob, blob)?;
+                split(&d.hunks, d.after_len, entries)
             } else {
                 // The working tree's text against its parent's blob (the only origin without a
                 // commit).
+                let mut opts = diff_options();
                 let after =
                     self.worktree.ok_or_else(|| git2::Error::from_str("blame: no working tree text"))?;
                 let before = self.repo.find_blob(f.blob)?;
                 let patch = git2::Patch::from_buffers(before.content(), None, after, None, Some(&mut opts))?;
-                split(&patch, line_count(after), entries)?
+                split(&hunks(&patch)?, line_count(after), entries)
             };
             entries = kept;
             if !passed.is_empty() {
@@ -226,35 +248,276 @@ impl Blame<'_> {
         Ok(())
     }
 
-    /// The file `path` of commit `id` as a rename of a file of `parent` (a whole-file rename, as
-    /// git blame follows them).
+    /// The file `path` of commit `id` as a rename of a file of `parent`.
     fn renamed_from(
         &self,
         parent: &git2::Commit<'_>,
         id: Oid,
         path: &str,
     ) -> Result<Option<Found>, git2::Error> {
-        let tree = self.repo.find_commit(id)?.tree()?;
-        let ptree = parent.tree()?;
-        let mut diff = self.repo.diff_tree_to_tree(Some(&ptree), Some(&tree), None)?;
-        let mut find = git2::DiffFindOptions::new();
-        find.renames(true);
-        diff.find_similar(Some(&mut find))?;
-        for d in diff.deltas() {
-            if d.status() != git2::Delta::Renamed {
-                continue;
-            }
-            let new = d.new_file().path_bytes().unwrap_or_default();
-            if new != path.as_bytes() {
-                continue;
-            }
-            let Some(old) = d.old_file().path_bytes().and_then(|p| std::str::from_utf8(p).ok()) else {
-                continue;
-            };
-            return lookup(self.repo, parent.tree_id(), old, &[]);
-        }
-        Ok(None)
+        renamed_from(self.repo, parent, id, path)
     }
+
+    /// The diff of stored blob `new` against stored blob `old`: a worker's when one has it or is
+    /// computing it, else computed here.
+    fn blob_diff(&mut self, old: Oid, new: Oid) -> Result<BlobDiff, git2::Error> {
+        if let Some(p) = &self.prefetch
+            && let Some(d) = p.shared.take(old, new)
+        {
+            return Ok(d);
+        }
+        self.diffs += 1;
+        blob_diff(self.repo, old, new)
+    }
+}
+
+/// The file `path` of commit `id` as a rename of a file of `parent` (a whole-file rename, as
+/// git blame follows them).
+fn renamed_from(
+    repo: &Repository,
+    parent: &git2::Commit<'_>,
+    id: Oid,
+    path: &str,
+) -> Result<Option<Found>, git2::Error> {
+    let tree = repo.find_commit(id)?.tree()?;
+    let ptree = parent.tree()?;
+    let mut diff = repo.diff_tree_to_tree(Some(&ptree), Some(&tree), None)?;
+    let mut find = git2::DiffFindOptions::new();
+    find.renames(true);
+    diff.find_similar(Some(&mut find))?;
+    for d in diff.deltas() {
+        if d.status() != git2::Delta::Renamed {
+            continue;
+        }
+        let new = d.new_file().path_bytes().unwrap_or_default();
+        if new != path.as_bytes() {
+            continue;
+        }
+        let Some(old) = d.old_file().path_bytes().and_then(|p| std::str::from_utf8(p).ok()) else {
+            continue;
+        };
+        return lookup(repo, parent.tree_id(), old, &[]);
+    }
+    Ok(None)
+}
+
+/// The diffs this thread computes before worker threads start computing them ahead (a short
+/// history is done before a thread would have started).
+const PREFETCH_AFTER: usize = 8;
+/// Diffs the workers may hold that the main thread has not taken yet.
+const PREFETCH_AHEAD: usize = 64;
+
+/// One diff's hunks and the length of its new side, in lines.
+struct BlobDiff {
+    hunks: Vec<Hunk>,
+    after_len: usize,
+}
+
+/// A hunk header: where the old side's lines and the new side's lines differ (1-based starts,
+/// as in a patch; an empty range names the line before it).
+#[derive(Debug, Clone, Copy)]
+struct Hunk {
+    old_start: u32,
+    old_lines: u32,
+    new_start: u32,
+    new_lines: u32,
+}
+
+/// Diff stored blob `new` against stored blob `old`. Both sides are stored blobs: libgit2
+/// diffs them without hashing or copying them.
+fn blob_diff(repo: &Repository, old: Oid, new: Oid) -> Result<BlobDiff, git2::Error> {
+    let (old, new) = (repo.find_blob(old)?, repo.find_blob(new)?);
+    let patch = git2::Patch::from_blobs(&old, None, &new, None, Some(&mut diff_options()))?;
+    Ok(BlobDiff { hunks: hunks(&patch)?, after_len: line_count(new.content()) })
+}
+
+fn hunks(patch: &git2::Patch<'_>) -> Result<Vec<Hunk>, git2::Error> {
+    let mut out = Vec::with_capacity(patch.num_hunks());
+    for h in 0..patch.num_hunks() {
+        let (hunk, _) = patch.hunk(h)?;
+        out.push(Hunk {
+            old_start: hunk.old_start(),
+            old_lines: hunk.old_lines(),
+            new_start: hunk.new_start(),
+            new_lines: hunk.new_lines(),
+        });
+    }
+    Ok(out)
+}
+
+/// Where the workers start: the origin the main thread is at.
+#[derive(Clone)]
+struct Start {
+    commit: Oid,
+    path: String,
+    chain: Vec<Oid>,
+    blob: Oid,
+}
+
+/// The worker threads; dropping it stops and joins them.
+struct Prefetch {
+    shared: Arc<Shared>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Prefetch {
+    /// Start a worker per spare core (at most 3; none on one core).
+    fn start(repo: &Repository, start: Start) -> Option<Prefetch> {
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).saturating_sub(1).min(3);
+        if workers == 0 {
+            return None;
+        }
+        let shared = Arc::new(Shared { state: Mutex::new(State::default()), cond: Condvar::new() });
+        let dir = repo.path().to_path_buf();
+        let mut threads = Vec::with_capacity(workers);
+        for w in 0..workers {
+            let (shared, dir, start) = (Arc::clone(&shared), dir.clone(), start.clone());
+            // Worker `w` computes every `workers + 1`th diff of the walk, from the `w + 1`th:
+            // the main thread computes the others meanwhile instead of waiting for one worker.
+            let stripe = (w + 1, workers + 1);
+            let spawned = std::thread::Builder::new().name("eddie-blame".into()).spawn(move || {
+                if let Ok(repo) = Repository::open(&dir) {
+                    // A worker that fails only stops helping: the main thread computes the rest.
+                    let _ = walk_ahead(&repo, start, stripe, &shared);
+                }
+            });
+            if let Ok(t) = spawned {
+                threads.push(t);
+            }
+        }
+        Some(Prefetch { shared, threads })
+    }
+}
+
+impl Drop for Prefetch {
+    fn drop(&mut self) {
+        self.shared.lock().stop = true;
+        self.shared.cond.notify_all();
+        for t in self.threads.drain(..) {
+            // A worker publishes every diff it claims, even one that panicked (see
+            // `Shared::compute`): the main thread never waits for one that is gone.
+            let _ = t.join();
+        }
+    }
+}
+
+struct Shared {
+    state: Mutex<State>,
+    cond: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    stop: bool,
+    /// Diffs a thread computes or has computed (by old blob, new blob).
+    claimed: HashSet<(Oid, Oid)>,
+    /// Diffs the workers computed, until the main thread takes them (`None`: it failed).
+    done: HashMap<(Oid, Oid), Option<BlobDiff>>,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The main thread's side: a worker's diff (waiting while one computes it), or `None` when
+    /// no worker has it (then it is claimed for the main thread, which computes it).
+    fn take(&self, old: Oid, new: Oid) -> Option<BlobDiff> {
+        let key = (old, new);
+        let mut st = self.lock();
+        loop {
+            if let Some(d) = st.done.remove(&key) {
+                self.cond.notify_all();
+                return d;
+            }
+            if st.claimed.insert(key) {
+                return None;
+            }
+            st = self.cond.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// A worker's side: compute the diff unless a thread has claimed it. `false`: stop.
+    fn compute(&self, repo: &Repository, old: Oid, new: Oid) -> bool {
+        let key = (old, new);
+        {
+            let mut st = self.lock();
+            while !st.stop && st.done.len() >= PREFETCH_AHEAD {
+                st = self.cond.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+            if st.stop {
+                return false;
+            }
+            if !st.claimed.insert(key) {
+                return true;
+            }
+        }
+        // Published whatever happens, so that the main thread never waits for it in vain.
+        let d = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| blob_diff(repo, old, new)));
+        let mut st = self.lock();
+        st.done.insert(key, d.ok().and_then(Result::ok));
+        self.cond.notify_all();
+        !st.stop
+    }
+}
+
+/// A worker: walk the history of the file from `start` as the main thread does, as if every
+/// parent took lines, and compute its stripe of the diffs the main thread will ask for.
+fn walk_ahead(
+    repo: &Repository,
+    start: Start,
+    (first, every): (usize, usize),
+    shared: &Shared,
+) -> Result<(), git2::Error> {
+    let mut origins = vec![start];
+    let mut count = 0usize;
+    let mut seen: HashSet<(Oid, String)> = HashSet::new();
+    let mut queue: BinaryHeap<(i64, Reverse<usize>)> = BinaryHeap::new();
+    queue.push((i64::MAX, Reverse(0)));
+    while let Some((_, Reverse(at))) = queue.pop() {
+        let Some(o) = origins.get(at).cloned() else { continue };
+        let parents: Vec<git2::Commit<'_>> = repo.find_commit(o.commit)?.parents().collect();
+        let mut found = Vec::with_capacity(parents.len());
+        let mut same = None;
+        for p in &parents {
+            let mut f = lookup(repo, p.tree_id(), &o.path, &o.chain)?;
+            if f.is_none() {
+                f = renamed_from(repo, p, o.commit, &o.path)?;
+            }
+            if let Some(f) = f.take_if(|f| f.blob == o.blob) {
+                same = Some((p, f));
+                break;
+            }
+            found.push(f);
+        }
+        let mut next = Vec::new();
+        match same {
+            Some((p, f)) => next.push((p, f)),
+            None => {
+                let mut blobs = Vec::with_capacity(found.len());
+                for (p, f) in parents.iter().zip(found) {
+                    let Some(f) = f.filter(|f| !blobs.contains(&f.blob)) else { continue };
+                    blobs.push(f.blob);
+                    let mine = count % every == first;
+                    count += 1;
+                    if mine && !shared.compute(repo, f.blob, o.blob) {
+                        return Ok(());
+                    }
+                    next.push((p, f));
+                }
+            }
+        }
+        if shared.lock().stop {
+            return Ok(());
+        }
+        for (p, f) in next {
+            if seen.insert((p.id(), f.path.clone())) {
+                queue.push((p.time().seconds(), Reverse(origins.len())));
+                origins.push(Start { commit: p.id(), path: f.path, chain: f.chain, blob: f.blob });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The blob at `path` under the root tree `root`, with the ids of the trees along the path.
@@ -300,11 +563,7 @@ fn diff_options() -> git2::DiffOptions {
 
 /// Split `entries` (lines of the patch's new side, `after_len` of them) into those its old side
 /// has unchanged (renumbered to the old side's lines) and those it does not.
-fn split(
-    patch: &git2::Patch<'_>,
-    after_len: usize,
-    entries: Vec<Entry>,
-) -> Result<(Vec<Entry>, Vec<Entry>), git2::Error> {
+fn split(hunks: &[Hunk], after_len: usize, entries: Vec<Entry>) -> (Vec<Entry>, Vec<Entry>) {
     let mut map = vec![usize::MAX; after_len];
     let (mut a, mut b) = (0usize, 0usize);
     let mut keep = |upto: usize, a: &mut usize, b: &mut usize| {
@@ -318,12 +577,11 @@ fn split(
     };
     // Hunk ranges are 1-based; an empty range names the line before it.
     let start = |first: u32, n: u32| if n == 0 { first as usize } else { first as usize - 1 };
-    for h in 0..patch.num_hunks() {
-        let (hunk, _) = patch.hunk(h)?;
-        let a_start = start(hunk.new_start(), hunk.new_lines());
-        let b_start = start(hunk.old_start(), hunk.old_lines());
+    for hunk in hunks {
+        let a_start = start(hunk.new_start, hunk.new_lines);
+        let b_start = start(hunk.old_start, hunk.old_lines);
         keep(a_start, &mut a, &mut b);
-        (a, b) = (a_start + hunk.new_lines() as usize, b_start + hunk.old_lines() as usize);
+        (a, b) = (a_start + hunk.new_lines as usize, b_start + hunk.old_lines as usize);
     }
     keep(after_len, &mut a, &mut b);
     let (mut passed, mut kept) = (Vec::new(), Vec::new());
@@ -349,7 +607,7 @@ fn split(
             k += n;
         }
     }
-    Ok((passed, kept))
+    (passed, kept)
 }
 
 /// The number of lines in `text` (a last line without a newline counts).
