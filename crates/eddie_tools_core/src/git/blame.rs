@@ -13,7 +13,7 @@
 //! one tree read (none when the root trees are equal); only changed blobs are read and diffed.
 //!
 //! The diff of a commit's blob against its parent's does not depend on which lines are still
-//! being followed, so on a long history (from the [`PREFETCH_AFTER`]th diff on) worker threads,
+//! being followed, so on a long history (from the 8th diff on) worker threads,
 //! each with its own `Repository`, walk the same history ahead of the main thread and compute
 //! those diffs; the main thread takes a diff when a worker has it (waits when one is computing
 //! it, computes it itself otherwise), so the answer is the same with or without them. The
