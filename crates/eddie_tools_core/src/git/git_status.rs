@@ -143,8 +143,24 @@ pub(crate) fn status(
     dir: &std::path::Path,
     ignored: bool,
 ) -> Result<Value> {
-    status_by(ws, dir, ignored, true).map(|(v, _)| v)
+    status_by(ws, dir, ignored, Scan::WhenLarge).map(|(v, _)| v)
 }
+
+/// When [`status_by`] tries the scan of our own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Scan {
+    /// Never: libgit2's `statuses()`.
+    Never,
+    /// Whenever it applies (the tests that compare both ways).
+    Always,
+    /// When it applies and the index file is at least [`SCAN_FROM_INDEX_BYTES`] long: on a small
+    /// repository libgit2 alone is quicker than starting the scan's threads (40 files: 0.62 ms
+    /// against 1.06 ms), on a large one the scan is (50,000 files: 44 ms against 136 ms).
+    WhenLarge,
+}
+
+/// The index size from which [`Scan::WhenLarge`] scans: about 1,300 entries (~100 bytes each).
+const SCAN_FROM_INDEX_BYTES: u64 = 128 * 1024;
 
 /// `git_status`'s data for the repository whose work tree is the workspace `cwd`, by the scan
 /// of our own when `scan` and it applies, else by libgit2's `statuses()`; and whether the scan
@@ -152,18 +168,21 @@ pub(crate) fn status(
 #[doc(hidden)]
 pub fn status_both_ways(cwd: &str, scan: bool) -> Result<(Value, bool)> {
     let ws = crate::workspace::Workspace::new(cwd)?;
-    status_by(&ws, std::path::Path::new(cwd), false, scan)
+    status_by(&ws, std::path::Path::new(cwd), false, if scan { Scan::Always } else { Scan::Never })
 }
 
-/// [`status`], by our own scan when `fast` and it applies, else by libgit2's `statuses()`; also
+/// [`status`], by our own scan as `scan` says and when it applies, else by libgit2's `statuses()`; also
 /// says whether the scan gave it.
 pub(super) fn status_by(
     ws: &crate::workspace::Workspace,
     dir: &std::path::Path,
     ignored: bool,
-    fast: bool,
+    scan: Scan,
 ) -> Result<(Value, bool)> {
     let (repo, scope) = super::common::checkout(ws, dir)?;
+    let large =
+        || std::fs::metadata(repo.path().join("index")).is_ok_and(|m| m.len() >= SCAN_FROM_INDEX_BYTES);
+    let fast = scan == Scan::Always || (scan == Scan::WhenLarge && large());
     let scanned = if fast { fast_items(&repo, &scope, ignored) } else { None };
     let by_scan = scanned.is_some();
     let items = match scanned {
