@@ -200,7 +200,7 @@ impl Blame<'_> {
             if f.is_none()
                 && let Some(id) = commit
             {
-                f = self.renamed_from(p, id, &path)?;
+                f = renamed_from(self.repo, p, id, &path)?;
             }
             if let Some(f) = f.take_if(|f| f.blob == blob) {
                 let to = self.origin(Some(p.id()), f.path, f.chain, f.blob);
@@ -246,16 +246,6 @@ impl Blame<'_> {
             });
         }
         Ok(())
-    }
-
-    /// The file `path` of commit `id` as a rename of a file of `parent`.
-    fn renamed_from(
-        &self,
-        parent: &git2::Commit<'_>,
-        id: Oid,
-        path: &str,
-    ) -> Result<Option<Found>, git2::Error> {
-        renamed_from(self.repo, parent, id, path)
     }
 
     /// The diff of stored blob `new` against stored blob `old`: a worker's when one has it or is
