@@ -574,8 +574,8 @@ fn header(q: &Query, found: &Found, offset: usize, end: usize, has_more: bool) -
     (header, notes_at)
 }
 
-/// The result's `data`.
-fn data_of(q: &Query, found: &Found, shown: Shown, page: &Page) -> Result<ToolOutputData> {
+/// The result: `content` with its `data` (content-mode entries as JSON text written directly).
+fn output_of(q: &Query, found: &Found, shown: Shown, page: &Page, content: String) -> Result<ToolOutput> {
     let total_matches: usize = found.files.iter().map(|f| f.matches).sum();
     let key = match q.mode {
         Mode::Content => "matches",
@@ -616,17 +616,11 @@ fn data_of(q: &Query, found: &Found, shown: Shown, page: &Page) -> Result<ToolOu
     Ok(match entries_json {
         // The entries' place (and so the key order) is already taken, by an empty list.
         Some(raw) => match data.as_object() {
-            Some(fields) => ToolOutputData::Json(object_json_with_raw(fields, key, &raw)?),
-            None => ToolOutputData::Value(data),
+            Some(fields) => ToolOutput::from_json_text(content, object_json_with_raw(fields, key, &raw)?),
+            None => ToolOutput::new(content, data),
         },
-        None => ToolOutputData::Value(data),
+        None => ToolOutput::new(content, data),
     })
-}
-
-/// A result's `data`: a tree, or JSON text written directly.
-enum ToolOutputData {
-    Value(Value),
-    Json(String),
 }
 
 /// Build the result: one page, its header, its text (this package's or TunaCode's) and data.
@@ -657,10 +651,7 @@ pub fn render(q: &Query, mut found: Found) -> Result<ToolOutput> {
         content.push('\n');
         content.push_str(text.trim_end());
     }
-    Ok(match data_of(q, &found, shown, &page)? {
-        ToolOutputData::Value(data) => ToolOutput::new(content, data),
-        ToolOutputData::Json(text) => ToolOutput::from_json_text(content, text),
-    })
+    output_of(q, &found, shown, &page, content)
 }
 
 /// TunaCode's first lines: the count, the strategy, and the notes of this package's header
