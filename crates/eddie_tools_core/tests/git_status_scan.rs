@@ -234,6 +234,38 @@ fn attributes_and_special_cases_fall_back() {
     assert!(!both_with(d, false).1, "a nested repository: fallback");
 }
 
+/// A split index (`git update-index --split-index`): the index file holds only what differs
+/// from a shared index, behind a required `link` extension. Git says a reader must refuse an
+/// index with a required extension it does not know; the scan must not read the partial list
+/// as the whole index (its files would come out deleted or untracked).
+#[test]
+fn a_split_index_is_not_read_as_a_whole_index() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    for i in 0..20 {
+        write(d, &format!("f{i}.txt"), &format!("{i}\n"));
+    }
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "base"]);
+    git(d, &["update-index", "--split-index"]);
+    write(d, "f3.txt", "changed\n");
+    write(d, "new.txt", "new\n");
+    git(d, &["add", "f3.txt"]);
+    git(d, &["commit", "-q", "-m", "second"]);
+    write(d, "f5.txt", "edited, longer\n");
+    let cwd = d.to_str().expect("utf8");
+    // libgit2 (the fallback) refuses a split index, as it did before the scan existed; what
+    // must never happen is an answer made from the partial list.
+    match status_both_ways(cwd, true) {
+        Ok((data, by_scan)) => {
+            assert!(!by_scan, "a split index: the scan leaves it: {data}");
+            assert_eq!(status_entries(&data), porcelain_v2(d), "against git");
+        }
+        Err(e) => assert!(format!("{e:?}").contains("link"), "libgit2's refusal: {e:?}"),
+    }
+}
+
 /// A symlink to a folder outside the workspace where a tracked folder was: the scan lists
 /// the tracked files as deleted and the link as untracked (as git), and never reads through.
 #[test]

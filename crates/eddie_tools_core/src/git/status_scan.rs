@@ -280,6 +280,12 @@ fn parse_index(data: &[u8]) -> Option<ParsedIndex> {
     while pos + 8 + 20 <= data.len() {
         let size = be32(data, pos + 4)? as usize;
         let body = data.get(pos + 8..pos + 8 + size)?;
+        // git's rule: an extension whose name does not start with A–Z is required, and a reader
+        // that does not know it must not use the index (`link`: a split index, whose entries
+        // are only what differs from a shared index; `sdir`: a sparse index).
+        if !data[pos].is_ascii_uppercase() {
+            return None;
+        }
         if &data[pos..pos + 4] == b"TREE" {
             tree = root_tree(body, out.len());
         }
