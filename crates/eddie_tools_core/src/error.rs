@@ -133,6 +133,10 @@ pub enum ErrorCode {
     /// The person asked declined the call of a tool that has no declined result of its own
     /// (the pipeline asked before it ran); nothing ran.
     Declined,
+    /// The repository uses a format or extension libgit2 cannot read (a split or sparse
+    /// index, reftable refs, SHA-256 object names, an unknown `extensions.*`); the message
+    /// names it and, where git has one, the command that converts the repository.
+    UnsupportedRepository,
 }
 
 impl ErrorCode {
@@ -197,6 +201,7 @@ impl ErrorCode {
             Self::PolicyDenied => "POLICY_DENIED",
             Self::SandboxUnavailable => "SANDBOX_UNAVAILABLE",
             Self::Declined => "DECLINED",
+            Self::UnsupportedRepository => "UNSUPPORTED_REPOSITORY",
         }
     }
 
@@ -260,6 +265,7 @@ impl ErrorCode {
         Self::PolicyDenied,
         Self::SandboxUnavailable,
         Self::Declined,
+        Self::UnsupportedRepository,
     ];
 }
 

@@ -2248,3 +2248,99 @@ async fn every_git_tool_refuses_hostile_values_without_internal() {
     }
     assert_eq!(git(d, &["branch", "--list"]), branches, "nothing else was created");
 }
+
+/// Repositories git reads and libgit2 cannot (a split or sparse index, reftable refs, SHA-256
+/// object names, an unknown extension): every git tool answers `UNSUPPORTED_REPOSITORY` naming
+/// what the repository uses and how git converts it (never `INTERNAL`), and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repositories_libgit2_cannot_read_get_unsupported_repository() {
+    let fill = |d: &Path| {
+        git(d, &["config", "user.name", "Ada"]);
+        git(d, &["config", "user.email", "ada@example.com"]);
+        write(d, "a.txt", "a\n");
+        write(d, "d/b.txt", "b\n");
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "-m", "base"]);
+        write(d, "a.txt", "a, edited\n");
+    };
+    let required = json!({"message": "m", "file": "a.txt", "checkpoint": "latest"});
+    // (how the repository is made, whether it opens at all, what the message must name)
+    type Make = fn(&Path);
+    let kinds: [(&str, Make, bool, &str); 5] = [
+        (
+            "split index",
+            |d| {
+                git(d, &["update-index", "--split-index"]);
+            },
+            true,
+            "git update-index --no-split-index",
+        ),
+        (
+            "sparse index",
+            |d| {
+                git(d, &["sparse-checkout", "init", "--cone", "--sparse-index"]);
+                git(d, &["sparse-checkout", "set", "d"]);
+            },
+            true,
+            "git sparse-checkout init --no-sparse-index",
+        ),
+        ("reftable", |_| {}, false, "git refs migrate --ref-format=files"),
+        ("sha256", |_| {}, false, "sha256"),
+        (
+            "unknown extension",
+            |d| {
+                git(d, &["config", "core.repositoryformatversion", "1"]);
+                git(d, &["config", "extensions.fooBar", "true"]);
+            },
+            false,
+            "extensions.foobar",
+        ),
+    ];
+    for (kind, make, opens, names) in kinds {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        match kind {
+            "reftable" => git(d, &["init", "-q", "-b", "main", "--ref-format=reftable"]),
+            "sha256" => git(d, &["init", "-q", "-b", "main", "--object-format=sha256"]),
+            _ => git(d, &["init", "-q", "-b", "main"]),
+        };
+        fill(d);
+        make(d);
+        let before = snapshot(d);
+        let mut unsupported = 0;
+        for spec in registry::tools().filter(|s| s.family == "git") {
+            let def = registry::definition(spec.name).unwrap();
+            let mut args = json!({});
+            for r in def["jsonSchema"]["required"].as_array().into_iter().flatten() {
+                let r = r.as_str().unwrap();
+                args[r] = required[r].clone();
+            }
+            let out = call_yes(d, spec.name, args).await;
+            let Err((code, msg)) = out else {
+                assert!(opens, "{kind}: {} answered on a repository libgit2 cannot open", spec.name);
+                continue;
+            };
+            assert_ne!(code, "INTERNAL", "{kind}: {}: {msg}", spec.name);
+            if code == "UNSUPPORTED_REPOSITORY" {
+                unsupported += 1;
+                assert!(msg.contains(names), "{kind}: {}: {msg}", spec.name);
+            } else {
+                assert!(opens, "{kind}: {}: {code} {msg}", spec.name);
+            }
+            if !opens {
+                assert_eq!(snapshot(d), before, "{kind}: {} changed the repository", spec.name);
+            }
+        }
+        if opens {
+            // What reads the index says so; the history itself stays readable.
+            for tool in ["git_status", "git_diff", "git_stage"] {
+                let (code, msg) = call_yes(d, tool, json!({})).await.unwrap_err();
+                assert_eq!(code, "UNSUPPORTED_REPOSITORY", "{kind}: {tool}: {msg}");
+            }
+            call_yes(d, "git_log", json!({})).await.unwrap();
+            assert!(unsupported >= 3, "{kind}: {unsupported}");
+        } else {
+            assert!(unsupported >= 14, "{kind}: {unsupported}");
+        }
+    }
+}

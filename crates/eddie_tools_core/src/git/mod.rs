@@ -91,14 +91,16 @@ fn discover(dir: &Path) -> Result<git2::Repository> {
         let _ = unsafe { git2::opts::set_cache_object_limit(git2::ObjectType::Tree, 1 << 20) };
     });
     git2::Repository::discover(dir).map_err(|e| {
-        ToolError::new(
-            ErrorCode::NotARepository,
-            format!(
-                "{} is not inside a git repository ({}); pass path: a folder of a repository",
-                dir.display(),
-                e.message()
-            ),
-        )
+        unsupported(&e).unwrap_or_else(|| {
+            ToolError::new(
+                ErrorCode::NotARepository,
+                format!(
+                    "{} is not inside a git repository ({}); pass path: a folder of a repository",
+                    dir.display(),
+                    e.message()
+                ),
+            )
+        })
     })
 }
 
@@ -110,7 +112,49 @@ pub(crate) fn err(e: &git2::Error, code: ErrorCode, what: &str) -> ToolError {
             format!("{what}: the repository is locked ({})", e.message()),
         );
     }
+    if let Some(u) = unsupported(e) {
+        return u;
+    }
     ToolError::new(code, format!("{what}: {}", e.message()))
+}
+
+/// `UNSUPPORTED_REPOSITORY` when libgit2 refused the repository's format rather than failed
+/// on it: git itself reads these repositories, so the message says what the repository uses
+/// and, where git offers one, the command that turns it into a form libgit2 reads.
+fn unsupported(e: &git2::Error) -> Option<ToolError> {
+    let m = e.message();
+    let what = if let Some(ext) = m.strip_prefix("unsupported mandatory extension: ") {
+        match ext.trim_matches('\'') {
+            "link" => "its index is split (`core.splitIndex`), which libgit2 cannot read; \
+                       `git update-index --no-split-index` and `git config core.splitIndex false` \
+                       make it whole again"
+                .to_owned(),
+            "sdir" => "its index is a sparse index (`index.sparse`), which libgit2 cannot read; \
+                       `git sparse-checkout init --no-sparse-index` makes it a full index \
+                       (the sparse checkout stays)"
+                .to_owned(),
+            other => format!("its index has the required extension {other:?}, which libgit2 does not know"),
+        }
+    } else if let Some(ext) = m.strip_prefix("unsupported extension name ") {
+        if ext.eq_ignore_ascii_case("extensions.refstorage") {
+            "it keeps its refs in the reftable format (`extensions.refStorage`), which libgit2 \
+             cannot read; `git refs migrate --ref-format=files` (git 2.48 or newer) converts it"
+                .to_owned()
+        } else {
+            format!("it needs the repository extension {ext}, which libgit2 does not support")
+        }
+    } else if let Some(format) = m.strip_prefix("unknown object format ") {
+        format!(
+            "its objects are named with {format} (`extensions.objectFormat`), which this \
+             build's libgit2 cannot read; git has no conversion"
+        )
+    } else {
+        return None;
+    };
+    Some(ToolError::new(
+        ErrorCode::UnsupportedRepository,
+        format!("the git tools cannot work on this repository: {what}. Use the git CLI for it"),
+    ))
 }
 
 /// The repository state as a stable string.
