@@ -112,6 +112,15 @@ await row('diff (patch + numbers)', (r) => {
   simpleGit: () => sg.diff(),
 })
 
+await row('show HEAD~5 (patch + numbers)', (r) => {
+  const patch = (t) => t.slice(t.indexOf('diff --git'))
+  return r.native.data.patch === patch(r.cli) && patch(r.simpleGit) === r.native.data.patch && r.native.data.id === git(dir, 'rev-parse', 'HEAD~5').trim()
+}, {
+  native: () => tools.gitShow({ revision: 'HEAD~5' }, ctx),
+  cli: () => cli(dir, 'show', 'HEAD~5'),
+  simpleGit: () => sg.show(['HEAD~5']),
+})
+
 await row('log -n 10', (r) => {
   const ids = r.cli.split('\n').filter(Boolean)
   return JSON.stringify(r.native.data.commits.map((c) => c.id)) === JSON.stringify(ids) && JSON.stringify(r.simpleGit.all.map((c) => c.hash)) === JSON.stringify(ids)
