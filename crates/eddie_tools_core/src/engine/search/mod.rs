@@ -260,19 +260,14 @@ struct Collector<'q> {
 
 impl Collector<'_> {
     fn keep(&mut self, number: u64, bytes: &[u8], is_match: bool) {
-        let column = if is_match {
-            self.q
-                .matcher
-                .find(bytes)
-                .ok()
-                .flatten()
-                .map(|m| String::from_utf8_lossy(&bytes[..m.start()]).chars().count() + 1)
-        } else {
-            None
-        };
         if self.q.collect != Collect::Lines {
             return;
         }
+        let column = if is_match {
+            self.q.matcher.find(bytes).ok().flatten().map(|m| lossy_chars(&bytes[..m.start()]) + 1)
+        } else {
+            None
+        };
         if self.stored.fetch_add(1, Ordering::Relaxed) >= STORE_LIMIT {
             self.file.capped = true;
             return;
@@ -281,13 +276,26 @@ impl Collector<'_> {
         while end > 0 && matches!(bytes[end - 1], b'\n' | b'\r') {
             end -= 1;
         }
-        let text = String::from_utf8_lossy(&bytes[..end]);
+        // Only the head of a long line is decoded: each character of the lossy text stands for
+        // 1 to 4 bytes, so the first `max + 1` characters lie within `4 * (max + 1)` bytes, and
+        // the first `max` are decoded there exactly as in the whole line.
+        let head = self.q.max_line_length.saturating_add(1).saturating_mul(4);
+        let text = String::from_utf8_lossy(&bytes[..end.min(head)]);
         let (text, cut) = match crate::engine::text::utf8::head_chars(&text, self.q.max_line_length) {
             (head, true) => (head.to_owned(), true),
             (_, false) => (text.into_owned(), false),
         };
         self.file.lines.push(Line { number, text, is_match, cut, column });
     }
+}
+
+/// How many characters `String::from_utf8_lossy(bytes)` has (one per invalid sequence), without
+/// building it.
+fn lossy_chars(bytes: &[u8]) -> usize {
+    if bytes.is_ascii() {
+        return bytes.len();
+    }
+    bytes.utf8_chunks().map(|c| c.valid().chars().count() + usize::from(!c.invalid().is_empty())).sum()
 }
 
 impl Sink for Collector<'_> {
@@ -341,6 +349,8 @@ struct Worker<'q> {
     stored: &'q AtomicUsize,
     read: Searcher,
     mmap: Searcher,
+    /// A small file's bytes, read whole (reused from file to file).
+    buf: Vec<u8>,
     hits: Vec<FileHits>,
     searched: usize,
     binary: usize,
@@ -385,6 +395,7 @@ impl<'q> Worker<'q> {
             stored,
             read: searcher(q, false),
             mmap: searcher(q, true),
+            buf: Vec::new(),
             hits: Vec::new(),
             searched: 0,
             binary: 0,
@@ -393,7 +404,7 @@ impl<'q> Worker<'q> {
     }
 
     fn search(&mut self, path: &Path, rel: &str, stop: &Stop) {
-        let Ok(file) = std::fs::File::open(path) else {
+        let Ok(mut file) = std::fs::File::open(path) else {
             self.unreadable += 1;
             return;
         };
@@ -413,9 +424,18 @@ impl<'q> Worker<'q> {
             last_line: 0,
             binary: false,
         };
-        let searcher = if (MMAP_MIN..=MMAP_MAX).contains(&len) { &mut self.mmap } else { &mut self.read };
+        let searched = if len <= WHOLE_MAX && read_whole(&mut file, &mut self.buf) {
+            // The whole file in one buffer: no streaming. The searcher looks for a NUL in the
+            // first 64 KiB of a buffer, which is the whole file here, as when it streams one.
+            self.read.search_slice(&self.q.matcher, &self.buf, &mut sink)
+        } else {
+            let searcher = if (MMAP_MIN..=MMAP_MAX).contains(&len) { &mut self.mmap } else { &mut self.read };
+            // A file read in part (it grew, or a read failed) is searched again from its start.
+            let from_start = if len <= WHOLE_MAX { std::io::Seek::rewind(&mut file) } else { Ok(()) };
+            from_start.and_then(|_| searcher.search_file(&self.q.matcher, &file, &mut sink))
+        };
         // An unreadable file is skipped and counted (ripgrep warns on stderr).
-        if searcher.search_file(&self.q.matcher, &file, &mut sink).is_err() {
+        if searched.is_err() {
             self.unreadable += 1;
         }
         if sink.binary && sink.file.matches == 0 {
@@ -447,6 +467,23 @@ impl Visitor for Worker<'_> {
 fn binary_without_match(q: &Query, size: u64, flags: u8) -> bool {
     let mmap = !cfg!(target_os = "macos") && (MMAP_MIN..=MMAP_MAX).contains(&size);
     if mmap || q.multiline { flags & index::NUL_64K != 0 } else { flags & index::NUL_ANY != 0 }
+}
+
+/// Files up to this size are read whole into one buffer and searched there (the first 64 KiB,
+/// where the searcher looks for a NUL, is then the whole file, as when it is streamed).
+const WHOLE_MAX: u64 = 64 * 1024;
+
+/// Read `file` whole into `buf`; false when it is longer than [`WHOLE_MAX`] by now, or a
+/// read fails (the caller then searches it as a stream, which reports the error).
+fn read_whole(file: &mut std::fs::File, buf: &mut Vec<u8>) -> bool {
+    use std::io::Read;
+    let cap = WHOLE_MAX as usize + 1;
+    buf.clear();
+    buf.reserve(cap);
+    match Read::take(&mut *file, cap as u64).read_to_end(buf) {
+        Ok(n) => n < cap,
+        Err(_) => false,
+    }
 }
 
 /// Search (blocking): through the root's index when it can answer, else by scanning.
@@ -486,7 +523,12 @@ pub fn search(ctx_target: &Target, q: &Query, stop: &Stop) -> Result<Found> {
 fn verify(key: &index::Key, sel: index::Selection, q: &Query, stop: &Stop, includes: &Includes) -> Found {
     let stored = AtomicUsize::new(0);
     let next = AtomicUsize::new(0);
-    let files = &sel.search;
+    // Largest first, so that no core is left alone with a large file at the end (the results
+    // are sorted by path below).
+    let mut order: Vec<usize> = (0..sel.search.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sel.sizes.get(i).copied().unwrap_or(0)));
+    let files: Vec<&String> = order.iter().map(|&i| &sel.search[i]).collect();
+    let files = &files;
     let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
     let workers: Vec<Worker<'_>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..walk::threads().min(files.len()).max(1))
@@ -602,6 +644,129 @@ mod tests {
         assert_eq!(w.unreadable, 2);
         w.search(&t.path().join("d/x.txt"), "d/x.txt", &stop);
         assert_eq!((w.unreadable, w.hits.len()), (2, 1));
+    }
+
+    #[test]
+    fn a_small_file_read_whole_is_searched_as_when_streamed() {
+        let t = tempfile::tempdir().unwrap();
+        let mut nul_at_end = b"hit first\n".to_vec();
+        nul_at_end.resize(WHOLE_MAX as usize - 1, b'x');
+        nul_at_end.push(0);
+        let mut nul_late = b"hit first\n".to_vec();
+        nul_late.resize(90_000, b'y');
+        nul_late.extend_from_slice(b"\0\nzz\nzz\nhit after\n");
+        let mut long_line = vec![b'z'; WHOLE_MAX as usize - 20];
+        long_line.extend_from_slice(b" hit end\nhit");
+        let mut utf16 = vec![0xff, 0xfe];
+        for u in "x hit\né hit\n".encode_utf16() {
+            utf16.extend_from_slice(&u.to_le_bytes());
+        }
+        let files: Vec<(&str, Vec<u8>)> = vec![
+            ("plain", b"a hit\nno\nhit again".to_vec()),
+            ("empty", Vec::new()),
+            ("crlf", b"hit one\r\nnone\r\n  hit two\r\n".to_vec()),
+            ("bom8", b"\xef\xbb\xbfhit at start\nhit\n".to_vec()),
+            ("utf16", utf16),
+            ("latin1", b"caf\xe9 hit \xff\nhit\n".to_vec()),
+            ("nul_first", b"hit\0\nhit\n".to_vec()),
+            ("nul_at_end", nul_at_end),
+            ("nul_late", nul_late),
+            ("long_line", long_line),
+        ];
+        for multiline in [false, true] {
+            let m = Matching { multiline, ..Default::default() };
+            let mut q = Query::new("hit".to_owned(), m).unwrap();
+            q.before = 1;
+            let (inc, stored) = (Includes::new(&[], false).unwrap(), AtomicUsize::new(0));
+            let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
+            let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
+            for (name, bytes) in &files {
+                let path = t.path().join(name);
+                std::fs::write(&path, bytes).unwrap();
+                let mut w = Worker::new(&q, &first, &inc, "", &stored);
+                w.search(&path, name, &stop);
+                // The reference: the file streamed by the searcher.
+                let mut sink = Collector {
+                    q: &q,
+                    stop: &stop,
+                    stored: &stored,
+                    file: FileHits {
+                        path: (*name).to_owned(),
+                        matches: 0,
+                        lines: Vec::new(),
+                        capped: false,
+                        definition: false,
+                    },
+                    last_line: 0,
+                    binary: false,
+                };
+                let file = std::fs::File::open(&path).unwrap();
+                searcher(&q, false).search_file(&q.matcher, &file, &mut sink).unwrap();
+                let want: Vec<FileHits> = if sink.file.matches > 0 { vec![sink.file] } else { Vec::new() };
+                assert_eq!(format!("{:?}", w.hits), format!("{want:?}"), "{name} multiline={multiline}");
+                let binary = usize::from(sink.binary && want.is_empty());
+                assert_eq!((w.binary, w.unreadable, w.searched), (binary, 0, 1), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_kept_line_is_cut_and_its_column_counted_as_on_the_whole_line() {
+        // Pieces of 1 to 4 bytes, invalid sequences of 1 to 3 bytes, and line ends.
+        let pieces: [&[u8]; 9] = [
+            b"a",
+            "é".as_bytes(),
+            "€".as_bytes(),
+            "😀".as_bytes(),
+            b"\xff",
+            b"\xe2\x82",
+            b"\xf0\x9f\x98",
+            b"\r",
+            b"x",
+        ];
+        let mut lines: Vec<Vec<u8>> = Vec::new();
+        let mut seed = 7u64;
+        for n in 0..400 {
+            let mut l = Vec::new();
+            for _ in 0..(n % 40) {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                l.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            l.extend_from_slice(if n % 3 == 0 { b"x\r\n" } else { b"x\n" });
+            lines.push(l);
+        }
+        let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
+        for max in [0, 1, 2, 3, 5, 8, 13] {
+            let mut q = Query::new("x".to_owned(), Matching::default()).unwrap();
+            q.max_line_length = max;
+            let stored = AtomicUsize::new(0);
+            let file = FileHits {
+                path: String::new(),
+                matches: 0,
+                lines: Vec::new(),
+                capped: false,
+                definition: false,
+            };
+            let mut c = Collector { q: &q, stop: &stop, stored: &stored, file, last_line: 0, binary: false };
+            for (i, l) in lines.iter().enumerate() {
+                c.keep(i as u64, l, true);
+                let got = c.file.lines.last().unwrap();
+                // The whole line decoded, then cut (as before).
+                let mut end = l.len();
+                while end > 0 && matches!(l[end - 1], b'\n' | b'\r') {
+                    end -= 1;
+                }
+                let whole = String::from_utf8_lossy(&l[..end]);
+                let (head, cut) = crate::engine::text::utf8::head_chars(&whole, max);
+                let at = memchr::memchr(b'x', l).unwrap();
+                let column = String::from_utf8_lossy(&l[..at]).chars().count() + 1;
+                assert_eq!(
+                    (got.text.as_str(), got.cut, got.column),
+                    (head, cut, Some(column)),
+                    "{l:?} max {max}"
+                );
+            }
+        }
     }
 
     #[test]
