@@ -4,7 +4,7 @@
 //! whole search), workers search files on every core, `scan` walks the tree and `verify`
 //! searches the index's candidates and accounts for the files it ruled out.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -404,7 +404,12 @@ impl<'q> Worker<'q> {
     }
 
     fn search(&mut self, path: &Path, rel: &str, stop: &Stop) {
-        let Ok(mut file) = std::fs::File::open(path) else {
+        self.search_opened(std::fs::File::open(path), rel, stop);
+    }
+
+    /// Search a file opened by the caller (`Err`: it could not be opened).
+    fn search_opened(&mut self, file: std::io::Result<std::fs::File>, rel: &str, stop: &Stop) {
+        let Ok(mut file) = file else {
             self.unreadable += 1;
             return;
         };
@@ -518,28 +523,90 @@ pub fn search(ctx_target: &Target, q: &Query, stop: &Stop) -> Result<Found> {
     Ok(found)
 }
 
+/// Files from this size up are searched one per turn, largest first.
+const LARGE: u64 = 256 * 1024;
+/// Most small files in one turn.
+const RUN: usize = 32;
+
+/// The order in which the index's candidates are searched, and the turns the workers take
+/// (ranges of that order): the large files first, largest first, one per turn, so that no
+/// core is left alone with a large file at the end; then the small ones in path order, in
+/// turns of at most [`RUN`] files of one directory, which is opened once for them.
+fn work_order<'a>(paths: &'a [String], sizes: &[u64]) -> (Vec<&'a String>, Vec<(usize, usize)>) {
+    let size = |i: usize| sizes.get(i).copied().unwrap_or(0);
+    let mut large: Vec<usize> = (0..paths.len()).filter(|&i| size(i) >= LARGE).collect();
+    large.sort_by_key(|&i| std::cmp::Reverse(size(i)));
+    let mut files: Vec<&String> = large.iter().map(|&i| &paths[i]).collect();
+    let mut runs: Vec<(usize, usize)> = (0..files.len()).map(|i| (i, i + 1)).collect();
+    let parent = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+    let mut start = files.len();
+    let mut run_dir = String::new();
+    for (_, p) in paths.iter().enumerate().filter(|&(i, _)| size(i) < LARGE) {
+        let at = files.len();
+        let d = parent(p);
+        if at > start && (at - start >= RUN || d != run_dir) {
+            runs.push((start, at));
+            start = at;
+        }
+        if at == start {
+            run_dir = d;
+        }
+        files.push(p);
+    }
+    if files.len() > start {
+        runs.push((start, files.len()));
+    }
+    (files, runs)
+}
+
+/// `dir` opened to open files in it (`None` when it cannot be: its files are then opened by
+/// their whole path, which reports the error).
+fn open_dir(dir: &Path) -> Option<rustix::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()
+}
+
+/// The file `name` of the directory `dir`, opened for reading as `File::open` opens it.
+fn open_in(dir: &rustix::fd::OwnedFd, name: &std::ffi::OsStr) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    Ok(std::fs::File::from(rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?))
+}
+
 /// Search the files the index selected, on every core, and account for the ones it ruled out
 /// as the scan would have (searched; binary when they hold a NUL where the scan looks).
 fn verify(key: &index::Key, sel: index::Selection, q: &Query, stop: &Stop, includes: &Includes) -> Found {
     let stored = AtomicUsize::new(0);
     let next = AtomicUsize::new(0);
-    // Largest first, so that no core is left alone with a large file at the end (the results
-    // are sorted by path below).
-    let mut order: Vec<usize> = (0..sel.search.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(sel.sizes.get(i).copied().unwrap_or(0)));
-    let files: Vec<&String> = order.iter().map(|&i| &sel.search[i]).collect();
-    let files = &files;
+    let (files, runs) = work_order(&sel.search, &sel.sizes);
+    let (files, runs) = (&files, &runs);
     let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
     let workers: Vec<Worker<'_>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..walk::threads().min(files.len()).max(1))
+        let handles: Vec<_> = (0..walk::threads().min(runs.len()).max(1))
             .map(|_| {
                 s.spawn(|| {
                     let mut w = Worker::new(q, &first, includes, &key.root_rel, &stored);
-                    while let Some(rel) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if stop.should_stop() {
-                            break;
+                    // The directory of the last file opened: its neighbours are opened from it.
+                    let mut dir: Option<(PathBuf, Option<rustix::fd::OwnedFd>)> = None;
+                    'runs: while let Some(&(a, b)) = runs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        for rel in &files[a..b] {
+                            if stop.should_stop() {
+                                break 'runs;
+                            }
+                            let path = key.path_of(rel);
+                            let file = match (path.parent(), path.file_name()) {
+                                (Some(parent), Some(name)) => {
+                                    if dir.as_ref().is_none_or(|(d, _)| d != parent) {
+                                        dir = Some((parent.to_path_buf(), open_dir(parent)));
+                                    }
+                                    match dir.as_ref().and_then(|(_, fd)| fd.as_ref()) {
+                                        Some(fd) => open_in(fd, name),
+                                        None => std::fs::File::open(&path),
+                                    }
+                                }
+                                _ => std::fs::File::open(&path),
+                            };
+                            w.search_opened(file, rel, stop);
                         }
-                        w.search(&key.path_of(rel), rel, stop);
                     }
                     w
                 })
@@ -767,6 +834,39 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn work_order_puts_large_files_first_and_runs_of_one_directory() {
+        let paths: Vec<String> = ["a/1", "a/2", "a/big", "a/3", "b/1", "b/c/1", "b/c/2", "top", "z/huge"]
+            .iter()
+            .map(|p| (*p).to_owned())
+            .chain((0..70).map(|i| format!("z/m{i:02}")))
+            .collect();
+        let mut sizes = vec![10u64; paths.len()];
+        sizes[2] = LARGE;
+        sizes[8] = 10 * LARGE;
+        sizes.truncate(paths.len() - 1); // the last one's size is unknown
+        let (files, runs) = work_order(&paths, &sizes);
+        assert_eq!((files[0].as_str(), files[1].as_str()), ("z/huge", "a/big"));
+        let mut all: Vec<&str> = files.iter().map(|p| p.as_str()).collect();
+        all.sort_unstable();
+        let mut want: Vec<&str> = paths.iter().map(String::as_str).collect();
+        want.sort_unstable();
+        assert_eq!(all, want);
+        let mut at = 0;
+        let dir = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+        for &(a, b) in &runs {
+            assert_eq!(a, at);
+            assert!(
+                b > a
+                    && (b - a == 1 || (b - a <= RUN && files[a..b].iter().all(|p| dir(p) == dir(files[a]))))
+            );
+            at = b;
+        }
+        assert_eq!(at, files.len());
+        let shape: Vec<usize> = runs.iter().map(|(a, b)| b - a).collect();
+        assert_eq!(shape, [1, 1, 3, 1, 2, 1, 32, 32, 6]);
     }
 
     #[test]
