@@ -115,6 +115,24 @@ test('glob: a long path list crosses to JS whole and in order (as in the JSON fo
   assert.deepEqual(withNewline, await viaJson())
 })
 
+test('grep: non-ASCII text crosses to JS as written (few such characters, and many), equal to the JSON form', async () => {
+  const lines = ['hit café', 'hit € 5 😀 𝄞', 'hit \u2028 and \u2029', 'hit \u0080\u00ff\u0100\uffff', 'hit "q" \\ </script>']
+  const few = Array.from({ length: 60 }, (_, i) => `hit plain ascii line ${i} ${'x'.repeat(40)}`).concat(lines)
+  const many = Array.from({ length: 60 }, (_, i) => `hit ${'日本語のテキスト'.repeat(8)} ${i}`).concat(lines)
+  for (const text of [few, many]) {
+    const cwd = workspace({ 'a.txt': text.join('\n') + '\n', 'b.bin.txt': Buffer.from([0x68, 0x69, 0x74, 0x20, 0xff, 0xfe, 0x0a]) })
+    const grep = async (ctx) => {
+      const r = await tools.grep({ pattern: 'hit', maxResults: 1000, maxPerFile: 1000 }, { cwd, ...ctx })
+      return { ...(ctx.dataAsJson ? JSON.parse(r.dataJson) : r.data), index: null }
+    }
+    const direct = await grep({})
+    assert.deepEqual(direct, await grep({ dataAsJson: true }))
+    const got = direct.matches.find((f) => f.path === 'a.txt').blocks.flatMap((b) => b.lines.map((l) => l.text))
+    assert.deepEqual(got, text)
+    assert.equal(direct.matches.find((f) => f.path === 'b.bin.txt').blocks[0].lines[0].text, 'hit \ufffd\ufffd')
+  }
+})
+
 test('code tools: escapes refused, bad input throws coded Errors, process alive', async () => {
   const cwd = workspace({ 'a.txt': 'x' })
   await rejectsWith(assert, tools.grep({ pattern: 'x', path: '../' }, { cwd }), 'OUTSIDE_WORKSPACE')

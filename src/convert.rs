@@ -187,7 +187,17 @@ impl Rendered {
                 }
             }
         }
-        let data_json = JsText::new(out.take_data_json()?, false);
+        let data_json = out.take_data_json()?;
+        // Mostly-ASCII JSON crosses as ASCII (its few other characters escaped): V8 parses a
+        // one-byte string faster than it decodes UTF-8 into a two-byte one and parses that.
+        // `dataJson` (as_json) is handed over as written.
+        let data_json = match (as_json, data_json.len() >= JsText::CONVERT_FROM) {
+            (false, true) => match eddie_tools_core::output::ascii_json(&data_json) {
+                Some(ascii) => JsText::Ascii(ascii),
+                None => JsText::new(data_json, false),
+            },
+            _ => JsText::new(data_json, false),
+        };
         let content = match large
             .iter()
             .enumerate()
