@@ -94,17 +94,20 @@ test('glob: a long path list crosses to JS whole and in order (as in the JSON fo
   for (let i = 0; i < 300; i++) files[`d${i % 7}/f${String(i).padStart(3, '0')}${i % 3 ? '' : 'é'}.js`] = ''
   files['d0/-.js'] = ''
   files['d1/a b,"q".js'] = ''
-  const cwd = workspace(files)
   const expected = Object.keys(files).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
+  // An ignored file: the content's note about it holds a non-ASCII dash.
+  const cwd = workspace({ ...files, '.gitignore': 'ign/\n', 'ign/x.js': '' })
   // The index's report may change from call to call (it is built behind the first ones).
   const glob = async (ctx) => {
     const r = await tools.glob({ pattern: '*.js', maxResults: 10_000 }, { cwd, ...ctx })
     const data = ctx.dataAsJson ? JSON.parse(r.dataJson) : r.data
-    return { ...data, index: null }
+    return { ...data, index: null, content: r.content }
   }
   const viaJson = () => glob({ dataAsJson: true })
   const direct = await glob({})
   assert.deepEqual(direct.files, expected)
+  // The content (its list of paths crosses once, shared with data.files) is the JSON form's.
+  assert.ok(direct.content.endsWith(`\n${expected.join('\n')}`) && /hidden —/.test(direct.content), direct.content.slice(0, 200))
   assert.deepEqual(Object.keys(direct), Object.keys(await viaJson()))
   assert.deepEqual(direct, await viaJson())
   // A name holding a newline: the list cannot cross joined by newlines; it still arrives whole.
