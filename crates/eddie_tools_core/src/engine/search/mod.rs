@@ -258,7 +258,18 @@ struct Collector<'q> {
     binary: bool,
 }
 
-impl Collector<'_> {
+impl<'q> Collector<'q> {
+    fn new(q: &'q Query, stop: &'q Stop, stored: &'q AtomicUsize, rel: &str) -> Self {
+        let file = FileHits {
+            path: rel.to_owned(),
+            matches: 0,
+            lines: Vec::new(),
+            capped: false,
+            definition: false,
+        };
+        Self { q, stop, stored, file, last_line: 0, binary: false }
+    }
+
     fn keep(&mut self, number: u64, bytes: &[u8], is_match: bool) {
         if self.q.collect != Collect::Lines {
             return;
@@ -415,20 +426,7 @@ impl<'q> Worker<'q> {
         };
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         self.searched += 1;
-        let mut sink = Collector {
-            q: self.q,
-            stop,
-            stored: self.stored,
-            file: FileHits {
-                path: rel.to_owned(),
-                matches: 0,
-                lines: Vec::new(),
-                capped: false,
-                definition: false,
-            },
-            last_line: 0,
-            binary: false,
-        };
+        let mut sink = Collector::new(self.q, stop, self.stored, rel);
         let searched = if len <= WHOLE_MAX && read_whole(&mut file, &mut self.buf) {
             // The whole file in one buffer: no streaming. The searcher looks for a NUL in the
             // first 64 KiB of a buffer, which is the whole file here, as when it streams one.
@@ -753,20 +751,7 @@ mod tests {
                 let mut w = Worker::new(&q, &first, &inc, "", &stored);
                 w.search(&path, name, &stop);
                 // The reference: the file streamed by the searcher.
-                let mut sink = Collector {
-                    q: &q,
-                    stop: &stop,
-                    stored: &stored,
-                    file: FileHits {
-                        path: (*name).to_owned(),
-                        matches: 0,
-                        lines: Vec::new(),
-                        capped: false,
-                        definition: false,
-                    },
-                    last_line: 0,
-                    binary: false,
-                };
+                let mut sink = Collector::new(&q, &stop, &stored, name);
                 let file = std::fs::File::open(&path).unwrap();
                 searcher(&q, false).search_file(&q.matcher, &file, &mut sink).unwrap();
                 let want: Vec<FileHits> = if sink.file.matches > 0 { vec![sink.file] } else { Vec::new() };
@@ -807,14 +792,7 @@ mod tests {
             let mut q = Query::new("x".to_owned(), Matching::default()).unwrap();
             q.max_line_length = max;
             let stored = AtomicUsize::new(0);
-            let file = FileHits {
-                path: String::new(),
-                matches: 0,
-                lines: Vec::new(),
-                capped: false,
-                definition: false,
-            };
-            let mut c = Collector { q: &q, stop: &stop, stored: &stored, file, last_line: 0, binary: false };
+            let mut c = Collector::new(&q, &stop, &stored, "");
             for (i, l) in lines.iter().enumerate() {
                 c.keep(i as u64, l, true);
                 let got = c.file.lines.last().unwrap();
