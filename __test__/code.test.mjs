@@ -94,17 +94,20 @@ test('glob: a long path list crosses to JS whole and in order (as in the JSON fo
   for (let i = 0; i < 300; i++) files[`d${i % 7}/f${String(i).padStart(3, '0')}${i % 3 ? '' : 'é'}.js`] = ''
   files['d0/-.js'] = ''
   files['d1/a b,"q".js'] = ''
-  const cwd = workspace(files)
   const expected = Object.keys(files).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
+  // An ignored file: the content's note about it holds a non-ASCII dash.
+  const cwd = workspace({ ...files, '.gitignore': 'ign/\n', 'ign/x.js': '' })
   // The index's report may change from call to call (it is built behind the first ones).
   const glob = async (ctx) => {
     const r = await tools.glob({ pattern: '*.js', maxResults: 10_000 }, { cwd, ...ctx })
     const data = ctx.dataAsJson ? JSON.parse(r.dataJson) : r.data
-    return { ...data, index: null }
+    return { ...data, index: null, content: r.content }
   }
   const viaJson = () => glob({ dataAsJson: true })
   const direct = await glob({})
   assert.deepEqual(direct.files, expected)
+  // The content (its list of paths crosses once, shared with data.files) is the JSON form's.
+  assert.ok(direct.content.endsWith(`\n${expected.join('\n')}`) && /hidden —/.test(direct.content), direct.content.slice(0, 200))
   assert.deepEqual(Object.keys(direct), Object.keys(await viaJson()))
   assert.deepEqual(direct, await viaJson())
   // A name holding a newline: the list cannot cross joined by newlines; it still arrives whole.
@@ -113,6 +116,24 @@ test('glob: a long path list crosses to JS whole and in order (as in the JSON fo
   assert.equal(withNewline.files.length, expected.length + 1)
   assert.ok(withNewline.files.includes('d2/new\nline.js'))
   assert.deepEqual(withNewline, await viaJson())
+})
+
+test('grep: non-ASCII text crosses to JS as written (few such characters, and many), equal to the JSON form', async () => {
+  const lines = ['hit café', 'hit € 5 😀 𝄞', 'hit \u2028 and \u2029', 'hit \u0080\u00ff\u0100\uffff', 'hit "q" \\ </script>']
+  const few = Array.from({ length: 60 }, (_, i) => `hit plain ascii line ${i} ${'x'.repeat(40)}`).concat(lines)
+  const many = Array.from({ length: 60 }, (_, i) => `hit ${'日本語のテキスト'.repeat(8)} ${i}`).concat(lines)
+  for (const text of [few, many]) {
+    const cwd = workspace({ 'a.txt': text.join('\n') + '\n', 'b.bin.txt': Buffer.from([0x68, 0x69, 0x74, 0x20, 0xff, 0xfe, 0x0a]) })
+    const grep = async (ctx) => {
+      const r = await tools.grep({ pattern: 'hit', maxResults: 1000, maxPerFile: 1000 }, { cwd, ...ctx })
+      return { ...(ctx.dataAsJson ? JSON.parse(r.dataJson) : r.data), index: null }
+    }
+    const direct = await grep({})
+    assert.deepEqual(direct, await grep({ dataAsJson: true }))
+    const got = direct.matches.find((f) => f.path === 'a.txt').blocks.flatMap((b) => b.lines.map((l) => l.text))
+    assert.deepEqual(got, text)
+    assert.equal(direct.matches.find((f) => f.path === 'b.bin.txt').blocks[0].lines[0].text, 'hit \ufffd\ufffd')
+  }
 })
 
 test('code tools: escapes refused, bad input throws coded Errors, process alive', async () => {

@@ -140,11 +140,23 @@ impl JsText {
 }
 
 /// `content` ready to cross. When it repeats a large data string (a command's whole output,
-/// say), only the text around it crosses and V8 joins the parts as a rope, so the large text
-/// is copied into the JS heap once.
+/// say) or a joined list (a glob's paths, one per line), only the text around it crosses and
+/// V8 joins the parts as a rope, so the large text is copied into the JS heap once.
 enum Content {
     Whole(JsText),
-    Around { before: JsText, field: usize, after: JsText },
+    /// `field`: the data string (`data_strings`) or joined list (`data_lists`) in the middle.
+    Around {
+        before: JsText,
+        field: Middle,
+        after: JsText,
+    },
+}
+
+/// What a split content has in its middle.
+#[derive(Clone, Copy)]
+enum Middle {
+    String(usize),
+    List(usize),
 }
 
 /// A result ready to cross: `data` serialised and both texts converted off the JS thread.
@@ -182,16 +194,28 @@ impl Rendered {
                     large.push((key.clone(), std::mem::take(text)));
                     *value = serde_json::Value::Null;
                 } else if let Some(joined) = joined_list(value, Self::JOIN_FROM) {
-                    lists.push((key.clone(), JsText::new(joined, true)));
+                    lists.push((key.clone(), joined));
                     *value = serde_json::Value::Null;
                 }
             }
         }
-        let data_json = JsText::new(out.take_data_json()?, false);
-        let content = match large
-            .iter()
-            .enumerate()
-            .find_map(|(i, (_, text))| find_whole(&out.content, text).map(|at| (i, at, at + text.len())))
+        let data_json = out.take_data_json()?;
+        // Mostly-ASCII JSON crosses as ASCII (its few other characters escaped): V8 parses a
+        // one-byte string faster than it decodes UTF-8 into a two-byte one and parses that.
+        // `dataJson` (as_json) is handed over as written.
+        let data_json = match (as_json, data_json.len() >= JsText::CONVERT_FROM) {
+            (false, true) => match eddie_tools_core::output::ascii_json(&data_json) {
+                Some(ascii) => JsText::Ascii(ascii),
+                None => JsText::new(data_json, false),
+            },
+            _ => JsText::new(data_json, false),
+        };
+        // A list's text is found in the content too (a glob's paths, one per line).
+        let strings = large.iter().enumerate().map(|(i, (_, text))| (Middle::String(i), text));
+        let joined = lists.iter().enumerate().map(|(i, (_, text))| (Middle::List(i), text));
+        let content = match strings
+            .chain(joined)
+            .find_map(|(i, text)| find_whole(&out.content, text).map(|at| (i, at, at + text.len())))
         {
             Some((field, start, end)) => Content::Around {
                 before: JsText::new(out.content[..start].to_owned(), true),
@@ -201,6 +225,7 @@ impl Rendered {
             None => Content::Whole(JsText::new(out.content, true)),
         };
         let data_strings = large.into_iter().map(|(key, text)| (key, JsText::new(text, true))).collect();
+        let lists = lists.into_iter().map(|(key, text)| (key, JsText::new(text, true))).collect();
         Ok(Self { schema: out.schema, content, data_json, data_strings, data_lists: lists, as_json })
     }
 }
@@ -245,6 +270,7 @@ pub fn output<'env>(env: &'env Env, out: &Rendered) -> Result<Object<'env>> {
     let parse: Function<napi::JsString, Unknown> = json.get_named_property("parse")?;
     let data = parse.apply(json, out.data_json.to_js(env)?)?;
     let mut strings = Vec::with_capacity(out.data_strings.len());
+    let mut lists = Vec::with_capacity(out.data_lists.len());
     if !out.data_strings.is_empty() {
         // The keys are already in place (as null), so the key order is the data's own.
         let mut fields = Object::from_unknown(data)?;
@@ -261,7 +287,9 @@ pub fn output<'env>(env: &'env Env, out: &Rendered) -> Result<Object<'env>> {
         let split: Function<napi::JsString, Unknown> = proto.get_named_property("split")?;
         let newline = env.create_string("\n")?;
         for (key, text) in &out.data_lists {
-            fields.set_named_property(key, split.apply(text.to_js(env)?, newline)?)?;
+            let js = text.to_js(env)?;
+            fields.set_named_property(key, split.apply(js, newline)?)?;
+            lists.push(js);
         }
     }
     let content = match &out.content {
@@ -271,8 +299,11 @@ pub fn output<'env>(env: &'env Env, out: &Rendered) -> Result<Object<'env>> {
             let proto: Object = string.get_named_property("prototype")?;
             let concat: Function<FnArgs<(napi::JsString, napi::JsString)>, Unknown> =
                 proto.get_named_property("concat")?;
-            let middle =
-                strings.get(*field).copied().ok_or_else(|| Error::from_reason("missing data string"))?;
+            let middle = match *field {
+                Middle::String(i) => strings.get(i),
+                Middle::List(i) => lists.get(i),
+            };
+            let middle = middle.copied().ok_or_else(|| Error::from_reason("missing data string"))?;
             concat.apply(before.to_js(env)?, FnArgs::from((middle, after.to_js(env)?)))?
         }
     };

@@ -96,3 +96,64 @@ pub fn object_json_with_raw(fields: &serde_json::Map<String, Value>, key: &str, 
     out.push(b'}');
     String::from_utf8(out).map_err(|e| ToolError::internal(format!("serialise result: {e}")))
 }
+
+/// `json` (JSON text) with every non-ASCII character written as a `\uXXXX` escape (two, a
+/// surrogate pair, beyond U+FFFF), the same JSON value in ASCII; `None` when `json` is ASCII
+/// already, or when the escapes would make it more than an eighth longer. (V8 reads ASCII
+/// text as a one-byte string and parses it faster than UTF-8 it must decode first.)
+///
+/// Outside strings JSON text is ASCII, so only characters inside strings are escaped.
+pub fn ascii_json(json: &str) -> Option<String> {
+    if json.is_ascii() {
+        return None;
+    }
+    // Escape bytes less the UTF-8 bytes, by the length of each character's encoding.
+    let extra: usize = json
+        .bytes()
+        .map(|b| match b {
+            0xc0..=0xdf => 4,
+            0xe0..=0xef => 3,
+            0xf0..=0xff => 8,
+            _ => 0,
+        })
+        .sum();
+    if extra > json.len() / 8 {
+        return None;
+    }
+    let mut out = String::with_capacity(json.len() + extra);
+    let mut rest = json;
+    while let Some(at) = rest.bytes().position(|b| !b.is_ascii()) {
+        out.push_str(&rest[..at]);
+        let c = rest[at..].chars().next()?;
+        let mut units = [0u16; 2];
+        for u in c.encode_utf16(&mut units) {
+            let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{u:04x}"));
+        }
+        rest = &rest[at + c.len_utf8()..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_json_is_the_same_value_in_ascii() {
+        let v = serde_json::json!({
+            "é": ["café", "€ 5", "😀 and 𝄞", "\u{2028}\u{2029}", "\u{fffd}", "\u{7f}\u{80}\u{ff}\u{100}\u{ffff}"],
+            "ascii": "plain \"quoted\" \\ /",
+            "n": [1, 2.5, null, true],
+            "long": "x".repeat(400),
+        });
+        let text = serde_json::to_string(&v).unwrap();
+        let ascii = ascii_json(&text).unwrap();
+        assert!(ascii.is_ascii(), "{ascii}");
+        assert_eq!(serde_json::from_str::<Value>(&ascii).unwrap(), v);
+        assert!(ascii.contains("\\ud83d\\ude00") && ascii.contains("caf\\u00e9"), "{ascii}");
+        assert_eq!(ascii_json("{\"a\":\"plain\"}"), None);
+        // Mostly non-ASCII text stays UTF-8 (its escapes would be much longer).
+        assert_eq!(ascii_json(&serde_json::to_string(&"日本語のテキスト".repeat(10)).unwrap()), None);
+    }
+}

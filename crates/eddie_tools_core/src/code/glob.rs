@@ -260,6 +260,8 @@ fn find(
             (vec![w], IgnoreCounts::from_parts(n.ignored))
         });
     }
+    // The name index's files come sorted by path already.
+    let sorted = indexed.is_some();
     let (workers, ignored) = match indexed {
         Some(x) => x,
         None => {
@@ -275,15 +277,17 @@ fn find(
         }
     };
     let total = workers.iter().map(|w| w.total).sum::<usize>();
-    Ok((ordered(workers, q.sort, k), total, ignored, report))
+    Ok((ordered(workers, q.sort, k, sorted), total, ignored, report))
 }
 
-/// The workers' paths in order: by path, or the newest `k`.
-fn ordered(workers: Vec<Worker<'_>>, sort: Sort, k: usize) -> Vec<String> {
+/// The workers' paths in order: by path (`sorted`: they are already), or the newest `k`.
+fn ordered(workers: Vec<Worker<'_>>, sort: Sort, k: usize, sorted: bool) -> Vec<String> {
     match sort {
         Sort::Path => {
             let mut all: Vec<String> = workers.into_iter().flat_map(|w| w.paths).collect();
-            all.sort_unstable();
+            if !sorted {
+                all.sort_unstable();
+            }
             all
         }
         Sort::Mtime => {

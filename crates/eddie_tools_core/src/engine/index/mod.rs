@@ -499,10 +499,6 @@ impl Dirty {
                 .iter()
                 .any(|d| d.is_empty() || rel.strip_prefix(d.as_str()).is_some_and(|r| r.starts_with('/')))
     }
-
-    fn is_empty(&self) -> bool {
-        self.files.is_empty() && self.dirs.is_empty()
-    }
 }
 
 #[derive(Debug, Default)]
@@ -515,6 +511,8 @@ struct State {
     failed: bool,
     searches: u32,
     last_used: Option<Instant>,
+    /// `dirty` gained entries that `live` may not mark yet.
+    live_behind: bool,
     /// Files re-indexed since the build (copy on write: a search in flight keeps its own).
     overlay: Arc<Overlay>,
     /// Bytes the overlay holds.
@@ -689,6 +687,7 @@ fn build_into(key: &Key, slot: &Slot) {
             }));
             st.index = Some(ix);
             st.dirty = Dirty::default();
+            st.live_behind = false;
             st.failed = false;
             st.overlay = Arc::default();
             st.overlay_bytes = 0;
@@ -751,6 +750,7 @@ fn freshen(key: &Key, st: &mut State) -> Option<Arc<Live>> {
             }
             st.overlay_bytes -= dropped.min(st.overlay_bytes);
         }
+        st.live_behind |= !ch.files.is_empty() || !ch.dirs.is_empty();
         st.dirty.files.extend(ch.files);
         st.dirty.dirs.extend(ch.dirs);
     }
@@ -788,23 +788,37 @@ fn freshen(key: &Key, st: &mut State) -> Option<Arc<Live>> {
             st.dirty.since.get_or_insert_with(Instant::now);
         }
         st.live = Some(Arc::new(Live { walked: Arc::new(walked), ids }));
-    } else if !st.dirty.is_empty()
+    } else if st.live_behind
         && let Some(live) = &st.live
     {
-        let stale =
-            live.walked.files.iter().zip(&live.ids).any(|((rel, _), id)| id.is_some() && st.dirty.has(rel));
-        if stale {
-            let ids = live
-                .walked
-                .files
-                .iter()
-                .zip(&live.ids)
-                .map(|((rel, _), id)| id.filter(|_| !st.dirty.has(rel)))
-                .collect();
+        // Only the dirty files are looked up (by path in the sorted list), not every file.
+        let at = dirty_positions(&live.walked, &st.dirty);
+        if at.iter().any(|&i| live.ids[i].is_some()) {
+            let mut ids = live.ids.clone();
+            for i in at {
+                ids[i] = None;
+            }
             st.live = Some(Arc::new(Live { walked: Arc::clone(&live.walked), ids }));
         }
     }
+    st.live_behind = false;
     st.live.clone()
+}
+
+/// The positions in `w.files` of the files `dirty` names, and of every file below its
+/// directories (one contiguous run of the sorted list each).
+fn dirty_positions(w: &Walked, dirty: &Dirty) -> Vec<usize> {
+    let mut out: Vec<usize> = dirty.files.iter().filter_map(|f| w.find(f)).collect();
+    for d in &dirty.dirs {
+        if d.is_empty() {
+            out.extend(0..w.files.len());
+            continue;
+        }
+        let prefix = format!("{d}/");
+        let from = w.files.partition_point(|(r, _)| r.as_str() < prefix.as_str());
+        out.extend((from..w.files.len()).take_while(|&i| w.files[i].0.starts_with(&prefix)));
+    }
+    out
 }
 
 fn under_dir(rel: &str, dir: &str) -> bool {
@@ -922,6 +936,8 @@ pub fn request(key: &Key) {
 pub struct Selection {
     /// Workspace-relative paths to search with the scan's matcher, sorted.
     pub search: Vec<String>,
+    /// The size of each file of `search` when indexed (0 when unknown: new since the build).
+    pub sizes: Vec<u64>,
     /// (size, flags) of each included file the index ruled out.
     pub skipped: Vec<(u64, u8)>,
     /// What the walk hid ([`crate::engine::walk::Parts`]).
@@ -960,6 +976,7 @@ pub fn select(
                 let m = ix.meta[*i as usize];
                 if m.flags & (ALWAYS | verify) != 0 || cands.binary_search(i).is_ok() {
                     sel.search.push(rel.clone());
+                    sel.sizes.push(m.stamp.size);
                 } else {
                     sel.skipped.push((m.stamp.size, m.flags));
                 }
@@ -968,7 +985,10 @@ pub fn select(
                 Some(f) if f.meta.flags & (ALWAYS | verify) == 0 && !postings::holds(&q, &f.tris) => {
                     sel.skipped.push((f.meta.stamp.size, f.meta.flags));
                 }
-                _ => sel.search.push(rel.clone()),
+                f => {
+                    sel.search.push(rel.clone());
+                    sel.sizes.push(f.map_or(0, |f| f.meta.stamp.size));
+                }
             },
         }
     }
@@ -1089,6 +1109,35 @@ mod tests {
             assert_eq!(v(p), None, "{p}");
         }
         assert_eq!(name_suffixes("*.js", true), None);
+    }
+
+    #[test]
+    fn dirty_positions_are_the_files_dirty_has() {
+        let names = ["a", "b/x", "b/y/z", "b0/x", "b1", "b/", "c.d/e", "c/d", "cd/e", "é/f"];
+        let mut files: Vec<(String, u32)> = names.iter().map(|p| ((*p).to_owned(), 0)).collect();
+        files.sort_unstable();
+        let w = Walked { files, ..Default::default() };
+        let cases: [(&[&str], &[&str]); 7] = [
+            (&["a", "b1", "missing"], &[]),
+            (&[], &["b"]),
+            (&[], &["c"]),
+            (&["cd/e"], &["b/y", "é"]),
+            (&[], &[""]),
+            (&[], &["b/x"]),
+            (&["b/x"], &["zz", "b0"]),
+        ];
+        for (fs, ds) in cases {
+            let d = Dirty {
+                files: fs.iter().map(|f| (*f).to_owned()).collect(),
+                dirs: ds.iter().map(|f| (*f).to_owned()).collect(),
+                since: None,
+            };
+            let mut got = dirty_positions(&w, &d);
+            got.sort_unstable();
+            got.dedup();
+            let want: Vec<usize> = (0..w.files.len()).filter(|&i| d.has(&w.files[i].0)).collect();
+            assert_eq!(got, want, "{fs:?} {ds:?}");
+        }
     }
 
     #[test]

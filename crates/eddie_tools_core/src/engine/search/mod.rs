@@ -4,7 +4,7 @@
 //! whole search), workers search files on every core, `scan` walks the tree and `verify`
 //! searches the index's candidates and accounts for the files it ruled out.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -258,21 +258,27 @@ struct Collector<'q> {
     binary: bool,
 }
 
-impl Collector<'_> {
-    fn keep(&mut self, number: u64, bytes: &[u8], is_match: bool) {
-        let column = if is_match {
-            self.q
-                .matcher
-                .find(bytes)
-                .ok()
-                .flatten()
-                .map(|m| String::from_utf8_lossy(&bytes[..m.start()]).chars().count() + 1)
-        } else {
-            None
+impl<'q> Collector<'q> {
+    fn new(q: &'q Query, stop: &'q Stop, stored: &'q AtomicUsize, rel: &str) -> Self {
+        let file = FileHits {
+            path: rel.to_owned(),
+            matches: 0,
+            lines: Vec::new(),
+            capped: false,
+            definition: false,
         };
+        Self { q, stop, stored, file, last_line: 0, binary: false }
+    }
+
+    fn keep(&mut self, number: u64, bytes: &[u8], is_match: bool) {
         if self.q.collect != Collect::Lines {
             return;
         }
+        let column = if is_match {
+            self.q.matcher.find(bytes).ok().flatten().map(|m| lossy_chars(&bytes[..m.start()]) + 1)
+        } else {
+            None
+        };
         if self.stored.fetch_add(1, Ordering::Relaxed) >= STORE_LIMIT {
             self.file.capped = true;
             return;
@@ -281,13 +287,26 @@ impl Collector<'_> {
         while end > 0 && matches!(bytes[end - 1], b'\n' | b'\r') {
             end -= 1;
         }
-        let text = String::from_utf8_lossy(&bytes[..end]);
+        // Only the head of a long line is decoded: each character of the lossy text stands for
+        // 1 to 4 bytes, so the first `max + 1` characters lie within `4 * (max + 1)` bytes, and
+        // the first `max` are decoded there exactly as in the whole line.
+        let head = self.q.max_line_length.saturating_add(1).saturating_mul(4);
+        let text = String::from_utf8_lossy(&bytes[..end.min(head)]);
         let (text, cut) = match crate::engine::text::utf8::head_chars(&text, self.q.max_line_length) {
             (head, true) => (head.to_owned(), true),
             (_, false) => (text.into_owned(), false),
         };
         self.file.lines.push(Line { number, text, is_match, cut, column });
     }
+}
+
+/// How many characters `String::from_utf8_lossy(bytes)` has (one per invalid sequence), without
+/// building it.
+fn lossy_chars(bytes: &[u8]) -> usize {
+    if bytes.is_ascii() {
+        return bytes.len();
+    }
+    bytes.utf8_chunks().map(|c| c.valid().chars().count() + usize::from(!c.invalid().is_empty())).sum()
 }
 
 impl Sink for Collector<'_> {
@@ -341,6 +360,8 @@ struct Worker<'q> {
     stored: &'q AtomicUsize,
     read: Searcher,
     mmap: Searcher,
+    /// A small file's bytes, read whole (reused from file to file).
+    buf: Vec<u8>,
     hits: Vec<FileHits>,
     searched: usize,
     binary: usize,
@@ -385,6 +406,7 @@ impl<'q> Worker<'q> {
             stored,
             read: searcher(q, false),
             mmap: searcher(q, true),
+            buf: Vec::new(),
             hits: Vec::new(),
             searched: 0,
             binary: 0,
@@ -393,29 +415,30 @@ impl<'q> Worker<'q> {
     }
 
     fn search(&mut self, path: &Path, rel: &str, stop: &Stop) {
-        let Ok(file) = std::fs::File::open(path) else {
+        self.search_opened(std::fs::File::open(path), rel, stop);
+    }
+
+    /// Search a file opened by the caller (`Err`: it could not be opened).
+    fn search_opened(&mut self, file: std::io::Result<std::fs::File>, rel: &str, stop: &Stop) {
+        let Ok(mut file) = file else {
             self.unreadable += 1;
             return;
         };
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         self.searched += 1;
-        let mut sink = Collector {
-            q: self.q,
-            stop,
-            stored: self.stored,
-            file: FileHits {
-                path: rel.to_owned(),
-                matches: 0,
-                lines: Vec::new(),
-                capped: false,
-                definition: false,
-            },
-            last_line: 0,
-            binary: false,
+        let mut sink = Collector::new(self.q, stop, self.stored, rel);
+        let searched = if len <= WHOLE_MAX && read_whole(&mut file, &mut self.buf) {
+            // The whole file in one buffer: no streaming. The searcher looks for a NUL in the
+            // first 64 KiB of a buffer, which is the whole file here, as when it streams one.
+            self.read.search_slice(&self.q.matcher, &self.buf, &mut sink)
+        } else {
+            let searcher = if (MMAP_MIN..=MMAP_MAX).contains(&len) { &mut self.mmap } else { &mut self.read };
+            // A file read in part (it grew, or a read failed) is searched again from its start.
+            let from_start = if len <= WHOLE_MAX { std::io::Seek::rewind(&mut file) } else { Ok(()) };
+            from_start.and_then(|_| searcher.search_file(&self.q.matcher, &file, &mut sink))
         };
-        let searcher = if (MMAP_MIN..=MMAP_MAX).contains(&len) { &mut self.mmap } else { &mut self.read };
         // An unreadable file is skipped and counted (ripgrep warns on stderr).
-        if searcher.search_file(&self.q.matcher, &file, &mut sink).is_err() {
+        if searched.is_err() {
             self.unreadable += 1;
         }
         if sink.binary && sink.file.matches == 0 {
@@ -447,6 +470,23 @@ impl Visitor for Worker<'_> {
 fn binary_without_match(q: &Query, size: u64, flags: u8) -> bool {
     let mmap = !cfg!(target_os = "macos") && (MMAP_MIN..=MMAP_MAX).contains(&size);
     if mmap || q.multiline { flags & index::NUL_64K != 0 } else { flags & index::NUL_ANY != 0 }
+}
+
+/// Files up to this size are read whole into one buffer and searched there (the first 64 KiB,
+/// where the searcher looks for a NUL, is then the whole file, as when it is streamed).
+const WHOLE_MAX: u64 = 64 * 1024;
+
+/// Read `file` whole into `buf`; false when it is longer than [`WHOLE_MAX`] by now, or a
+/// read fails (the caller then searches it as a stream, which reports the error).
+fn read_whole(file: &mut std::fs::File, buf: &mut Vec<u8>) -> bool {
+    use std::io::Read;
+    let cap = WHOLE_MAX as usize + 1;
+    buf.clear();
+    buf.reserve(cap);
+    match Read::take(&mut *file, cap as u64).read_to_end(buf) {
+        Ok(n) => n < cap,
+        Err(_) => false,
+    }
 }
 
 /// Search (blocking): through the root's index when it can answer, else by scanning.
@@ -481,23 +521,90 @@ pub fn search(ctx_target: &Target, q: &Query, stop: &Stop) -> Result<Found> {
     Ok(found)
 }
 
+/// Files from this size up are searched one per turn, largest first.
+const LARGE: u64 = 256 * 1024;
+/// Most small files in one turn.
+const RUN: usize = 32;
+
+/// The order in which the index's candidates are searched, and the turns the workers take
+/// (ranges of that order): the large files first, largest first, one per turn, so that no
+/// core is left alone with a large file at the end; then the small ones in path order, in
+/// turns of at most [`RUN`] files of one directory, which is opened once for them.
+fn work_order<'a>(paths: &'a [String], sizes: &[u64]) -> (Vec<&'a String>, Vec<(usize, usize)>) {
+    let size = |i: usize| sizes.get(i).copied().unwrap_or(0);
+    let mut large: Vec<usize> = (0..paths.len()).filter(|&i| size(i) >= LARGE).collect();
+    large.sort_by_key(|&i| std::cmp::Reverse(size(i)));
+    let mut files: Vec<&String> = large.iter().map(|&i| &paths[i]).collect();
+    let mut runs: Vec<(usize, usize)> = (0..files.len()).map(|i| (i, i + 1)).collect();
+    let parent = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+    let mut start = files.len();
+    let mut run_dir = String::new();
+    for (_, p) in paths.iter().enumerate().filter(|&(i, _)| size(i) < LARGE) {
+        let at = files.len();
+        let d = parent(p);
+        if at > start && (at - start >= RUN || d != run_dir) {
+            runs.push((start, at));
+            start = at;
+        }
+        if at == start {
+            run_dir = d;
+        }
+        files.push(p);
+    }
+    if files.len() > start {
+        runs.push((start, files.len()));
+    }
+    (files, runs)
+}
+
+/// `dir` opened to open files in it (`None` when it cannot be: its files are then opened by
+/// their whole path, which reports the error).
+fn open_dir(dir: &Path) -> Option<rustix::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::open(dir, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()
+}
+
+/// The file `name` of the directory `dir`, opened for reading as `File::open` opens it.
+fn open_in(dir: &rustix::fd::OwnedFd, name: &std::ffi::OsStr) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    Ok(std::fs::File::from(rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?))
+}
+
 /// Search the files the index selected, on every core, and account for the ones it ruled out
 /// as the scan would have (searched; binary when they hold a NUL where the scan looks).
 fn verify(key: &index::Key, sel: index::Selection, q: &Query, stop: &Stop, includes: &Includes) -> Found {
     let stored = AtomicUsize::new(0);
     let next = AtomicUsize::new(0);
-    let files = &sel.search;
+    let (files, runs) = work_order(&sel.search, &sel.sizes);
+    let (files, runs) = (&files, &runs);
     let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
     let workers: Vec<Worker<'_>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..walk::threads().min(files.len()).max(1))
+        let handles: Vec<_> = (0..walk::threads().min(runs.len()).max(1))
             .map(|_| {
                 s.spawn(|| {
                     let mut w = Worker::new(q, &first, includes, &key.root_rel, &stored);
-                    while let Some(rel) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if stop.should_stop() {
-                            break;
+                    // The directory of the last file opened: its neighbours are opened from it.
+                    let mut dir: Option<(PathBuf, Option<rustix::fd::OwnedFd>)> = None;
+                    'runs: while let Some(&(a, b)) = runs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        for rel in &files[a..b] {
+                            if stop.should_stop() {
+                                break 'runs;
+                            }
+                            let path = key.path_of(rel);
+                            let file = match (path.parent(), path.file_name()) {
+                                (Some(parent), Some(name)) => {
+                                    if dir.as_ref().is_none_or(|(d, _)| d != parent) {
+                                        dir = Some((parent.to_path_buf(), open_dir(parent)));
+                                    }
+                                    match dir.as_ref().and_then(|(_, fd)| fd.as_ref()) {
+                                        Some(fd) => open_in(fd, name),
+                                        None => std::fs::File::open(&path),
+                                    }
+                                }
+                                _ => std::fs::File::open(&path),
+                            };
+                            w.search_opened(file, rel, stop);
                         }
-                        w.search(&key.path_of(rel), rel, stop);
                     }
                     w
                 })
@@ -602,6 +709,142 @@ mod tests {
         assert_eq!(w.unreadable, 2);
         w.search(&t.path().join("d/x.txt"), "d/x.txt", &stop);
         assert_eq!((w.unreadable, w.hits.len()), (2, 1));
+    }
+
+    #[test]
+    fn a_small_file_read_whole_is_searched_as_when_streamed() {
+        let t = tempfile::tempdir().unwrap();
+        let mut nul_at_end = b"hit first\n".to_vec();
+        nul_at_end.resize(WHOLE_MAX as usize - 1, b'x');
+        nul_at_end.push(0);
+        let mut nul_late = b"hit first\n".to_vec();
+        nul_late.resize(90_000, b'y');
+        nul_late.extend_from_slice(b"\0\nzz\nzz\nhit after\n");
+        let mut long_line = vec![b'z'; WHOLE_MAX as usize - 20];
+        long_line.extend_from_slice(b" hit end\nhit");
+        let mut utf16 = vec![0xff, 0xfe];
+        for u in "x hit\né hit\n".encode_utf16() {
+            utf16.extend_from_slice(&u.to_le_bytes());
+        }
+        let files: Vec<(&str, Vec<u8>)> = vec![
+            ("plain", b"a hit\nno\nhit again".to_vec()),
+            ("empty", Vec::new()),
+            ("crlf", b"hit one\r\nnone\r\n  hit two\r\n".to_vec()),
+            ("bom8", b"\xef\xbb\xbfhit at start\nhit\n".to_vec()),
+            ("utf16", utf16),
+            ("latin1", b"caf\xe9 hit \xff\nhit\n".to_vec()),
+            ("nul_first", b"hit\0\nhit\n".to_vec()),
+            ("nul_at_end", nul_at_end),
+            ("nul_late", nul_late),
+            ("long_line", long_line),
+        ];
+        for multiline in [false, true] {
+            let m = Matching { multiline, ..Default::default() };
+            let mut q = Query::new("hit".to_owned(), m).unwrap();
+            q.before = 1;
+            let (inc, stored) = (Includes::new(&[], false).unwrap(), AtomicUsize::new(0));
+            let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
+            let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
+            for (name, bytes) in &files {
+                let path = t.path().join(name);
+                std::fs::write(&path, bytes).unwrap();
+                let mut w = Worker::new(&q, &first, &inc, "", &stored);
+                w.search(&path, name, &stop);
+                // The reference: the file streamed by the searcher.
+                let mut sink = Collector::new(&q, &stop, &stored, name);
+                let file = std::fs::File::open(&path).unwrap();
+                searcher(&q, false).search_file(&q.matcher, &file, &mut sink).unwrap();
+                let want: Vec<FileHits> = if sink.file.matches > 0 { vec![sink.file] } else { Vec::new() };
+                assert_eq!(format!("{:?}", w.hits), format!("{want:?}"), "{name} multiline={multiline}");
+                let binary = usize::from(sink.binary && want.is_empty());
+                assert_eq!((w.binary, w.unreadable, w.searched), (binary, 0, 1), "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_kept_line_is_cut_and_its_column_counted_as_on_the_whole_line() {
+        // Pieces of 1 to 4 bytes, invalid sequences of 1 to 3 bytes, and line ends.
+        let pieces: [&[u8]; 9] = [
+            b"a",
+            "é".as_bytes(),
+            "€".as_bytes(),
+            "😀".as_bytes(),
+            b"\xff",
+            b"\xe2\x82",
+            b"\xf0\x9f\x98",
+            b"\r",
+            b"x",
+        ];
+        let mut lines: Vec<Vec<u8>> = Vec::new();
+        let mut seed = 7u64;
+        for n in 0..400 {
+            let mut l = Vec::new();
+            for _ in 0..(n % 40) {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                l.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            l.extend_from_slice(if n % 3 == 0 { b"x\r\n" } else { b"x\n" });
+            lines.push(l);
+        }
+        let stop = Stop::new(Arc::new(AtomicBool::new(false)), None);
+        for max in [0, 1, 2, 3, 5, 8, 13] {
+            let mut q = Query::new("x".to_owned(), Matching::default()).unwrap();
+            q.max_line_length = max;
+            let stored = AtomicUsize::new(0);
+            let mut c = Collector::new(&q, &stop, &stored, "");
+            for (i, l) in lines.iter().enumerate() {
+                c.keep(i as u64, l, true);
+                let got = c.file.lines.last().unwrap();
+                // The whole line decoded, then cut (as before).
+                let mut end = l.len();
+                while end > 0 && matches!(l[end - 1], b'\n' | b'\r') {
+                    end -= 1;
+                }
+                let whole = String::from_utf8_lossy(&l[..end]);
+                let (head, cut) = crate::engine::text::utf8::head_chars(&whole, max);
+                let at = memchr::memchr(b'x', l).unwrap();
+                let column = String::from_utf8_lossy(&l[..at]).chars().count() + 1;
+                assert_eq!(
+                    (got.text.as_str(), got.cut, got.column),
+                    (head, cut, Some(column)),
+                    "{l:?} max {max}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn work_order_puts_large_files_first_and_runs_of_one_directory() {
+        let paths: Vec<String> = ["a/1", "a/2", "a/big", "a/3", "b/1", "b/c/1", "b/c/2", "top", "z/huge"]
+            .iter()
+            .map(|p| (*p).to_owned())
+            .chain((0..70).map(|i| format!("z/m{i:02}")))
+            .collect();
+        let mut sizes = vec![10u64; paths.len()];
+        sizes[2] = LARGE;
+        sizes[8] = 10 * LARGE;
+        sizes.truncate(paths.len() - 1); // the last one's size is unknown
+        let (files, runs) = work_order(&paths, &sizes);
+        assert_eq!((files[0].as_str(), files[1].as_str()), ("z/huge", "a/big"));
+        let mut all: Vec<&str> = files.iter().map(|p| p.as_str()).collect();
+        all.sort_unstable();
+        let mut want: Vec<&str> = paths.iter().map(String::as_str).collect();
+        want.sort_unstable();
+        assert_eq!(all, want);
+        let mut at = 0;
+        let dir = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
+        for &(a, b) in &runs {
+            assert_eq!(a, at);
+            assert!(
+                b > a
+                    && (b - a == 1 || (b - a <= RUN && files[a..b].iter().all(|p| dir(p) == dir(files[a]))))
+            );
+            at = b;
+        }
+        assert_eq!(at, files.len());
+        let shape: Vec<usize> = runs.iter().map(|(a, b)| b - a).collect();
+        assert_eq!(shape, [1, 1, 3, 1, 2, 1, 32, 32, 6]);
     }
 
     #[test]
