@@ -228,7 +228,13 @@ impl Blame<'_> {
                 let after =
                     self.worktree.ok_or_else(|| git2::Error::from_str("blame: no working tree text"))?;
                 let before = self.repo.find_blob(f.blob)?;
-                let patch = git2::Patch::from_buffers(before.content(), None, after, None, Some(&mut opts))?;
+                let patch = git2::Patch::from_buffers(
+                    before.content(),
+                    no_path(),
+                    after,
+                    no_path(),
+                    Some(&mut opts),
+                )?;
                 split(&hunks(&patch)?, line_count(after), entries)
             };
             entries = kept;
@@ -317,7 +323,7 @@ struct Hunk {
 /// diffs them without hashing or copying them.
 fn blob_diff(repo: &Repository, old: Oid, new: Oid) -> Result<BlobDiff, git2::Error> {
     let (old, new) = (repo.find_blob(old)?, repo.find_blob(new)?);
-    let patch = git2::Patch::from_blobs(&old, None, &new, None, Some(&mut diff_options()))?;
+    let patch = git2::Patch::from_blobs(&old, no_path(), &new, no_path(), Some(&mut diff_options()))?;
     Ok(BlobDiff { hunks: hunks(&patch)?, after_len: line_count(new.content()) })
 }
 
@@ -545,6 +551,15 @@ fn lookup(repo: &Repository, root: Oid, path: &str, known: &[Oid]) -> Result<Opt
 
 /// libgit2's diff is git's own xdiff: the same Myers, the same record cleanup, the same indent
 /// heuristic, so a change that could line up in more than one place lines up where git puts it.
+/// The path given to libgit2 for both sides of a blob diff: an empty one. Without a path
+/// libgit2 names the sides `file` and looks up the `diff` attribute of that name (every
+/// attributes file of the repository stat()ed, folders resolved) on every diff; with an empty
+/// path it uses its default driver, which is what `git blame` does (it runs xdiff on the two
+/// texts, attributes unread; the text diff is forced here anyway).
+fn no_path() -> Option<&'static std::path::Path> {
+    Some(std::path::Path::new(""))
+}
+
 fn diff_options() -> git2::DiffOptions {
     let mut opts = git2::DiffOptions::new();
     opts.context_lines(0).interhunk_lines(0).indent_heuristic(true).force_text(true);
