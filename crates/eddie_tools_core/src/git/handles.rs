@@ -28,6 +28,8 @@
 //! - When a handle comes back, its index and its attribute/ignore cache are dropped: the next
 //!   call reads the index and the `.gitignore`/attributes files again, as a fresh open does.
 //! - A config with `include.*`/`includeIf.*` is never kept (the included files are not checked).
+//! - A handle is not kept while libgit2's object caches hold more than [`KEEP_CACHED_BYTES`]
+//!   (64 MiB) in all: a kept handle keeps the commits and trees it parsed.
 //! - A parsed object stays in a kept handle's object cache even after `git prune` removed it:
 //!   reachable objects are never pruned, and a revision given by id is checked against the
 //!   object database itself ([`super::common::revision`]).
@@ -43,6 +45,9 @@ use crate::error::Result;
 
 /// Handles kept at most, every repository together.
 pub const KEEP: usize = 8;
+/// A handle comes back to the cache only while libgit2's object caches (every repository's
+/// together, in use or kept) hold less than this; a larger one is dropped with its objects.
+pub const KEEP_CACHED_BYTES: isize = 64 << 20;
 
 /// How a path of the list is compared.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -256,12 +261,27 @@ fn forget(repo: &git2::Repository) {
     }
 }
 
+/// The bytes of parsed objects libgit2's caches hold now, every repository together.
+fn cached_bytes() -> isize {
+    let (mut current, mut allowed): (isize, isize) = (0, 0);
+    // SAFETY: GIT_OPT_GET_CACHED_MEMORY writes two `ssize_t` (isize) through the two pointers
+    // given, and reads nothing else; libgit2 is initialised (a repository is open).
+    let rc = unsafe {
+        libgit2_sys::git_libgit2_opts(
+            libgit2_sys::GIT_OPT_GET_CACHED_MEMORY as std::os::raw::c_int,
+            &raw mut current,
+            &raw mut allowed,
+        )
+    };
+    if rc < 0 { isize::MAX } else { current }
+}
+
 impl Drop for Lent {
     fn drop(&mut self) {
         // SAFETY: taken here only, once; `self.repo` is not used after.
         let repo = unsafe { std::mem::ManuallyDrop::take(&mut self.repo) };
         let Some((dir, stamp)) = self.keep.take() else { return };
-        if std::thread::panicking() {
+        if std::thread::panicking() || cached_bytes() > KEEP_CACHED_BYTES {
             return;
         }
         forget(&repo);
