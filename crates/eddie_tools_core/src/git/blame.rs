@@ -13,8 +13,9 @@
 //! one tree read (none when the root trees are equal); only changed blobs are read and diffed.
 //!
 //! The diff of a commit's blob against its parent's does not depend on which lines are still
-//! being followed, so on a long history (from the 8th diff on) worker threads,
-//! each with its own `Repository`, walk the same history ahead of the main thread and compute
+//! being followed, so on a long history (from the 8th diff and 2 ms on) worker threads,
+//! each with its own `Repository` (one kept from an earlier call when there is one, see
+//! `handles.rs`), walk the same history ahead of the main thread and compute
 //! those diffs; the main thread takes a diff when a worker has it (waits when one is computing
 //! it, computes it itself otherwise), so the answer is the same with or without them. The
 //! workers stop and are joined as soon as the blame ends, however it ends.
@@ -79,9 +80,12 @@ struct Blame<'r> {
     queue: BinaryHeap<(i64, Reverse<u64>, usize)>,
     seq: u64,
     done: Vec<Span>,
-    /// Blob diffs computed so far by this thread (the workers start after [`PREFETCH_AFTER`]).
+    /// Blob diffs computed so far by this thread (the workers start after [`PREFETCH_AFTER`] and
+    /// [`PREFETCH_AFTER_TIME`]).
     diffs: usize,
     prefetch: Option<Prefetch>,
+    /// When the blame began (the workers start only on a blame that has run a while).
+    began: std::time::Instant,
 }
 
 /// Blame lines `range` (0-based, end exclusive) of `path` as of `head`, or of `worktree` (the
@@ -116,6 +120,7 @@ pub fn blame(
         done: Vec::new(),
         diffs: 0,
         prefetch: None,
+        began: std::time::Instant::now(),
     };
     let first = Entry { lno: range.start, n: range.len(), s_lno: range.start };
     if range.is_empty() {
@@ -184,6 +189,7 @@ impl Blame<'_> {
         if let Some(id) = commit
             && self.prefetch.is_none()
             && self.diffs >= PREFETCH_AFTER
+            && self.began.elapsed() >= PREFETCH_AFTER_TIME
         {
             self.prefetch = Prefetch::start(
                 self.repo,
@@ -228,7 +234,13 @@ impl Blame<'_> {
                 let after =
                     self.worktree.ok_or_else(|| git2::Error::from_str("blame: no working tree text"))?;
                 let before = self.repo.find_blob(f.blob)?;
-                let patch = git2::Patch::from_buffers(before.content(), None, after, None, Some(&mut opts))?;
+                let patch = git2::Patch::from_buffers(
+                    before.content(),
+                    no_path(),
+                    after,
+                    no_path(),
+                    Some(&mut opts),
+                )?;
                 split(&hunks(&patch)?, line_count(after), entries)
             };
             entries = kept;
@@ -294,6 +306,12 @@ fn renamed_from(
 /// The diffs this thread computes before worker threads start computing them ahead (a short
 /// history is done before a thread would have started).
 const PREFETCH_AFTER: usize = 8;
+/// How long the blame runs before worker threads start. A worker costs a thread, a repository
+/// handle and a walk to its first diff, and the main thread may wait for a diff it claimed:
+/// on the bench's 120-commit repository (9 diffs for its file, ~0.5 ms in all with a kept
+/// handle) starting one after 8 diffs made the call 0.6–1.5 ms slower, while on ripgrep's
+/// `defs.rs` (~30 ms) starting them after 32 diffs instead of 8 cost ~8 ms.
+const PREFETCH_AFTER_TIME: std::time::Duration = std::time::Duration::from_millis(2);
 /// Diffs the workers may hold that the main thread has not taken yet.
 const PREFETCH_AHEAD: usize = 64;
 
@@ -317,7 +335,7 @@ struct Hunk {
 /// diffs them without hashing or copying them.
 fn blob_diff(repo: &Repository, old: Oid, new: Oid) -> Result<BlobDiff, git2::Error> {
     let (old, new) = (repo.find_blob(old)?, repo.find_blob(new)?);
-    let patch = git2::Patch::from_blobs(&old, None, &new, None, Some(&mut diff_options()))?;
+    let patch = git2::Patch::from_blobs(&old, no_path(), &new, no_path(), Some(&mut diff_options()))?;
     Ok(BlobDiff { hunks: hunks(&patch)?, after_len: line_count(new.content()) })
 }
 
@@ -359,16 +377,26 @@ impl Prefetch {
         }
         let shared = Arc::new(Shared { state: Mutex::new(State::default()), cond: Condvar::new() });
         let dir = repo.path().to_path_buf();
+        let workdir = repo.workdir().map(std::path::Path::to_path_buf);
         let mut threads = Vec::with_capacity(workers);
         for w in 0..workers {
             let (shared, dir, start) = (Arc::clone(&shared), dir.clone(), start.clone());
+            let workdir = workdir.clone();
             // Worker `w` computes every `workers + 1`th diff of the walk, from the `w + 1`th:
             // the main thread computes the others meanwhile instead of waiting for one worker.
             let stripe = (w + 1, workers + 1);
             let spawned = std::thread::Builder::new().name("eddie-blame".into()).spawn(move || {
-                if let Ok(repo) = Repository::open(&dir) {
-                    // A worker that fails only stops helping: the main thread computes the rest.
-                    let _ = walk_ahead(&repo, start, stripe, &shared);
+                // A worker that fails only stops helping: the main thread computes the rest.
+                // A handle kept from an earlier call has the history's objects parsed already.
+                match workdir.map(|w| super::handles::lend(&w)) {
+                    Some(Ok(repo)) => {
+                        let _ = walk_ahead(&repo, start, stripe, &shared);
+                    }
+                    _ => {
+                        if let Ok(repo) = Repository::open(&dir) {
+                            let _ = walk_ahead(&repo, start, stripe, &shared);
+                        }
+                    }
                 }
             });
             if let Ok(t) = spawned {
@@ -545,6 +573,15 @@ fn lookup(repo: &Repository, root: Oid, path: &str, known: &[Oid]) -> Result<Opt
 
 /// libgit2's diff is git's own xdiff: the same Myers, the same record cleanup, the same indent
 /// heuristic, so a change that could line up in more than one place lines up where git puts it.
+/// The path given to libgit2 for both sides of a blob diff: an empty one. Without a path
+/// libgit2 names the sides `file` and looks up the `diff` attribute of that name (every
+/// attributes file of the repository stat()ed, folders resolved) on every diff; with an empty
+/// path it uses its default driver, which is what `git blame` does (it runs xdiff on the two
+/// texts, attributes unread; the text diff is forced here anyway).
+fn no_path() -> Option<&'static std::path::Path> {
+    Some(std::path::Path::new(""))
+}
+
 fn diff_options() -> git2::DiffOptions {
     let mut opts = git2::DiffOptions::new();
     opts.context_lines(0).interhunk_lines(0).indent_heuristic(true).force_text(true);

@@ -23,12 +23,28 @@ pub const MAX_BUDGET: usize = 10 * 1024 * 1024;
 pub fn checkout(ws: &Workspace, dir: &Path) -> Result<(git2::Repository, Scope)> {
     let (repo, scope) = super::open(ws, dir)?;
     if repo.is_bare() {
-        return Err(ToolError::new(
-            ErrorCode::NotARepository,
-            "the repository is bare (no working tree); pass path: a folder of a checkout",
-        ));
+        return Err(bare());
     }
     Ok((repo, scope))
+}
+
+/// [`checkout`] for the read-only tools: a handle kept from an earlier call on the same folder
+/// when it is still exact ([`super::handles`]), else a fresh open; it goes back to the cache
+/// when dropped. The workspace's scope is worked out again on every call.
+pub fn checkout_read(ws: &Workspace, dir: &Path) -> Result<(super::handles::Lent, Scope)> {
+    let repo = super::handles::lend(dir)?;
+    let scope = Scope::of(ws, &repo)?;
+    if repo.is_bare() {
+        return Err(bare());
+    }
+    Ok((repo, scope))
+}
+
+fn bare() -> ToolError {
+    ToolError::new(
+        ErrorCode::NotARepository,
+        "the repository is bare (no working tree); pass path: a folder of a checkout",
+    )
 }
 
 /// The working tree root of `repo`.
@@ -84,13 +100,23 @@ pub fn revision<'r>(repo: &'r git2::Repository, spec: &str) -> Result<git2::Obje
     if spec.is_empty() || spec.contains('\0') {
         return Err(ToolError::invalid("a revision must be a non-empty string without NUL"));
     }
-    repo.revparse_single(spec).map_err(|e| {
+    let not_found = |why: &str| {
         ToolError::new(
             ErrorCode::RefNotFound,
-            format!("revision {spec:?} not found ({}); give a branch, tag or commit id", e.message()),
+            format!("revision {spec:?} not found ({why}); give a branch, tag or commit id"),
         )
         .with_prop("ref", spec)
-    })
+    };
+    let obj = repo.revparse_single(spec).map_err(|e| not_found(e.message()))?;
+    // A handle kept between calls (`handles.rs`) may still hold an object `git prune` has
+    // removed since in its cache: an object named by id must still be in the object database.
+    if spec.len() == obj.id().as_bytes().len() * 2
+        && spec.bytes().all(|b| b.is_ascii_hexdigit())
+        && !repo.odb().is_ok_and(|db| db.exists(obj.id()))
+    {
+        return Err(not_found("no such object"));
+    }
+    Ok(obj)
 }
 
 /// A revision peeled to a commit.

@@ -39,7 +39,7 @@ fn blame(
     rev: Option<&str>,
     range: (Option<usize>, Option<usize>),
 ) -> Result<Value> {
-    let (repo, _) = common::checkout(&ctx.workspace, dir)?;
+    let (repo, _) = common::checkout_read(&ctx.workspace, dir)?;
     let root = common::workdir(&repo)?;
     let spec = common::pathspecs(ctx, dir, &root, &[file.to_owned()])?.into_iter().next().unwrap_or_default();
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "blame");

@@ -54,7 +54,7 @@ struct Plan {
 }
 
 fn diff(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<serde_json::Value> {
-    let (repo, bounds) = common::checkout(&ctx.workspace, dir)?;
+    let (repo, bounds) = common::checkout_read(&ctx.workspace, dir)?;
     let root = common::workdir(&repo)?;
     let specs = bounds.limit(common::pathspecs(ctx, dir, &root, &p.files)?);
     let mut opts = common::diff_options(p.context, &specs);

@@ -179,7 +179,7 @@ pub(super) fn status_by(
     ignored: bool,
     scan: Scan,
 ) -> Result<(Value, bool)> {
-    let (repo, scope) = super::common::checkout(ws, dir)?;
+    let (repo, scope) = super::common::checkout_read(ws, dir)?;
     let large =
         || std::fs::metadata(repo.path().join("index")).is_ok_and(|m| m.len() >= SCAN_FROM_INDEX_BYTES);
     let fast = scan == Scan::Always || (scan == Scan::WhenLarge && large());

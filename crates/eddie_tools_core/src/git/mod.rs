@@ -20,6 +20,7 @@ pub mod git_show;
 pub mod git_stage;
 pub mod git_status;
 pub mod git_unstage;
+pub mod handles;
 pub mod history;
 pub mod is_protected_branch;
 pub mod lock;
