@@ -143,8 +143,12 @@ fn config_files() -> &'static [PathBuf] {
 
 /// The paths whose state a kept handle depends on (see the module's doc), or `None` when a
 /// handle of `repo` opened from `dir` is not kept (no work tree, `dir` outside it or in the git
-/// dir).
+/// dir; and on every system but Unix, where [`meta`] cannot tell a file's identity and times
+/// apart, so a kept handle could not be checked).
 fn paths(dir: &Path, repo: &git2::Repository) -> Option<Vec<(PathBuf, Kind)>> {
+    if !cfg!(unix) {
+        return None;
+    }
     let workdir = repo.workdir()?;
     if !dir.starts_with(workdir) || dir.starts_with(repo.path()) {
         return None;
