@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::common;
 use super::history::{self, Order};
+use super::log_numstat::Counter;
 use crate::call::args::lenient::{Cap, Flag, Offset};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
@@ -91,11 +92,13 @@ fn date_arg(name: &str, v: Option<String>) -> Result<Option<i64>> {
 }
 
 /// Files changed by `commit` against its first parent (the root against the empty tree), with
-/// renames detected; `None` for a merge.
+/// renames detected; `None` for a merge. Counted by `counter` (`log_numstat.rs`) when it can,
+/// else by libgit2's diff.
 fn changed_files(
     repo: &git2::Repository,
     scope: &super::boundary::Scope,
     commit: &git2::Commit<'_>,
+    counter: &mut Counter<'_>,
 ) -> Result<Option<Vec<Value>>> {
     if commit.parent_count() > 1 {
         return Ok(None);
@@ -106,6 +109,9 @@ fn changed_files(
         0 => None,
         _ => Some(commit.parent(0).and_then(|p| p.tree()).map_err(fail)?),
     };
+    if let Some(files) = counter.files(scope, parent.as_ref(), &tree)? {
+        return Ok(Some(files));
+    }
     let mut opts = common::diff_options(0, &scope.limit(Vec::new()));
     let mut d = repo.diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut opts)).map_err(fail)?;
     common::find_renames(&mut d)?;
@@ -130,7 +136,10 @@ fn files_of(
 ) -> Result<Vec<Option<Vec<Value>>>> {
     let part = |r: &git2::Repository, ids: &[git2::Oid]| -> Result<Vec<Option<Vec<Value>>>> {
         let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "log");
-        ids.iter().map(|id| changed_files(r, scope, &r.find_commit(*id).map_err(fail)?)).collect()
+        let mut counter = Counter::new(r);
+        ids.iter()
+            .map(|id| changed_files(r, scope, &r.find_commit(*id).map_err(fail)?, &mut counter))
+            .collect()
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = cores.min(MAX_THREADS).min(ids.len() / COMMITS_PER_THREAD).max(1);

@@ -23,6 +23,7 @@ pub mod git_unstage;
 pub mod history;
 pub mod is_protected_branch;
 pub mod lock;
+mod log_numstat;
 pub mod refname;
 pub mod ssh;
 #[cfg(target_os = "linux")]

@@ -1,0 +1,424 @@
+//! `git log --numstat` counts for `git_log {files: true}` without libgit2's diff machinery,
+//! for the commits where that machinery adds nothing.
+//!
+//! libgit2's `diff_tree_to_tree` plus `Diff::foreach` spent most of a small commit's time on
+//! fixed costs: a config snapshot per diff, its tree iterators, and two `diff` attribute
+//! lookups per file (each resolving the file's folder with `realpath` and checking every
+//! attributes file on the way). Here the two trees are compared entry by entry (a subtree
+//! whose id did not change is not opened), each path's `diff` attribute is asked once per
+//! call, blobs read for one commit are kept for the next (a file's new version in one commit
+//! is its old version in the commit before it), and the two versions of a changed file go
+//! straight to libgit2's own xdiff (the diff libgit2 runs, with its flags: no context, no
+//! whitespace options, Myers), asking for hunk ranges only, so no line is ever emitted.
+//!
+//! The answer must be what the libgit2 path gives, so a commit goes back to it
+//! ([`Counter::files`] returns `None`) whenever this path would have to decide something
+//! libgit2 decides: a commit that adds and deletes files (rename detection), a change of
+//! file kind or mode (file ↔ symlink, `chmod`), a gitlink, an unusual mode, a path that is not
+//! UTF-8, or a path with any `diff` attribute set (`-diff`, `binary`, `diff=driver`).
+//! Binary is decided as libgit2 decides it with no attribute: a NUL in the first 8,000 bytes
+//! of either side, or a side over 512 MiB.
+
+use std::collections::HashMap;
+use std::os::raw::{c_char, c_int, c_long, c_ulong, c_void};
+
+use serde_json::{Value, json};
+
+use super::boundary::Scope;
+use crate::error::{ErrorCode, Result, ToolError};
+
+/// libgit2's `GIT_FILTER_BYTES_TO_CHECK_NUL`: a NUL within this many bytes makes a blob binary.
+const BINARY_PROBE: usize = 8000;
+/// libgit2's `DIFF_MAX_FILESIZE`: a larger blob is binary without being read.
+const MAX_DIFF_SIZE: usize = 0x2000_0000;
+/// Blobs kept for the next commit, in bytes; the map is emptied when it grows past this.
+const BLOB_BUDGET: usize = 32 << 20;
+
+const MODE_TREE: i32 = 0o040000;
+const MODE_BLOB: i32 = 0o100644;
+const MODE_EXEC: i32 = 0o100755;
+const MODE_LINK: i32 = 0o120000;
+
+// libgit2's xdiff (vendored by `libgit2-sys` with `git2`'s `vendored-libgit2`, the copy
+// libgit2's diff calls): the types of `deps/xdiff/xdiff.h` that `xdl_diff` takes.
+
+/// `mmfile_t`: one side's bytes.
+#[repr(C)]
+struct MmFile {
+    ptr: *const c_char,
+    size: c_long,
+}
+
+/// `xpparam_t`: the diff's flags (0: Myers, no whitespace options, as libgit2's default).
+#[repr(C)]
+struct XpParam {
+    flags: c_ulong,
+    ignore_regex: *mut c_void,
+    ignore_regex_nr: usize,
+    anchors: *mut *mut c_char,
+    anchors_nr: usize,
+}
+
+/// `xdemitcb_t`: the emit callbacks (unused when `hunk_func` is set).
+#[repr(C)]
+struct XdEmitCb {
+    priv_: *mut c_void,
+    out_hunk: *mut c_void,
+    out_line: *mut c_void,
+}
+
+type HunkFunc = unsafe extern "C" fn(c_long, c_long, c_long, c_long, *mut c_void) -> c_int;
+
+/// `xdemitconf_t`: with `hunk_func` set, `xdl_diff` hands over each hunk's line ranges and
+/// emits nothing.
+#[repr(C)]
+struct XdEmitConf {
+    ctxlen: c_long,
+    interhunkctxlen: c_long,
+    flags: c_ulong,
+    find_func: *mut c_void,
+    find_func_priv: *mut c_void,
+    hunk_func: Option<HunkFunc>,
+}
+
+unsafe extern "C" {
+    fn xdl_diff(
+        mf1: *mut MmFile,
+        mf2: *mut MmFile,
+        xpp: *const XpParam,
+        xecfg: *const XdEmitConf,
+        ecb: *mut XdEmitCb,
+    ) -> c_int;
+}
+
+/// Adds a hunk's line counts (old, new) to the `(deleted, added)` pair behind `data`.
+unsafe extern "C" fn add_hunk(_: c_long, old: c_long, _: c_long, new: c_long, data: *mut c_void) -> c_int {
+    // SAFETY: `data` is the `&mut (usize, usize)` that `line_counts` passed as `priv_` and
+    // keeps alive for the whole `xdl_diff` call; nothing else refers to it meanwhile.
+    let counts = unsafe { &mut *data.cast::<(usize, usize)>() };
+    counts.0 += usize::try_from(old).unwrap_or(0);
+    counts.1 += usize::try_from(new).unwrap_or(0);
+    0
+}
+
+/// (deleted, added) lines between `old` and `new`, as libgit2's diff counts them with no
+/// context lines: with no context a hunk holds only changed lines (two changes with a common
+/// line between them are two hunks), so its ranges are the counts. libgit2 must be set up
+/// (its allocator): a [`Counter`] has a repository, so it is.
+fn line_counts(old: &[u8], new: &[u8]) -> Result<(usize, usize)> {
+    if old.is_empty() || new.is_empty() {
+        // Every line of the other side changed (and xdiff refuses an empty buffer).
+        return Ok((lines(old), lines(new)));
+    }
+    let too_big = || ToolError::internal("log: a file is too large to diff");
+    let mut a =
+        MmFile { ptr: old.as_ptr().cast(), size: c_long::try_from(old.len()).map_err(|_| too_big())? };
+    let mut b =
+        MmFile { ptr: new.as_ptr().cast(), size: c_long::try_from(new.len()).map_err(|_| too_big())? };
+    let xpp = XpParam {
+        flags: 0,
+        ignore_regex: std::ptr::null_mut(),
+        ignore_regex_nr: 0,
+        anchors: std::ptr::null_mut(),
+        anchors_nr: 0,
+    };
+    let conf = XdEmitConf {
+        ctxlen: 0,
+        interhunkctxlen: 0,
+        flags: 0,
+        find_func: std::ptr::null_mut(),
+        find_func_priv: std::ptr::null_mut(),
+        hunk_func: Some(add_hunk),
+    };
+    let mut counts: (usize, usize) = (0, 0);
+    let mut cb = XdEmitCb {
+        priv_: std::ptr::from_mut(&mut counts).cast(),
+        out_hunk: std::ptr::null_mut(),
+        out_line: std::ptr::null_mut(),
+    };
+    // SAFETY: the structs match `deps/xdiff/xdiff.h` of the vendored libgit2 field for field
+    // (`#[repr(C)]`, C's `long`/`unsigned long`); both buffers are live slices of the given
+    // length that xdiff only reads (it hashes and compares their lines); `priv_` points at
+    // `counts`, which outlives the call, and `add_hunk` is the only code that uses it; with
+    // `hunk_func` set xdiff calls neither `out_hunk` nor `out_line`, and with no
+    // `XDL_EMIT_FUNCNAMES` flag it never calls `find_func`.
+    let rc = unsafe { xdl_diff(&mut a, &mut b, &xpp, &conf, &mut cb) };
+    if rc < 0 {
+        return Err(ToolError::internal("log: xdiff failed (out of memory?)"));
+    }
+    Ok(counts)
+}
+
+/// Lines in `text` as xdiff counts them (a last line without a newline is a line).
+fn lines(text: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', text).count() + usize::from(text.last().is_some_and(|&c| c != b'\n'))
+}
+
+/// Whether libgit2 would call a blob binary with no `diff` attribute set.
+fn is_binary(content: &[u8]) -> bool {
+    content.len() > MAX_DIFF_SIZE || content.iter().take(BINARY_PROBE).any(|&c| c == 0)
+}
+
+/// One changed file of a commit.
+enum Change {
+    Added(Vec<u8>, git2::Oid),
+    Deleted(Vec<u8>, git2::Oid),
+    Modified(Vec<u8>, git2::Oid, git2::Oid),
+}
+
+/// A tree entry as the comparison needs it.
+struct Entry {
+    name: Vec<u8>,
+    mode: i32,
+    id: git2::Oid,
+}
+
+fn entries(tree: Option<&git2::Tree<'_>>) -> Vec<Entry> {
+    tree.map(|t| {
+        t.iter().map(|e| Entry { name: e.name_bytes().to_vec(), mode: e.filemode(), id: e.id() }).collect()
+    })
+    .unwrap_or_default()
+}
+
+/// git's tree order (`base_name_compare`): a tree's name compares as if it ended in `/`.
+fn tree_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
+    let end =
+        |e: &Entry, i: usize| e.name.get(i).copied().unwrap_or(if e.mode == MODE_TREE { b'/' } else { 0 });
+    let common = a.name.len().min(b.name.len());
+    a.name[..common].cmp(&b.name[..common]).then_with(|| end(a, common).cmp(&end(b, common)))
+}
+
+/// Counts the files of commits for one call on one thread, keeping what the next commit of
+/// the call can use again.
+pub(super) struct Counter<'r> {
+    repo: &'r git2::Repository,
+    blobs: HashMap<git2::Oid, git2::Blob<'r>>,
+    blob_bytes: usize,
+    /// Per path: whether no `diff` attribute applies to it.
+    plain: HashMap<Vec<u8>, bool>,
+}
+
+impl<'r> Counter<'r> {
+    pub(super) fn new(repo: &'r git2::Repository) -> Self {
+        Self { repo, blobs: HashMap::new(), blob_bytes: 0, plain: HashMap::new() }
+    }
+
+    fn fail(e: &git2::Error) -> ToolError {
+        super::err(e, ErrorCode::Internal, "log")
+    }
+
+    /// The files `new` changes against `old` (`None`: the empty tree), each
+    /// `{path, oldPath: null, status, binary, additions, deletions}` in path order, as
+    /// `common::numstat` gives them; `None` when the commit needs libgit2's diff (see the
+    /// module doc).
+    pub(super) fn files(
+        &mut self,
+        scope: &Scope,
+        old: Option<&git2::Tree<'_>>,
+        new: &git2::Tree<'_>,
+    ) -> Result<Option<Vec<Value>>> {
+        let mut changes = Vec::new();
+        if !self.compare(&mut Vec::new(), old, Some(new), &mut changes)? {
+            return Ok(None);
+        }
+        let added = changes.iter().any(|c| matches!(c, Change::Added(..)));
+        let deleted = changes.iter().any(|c| matches!(c, Change::Deleted(..)));
+        if added && deleted {
+            return Ok(None);
+        }
+        changes.retain(|c| match c {
+            Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, _, _) => scope.contains(p),
+        });
+        for c in &changes {
+            let (Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, _, _)) = c;
+            if !self.is_plain(p)? {
+                return Ok(None);
+            }
+        }
+        let mut out = Vec::with_capacity(changes.len());
+        for c in changes {
+            let (path, status, counts) = match c {
+                Change::Added(p, id) => {
+                    let blob = self.blob(id)?;
+                    let text = blob.content();
+                    (p, "A", (!is_binary(text)).then(|| (0, lines(text))))
+                }
+                Change::Deleted(p, id) => {
+                    let blob = self.blob(id)?;
+                    let text = blob.content();
+                    (p, "D", (!is_binary(text)).then(|| (lines(text), 0)))
+                }
+                Change::Modified(p, a, b) => {
+                    let (x, y) = (self.blob(a)?, self.blob(b)?);
+                    let (x, y) = (x.content(), y.content());
+                    let counts = if is_binary(x) || is_binary(y) { None } else { Some(line_counts(x, y)?) };
+                    (p, "M", counts)
+                }
+            };
+            out.push(json!({
+                "path": String::from_utf8_lossy(&path),
+                "oldPath": Value::Null,
+                "status": status,
+                "binary": counts.is_none(),
+                "additions": counts.map(|c| c.1),
+                "deletions": counts.map(|c| c.0),
+            }));
+        }
+        Ok(Some(out))
+    }
+
+    /// Whether no `diff` attribute applies to `path` (asked once per path and call, as the
+    /// libgit2 diff asks it: working-tree files first, then the index).
+    fn is_plain(&mut self, path: &[u8]) -> Result<bool> {
+        if let Some(&p) = self.plain.get(path) {
+            return Ok(p);
+        }
+        let plain = match std::str::from_utf8(path) {
+            Ok(s) => self
+                .repo
+                .get_attr_bytes(std::path::Path::new(s), "diff", git2::AttrCheckFlags::FILE_THEN_INDEX)
+                .map_err(|e| Self::fail(&e))?
+                .is_none(),
+            Err(_) => false,
+        };
+        self.plain.insert(path.to_vec(), plain);
+        Ok(plain)
+    }
+
+    /// Blob `id` (a new handle on the same object when it is kept), kept for a later commit.
+    fn blob(&mut self, id: git2::Oid) -> Result<git2::Blob<'r>> {
+        if let Some(b) = self.blobs.get(&id) {
+            return Ok(b.clone());
+        }
+        let b = self.repo.find_blob(id).map_err(|e| Self::fail(&e))?;
+        self.blob_bytes += b.content().len();
+        if self.blob_bytes > BLOB_BUDGET {
+            self.blobs.clear();
+            self.blob_bytes = b.content().len();
+        }
+        self.blobs.insert(id, b.clone());
+        Ok(b)
+    }
+
+    fn subtree(&self, id: git2::Oid) -> Result<git2::Tree<'r>> {
+        self.repo.find_tree(id).map_err(|e| Self::fail(&e))
+    }
+
+    /// Adds the changes from `old` to `new` under `prefix` to `out`; `false` when one of them
+    /// is left to libgit2 (a gitlink, an unusual mode, a change of kind or mode).
+    fn compare(
+        &self,
+        prefix: &mut Vec<u8>,
+        old: Option<&git2::Tree<'_>>,
+        new: Option<&git2::Tree<'_>>,
+        out: &mut Vec<Change>,
+    ) -> Result<bool> {
+        let (a, b) = (entries(old), entries(new));
+        let (mut i, mut j) = (0, 0);
+        loop {
+            let (x, y) = (a.get(i), b.get(j));
+            let order = match (x, y) {
+                (Some(x), Some(y)) => tree_order(x, y),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => return Ok(true),
+            };
+            let ok = match (order, x, y) {
+                (std::cmp::Ordering::Less, Some(x), _) => {
+                    i += 1;
+                    self.one_side(prefix, x, false, out)?
+                }
+                (std::cmp::Ordering::Greater, _, Some(y)) => {
+                    j += 1;
+                    self.one_side(prefix, y, true, out)?
+                }
+                (_, Some(x), Some(y)) => {
+                    i += 1;
+                    j += 1;
+                    self.both_sides(prefix, x, y, out)?
+                }
+                _ => return Ok(true),
+            };
+            if !ok {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// An entry only one side has: a file added or deleted, or every file of a folder.
+    fn one_side(&self, prefix: &mut Vec<u8>, e: &Entry, added: bool, out: &mut Vec<Change>) -> Result<bool> {
+        let len = prefix.len();
+        prefix.extend_from_slice(&e.name);
+        let ok = match e.mode {
+            MODE_TREE => {
+                prefix.push(b'/');
+                let t = self.subtree(e.id)?;
+                if added {
+                    self.compare(prefix, None, Some(&t), out)?
+                } else {
+                    self.compare(prefix, Some(&t), None, out)?
+                }
+            }
+            MODE_BLOB | MODE_EXEC | MODE_LINK => {
+                out.push(if added {
+                    Change::Added(prefix.clone(), e.id)
+                } else {
+                    Change::Deleted(prefix.clone(), e.id)
+                });
+                true
+            }
+            _ => false,
+        };
+        prefix.truncate(len);
+        Ok(ok)
+    }
+
+    /// An entry both sides have under one name (both folders, or both not folders).
+    fn both_sides(&self, prefix: &mut Vec<u8>, x: &Entry, y: &Entry, out: &mut Vec<Change>) -> Result<bool> {
+        if x.id == y.id && x.mode == y.mode {
+            return Ok(true);
+        }
+        if x.mode != y.mode || !matches!(x.mode, MODE_TREE | MODE_BLOB | MODE_EXEC | MODE_LINK) {
+            return Ok(false);
+        }
+        let len = prefix.len();
+        prefix.extend_from_slice(&x.name);
+        let ok = if x.mode == MODE_TREE {
+            prefix.push(b'/');
+            let (s, t) = (self.subtree(x.id)?, self.subtree(y.id)?);
+            self.compare(prefix, Some(&s), Some(&t), out)?
+        } else {
+            out.push(Change::Modified(prefix.clone(), x.id, y.id));
+            true
+        };
+        prefix.truncate(len);
+        Ok(ok)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xdiff_counts_changed_lines_without_context() {
+        // xdiff allocates through libgit2's allocator, set up when libgit2 is first used (a
+        // call has always opened its repository before counting).
+        let t = tempfile::tempdir().unwrap();
+        git2::Repository::init(t.path()).unwrap();
+        assert_eq!(line_counts(b"a\nb\nc\n", b"a\nB\nc\n").unwrap(), (1, 1));
+        assert_eq!(line_counts(b"", b"x\ny").unwrap(), (0, 2));
+        assert_eq!(line_counts(b"a\nb\n", b"").unwrap(), (2, 0));
+        // Two changes with one common line between them, and a last line losing its newline.
+        assert_eq!(line_counts(b"1\n2\n3\n4\n5", b"1\nx\n3\ny\n5\n").unwrap(), (3, 3));
+        assert_eq!(line_counts(b"same\n", b"same\n").unwrap(), (0, 0));
+        assert_eq!(lines(b""), 0);
+        assert_eq!(lines(b"a\nb"), 2);
+        assert_eq!(lines(b"a\r\nb\r\n"), 2);
+        assert!(is_binary(b"a\0b"));
+        assert!(!is_binary(&[b'a'; 9000]));
+        let mut late = vec![b'a'; 9000];
+        late[8500] = 0;
+        assert!(!is_binary(&late), "a NUL after the first 8,000 bytes does not count");
+    }
+}
