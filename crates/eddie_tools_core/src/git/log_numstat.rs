@@ -13,9 +13,12 @@
 //!
 //! The answer must be what the libgit2 path gives, so a commit goes back to it
 //! ([`Counter::files`] returns `None`) whenever this path would have to decide something
-//! libgit2 decides: a commit that adds and deletes files (rename detection), a change of
-//! file kind or mode (file ↔ symlink, `chmod`), a gitlink, an unusual mode, a path that is not
-//! UTF-8, or a path with any `diff` attribute set (`-diff`, `binary`, `diff=driver`).
+//! libgit2 decides: a commit that adds and deletes files (rename detection), a gitlink, an
+//! unusual mode, a path that is not UTF-8, or a path with any `diff` attribute set (`-diff`,
+//! `binary`, `diff=driver`). One case is decided as git decides it, where libgit2 differs: a
+//! file that became a symlink (or the other way round) is one change, `T`, counting the lines
+//! of both contents (libgit2 listed a deletion and an addition); a mode change alone (`chmod`)
+//! is `M` with 0 and 0 (`-` for a binary file, as git).
 //! Binary is decided as libgit2 decides it with no attribute: a NUL in the first 8,000 bytes
 //! of either side, or a side over 512 MiB.
 
@@ -163,7 +166,9 @@ fn is_binary(content: &[u8]) -> bool {
 enum Change {
     Added(Vec<u8>, git2::Oid),
     Deleted(Vec<u8>, git2::Oid),
-    Modified(Vec<u8>, git2::Oid, git2::Oid),
+    /// Old and new blob, and the status letter: `M`, or `T` when a file became a symlink or
+    /// the other way round (git counts the lines of both contents, as for a modification).
+    Modified(Vec<u8>, git2::Oid, git2::Oid, &'static str),
 }
 
 /// A tree entry as the comparison needs it.
@@ -227,10 +232,10 @@ impl<'r> Counter<'r> {
             return Ok(None);
         }
         changes.retain(|c| match c {
-            Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, _, _) => scope.contains(p),
+            Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, ..) => scope.contains(p),
         });
         for c in &changes {
-            let (Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, _, _)) = c;
+            let (Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, ..)) = c;
             if !self.is_plain(p)? {
                 return Ok(None);
             }
@@ -248,11 +253,16 @@ impl<'r> Counter<'r> {
                     let text = blob.content();
                     (p, "D", (!is_binary(text)).then(|| (lines(text), 0)))
                 }
-                Change::Modified(p, a, b) => {
+                Change::Modified(p, a, b, status) => {
                     let (x, y) = (self.blob(a)?, self.blob(b)?);
                     let (x, y) = (x.content(), y.content());
-                    let counts = if is_binary(x) || is_binary(y) { None } else { Some(line_counts(x, y)?) };
-                    (p, "M", counts)
+                    let counts = match (is_binary(x) || is_binary(y), a == b) {
+                        (true, _) => None,
+                        // A mode change only: git still calls a binary file binary.
+                        (false, true) => Some((0, 0)),
+                        (false, false) => Some(line_counts(x, y)?),
+                    };
+                    (p, status, counts)
                 }
             };
             out.push(json!({
@@ -305,7 +315,7 @@ impl<'r> Counter<'r> {
     }
 
     /// Adds the changes from `old` to `new` under `prefix` to `out`; `false` when one of them
-    /// is left to libgit2 (a gitlink, an unusual mode, a change of kind or mode).
+    /// is left to libgit2 (a gitlink, an unusual mode).
     fn compare(
         &self,
         prefix: &mut Vec<u8>,
@@ -378,7 +388,8 @@ impl<'r> Counter<'r> {
         if x.id == y.id && x.mode == y.mode {
             return Ok(true);
         }
-        if x.mode != y.mode || !matches!(x.mode, MODE_TREE | MODE_BLOB | MODE_EXEC | MODE_LINK) {
+        let file = |m: i32| matches!(m, MODE_BLOB | MODE_EXEC | MODE_LINK);
+        if !(x.mode == MODE_TREE && y.mode == MODE_TREE || file(x.mode) && file(y.mode)) {
             return Ok(false);
         }
         let len = prefix.len();
@@ -388,7 +399,8 @@ impl<'r> Counter<'r> {
             let (s, t) = (self.subtree(x.id)?, self.subtree(y.id)?);
             self.compare(prefix, Some(&s), Some(&t), out)?
         } else {
-            out.push(Change::Modified(prefix.clone(), x.id, y.id));
+            let kind_changed = (x.mode == MODE_LINK) != (y.mode == MODE_LINK);
+            out.push(Change::Modified(prefix.clone(), x.id, y.id, if kind_changed { "T" } else { "M" }));
             true
         };
         prefix.truncate(len);
