@@ -7,6 +7,7 @@
 //! `git log --numstat` counts (merges list none, as git log shows none by default).
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -394,27 +395,29 @@ pub fn split_message(m: &str) -> (String, String) {
 
 fn render(d: &Value) -> String {
     let mut out = String::new();
-    let commits = d["commits"].as_array().cloned().unwrap_or_default();
+    let commits = d["commits"].as_array().map_or(&[][..], Vec::as_slice);
     if commits.is_empty() {
         return if d["unborn"] == true { "No commits yet.\n".into() } else { "No commits match.\n".into() };
     }
-    for c in &commits {
-        out.push_str(&format!(
-            "{} {} {} <{}> {}\n",
+    for c in commits {
+        // Writing to a String cannot fail.
+        let _ = writeln!(
+            out,
+            "{} {} {} <{}> {}",
             c["shortId"].as_str().unwrap_or_default(),
             c["date"].as_str().unwrap_or_default(),
             c["author"]["name"].as_str().unwrap_or_default(),
             c["author"]["email"].as_str().unwrap_or_default(),
             c["subject"].as_str().unwrap_or_default(),
-        ));
+        );
         for f in c["files"].as_array().into_iter().flatten() {
-            let a = f["additions"].as_u64().map_or("-".to_owned(), |n| n.to_string());
-            let dl = f["deletions"].as_u64().map_or("-".to_owned(), |n| n.to_string());
+            let count = |v: &Value| v.as_u64().map_or_else(|| "-".to_owned(), |n| n.to_string());
+            let (a, dl) = (count(&f["additions"]), count(&f["deletions"]));
             let path = f["path"].as_str().unwrap_or_default();
-            match f["oldPath"].as_str() {
-                Some(o) => out.push_str(&format!("    {a}\t{dl}\t{o} => {path}\n")),
-                None => out.push_str(&format!("    {a}\t{dl}\t{path}\n")),
-            }
+            let _ = match f["oldPath"].as_str() {
+                Some(o) => writeln!(out, "    {a}\t{dl}\t{o} => {path}"),
+                None => writeln!(out, "    {a}\t{dl}\t{path}"),
+            };
         }
     }
     if d["truncated"] == true {
