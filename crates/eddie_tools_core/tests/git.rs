@@ -2205,6 +2205,25 @@ async fn log_file_counts_match_numstat_for_odd_changes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_file_counts_of_deeply_nested_folders_match_numstat() {
+    // A hostile repository's folders nested 300 deep (deeper than the counting walks itself:
+    // it hands such a commit to libgit2's diff) beside a shallow file, added, then changed.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let deep = format!("{}f.txt", "d/".repeat(300));
+    let shallow = format!("{}g.txt", "d/".repeat(3));
+    for (i, text) in ["one\n", "one\ntwo\n"].into_iter().enumerate() {
+        write(d, &deep, text);
+        write(d, &shallow, &text.repeat(i + 2));
+        commit_all(d, &format!("deep {i}"));
+    }
+    write(d, &shallow, "shallow only\n");
+    commit_all(d, "shallow only");
+    assert_log_files(d, "deep folders").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stacks_commit_without_files_stages_everything_but_ignored_files() {
     let t = commit_repo();
     let d = t.path();

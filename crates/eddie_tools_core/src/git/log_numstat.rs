@@ -37,6 +37,10 @@ const MAX_DIFF_SIZE: usize = 0x2000_0000;
 /// Blobs kept for the next commit, in bytes; the map is emptied when it grows past this.
 const BLOB_BUDGET: usize = 32 << 20;
 
+/// Folders nested deeper than this go to libgit2's diff (whose walk does not recurse on the
+/// stack): a hostile repository cannot exhaust the thread's stack here.
+const MAX_DEPTH: usize = 256;
+
 const MODE_TREE: i32 = 0o040000;
 const MODE_BLOB: i32 = 0o100644;
 const MODE_EXEC: i32 = 0o100755;
@@ -223,7 +227,7 @@ impl<'r> Counter<'r> {
         new: &git2::Tree<'_>,
     ) -> Result<Option<Vec<Value>>> {
         let mut changes = Vec::new();
-        if !self.compare(&mut Vec::new(), old, Some(new), &mut changes)? {
+        if !self.compare(&mut Vec::new(), 0, old, Some(new), &mut changes)? {
             return Ok(None);
         }
         let added = changes.iter().any(|c| matches!(c, Change::Added(..)));
@@ -314,15 +318,19 @@ impl<'r> Counter<'r> {
         self.repo.find_tree(id).map_err(|e| Self::fail(&e))
     }
 
-    /// Adds the changes from `old` to `new` under `prefix` to `out`; `false` when one of them
-    /// is left to libgit2 (a gitlink, an unusual mode).
+    /// Adds the changes from `old` to `new` under `prefix` (`depth` folders down) to `out`;
+    /// `false` when one of them is left to libgit2 (a gitlink, an unusual mode, too deep).
     fn compare(
         &self,
         prefix: &mut Vec<u8>,
+        depth: usize,
         old: Option<&git2::Tree<'_>>,
         new: Option<&git2::Tree<'_>>,
         out: &mut Vec<Change>,
     ) -> Result<bool> {
+        if depth > MAX_DEPTH {
+            return Ok(false);
+        }
         let (a, b) = (entries(old), entries(new));
         let (mut i, mut j) = (0, 0);
         loop {
@@ -336,16 +344,16 @@ impl<'r> Counter<'r> {
             let ok = match (order, x, y) {
                 (std::cmp::Ordering::Less, Some(x), _) => {
                     i += 1;
-                    self.one_side(prefix, x, false, out)?
+                    self.one_side(prefix, depth, x, false, out)?
                 }
                 (std::cmp::Ordering::Greater, _, Some(y)) => {
                     j += 1;
-                    self.one_side(prefix, y, true, out)?
+                    self.one_side(prefix, depth, y, true, out)?
                 }
                 (_, Some(x), Some(y)) => {
                     i += 1;
                     j += 1;
-                    self.both_sides(prefix, x, y, out)?
+                    self.both_sides(prefix, depth, x, y, out)?
                 }
                 _ => return Ok(true),
             };
@@ -356,18 +364,22 @@ impl<'r> Counter<'r> {
     }
 
     /// An entry only one side has: a file added or deleted, or every file of a folder.
-    fn one_side(&self, prefix: &mut Vec<u8>, e: &Entry, added: bool, out: &mut Vec<Change>) -> Result<bool> {
+    fn one_side(
+        &self,
+        prefix: &mut Vec<u8>,
+        depth: usize,
+        e: &Entry,
+        added: bool,
+        out: &mut Vec<Change>,
+    ) -> Result<bool> {
         let len = prefix.len();
         prefix.extend_from_slice(&e.name);
         let ok = match e.mode {
             MODE_TREE => {
                 prefix.push(b'/');
                 let t = self.subtree(e.id)?;
-                if added {
-                    self.compare(prefix, None, Some(&t), out)?
-                } else {
-                    self.compare(prefix, Some(&t), None, out)?
-                }
+                let (a, b) = if added { (None, Some(&t)) } else { (Some(&t), None) };
+                self.compare(prefix, depth + 1, a, b, out)?
             }
             MODE_BLOB | MODE_EXEC | MODE_LINK => {
                 out.push(if added {
@@ -384,7 +396,14 @@ impl<'r> Counter<'r> {
     }
 
     /// An entry both sides have under one name (both folders, or both not folders).
-    fn both_sides(&self, prefix: &mut Vec<u8>, x: &Entry, y: &Entry, out: &mut Vec<Change>) -> Result<bool> {
+    fn both_sides(
+        &self,
+        prefix: &mut Vec<u8>,
+        depth: usize,
+        x: &Entry,
+        y: &Entry,
+        out: &mut Vec<Change>,
+    ) -> Result<bool> {
         if x.id == y.id && x.mode == y.mode {
             return Ok(true);
         }
@@ -397,7 +416,7 @@ impl<'r> Counter<'r> {
         let ok = if x.mode == MODE_TREE {
             prefix.push(b'/');
             let (s, t) = (self.subtree(x.id)?, self.subtree(y.id)?);
-            self.compare(prefix, Some(&s), Some(&t), out)?
+            self.compare(prefix, depth + 1, Some(&s), Some(&t), out)?
         } else {
             let kind_changed = (x.mode == MODE_LINK) != (y.mode == MODE_LINK);
             out.push(Change::Modified(prefix.clone(), x.id, y.id, if kind_changed { "T" } else { "M" }));
