@@ -2126,24 +2126,21 @@ async fn log_file_counts_match_numstat_for_odd_changes() {
     put("empty.txt", b"");
     put("deep/er/f.txt", b"deep\n");
     commit_all(d, "root commit: every file added");
-    put("bin.dat", b"\0\x02binary changed\n");
-    commit_all(d, "binary modified");
-    put("text.txt", b"one\ntwo\0\nthree\n");
-    commit_all(d, "text becomes binary");
-    put("text.txt", b"one\n2\nthree\nfour\n");
-    commit_all(d, "binary becomes text");
-    put("nonl.txt", b"a\nB");
-    commit_all(d, "no last newline kept");
-    put("nonl.txt", b"a\nB\n");
-    commit_all(d, "last newline added");
-    put("crlf.txt", b"x\r\nY\r\nz\r\n");
-    commit_all(d, "crlf line changed");
-    put("crlf.txt", b"x\ny\nz\n");
-    commit_all(d, "crlf to lf");
-    put("empty.txt", b"now\nfull\n");
-    commit_all(d, "empty file filled");
-    put("empty.txt", b"");
-    commit_all(d, "file emptied");
+    let edits: [(&str, &[u8], &str); 9] = [
+        ("bin.dat", b"\0\x02binary changed\n", "binary modified"),
+        ("text.txt", b"one\ntwo\0\nthree\n", "text becomes binary"),
+        ("text.txt", b"one\n2\nthree\nfour\n", "binary becomes text"),
+        ("nonl.txt", b"a\nB", "no last newline kept"),
+        ("nonl.txt", b"a\nB\n", "last newline added"),
+        ("crlf.txt", b"x\r\nY\r\nz\r\n", "crlf line changed"),
+        ("crlf.txt", b"x\ny\nz\n", "crlf to lf"),
+        ("empty.txt", b"now\nfull\n", "empty file filled"),
+        ("empty.txt", b"", "file emptied"),
+    ];
+    for (rel, bytes, msg) in edits {
+        put(rel, bytes);
+        commit_all(d, msg);
+    }
     std::fs::remove_file(d.join("empty.txt")).unwrap();
     commit_all(d, "empty file deleted");
     put("new-empty.txt", b"");

@@ -126,9 +126,10 @@ const RUN: usize = 8;
 const MAX_THREADS: usize = 4;
 /// Helpers start only once the calling thread has spent this long...
 const HELP_AFTER: std::time::Duration = std::time::Duration::from_millis(2);
-/// ...and, at the pace so far, has at least this much work left per helper (a helper's start
-/// and its own repository handle cost about a millisecond).
-const WORK_PER_HELPER: std::time::Duration = std::time::Duration::from_millis(4);
+/// ...and, at the pace so far, has at least this much work left per helper (a helper's start,
+/// its own repository handle, its cold object cache and its own attribute lookups cost about
+/// 1.5 ms on the bench's small repository).
+const WORK_PER_HELPER: std::time::Duration = std::time::Duration::from_millis(8);
 
 /// One thread's results: (index of a run's first commit, its commits' files).
 type Runs = Vec<(usize, Vec<Option<Vec<Value>>>)>;
