@@ -2159,6 +2159,8 @@ async fn log_file_counts_match_numstat_for_odd_changes() {
     commit_all(d, "a folder added");
     git(d, &["update-index", "--chmod=+x", "text.txt"]);
     git(d, &["commit", "-q", "-m", "mode only"]);
+    git(d, &["update-index", "--chmod=+x", "bin.dat"]);
+    git(d, &["commit", "-q", "-m", "mode only, binary"]);
     put("text.txt", b"one\n2\nthree\nfive\n");
     git(d, &["add", "text.txt"]);
     git(d, &["commit", "-q", "-m", "executable modified"]);
@@ -2196,6 +2198,12 @@ async fn log_file_counts_match_numstat_for_odd_changes() {
         c["files"].clone()
     };
     assert_eq!(files("binary modified")[0]["binary"], true);
+    assert_eq!(files("mode only")[0]["additions"], 0);
+    assert_eq!(files("mode only, binary")[0]["binary"], true);
+    // (`git add -A` there also puts bin.dat's mode back: the work tree never had it.)
+    let link = files("file turned into a symlink");
+    let link = link.as_array().unwrap().iter().find(|f| f["path"] == "nonl.txt").unwrap();
+    assert_eq!((link["status"].as_str(), link["additions"].as_u64()), (Some("T"), Some(1)));
     assert_eq!(files("a NUL after the first 8,000 bytes: text")[0]["additions"], 1);
     assert_eq!(files("rename")[0]["oldPath"], "late-nul.txt");
     assert_eq!(files("merge side"), json!([]));

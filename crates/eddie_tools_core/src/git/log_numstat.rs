@@ -14,13 +14,14 @@
 //! The answer must be what the libgit2 path gives, so a commit goes back to it
 //! ([`Counter::files`] returns `None`) whenever this path would have to decide something
 //! libgit2 decides: a commit that adds and deletes files (rename detection), a gitlink, an
-//! unusual mode, a path that is not UTF-8, or a path with any `diff` attribute set (`-diff`,
-//! `binary`, `diff=driver`). One case is decided as git decides it, where libgit2 differs: a
+//! unusual mode, a path that is not UTF-8, or a path whose `diff` attribute names a driver
+//! (`diff=name`). A path with `-diff` (or `binary`) is binary, one with `diff` text whatever
+//! its bytes, as libgit2's drivers decide. One case is decided as git decides it, where libgit2 differs: a
 //! file that became a symlink (or the other way round) is one change, `T`, counting the lines
 //! of both contents (libgit2 listed a deletion and an addition); a mode change alone (`chmod`)
 //! is `M` with 0 and 0 (`-` for a binary file, as git).
-//! Binary is decided as libgit2 decides it with no attribute: a NUL in the first 8,000 bytes
-//! of either side, or a side over 512 MiB.
+//! With no `diff` attribute, binary is decided as libgit2 decides it: a NUL in the first 8,000
+//! bytes of either side, or a side over 512 MiB.
 
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_int, c_long, c_ulong, c_void};
@@ -166,6 +167,17 @@ fn is_binary(content: &[u8]) -> bool {
     content.len() > MAX_DIFF_SIZE || content.iter().take(BINARY_PROBE).any(|&c| c == 0)
 }
 
+/// How a path's `diff` attribute says to diff it (libgit2's auto, binary and text drivers).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Driver {
+    /// No attribute: binary by content.
+    Auto,
+    /// `-diff` (or `binary`).
+    Binary,
+    /// `diff`: text whatever the content.
+    Text,
+}
+
 /// One changed file of a commit.
 enum Change {
     Added(Vec<u8>, git2::Oid),
@@ -203,13 +215,13 @@ pub(super) struct Counter<'r> {
     repo: &'r git2::Repository,
     blobs: HashMap<git2::Oid, git2::Blob<'r>>,
     blob_bytes: usize,
-    /// Per path: whether no `diff` attribute applies to it.
-    plain: HashMap<Vec<u8>, bool>,
+    /// Per path: its driver (`None`: one this module leaves to libgit2).
+    drivers: HashMap<Vec<u8>, Option<Driver>>,
 }
 
 impl<'r> Counter<'r> {
     pub(super) fn new(repo: &'r git2::Repository) -> Self {
-        Self { repo, blobs: HashMap::new(), blob_bytes: 0, plain: HashMap::new() }
+        Self { repo, blobs: HashMap::new(), blob_bytes: 0, drivers: HashMap::new() }
     }
 
     fn fail(e: &git2::Error) -> ToolError {
@@ -238,29 +250,36 @@ impl<'r> Counter<'r> {
         changes.retain(|c| match c {
             Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, ..) => scope.contains(p),
         });
+        let mut drivers = Vec::with_capacity(changes.len());
         for c in &changes {
             let (Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, ..)) = c;
-            if !self.is_plain(p)? {
-                return Ok(None);
+            match self.driver(p)? {
+                Some(d) => drivers.push(d),
+                None => return Ok(None),
             }
         }
         let mut out = Vec::with_capacity(changes.len());
-        for c in changes {
+        for (c, driver) in changes.into_iter().zip(drivers) {
+            let binary = |text: &[u8]| match driver {
+                Driver::Auto => is_binary(text),
+                Driver::Binary => true,
+                Driver::Text => false,
+            };
             let (path, status, counts) = match c {
                 Change::Added(p, id) => {
                     let blob = self.blob(id)?;
                     let text = blob.content();
-                    (p, "A", (!is_binary(text)).then(|| (0, lines(text))))
+                    (p, "A", (!binary(text)).then(|| (0, lines(text))))
                 }
                 Change::Deleted(p, id) => {
                     let blob = self.blob(id)?;
                     let text = blob.content();
-                    (p, "D", (!is_binary(text)).then(|| (lines(text), 0)))
+                    (p, "D", (!binary(text)).then(|| (lines(text), 0)))
                 }
                 Change::Modified(p, a, b, status) => {
                     let (x, y) = (self.blob(a)?, self.blob(b)?);
                     let (x, y) = (x.content(), y.content());
-                    let counts = match (is_binary(x) || is_binary(y), a == b) {
+                    let counts = match (binary(x) || binary(y), a == b) {
                         (true, _) => None,
                         // A mode change only: git still calls a binary file binary.
                         (false, true) => Some((0, 0)),
@@ -281,22 +300,28 @@ impl<'r> Counter<'r> {
         Ok(Some(out))
     }
 
-    /// Whether no `diff` attribute applies to `path` (asked once per path and call, as the
-    /// libgit2 diff asks it: working-tree files first, then the index).
-    fn is_plain(&mut self, path: &[u8]) -> Result<bool> {
-        if let Some(&p) = self.plain.get(path) {
-            return Ok(p);
+    /// `path`'s driver by its `diff` attribute (asked once per path and call, as the libgit2
+    /// diff asks it: working-tree files first, then the index); `None` for a named driver or a
+    /// path that is not UTF-8.
+    fn driver(&mut self, path: &[u8]) -> Result<Option<Driver>> {
+        if let Some(&d) = self.drivers.get(path) {
+            return Ok(d);
         }
-        let plain = match std::str::from_utf8(path) {
-            Ok(s) => self
-                .repo
-                .get_attr_bytes(std::path::Path::new(s), "diff", git2::AttrCheckFlags::FILE_THEN_INDEX)
-                .map_err(|e| Self::fail(&e))?
-                .is_none(),
-            Err(_) => false,
+        let driver = match std::str::from_utf8(path) {
+            Ok(s) => {
+                let flags = git2::AttrCheckFlags::FILE_THEN_INDEX;
+                let value = self.repo.get_attr_bytes(std::path::Path::new(s), "diff", flags);
+                match git2::AttrValue::from_bytes(value.map_err(|e| Self::fail(&e))?) {
+                    git2::AttrValue::Unspecified => Some(Driver::Auto),
+                    git2::AttrValue::False => Some(Driver::Binary),
+                    git2::AttrValue::True => Some(Driver::Text),
+                    git2::AttrValue::String(_) | git2::AttrValue::Bytes(_) => None,
+                }
+            }
+            Err(_) => None,
         };
-        self.plain.insert(path.to_vec(), plain);
-        Ok(plain)
+        self.drivers.insert(path.to_vec(), driver);
+        Ok(driver)
     }
 
     /// Blob `id` (a new handle on the same object when it is kept), kept for a later commit.
