@@ -2075,6 +2075,9 @@ async fn log_files_on_several_threads_stay_in_log_order() {
     git(d, &["init", "-q", "-b", "main"]);
     for i in 0..40 {
         write(d, &format!("m{}.txt", i % 7), &format!("{i}\n").repeat(i + 1));
+        // A large file rewritten every time: enough work per commit for the helpers to join.
+        let big: String = (0..4000).map(|l| format!("line {l} of {}\n", (l * 7 + i) % 13)).collect();
+        write(d, "big.txt", &big);
         git(d, &["add", "."]);
         commit_file(d, &format!("only{i}.txt"), &"x\n".repeat(i + 1), &format!("c{i}"));
     }

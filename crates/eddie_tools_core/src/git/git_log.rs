@@ -128,8 +128,9 @@ const MAX_THREADS: usize = 4;
 const HELP_AFTER: std::time::Duration = std::time::Duration::from_millis(2);
 /// ...and, at the pace so far, has at least this much work left per helper (a helper's start,
 /// its own repository handle, its cold object cache and its own attribute lookups cost about
-/// 1.5 ms on the bench's small repository).
-const WORK_PER_HELPER: std::time::Duration = std::time::Duration::from_millis(8);
+/// 1.5 ms on the bench's small repository, where no helper is worth it; with 8 ms here the
+/// bench's 2,500-commit history lost its helper and got slower).
+const WORK_PER_HELPER: std::time::Duration = std::time::Duration::from_millis(4);
 
 /// One thread's results: (index of a run's first commit, its commits' files).
 type Runs = Vec<(usize, Vec<Option<Vec<Value>>>)>;
