@@ -2075,6 +2075,9 @@ async fn log_files_on_several_threads_stay_in_log_order() {
     git(d, &["init", "-q", "-b", "main"]);
     for i in 0..40 {
         write(d, &format!("m{}.txt", i % 7), &format!("{i}\n").repeat(i + 1));
+        // A large file rewritten every time: enough work per commit for the helpers to join.
+        let big: String = (0..4000).map(|l| format!("line {l} of {}\n", (l * 7 + i) % 13)).collect();
+        write(d, "big.txt", &big);
         git(d, &["add", "."]);
         commit_file(d, &format!("only{i}.txt"), &"x\n".repeat(i + 1), &format!("c{i}"));
     }
@@ -2095,6 +2098,137 @@ async fn log_files_on_several_threads_stay_in_log_order() {
     git(d, &["worktree", "add", "-q", "-b", "wt", linked.to_str().unwrap(), "HEAD~3"]);
     commit_file(&linked, "in-worktree.txt", "w\n", "in the worktree");
     assert_log_files(&linked, "linked worktree").await;
+}
+
+/// `git add -A` and a commit (an empty one when nothing changed).
+fn commit_all(d: &Path, msg: &str) {
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "--allow-empty", "-m", msg]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_file_counts_match_numstat_for_odd_changes() {
+    // One kind of change per commit, every commit in the same second, each commit's files
+    // against `git log -1 --numstat -z`: the cases the counting without libgit2's diff
+    // decides itself (added, deleted, modified, binary by a NUL in the first 8,000 bytes, no
+    // last newline, CRLF, empty files) and those it leaves to libgit2 (mode and kind changes,
+    // renames, attributes, merges).
+    use std::os::unix::fs::symlink;
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let put = |rel: &str, bytes: &[u8]| {
+        let p = d.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    };
+    put("text.txt", b"one\ntwo\nthree\n");
+    put("bin.dat", b"\0\x01binary\n");
+    put("nonl.txt", b"a\nb");
+    put("crlf.txt", b"x\r\ny\r\nz\r\n");
+    put("empty.txt", b"");
+    put("deep/er/f.txt", b"deep\n");
+    commit_all(d, "root commit: every file added");
+    let edits: [(&str, &[u8], &str); 9] = [
+        ("bin.dat", b"\0\x02binary changed\n", "binary modified"),
+        ("text.txt", b"one\ntwo\0\nthree\n", "text becomes binary"),
+        ("text.txt", b"one\n2\nthree\nfour\n", "binary becomes text"),
+        ("nonl.txt", b"a\nB", "no last newline kept"),
+        ("nonl.txt", b"a\nB\n", "last newline added"),
+        ("crlf.txt", b"x\r\nY\r\nz\r\n", "crlf line changed"),
+        ("crlf.txt", b"x\ny\nz\n", "crlf to lf"),
+        ("empty.txt", b"now\nfull\n", "empty file filled"),
+        ("empty.txt", b"", "file emptied"),
+    ];
+    for (rel, bytes, msg) in edits {
+        put(rel, bytes);
+        commit_all(d, msg);
+    }
+    std::fs::remove_file(d.join("empty.txt")).unwrap();
+    commit_all(d, "empty file deleted");
+    put("new-empty.txt", b"");
+    commit_all(d, "empty file added");
+    let mut late = vec![b'l'; 8500];
+    late[8200] = 0;
+    late.push(b'\n');
+    put("late-nul.txt", &late);
+    commit_all(d, "a NUL after the first 8,000 bytes: text");
+    put("late-nul.txt", b"short\n");
+    commit_all(d, "and changed");
+    std::fs::remove_dir_all(d.join("deep")).unwrap();
+    commit_all(d, "a folder deleted");
+    put("a/b/c.txt", b"c\n");
+    put("a/b/d.txt", b"d\n");
+    commit_all(d, "a folder added");
+    git(d, &["update-index", "--chmod=+x", "text.txt"]);
+    git(d, &["commit", "-q", "-m", "mode only"]);
+    git(d, &["update-index", "--chmod=+x", "bin.dat"]);
+    git(d, &["commit", "-q", "-m", "mode only, binary"]);
+    put("text.txt", b"one\n2\nthree\nfive\n");
+    git(d, &["add", "text.txt"]);
+    git(d, &["commit", "-q", "-m", "executable modified"]);
+    std::fs::remove_file(d.join("nonl.txt")).unwrap();
+    symlink("text.txt", d.join("nonl.txt")).unwrap();
+    commit_all(d, "file turned into a symlink");
+    std::fs::remove_file(d.join("nonl.txt")).unwrap();
+    symlink("crlf.txt", d.join("nonl.txt")).unwrap();
+    commit_all(d, "symlink retargeted");
+    std::fs::remove_file(d.join("nonl.txt")).unwrap();
+    put("nonl.txt", b"a file again\n");
+    commit_all(d, "symlink turned into a file");
+    std::fs::remove_file(d.join("new-empty.txt")).unwrap();
+    put("new-empty.txt/inside.txt", b"inside\n");
+    commit_all(d, "file turned into a folder");
+    git(d, &["mv", "late-nul.txt", "moved.txt"]);
+    git(d, &["commit", "-q", "-m", "rename"]);
+    put(".gitattributes", b"*.dat -diff\nforced.txt diff\n");
+    put("forced.txt", b"forced\0text\n");
+    commit_all(d, "attributes");
+    put("bin.dat", b"plain text now\n");
+    put("forced.txt", b"forced\0text\nmore\n");
+    commit_all(d, "attributes decide");
+    git(d, &["checkout", "-q", "-b", "side", "HEAD~3"]);
+    put("side.txt", b"side\n");
+    commit_all(d, "on the side");
+    git(d, &["checkout", "-q", "main"]);
+    git(d, &["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    put("after.txt", b"after\n");
+    commit_all(d, "after the merge");
+    assert_log_files(d, "odd changes").await;
+    let r = call(d, "git_log", json!({"maxCount": 1000, "files": true})).await.unwrap();
+    let files = |subject: &str| {
+        let c = r["commits"].as_array().unwrap().iter().find(|c| c["subject"] == subject).unwrap();
+        c["files"].clone()
+    };
+    assert_eq!(files("binary modified")[0]["binary"], true);
+    assert_eq!(files("mode only")[0]["additions"], 0);
+    assert_eq!(files("mode only, binary")[0]["binary"], true);
+    // (`git add -A` there also puts bin.dat's mode back: the work tree never had it.)
+    let link = files("file turned into a symlink");
+    let link = link.as_array().unwrap().iter().find(|f| f["path"] == "nonl.txt").unwrap();
+    assert_eq!((link["status"].as_str(), link["additions"].as_u64()), (Some("T"), Some(1)));
+    assert_eq!(files("a NUL after the first 8,000 bytes: text")[0]["additions"], 1);
+    assert_eq!(files("rename")[0]["oldPath"], "late-nul.txt");
+    assert_eq!(files("merge side"), json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_file_counts_of_deeply_nested_folders_match_numstat() {
+    // A hostile repository's folders nested 300 deep (deeper than the counting walks itself:
+    // it hands such a commit to libgit2's diff) beside a shallow file, added, then changed.
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let deep = format!("{}f.txt", "d/".repeat(300));
+    let shallow = format!("{}g.txt", "d/".repeat(3));
+    for (i, text) in ["one\n", "one\ntwo\n"].into_iter().enumerate() {
+        write(d, &deep, text);
+        write(d, &shallow, &text.repeat(i + 2));
+        commit_all(d, &format!("deep {i}"));
+    }
+    write(d, &shallow, "shallow only\n");
+    commit_all(d, "shallow only");
+    assert_log_files(d, "deep folders").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

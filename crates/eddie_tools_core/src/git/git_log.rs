@@ -7,6 +7,7 @@
 //! `git log --numstat` counts (merges list none, as git log shows none by default).
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -14,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::common;
 use super::history::{self, Order};
+use super::log_numstat::Counter;
 use crate::call::args::lenient::{Cap, Flag, Offset};
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
@@ -91,11 +93,13 @@ fn date_arg(name: &str, v: Option<String>) -> Result<Option<i64>> {
 }
 
 /// Files changed by `commit` against its first parent (the root against the empty tree), with
-/// renames detected; `None` for a merge.
+/// renames detected; `None` for a merge. Counted by `counter` (`log_numstat.rs`) when it can,
+/// else by libgit2's diff.
 fn changed_files(
     repo: &git2::Repository,
     scope: &super::boundary::Scope,
     commit: &git2::Commit<'_>,
+    counter: &mut Counter<'_>,
 ) -> Result<Option<Vec<Value>>> {
     if commit.parent_count() > 1 {
         return Ok(None);
@@ -106,64 +110,107 @@ fn changed_files(
         0 => None,
         _ => Some(commit.parent(0).and_then(|p| p.tree()).map_err(fail)?),
     };
+    if let Some(files) = counter.files(scope, parent.as_ref(), &tree)? {
+        return Ok(Some(files));
+    }
     let mut opts = common::diff_options(0, &scope.limit(Vec::new()));
     let mut d = repo.diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut opts)).map_err(fail)?;
     common::find_renames(&mut d)?;
     Ok(Some(common::numstat(&d, scope)?))
 }
 
-/// Below this many commits per thread, a thread's start and its own repository handle cost
-/// more than the diffs it takes over.
-const COMMITS_PER_THREAD: usize = 12;
+/// Commits a thread takes at a time (consecutive ones: a commit's parent is usually the next
+/// commit, whose trees and blobs the same thread then has at hand).
+const RUN: usize = 8;
 /// At most this many threads diff the commits of one call.
 const MAX_THREADS: usize = 4;
+/// Helpers start only once the calling thread has spent this long...
+const HELP_AFTER: std::time::Duration = std::time::Duration::from_millis(2);
+/// ...and, at the pace so far, has at least this much work left per helper (a helper's start,
+/// its own repository handle, its cold object cache and its own attribute lookups cost about
+/// 1.5 ms on the bench's small repository, where no helper is worth it; with 8 ms here the
+/// bench's 2,500-commit history lost its helper and got slower).
+const WORK_PER_HELPER: std::time::Duration = std::time::Duration::from_millis(4);
 
-/// [`changed_files`] of each commit of `ids`, in the same order. The diffs are independent: a
-/// long list is cut into contiguous parts (a commit's parent is usually the next commit, whose
-/// trees the same thread then finds in its repository's object cache), each diffed on its own
-/// thread with its own handle on the repository (a `git2::Repository` is not `Sync`); the
-/// first part stays on this thread with `repo`.
+/// One thread's results: (index of a run's first commit, its commits' files).
+type Runs = Vec<(usize, Vec<Option<Vec<Value>>>)>;
+
+/// [`changed_files`] of each commit of `ids`, in the same order. The diffs are independent:
+/// threads take runs of [`RUN`] consecutive commits from a shared counter. The calling thread
+/// starts alone with `repo`; helpers (each with its own handle on the repository: a
+/// `git2::Repository` is not `Sync`) are started only when the work left is worth their start
+/// (most calls on small commits are done before that).
 fn files_of(
     repo: &git2::Repository,
     scope: &super::boundary::Scope,
     ids: &[git2::Oid],
 ) -> Result<Vec<Option<Vec<Value>>>> {
-    let part = |r: &git2::Repository, ids: &[git2::Oid]| -> Result<Vec<Option<Vec<Value>>>> {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let next = AtomicUsize::new(0);
+    // Takes runs until none is left (or another thread failed: it moves `next` past the end).
+    let work = |r: &git2::Repository, mut on_run: Option<&mut dyn FnMut(usize)>| -> Result<Runs> {
         let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "log");
-        ids.iter().map(|id| changed_files(r, scope, &r.find_commit(*id).map_err(fail)?)).collect()
+        let mut counter = Counter::new(r);
+        let mut out = Vec::new();
+        loop {
+            let at = next.fetch_add(RUN, Relaxed);
+            let Some(run) = ids.get(at..(at + RUN).min(ids.len())).filter(|r| !r.is_empty()) else {
+                return Ok(out);
+            };
+            let files: Result<Vec<_>> = run
+                .iter()
+                .map(|id| changed_files(r, scope, &r.find_commit(*id).map_err(fail)?, &mut counter))
+                .collect();
+            match files {
+                Ok(f) => out.push((at, f)),
+                Err(e) => {
+                    next.store(ids.len(), Relaxed);
+                    return Err(e);
+                }
+            }
+            if let Some(f) = on_run.as_mut() {
+                f(at + run.len());
+            }
+        }
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = cores.min(MAX_THREADS).min(ids.len() / COMMITS_PER_THREAD).max(1);
-    if threads == 1 {
-        return part(repo, ids);
-    }
+    let helpers_max = cores.min(MAX_THREADS).saturating_sub(1);
     let git_dir = repo.path().to_path_buf();
-    let per = ids.len().div_ceil(threads);
-    let mut chunks = ids.chunks(per);
-    let first = chunks.next().unwrap_or_default();
-    let (mine, rest) = std::thread::scope(|s| {
-        let handles: Vec<_> = chunks
-            .map(|ids| {
-                let git_dir = &git_dir;
-                s.spawn(move || {
+    let (mine, theirs) = std::thread::scope(|s| {
+        let started = std::time::Instant::now();
+        let mut handles = Vec::new();
+        let mut spawn = |done: usize| {
+            if handles.len() >= helpers_max || done == 0 {
+                return;
+            }
+            let spent = started.elapsed();
+            if spent < HELP_AFTER {
+                return;
+            }
+            let left = spent.mul_f64(ids.len().saturating_sub(next.load(Relaxed)) as f64 / done as f64);
+            let wanted = usize::try_from(left.as_nanos() / WORK_PER_HELPER.as_nanos()).unwrap_or(usize::MAX);
+            while handles.len() < helpers_max.min(wanted) {
+                let (git_dir, work) = (&git_dir, &work);
+                handles.push(s.spawn(move || {
                     let r = git2::Repository::open(git_dir)
                         .map_err(|e| super::err(&e, ErrorCode::Internal, "log: reopen the repository"))?;
-                    part(&r, ids)
-                })
-            })
-            .collect();
-        let mine = part(repo, first);
-        let rest: Vec<Result<Vec<Option<Vec<Value>>>>> = handles
+                    work(&r, None)
+                }));
+            }
+        };
+        let mine = work(repo, Some(&mut spawn));
+        let theirs: Vec<Result<Runs>> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(ToolError::internal("log: a diff thread panicked"))))
             .collect();
-        (mine, rest)
+        (mine, theirs)
     });
-    let mut out = mine?;
-    for r in rest {
-        out.extend(r?);
+    let mut runs = mine?;
+    for r in theirs {
+        runs.extend(r?);
     }
-    Ok(out)
+    runs.sort_unstable_by_key(|(at, _)| *at);
+    Ok(runs.into_iter().flat_map(|(_, files)| files).collect())
 }
 
 /// Whether `commit` changes `spec` against its parents: a non-merge when the diff restricted to
@@ -350,27 +397,29 @@ pub fn split_message(m: &str) -> (String, String) {
 
 fn render(d: &Value) -> String {
     let mut out = String::new();
-    let commits = d["commits"].as_array().cloned().unwrap_or_default();
+    let commits = d["commits"].as_array().map_or(&[][..], Vec::as_slice);
     if commits.is_empty() {
         return if d["unborn"] == true { "No commits yet.\n".into() } else { "No commits match.\n".into() };
     }
-    for c in &commits {
-        out.push_str(&format!(
-            "{} {} {} <{}> {}\n",
+    for c in commits {
+        // Writing to a String cannot fail.
+        let _ = writeln!(
+            out,
+            "{} {} {} <{}> {}",
             c["shortId"].as_str().unwrap_or_default(),
             c["date"].as_str().unwrap_or_default(),
             c["author"]["name"].as_str().unwrap_or_default(),
             c["author"]["email"].as_str().unwrap_or_default(),
             c["subject"].as_str().unwrap_or_default(),
-        ));
+        );
         for f in c["files"].as_array().into_iter().flatten() {
-            let a = f["additions"].as_u64().map_or("-".to_owned(), |n| n.to_string());
-            let dl = f["deletions"].as_u64().map_or("-".to_owned(), |n| n.to_string());
+            let count = |v: &Value| v.as_u64().map_or_else(|| "-".to_owned(), |n| n.to_string());
+            let (a, dl) = (count(&f["additions"]), count(&f["deletions"]));
             let path = f["path"].as_str().unwrap_or_default();
-            match f["oldPath"].as_str() {
-                Some(o) => out.push_str(&format!("    {a}\t{dl}\t{o} => {path}\n")),
-                None => out.push_str(&format!("    {a}\t{dl}\t{path}\n")),
-            }
+            let _ = match f["oldPath"].as_str() {
+                Some(o) => writeln!(out, "    {a}\t{dl}\t{o} => {path}"),
+                None => writeln!(out, "    {a}\t{dl}\t{path}"),
+            };
         }
     }
     if d["truncated"] == true {

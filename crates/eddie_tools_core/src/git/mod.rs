@@ -24,6 +24,7 @@ pub mod handles;
 pub mod history;
 pub mod is_protected_branch;
 pub mod lock;
+mod log_numstat;
 pub mod refname;
 pub mod ssh;
 #[cfg(target_os = "linux")]

@@ -1,0 +1,480 @@
+//! `git log --numstat` counts for `git_log {files: true}` without libgit2's diff machinery,
+//! for the commits where that machinery adds nothing.
+//!
+//! libgit2's `diff_tree_to_tree` plus `Diff::foreach` spent most of a small commit's time on
+//! fixed costs: a config snapshot per diff, its tree iterators, and two `diff` attribute
+//! lookups per file (each resolving the file's folder with `realpath` and checking every
+//! attributes file on the way). Here the two trees are compared entry by entry (a subtree
+//! whose id did not change is not opened), each path's `diff` attribute is asked once per
+//! call, blobs read for one commit are kept for the next (a file's new version in one commit
+//! is its old version in the commit before it), and the two versions of a changed file go
+//! straight to libgit2's own xdiff (the diff libgit2 runs, with its flags: no context, no
+//! whitespace options, Myers), asking for hunk ranges only, so no line is ever emitted.
+//!
+//! The answer must be what the libgit2 path gives, so a commit goes back to it
+//! ([`Counter::files`] returns `None`) whenever this path would have to decide something
+//! libgit2 decides: a commit that adds and deletes files (rename detection), a gitlink, an
+//! unusual mode, a path that is not UTF-8, or a path whose `diff` attribute names a driver
+//! (`diff=name`). A path with `-diff` (or `binary`) is binary, one with `diff` text whatever
+//! its bytes, as libgit2's drivers decide. One case is decided as git decides it, where libgit2 differs: a
+//! file that became a symlink (or the other way round) is one change, `T`, counting the lines
+//! of both contents (libgit2 listed a deletion and an addition); a mode change alone (`chmod`)
+//! is `M` with 0 and 0 (`-` for a binary file, as git).
+//! With no `diff` attribute, binary is decided as libgit2 decides it: a NUL in the first 8,000
+//! bytes of either side, or a side over 512 MiB.
+
+use std::collections::HashMap;
+use std::os::raw::{c_char, c_int, c_long, c_ulong, c_void};
+
+use serde_json::{Value, json};
+
+use super::boundary::Scope;
+use crate::error::{ErrorCode, Result, ToolError};
+
+/// libgit2's `GIT_FILTER_BYTES_TO_CHECK_NUL`: a NUL within this many bytes makes a blob binary.
+const BINARY_PROBE: usize = 8000;
+/// libgit2's `DIFF_MAX_FILESIZE`: a larger blob is binary without being read.
+const MAX_DIFF_SIZE: usize = 0x2000_0000;
+/// Blobs kept for the next commit, in bytes; the map is emptied when it grows past this.
+const BLOB_BUDGET: usize = 32 << 20;
+
+/// Folders nested deeper than this go to libgit2's diff (whose walk does not recurse on the
+/// stack): a hostile repository cannot exhaust the thread's stack here.
+const MAX_DEPTH: usize = 256;
+
+const MODE_TREE: i32 = 0o040000;
+const MODE_BLOB: i32 = 0o100644;
+const MODE_EXEC: i32 = 0o100755;
+const MODE_LINK: i32 = 0o120000;
+
+// libgit2's xdiff (vendored by `libgit2-sys` with `git2`'s `vendored-libgit2`, the copy
+// libgit2's diff calls): the types of `deps/xdiff/xdiff.h` that `xdl_diff` takes.
+
+/// `mmfile_t`: one side's bytes.
+#[repr(C)]
+struct MmFile {
+    ptr: *const c_char,
+    size: c_long,
+}
+
+/// `xpparam_t`: the diff's flags (0: Myers, no whitespace options, as libgit2's default).
+#[repr(C)]
+struct XpParam {
+    flags: c_ulong,
+    ignore_regex: *mut c_void,
+    ignore_regex_nr: usize,
+    anchors: *mut *mut c_char,
+    anchors_nr: usize,
+}
+
+/// `xdemitcb_t`: the emit callbacks (unused when `hunk_func` is set).
+#[repr(C)]
+struct XdEmitCb {
+    priv_: *mut c_void,
+    out_hunk: *mut c_void,
+    out_line: *mut c_void,
+}
+
+type HunkFunc = unsafe extern "C" fn(c_long, c_long, c_long, c_long, *mut c_void) -> c_int;
+
+/// `xdemitconf_t`: with `hunk_func` set, `xdl_diff` hands over each hunk's line ranges and
+/// emits nothing.
+#[repr(C)]
+struct XdEmitConf {
+    ctxlen: c_long,
+    interhunkctxlen: c_long,
+    flags: c_ulong,
+    find_func: *mut c_void,
+    find_func_priv: *mut c_void,
+    hunk_func: Option<HunkFunc>,
+}
+
+unsafe extern "C" {
+    fn xdl_diff(
+        mf1: *mut MmFile,
+        mf2: *mut MmFile,
+        xpp: *const XpParam,
+        xecfg: *const XdEmitConf,
+        ecb: *mut XdEmitCb,
+    ) -> c_int;
+}
+
+/// Adds a hunk's line counts (old, new) to the `(deleted, added)` pair behind `data`.
+unsafe extern "C" fn add_hunk(_: c_long, old: c_long, _: c_long, new: c_long, data: *mut c_void) -> c_int {
+    // SAFETY: `data` is the `&mut (usize, usize)` that `line_counts` passed as `priv_` and
+    // keeps alive for the whole `xdl_diff` call; nothing else refers to it meanwhile.
+    let counts = unsafe { &mut *data.cast::<(usize, usize)>() };
+    counts.0 += usize::try_from(old).unwrap_or(0);
+    counts.1 += usize::try_from(new).unwrap_or(0);
+    0
+}
+
+/// (deleted, added) lines between `old` and `new`, as libgit2's diff counts them with no
+/// context lines: with no context a hunk holds only changed lines (two changes with a common
+/// line between them are two hunks), so its ranges are the counts. libgit2 must be set up
+/// (its allocator): a [`Counter`] has a repository, so it is.
+fn line_counts(old: &[u8], new: &[u8]) -> Result<(usize, usize)> {
+    if old.is_empty() || new.is_empty() {
+        // Every line of the other side changed (and xdiff refuses an empty buffer).
+        return Ok((lines(old), lines(new)));
+    }
+    let too_big = || ToolError::internal("log: a file is too large to diff");
+    let mut a =
+        MmFile { ptr: old.as_ptr().cast(), size: c_long::try_from(old.len()).map_err(|_| too_big())? };
+    let mut b =
+        MmFile { ptr: new.as_ptr().cast(), size: c_long::try_from(new.len()).map_err(|_| too_big())? };
+    let xpp = XpParam {
+        flags: 0,
+        ignore_regex: std::ptr::null_mut(),
+        ignore_regex_nr: 0,
+        anchors: std::ptr::null_mut(),
+        anchors_nr: 0,
+    };
+    let conf = XdEmitConf {
+        ctxlen: 0,
+        interhunkctxlen: 0,
+        flags: 0,
+        find_func: std::ptr::null_mut(),
+        find_func_priv: std::ptr::null_mut(),
+        hunk_func: Some(add_hunk),
+    };
+    let mut counts: (usize, usize) = (0, 0);
+    let mut cb = XdEmitCb {
+        priv_: std::ptr::from_mut(&mut counts).cast(),
+        out_hunk: std::ptr::null_mut(),
+        out_line: std::ptr::null_mut(),
+    };
+    // SAFETY: the structs match `deps/xdiff/xdiff.h` of the vendored libgit2 field for field
+    // (`#[repr(C)]`, C's `long`/`unsigned long`); both buffers are live slices of the given
+    // length that xdiff only reads (it hashes and compares their lines); `priv_` points at
+    // `counts`, which outlives the call, and `add_hunk` is the only code that uses it; with
+    // `hunk_func` set xdiff calls neither `out_hunk` nor `out_line`, and with no
+    // `XDL_EMIT_FUNCNAMES` flag it never calls `find_func`.
+    let rc = unsafe { xdl_diff(&mut a, &mut b, &xpp, &conf, &mut cb) };
+    if rc < 0 {
+        return Err(ToolError::internal("log: xdiff failed (out of memory?)"));
+    }
+    Ok(counts)
+}
+
+/// Lines in `text` as xdiff counts them (a last line without a newline is a line).
+fn lines(text: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', text).count() + usize::from(text.last().is_some_and(|&c| c != b'\n'))
+}
+
+/// Whether libgit2 would call a blob binary with no `diff` attribute set.
+fn is_binary(content: &[u8]) -> bool {
+    content.len() > MAX_DIFF_SIZE || content.iter().take(BINARY_PROBE).any(|&c| c == 0)
+}
+
+/// How a path's `diff` attribute says to diff it (libgit2's auto, binary and text drivers).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Driver {
+    /// No attribute: binary by content.
+    Auto,
+    /// `-diff` (or `binary`).
+    Binary,
+    /// `diff`: text whatever the content.
+    Text,
+}
+
+/// One changed file of a commit.
+enum Change {
+    Added(Vec<u8>, git2::Oid),
+    Deleted(Vec<u8>, git2::Oid),
+    /// Old and new blob, and the status letter: `M`, or `T` when a file became a symlink or
+    /// the other way round (git counts the lines of both contents, as for a modification).
+    Modified(Vec<u8>, git2::Oid, git2::Oid, &'static str),
+}
+
+/// A tree entry as the comparison needs it.
+struct Entry {
+    name: Vec<u8>,
+    mode: i32,
+    id: git2::Oid,
+}
+
+fn entries(tree: Option<&git2::Tree<'_>>) -> Vec<Entry> {
+    tree.map(|t| {
+        t.iter().map(|e| Entry { name: e.name_bytes().to_vec(), mode: e.filemode(), id: e.id() }).collect()
+    })
+    .unwrap_or_default()
+}
+
+/// git's tree order (`base_name_compare`): a tree's name compares as if it ended in `/`.
+fn tree_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
+    let end =
+        |e: &Entry, i: usize| e.name.get(i).copied().unwrap_or(if e.mode == MODE_TREE { b'/' } else { 0 });
+    let common = a.name.len().min(b.name.len());
+    a.name[..common].cmp(&b.name[..common]).then_with(|| end(a, common).cmp(&end(b, common)))
+}
+
+/// Counts the files of commits for one call on one thread, keeping what the next commit of
+/// the call can use again.
+pub(super) struct Counter<'r> {
+    repo: &'r git2::Repository,
+    blobs: HashMap<git2::Oid, git2::Blob<'r>>,
+    blob_bytes: usize,
+    /// Per path: its driver (`None`: one this module leaves to libgit2).
+    drivers: HashMap<Vec<u8>, Option<Driver>>,
+}
+
+impl<'r> Counter<'r> {
+    pub(super) fn new(repo: &'r git2::Repository) -> Self {
+        Self { repo, blobs: HashMap::new(), blob_bytes: 0, drivers: HashMap::new() }
+    }
+
+    fn fail(e: &git2::Error) -> ToolError {
+        super::err(e, ErrorCode::Internal, "log")
+    }
+
+    /// The files `new` changes against `old` (`None`: the empty tree), each
+    /// `{path, oldPath: null, status, binary, additions, deletions}` in path order, as
+    /// `common::numstat` gives them; `None` when the commit needs libgit2's diff (see the
+    /// module doc).
+    pub(super) fn files(
+        &mut self,
+        scope: &Scope,
+        old: Option<&git2::Tree<'_>>,
+        new: &git2::Tree<'_>,
+    ) -> Result<Option<Vec<Value>>> {
+        let mut changes = Vec::new();
+        if !self.compare(&mut Vec::new(), 0, old, Some(new), &mut changes)? {
+            return Ok(None);
+        }
+        let added = changes.iter().any(|c| matches!(c, Change::Added(..)));
+        let deleted = changes.iter().any(|c| matches!(c, Change::Deleted(..)));
+        if added && deleted {
+            return Ok(None);
+        }
+        changes.retain(|c| match c {
+            Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, ..) => scope.contains(p),
+        });
+        let mut drivers = Vec::with_capacity(changes.len());
+        for c in &changes {
+            let (Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, ..)) = c;
+            match self.driver(p)? {
+                Some(d) => drivers.push(d),
+                None => return Ok(None),
+            }
+        }
+        let mut out = Vec::with_capacity(changes.len());
+        for (c, driver) in changes.into_iter().zip(drivers) {
+            let binary = |text: &[u8]| match driver {
+                Driver::Auto => is_binary(text),
+                Driver::Binary => true,
+                Driver::Text => false,
+            };
+            let (path, status, counts) = match c {
+                Change::Added(p, id) => {
+                    let blob = self.blob(id)?;
+                    let text = blob.content();
+                    (p, "A", (!binary(text)).then(|| (0, lines(text))))
+                }
+                Change::Deleted(p, id) => {
+                    let blob = self.blob(id)?;
+                    let text = blob.content();
+                    (p, "D", (!binary(text)).then(|| (lines(text), 0)))
+                }
+                Change::Modified(p, a, b, status) => {
+                    let (x, y) = (self.blob(a)?, self.blob(b)?);
+                    let (x, y) = (x.content(), y.content());
+                    let counts = match (binary(x) || binary(y), a == b) {
+                        (true, _) => None,
+                        // A mode change only: git still calls a binary file binary.
+                        (false, true) => Some((0, 0)),
+                        (false, false) => Some(line_counts(x, y)?),
+                    };
+                    (p, status, counts)
+                }
+            };
+            out.push(json!({
+                "path": String::from_utf8_lossy(&path),
+                "oldPath": Value::Null,
+                "status": status,
+                "binary": counts.is_none(),
+                "additions": counts.map(|c| c.1),
+                "deletions": counts.map(|c| c.0),
+            }));
+        }
+        Ok(Some(out))
+    }
+
+    /// `path`'s driver by its `diff` attribute (asked once per path and call, as the libgit2
+    /// diff asks it: working-tree files first, then the index); `None` for a named driver or a
+    /// path that is not UTF-8.
+    fn driver(&mut self, path: &[u8]) -> Result<Option<Driver>> {
+        if let Some(&d) = self.drivers.get(path) {
+            return Ok(d);
+        }
+        let driver = match std::str::from_utf8(path) {
+            Ok(s) => {
+                let flags = git2::AttrCheckFlags::FILE_THEN_INDEX;
+                let value = self.repo.get_attr_bytes(std::path::Path::new(s), "diff", flags);
+                match git2::AttrValue::from_bytes(value.map_err(|e| Self::fail(&e))?) {
+                    git2::AttrValue::Unspecified => Some(Driver::Auto),
+                    git2::AttrValue::False => Some(Driver::Binary),
+                    git2::AttrValue::True => Some(Driver::Text),
+                    git2::AttrValue::String(_) | git2::AttrValue::Bytes(_) => None,
+                }
+            }
+            Err(_) => None,
+        };
+        self.drivers.insert(path.to_vec(), driver);
+        Ok(driver)
+    }
+
+    /// Blob `id` (a new handle on the same object when it is kept), kept for a later commit.
+    fn blob(&mut self, id: git2::Oid) -> Result<git2::Blob<'r>> {
+        if let Some(b) = self.blobs.get(&id) {
+            return Ok(b.clone());
+        }
+        let b = self.repo.find_blob(id).map_err(|e| Self::fail(&e))?;
+        self.blob_bytes += b.content().len();
+        if self.blob_bytes > BLOB_BUDGET {
+            self.blobs.clear();
+            self.blob_bytes = b.content().len();
+        }
+        self.blobs.insert(id, b.clone());
+        Ok(b)
+    }
+
+    fn subtree(&self, id: git2::Oid) -> Result<git2::Tree<'r>> {
+        self.repo.find_tree(id).map_err(|e| Self::fail(&e))
+    }
+
+    /// Adds the changes from `old` to `new` under `prefix` (`depth` folders down) to `out`;
+    /// `false` when one of them is left to libgit2 (a gitlink, an unusual mode, too deep).
+    fn compare(
+        &self,
+        prefix: &mut Vec<u8>,
+        depth: usize,
+        old: Option<&git2::Tree<'_>>,
+        new: Option<&git2::Tree<'_>>,
+        out: &mut Vec<Change>,
+    ) -> Result<bool> {
+        if depth > MAX_DEPTH {
+            return Ok(false);
+        }
+        let (a, b) = (entries(old), entries(new));
+        let (mut i, mut j) = (0, 0);
+        loop {
+            let (x, y) = (a.get(i), b.get(j));
+            let order = match (x, y) {
+                (Some(x), Some(y)) => tree_order(x, y),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => return Ok(true),
+            };
+            let ok = match (order, x, y) {
+                (std::cmp::Ordering::Less, Some(x), _) => {
+                    i += 1;
+                    self.one_side(prefix, depth, x, false, out)?
+                }
+                (std::cmp::Ordering::Greater, _, Some(y)) => {
+                    j += 1;
+                    self.one_side(prefix, depth, y, true, out)?
+                }
+                (_, Some(x), Some(y)) => {
+                    i += 1;
+                    j += 1;
+                    self.both_sides(prefix, depth, x, y, out)?
+                }
+                _ => return Ok(true),
+            };
+            if !ok {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// An entry only one side has: a file added or deleted, or every file of a folder.
+    fn one_side(
+        &self,
+        prefix: &mut Vec<u8>,
+        depth: usize,
+        e: &Entry,
+        added: bool,
+        out: &mut Vec<Change>,
+    ) -> Result<bool> {
+        let len = prefix.len();
+        prefix.extend_from_slice(&e.name);
+        let ok = match e.mode {
+            MODE_TREE => {
+                prefix.push(b'/');
+                let t = self.subtree(e.id)?;
+                let (a, b) = if added { (None, Some(&t)) } else { (Some(&t), None) };
+                self.compare(prefix, depth + 1, a, b, out)?
+            }
+            MODE_BLOB | MODE_EXEC | MODE_LINK => {
+                out.push(if added {
+                    Change::Added(prefix.clone(), e.id)
+                } else {
+                    Change::Deleted(prefix.clone(), e.id)
+                });
+                true
+            }
+            _ => false,
+        };
+        prefix.truncate(len);
+        Ok(ok)
+    }
+
+    /// An entry both sides have under one name (both folders, or both not folders).
+    fn both_sides(
+        &self,
+        prefix: &mut Vec<u8>,
+        depth: usize,
+        x: &Entry,
+        y: &Entry,
+        out: &mut Vec<Change>,
+    ) -> Result<bool> {
+        if x.id == y.id && x.mode == y.mode {
+            return Ok(true);
+        }
+        let file = |m: i32| matches!(m, MODE_BLOB | MODE_EXEC | MODE_LINK);
+        if !(x.mode == MODE_TREE && y.mode == MODE_TREE || file(x.mode) && file(y.mode)) {
+            return Ok(false);
+        }
+        let len = prefix.len();
+        prefix.extend_from_slice(&x.name);
+        let ok = if x.mode == MODE_TREE {
+            prefix.push(b'/');
+            let (s, t) = (self.subtree(x.id)?, self.subtree(y.id)?);
+            self.compare(prefix, depth + 1, Some(&s), Some(&t), out)?
+        } else {
+            let kind_changed = (x.mode == MODE_LINK) != (y.mode == MODE_LINK);
+            out.push(Change::Modified(prefix.clone(), x.id, y.id, if kind_changed { "T" } else { "M" }));
+            true
+        };
+        prefix.truncate(len);
+        Ok(ok)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xdiff_counts_changed_lines_without_context() {
+        // xdiff allocates through libgit2's allocator, set up when libgit2 is first used (a
+        // call has always opened its repository before counting).
+        let t = tempfile::tempdir().unwrap();
+        git2::Repository::init(t.path()).unwrap();
+        assert_eq!(line_counts(b"a\nb\nc\n", b"a\nB\nc\n").unwrap(), (1, 1));
+        assert_eq!(line_counts(b"", b"x\ny").unwrap(), (0, 2));
+        assert_eq!(line_counts(b"a\nb\n", b"").unwrap(), (2, 0));
+        // Two changes with one common line between them, and a last line losing its newline.
+        assert_eq!(line_counts(b"1\n2\n3\n4\n5", b"1\nx\n3\ny\n5\n").unwrap(), (3, 3));
+        assert_eq!(line_counts(b"same\n", b"same\n").unwrap(), (0, 0));
+        assert_eq!(lines(b""), 0);
+        assert_eq!(lines(b"a\nb"), 2);
+        assert_eq!(lines(b"a\r\nb\r\n"), 2);
+        assert!(is_binary(b"a\0b"));
+        assert!(!is_binary(&[b'a'; 9000]));
+        let mut late = vec![b'a'; 9000];
+        late[8500] = 0;
+        assert!(!is_binary(&late), "a NUL after the first 8,000 bytes does not count");
+    }
+}
