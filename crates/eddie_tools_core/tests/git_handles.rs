@@ -65,6 +65,18 @@ async fn status_equals_git(d: &Path, what: &str) -> Value {
     data
 }
 
+/// git_log (with file counts) and git_show of `d` name the commits git names.
+async fn log_equals_git(d: &Path, what: &str) {
+    let data = call_in(d, "git_log", json!({"maxCount": 50, "files": true})).await.expect("log");
+    let ours: Vec<&str> =
+        data["commits"].as_array().expect("commits").iter().map(|c| c["id"].as_str().unwrap()).collect();
+    let theirs = git(d, &["log", "-n", "50", "--format=%H"]);
+    let theirs: Vec<&str> = theirs.lines().collect();
+    assert_eq!(ours, theirs, "{what}: log differs from git's");
+    let show = call_in(d, "git_show", json!({"revision": "HEAD"})).await.expect("show");
+    assert_eq!(show["id"].as_str(), theirs.first().copied(), "{what}: show HEAD");
+}
+
 /// A first status call keeps a handle for `d`; then the next call reuses it.
 async fn kept(d: &Path) {
     status_equals_git(d, "first call").await;
@@ -102,8 +114,10 @@ async fn kept_handles_see_every_change_the_git_cli_makes() {
     kept(d).await;
     let before =
         call_in(d, "git_blame", json!({"file": "src/f2.txt", "revision": "HEAD"})).await.expect("blame");
+    log_equals_git(d, "before a commit").await;
     git(d, &["commit", "-q", "-am", "third"]);
     status_equals_git(d, "after a commit").await;
+    log_equals_git(d, "after a commit").await;
     let after =
         call_in(d, "git_blame", json!({"file": "src/f2.txt", "revision": "HEAD"})).await.expect("blame");
     assert_ne!(blamed_commits(&before), blamed_commits(&after));
@@ -113,6 +127,7 @@ async fn kept_handles_see_every_change_the_git_cli_makes() {
     git(d, &["switch", "-q", "-c", "other", "HEAD~1"]);
     let data = status_equals_git(d, "after a branch switch").await;
     assert_eq!(data["branch"], "other");
+    log_equals_git(d, "after a branch switch").await;
     let blame =
         call_in(d, "git_blame", json!({"file": "src/f2.txt", "revision": "HEAD"})).await.expect("blame");
     assert_eq!(blamed_commits(&blame), git_blame_commits(d, "HEAD", "src/f2.txt"), "blame after a switch");
@@ -189,6 +204,7 @@ async fn kept_handles_see_every_change_the_git_cli_makes() {
     kept(d).await;
     git(d, &["repack", "-q", "-a", "-d"]);
     status_equals_git(d, "after repack -a -d").await;
+    log_equals_git(d, "after repack -a -d").await;
     let diff =
         call_in(d, "git_diff", json!({"from": "HEAD~2", "to": "HEAD", "stat": true})).await.expect("diff");
     let want = git(d, &["diff", "--numstat", "HEAD~2", "HEAD"]).lines().count();
@@ -218,6 +234,10 @@ async fn kept_handles_see_every_change_the_git_cli_makes() {
     assert!(!gone, "git pruned the commit");
     let e = call_in(d, "git_diff", json!({"from": doomed, "to": "HEAD"})).await.expect_err("pruned");
     assert_eq!(e.0, "REF_NOT_FOUND", "{e:?}");
+    for tool in ["git_show", "git_log"] {
+        let e = call_in(d, tool, json!({"revision": doomed})).await.expect_err("pruned");
+        assert_eq!(e.0, "REF_NOT_FOUND", "{tool}: {e:?}");
+    }
 
     // The repository deleted and created again at the same path.
     let d = &t.path().join("again");

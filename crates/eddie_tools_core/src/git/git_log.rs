@@ -144,6 +144,7 @@ fn files_of(
     repo: &git2::Repository,
     scope: &super::boundary::Scope,
     ids: &[git2::Oid],
+    cancel: &crate::context::Cancel,
 ) -> Result<Vec<Option<Vec<Value>>>> {
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     let next = AtomicUsize::new(0);
@@ -153,6 +154,10 @@ fn files_of(
         let mut counter = Counter::new(r);
         let mut out = Vec::new();
         loop {
+            if cancel.is_cancelled() {
+                next.store(ids.len(), Relaxed);
+                return Err(ToolError::cancelled());
+            }
             let at = next.fetch_add(RUN, Relaxed);
             let Some(run) = ids.get(at..(at + RUN).min(ids.len())).filter(|r| !r.is_empty()) else {
                 return Ok(out);
@@ -255,7 +260,7 @@ fn renamed_from(repo: &git2::Repository, commit: &git2::Commit<'_>, spec: &str) 
 }
 
 fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
-    let (repo, scope) = common::checkout(&ctx.workspace, dir)?;
+    let (repo, scope) = common::checkout_read(&ctx.workspace, dir)?;
     let root = common::workdir(&repo)?;
     let fail = |e: git2::Error| super::err(&e, ErrorCode::Internal, "log");
     let mut file = match &p.file {
@@ -304,7 +309,10 @@ fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
     let mut short_ids: HashMap<git2::Oid, String> = HashMap::new();
     // The commits whose files to list, in log order (one per entry of commits).
     let mut wanted: Vec<git2::Oid> = Vec::new();
-    for c in ordered {
+    for (seen, c) in ordered.enumerate() {
+        if seen % 256 == 255 {
+            ctx.cancel.check()?;
+        }
         let c = c?;
         let oid = c.id();
         let when = c.committer().when().seconds();
@@ -376,7 +384,7 @@ fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
         commits.push(entry);
     }
     if p.files {
-        for (entry, files) in commits.iter_mut().zip(files_of(&repo, &scope, &wanted)?) {
+        for (entry, files) in commits.iter_mut().zip(files_of(&repo, &scope, &wanted, &ctx.cancel)?) {
             entry["files"] = files.map_or(json!([]), Value::from);
         }
     }
@@ -485,3 +493,57 @@ pub const TOOL: crate::spec::ToolSpec = crate::spec::ToolSpec {
     input: Some(crate::call::args::schema::<Args>),
     run: |args, ctx| Box::pin(async move { run(crate::call::args::parse(NAME, args)?, ctx).await }),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A linear history of `n` commits, each rewriting one file; their ids, newest last.
+    fn history(repo: &git2::Repository, n: usize) -> Vec<git2::Oid> {
+        let sig = git2::Signature::new("Ada", "ada@example.com", &git2::Time::new(1_700_000_000, 0)).unwrap();
+        let mut ids: Vec<git2::Oid> = Vec::new();
+        for i in 0..n {
+            let blob = repo.blob(format!("line {i}\n").as_bytes()).unwrap();
+            let mut tb = repo.treebuilder(None).unwrap();
+            tb.insert("f.txt", blob, 0o100_644).unwrap();
+            let tree = repo.find_tree(tb.write().unwrap()).unwrap();
+            let parent = ids.last().map(|p| repo.find_commit(*p).unwrap());
+            let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+            ids.push(repo.commit(Some("HEAD"), &sig, &sig, "m", &tree, &parents).unwrap());
+        }
+        ids
+    }
+
+    /// A call aborted while it runs stops walking and counting (its result has already been
+    /// given up by the pipeline; the work must not go on in the background).
+    #[test]
+    fn a_cancelled_call_stops_walking_and_counting() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        let repo = git2::Repository::init(d).unwrap();
+        let ids = history(&repo, 300);
+        let ctx = Ctx::new(d.to_str().unwrap()).unwrap();
+        let scope = super::super::boundary::Scope::of(&ctx.workspace, &repo).unwrap();
+        assert_eq!(files_of(&repo, &scope, &ids, &ctx.cancel).unwrap().len(), 300);
+        let plan = || Plan {
+            revision: None,
+            max: 1000,
+            skip: 0,
+            since: None,
+            until: None,
+            author: None,
+            grep: None,
+            file: None,
+            follow: false,
+            files: false,
+            order: Order::Default,
+        };
+        let all = log(d, &ctx, plan()).unwrap();
+        assert_eq!(all["count"], 300);
+        ctx.cancel.cancel();
+        let e = files_of(&repo, &scope, &ids, &ctx.cancel).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Cancelled);
+        let e = log(d, &ctx, plan()).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Cancelled);
+    }
+}

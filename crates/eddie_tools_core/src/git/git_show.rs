@@ -150,7 +150,7 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let files = common::list(a.files);
     let c = ctx.clone();
     let mut data = crate::blocking(NAME, move || {
-        let (repo, scope) = common::checkout(&c.workspace, &dir)?;
+        let (repo, scope) = common::checkout_read(&c.workspace, &dir)?;
         let root = common::workdir(&repo)?;
         match file {
             Some(f) => {

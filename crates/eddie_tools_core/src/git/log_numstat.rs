@@ -157,6 +157,20 @@ fn line_counts(old: &[u8], new: &[u8]) -> Result<(usize, usize)> {
     Ok(counts)
 }
 
+/// The libgit2 release whose `deps/xdiff/xdiff.h` the structs above copy (libgit2-sys
+/// 0.18.8+1.9.7). xdiff is libgit2's internal, not its API: under any other release (a bumped
+/// libgit2-sys) every commit goes to libgit2's own diff until the structs are checked again.
+const XDIFF_FROM: (u32, u32) = (1, 9);
+
+/// Whether the linked libgit2 is the release the xdiff structs were copied from.
+fn xdiff_layout_known() -> bool {
+    static KNOWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KNOWN.get_or_init(|| {
+        let (major, minor, _) = git2::Version::get().libgit2_version();
+        (major, minor) == XDIFF_FROM
+    })
+}
+
 /// Lines in `text` as xdiff counts them (a last line without a newline is a line).
 fn lines(text: &[u8]) -> usize {
     memchr::memchr_iter(b'\n', text).count() + usize::from(text.last().is_some_and(|&c| c != b'\n'))
@@ -238,6 +252,9 @@ impl<'r> Counter<'r> {
         old: Option<&git2::Tree<'_>>,
         new: &git2::Tree<'_>,
     ) -> Result<Option<Vec<Value>>> {
+        if !xdiff_layout_known() {
+            return Ok(None);
+        }
         let mut changes = Vec::new();
         if !self.compare(&mut Vec::new(), 0, old, Some(new), &mut changes)? {
             return Ok(None);
@@ -462,6 +479,10 @@ mod tests {
         // call has always opened its repository before counting).
         let t = tempfile::tempdir().unwrap();
         git2::Repository::init(t.path()).unwrap();
+        assert!(
+            xdiff_layout_known(),
+            "libgit2 was bumped: check the structs against its deps/xdiff/xdiff.h, then XDIFF_FROM"
+        );
         assert_eq!(line_counts(b"a\nb\nc\n", b"a\nB\nc\n").unwrap(), (1, 1));
         assert_eq!(line_counts(b"", b"x\ny").unwrap(), (0, 2));
         assert_eq!(line_counts(b"a\nb\n", b"").unwrap(), (2, 0));
