@@ -571,8 +571,6 @@ fn lookup(repo: &Repository, root: Oid, path: &str, known: &[Oid]) -> Result<Opt
     Ok(found(chain))
 }
 
-/// libgit2's diff is git's own xdiff: the same Myers, the same record cleanup, the same indent
-/// heuristic, so a change that could line up in more than one place lines up where git puts it.
 /// The path given to libgit2 for both sides of a blob diff: an empty one. Without a path
 /// libgit2 names the sides `file` and looks up the `diff` attribute of that name (every
 /// attributes file of the repository stat()ed, folders resolved) on every diff; with an empty
@@ -582,6 +580,8 @@ fn no_path() -> Option<&'static std::path::Path> {
     Some(std::path::Path::new(""))
 }
 
+/// libgit2's diff is git's own xdiff: the same Myers, the same record cleanup, the same indent
+/// heuristic, so a change that could line up in more than one place lines up where git puts it.
 fn diff_options() -> git2::DiffOptions {
     let mut opts = git2::DiffOptions::new();
     opts.context_lines(0).interhunk_lines(0).indent_heuristic(true).force_text(true);
