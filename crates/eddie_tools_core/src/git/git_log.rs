@@ -181,6 +181,7 @@ fn files_of(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let helpers_max = cores.min(MAX_THREADS).saturating_sub(1);
     let git_dir = repo.path().to_path_buf();
+    let workdir = repo.workdir().map(std::path::Path::to_path_buf);
     let (mine, theirs) = std::thread::scope(|s| {
         let started = std::time::Instant::now();
         let mut handles = Vec::new();
@@ -195,8 +196,12 @@ fn files_of(
             let left = spent.mul_f64(ids.len().saturating_sub(next.load(Relaxed)) as f64 / done as f64);
             let wanted = usize::try_from(left.as_nanos() / WORK_PER_HELPER.as_nanos()).unwrap_or(usize::MAX);
             while handles.len() < helpers_max.min(wanted) {
-                let (git_dir, work) = (&git_dir, &work);
+                let (git_dir, workdir, work) = (&git_dir, &workdir, &work);
                 handles.push(s.spawn(move || {
+                    // A handle kept from an earlier call has the history's objects parsed.
+                    if let Some(Ok(kept)) = workdir.as_deref().map(super::handles::lend) {
+                        return work(&kept, None);
+                    }
                     let r = git2::Repository::open(git_dir)
                         .map_err(|e| super::err(&e, ErrorCode::Internal, "log: reopen the repository"))?;
                     work(&r, None)
