@@ -415,26 +415,30 @@ impl<'q> Worker<'q> {
     }
 
     fn search(&mut self, path: &Path, rel: &str, stop: &Stop) {
-        self.search_opened(std::fs::File::open(path), rel, stop);
+        self.search_opened(std::fs::File::open(path), false, rel, stop);
     }
 
-    /// Search a file opened by the caller (`Err`: it could not be opened).
-    fn search_opened(&mut self, file: std::io::Result<std::fs::File>, rel: &str, stop: &Stop) {
+    /// Search a file opened by the caller (`Err`: it could not be opened). `small`: the caller
+    /// knows the file was at most [`WHOLE_MAX`] bytes (the index's size): it is read whole
+    /// without asking its size first, which is asked only when it has grown past that.
+    fn search_opened(&mut self, file: std::io::Result<std::fs::File>, small: bool, rel: &str, stop: &Stop) {
         let Ok(mut file) = file else {
             self.unreadable += 1;
             return;
         };
-        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         self.searched += 1;
         let mut sink = Collector::new(self.q, stop, self.stored, rel);
-        let searched = if len <= WHOLE_MAX && read_whole(&mut file, &mut self.buf) {
+        let whole = small && read_whole(&mut file, &mut self.buf);
+        let len = if whole { 0 } else { file.metadata().map(|m| m.len()).unwrap_or(0) };
+        let searched = if whole || (!small && len <= WHOLE_MAX && read_whole(&mut file, &mut self.buf)) {
             // The whole file in one buffer: no streaming. The searcher looks for a NUL in the
             // first 64 KiB of a buffer, which is the whole file here, as when it streams one.
             self.read.search_slice(&self.q.matcher, &self.buf, &mut sink)
         } else {
             let searcher = if (MMAP_MIN..=MMAP_MAX).contains(&len) { &mut self.mmap } else { &mut self.read };
             // A file read in part (it grew, or a read failed) is searched again from its start.
-            let from_start = if len <= WHOLE_MAX { std::io::Seek::rewind(&mut file) } else { Ok(()) };
+            let from_start =
+                if small || len <= WHOLE_MAX { std::io::Seek::rewind(&mut file) } else { Ok(()) };
             from_start.and_then(|_| searcher.search_file(&self.q.matcher, &file, &mut sink))
         };
         // An unreadable file is skipped and counted (ripgrep warns on stderr).
@@ -529,17 +533,19 @@ const RUN: usize = 32;
 /// The order in which the index's candidates are searched, and the turns the workers take
 /// (ranges of that order): the large files first, largest first, one per turn, so that no
 /// core is left alone with a large file at the end; then the small ones in path order, in
-/// turns of at most [`RUN`] files of one directory, which is opened once for them.
-fn work_order<'a>(paths: &'a [String], sizes: &[u64]) -> (Vec<&'a String>, Vec<(usize, usize)>) {
+/// turns of at most [`RUN`] files of one directory, which is opened once for them. The third
+/// list is each file's size, in that order (0: unknown).
+fn work_order<'a>(paths: &'a [String], sizes: &[u64]) -> (Vec<&'a String>, Vec<(usize, usize)>, Vec<u64>) {
     let size = |i: usize| sizes.get(i).copied().unwrap_or(0);
     let mut large: Vec<usize> = (0..paths.len()).filter(|&i| size(i) >= LARGE).collect();
     large.sort_by_key(|&i| std::cmp::Reverse(size(i)));
     let mut files: Vec<&String> = large.iter().map(|&i| &paths[i]).collect();
+    let mut order: Vec<u64> = large.iter().map(|&i| size(i)).collect();
     let mut runs: Vec<(usize, usize)> = (0..files.len()).map(|i| (i, i + 1)).collect();
     let parent = |p: &str| p.rsplit_once('/').map_or("", |(d, _)| d).to_owned();
     let mut start = files.len();
     let mut run_dir = String::new();
-    for (_, p) in paths.iter().enumerate().filter(|&(i, _)| size(i) < LARGE) {
+    for (i, p) in paths.iter().enumerate().filter(|&(i, _)| size(i) < LARGE) {
         let at = files.len();
         let d = parent(p);
         if at > start && (at - start >= RUN || d != run_dir) {
@@ -550,11 +556,12 @@ fn work_order<'a>(paths: &'a [String], sizes: &[u64]) -> (Vec<&'a String>, Vec<(
             run_dir = d;
         }
         files.push(p);
+        order.push(size(i));
     }
     if files.len() > start {
         runs.push((start, files.len()));
     }
-    (files, runs)
+    (files, runs, order)
 }
 
 /// `dir` opened to open files in it (`None` when it cannot be: its files are then opened by
@@ -575,8 +582,8 @@ fn open_in(dir: &rustix::fd::OwnedFd, name: &std::ffi::OsStr) -> std::io::Result
 fn verify(key: &index::Key, sel: index::Selection, q: &Query, stop: &Stop, includes: &Includes) -> Found {
     let stored = AtomicUsize::new(0);
     let next = AtomicUsize::new(0);
-    let (files, runs) = work_order(&sel.search, &sel.sizes);
-    let (files, runs) = (&files, &runs);
+    let (files, runs, sizes) = work_order(&sel.search, &sel.sizes);
+    let (files, runs, sizes) = (&files, &runs, &sizes);
     let first = FirstMatch { deadline: None, found: false.into(), expired: false.into() };
     let workers: Vec<Worker<'_>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..walk::threads().min(runs.len()).max(1))
@@ -586,7 +593,7 @@ fn verify(key: &index::Key, sel: index::Selection, q: &Query, stop: &Stop, inclu
                     // The directory of the last file opened: its neighbours are opened from it.
                     let mut dir: Option<(PathBuf, Option<rustix::fd::OwnedFd>)> = None;
                     'runs: while let Some(&(a, b)) = runs.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        for rel in &files[a..b] {
+                        for (rel, &size) in files[a..b].iter().zip(&sizes[a..b]) {
                             if stop.should_stop() {
                                 break 'runs;
                             }
@@ -603,7 +610,7 @@ fn verify(key: &index::Key, sel: index::Selection, q: &Query, stop: &Stop, inclu
                                 }
                                 _ => std::fs::File::open(&path),
                             };
-                            w.search_opened(file, rel, stop);
+                            w.search_opened(file, (1..=WHOLE_MAX).contains(&size), rel, stop);
                         }
                     }
                     w
@@ -737,6 +744,15 @@ mod tests {
             ("nul_at_end", nul_at_end),
             ("nul_late", nul_late),
             ("long_line", long_line),
+            // Mapped when searched (as a file that grew from small to this size).
+            (
+                "mapped",
+                [
+                    b"hit\n".to_vec(),
+                    [b'y'; 600].repeat(1000).chunks(600).flat_map(|c| [c, b" hit\n"].concat()).collect(),
+                ]
+                .concat(),
+            ),
         ];
         for multiline in [false, true] {
             let m = Matching { multiline, ..Default::default() };
@@ -748,16 +764,29 @@ mod tests {
             for (name, bytes) in &files {
                 let path = t.path().join(name);
                 std::fs::write(&path, bytes).unwrap();
-                let mut w = Worker::new(&q, &first, &inc, "", &stored);
-                w.search(&path, name, &stop);
-                // The reference: the file streamed by the searcher.
-                let mut sink = Collector::new(&q, &stop, &stored, name);
-                let file = std::fs::File::open(&path).unwrap();
-                searcher(&q, false).search_file(&q.matcher, &file, &mut sink).unwrap();
-                let want: Vec<FileHits> = if sink.file.matches > 0 { vec![sink.file] } else { Vec::new() };
-                assert_eq!(format!("{:?}", w.hits), format!("{want:?}"), "{name} multiline={multiline}");
-                let binary = usize::from(sink.binary && want.is_empty());
-                assert_eq!((w.binary, w.unreadable, w.searched), (binary, 0, 1), "{name}");
+                // Searched as the scan opens it, and as the index's candidates are when the index
+                // said the file was small (also when it has grown past `WHOLE_MAX` since).
+                for small in [false, true] {
+                    let mut w = Worker::new(&q, &first, &inc, "", &stored);
+                    if small {
+                        w.search_opened(std::fs::File::open(&path), true, name, &stop);
+                    } else {
+                        w.search(&path, name, &stop);
+                    }
+                    // The reference: the file streamed by the searcher.
+                    let mut sink = Collector::new(&q, &stop, &stored, name);
+                    let file = std::fs::File::open(&path).unwrap();
+                    searcher(&q, false).search_file(&q.matcher, &file, &mut sink).unwrap();
+                    let want: Vec<FileHits> =
+                        if sink.file.matches > 0 { vec![sink.file] } else { Vec::new() };
+                    assert_eq!(
+                        format!("{:?}", w.hits),
+                        format!("{want:?}"),
+                        "{name} multiline={multiline} small={small}"
+                    );
+                    let binary = usize::from(sink.binary && want.is_empty());
+                    assert_eq!((w.binary, w.unreadable, w.searched), (binary, 0, 1), "{name} small={small}");
+                }
             }
         }
     }
@@ -825,8 +854,13 @@ mod tests {
         sizes[2] = LARGE;
         sizes[8] = 10 * LARGE;
         sizes.truncate(paths.len() - 1); // the last one's size is unknown
-        let (files, runs) = work_order(&paths, &sizes);
+        let (files, runs, order) = work_order(&paths, &sizes);
         assert_eq!((files[0].as_str(), files[1].as_str()), ("z/huge", "a/big"));
+        for (f, size) in files.iter().zip(&order) {
+            let i = paths.iter().position(|p| p == *f).unwrap();
+            assert_eq!(*size, sizes.get(i).copied().unwrap_or(0), "{f}");
+        }
+        assert_eq!(order.len(), files.len());
         let mut all: Vec<&str> = files.iter().map(|p| p.as_str()).collect();
         all.sort_unstable();
         let mut want: Vec<&str> = paths.iter().map(String::as_str).collect();
