@@ -19,12 +19,29 @@
 //! those diffs; the main thread takes a diff when a worker has it (waits when one is computing
 //! it, computes it itself otherwise), so the answer is the same with or without them. The
 //! workers stop and are joined as soon as the blame ends, however it ends.
+//!
+//! The hunks of a diff of two stored blobs are kept between calls ([`MEMO`], keyed by the
+//! object database and the two ids; see `memo.rs`): a later blame of the same file, or of
+//! another file with the same history, diffs only what it has not diffed before, and its
+//! workers start only when it has diffs of its own to compute.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use git2::{ObjectType, Oid, Repository};
+
+use super::memo::{Memo, Odb, Weigh};
+
+/// Blob diffs kept between calls: (object database, old blob, new blob) → hunks. The diff
+/// options are [`diff_options`], the same for every blame, so they are not part of the key.
+pub(super) static MEMO: Memo<(Odb, Oid, Oid), Arc<BlobDiff>> = Memo::new(16 << 20);
+
+impl Weigh for Arc<BlobDiff> {
+    fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<BlobDiff>() + self.hunks.capacity() * std::mem::size_of::<Hunk>()
+    }
+}
 
 /// A run of lines of the final file blamed on one commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +86,8 @@ struct Found {
 
 struct Blame<'r> {
     repo: &'r Repository,
+    /// The object database, as [`MEMO`] keys it (`None`: nothing memoised).
+    odb: Option<Odb>,
     /// The working tree's content of the file, when it is blamed (the origin without a commit).
     worktree: Option<&'r [u8]>,
     /// The working tree's parents after `HEAD`: the commits of `MERGE_HEAD` while a merge is
@@ -111,6 +130,7 @@ pub fn blame(
     }
     let mut b = Blame {
         repo,
+        odb: super::memo::odb(repo),
         worktree,
         merging,
         origins: Vec::new(),
@@ -193,6 +213,7 @@ impl Blame<'_> {
         {
             self.prefetch = Prefetch::start(
                 self.repo,
+                self.odb,
                 Start { commit: id, path: path.clone(), chain: chain.clone(), blob },
             );
         }
@@ -260,16 +281,22 @@ impl Blame<'_> {
         Ok(())
     }
 
-    /// The diff of stored blob `new` against stored blob `old`: a worker's when one has it or is
-    /// computing it, else computed here.
-    fn blob_diff(&mut self, old: Oid, new: Oid) -> Result<BlobDiff, git2::Error> {
+    /// The diff of stored blob `new` against stored blob `old`: a memoised one, a worker's
+    /// when one has it or is computing it, else computed here (only these count towards
+    /// starting the workers).
+    fn blob_diff(&mut self, old: Oid, new: Oid) -> Result<Arc<BlobDiff>, git2::Error> {
+        if let Some(odb) = self.odb
+            && let Some(d) = MEMO.get(&(odb, old, new))
+        {
+            return Ok(d);
+        }
         if let Some(p) = &self.prefetch
             && let Some(d) = p.shared.take(old, new)
         {
             return Ok(d);
         }
         self.diffs += 1;
-        blob_diff(self.repo, old, new)
+        blob_diff(self.repo, self.odb, old, new)
     }
 }
 
@@ -316,7 +343,7 @@ const PREFETCH_AFTER_TIME: std::time::Duration = std::time::Duration::from_milli
 const PREFETCH_AHEAD: usize = 64;
 
 /// One diff's hunks and the length of its new side, in lines.
-struct BlobDiff {
+pub(super) struct BlobDiff {
     hunks: Vec<Hunk>,
     after_len: usize,
 }
@@ -324,19 +351,28 @@ struct BlobDiff {
 /// A hunk header: where the old side's lines and the new side's lines differ (1-based starts,
 /// as in a patch; an empty range names the line before it).
 #[derive(Debug, Clone, Copy)]
-struct Hunk {
+pub(super) struct Hunk {
     old_start: u32,
     old_lines: u32,
     new_start: u32,
     new_lines: u32,
 }
 
-/// Diff stored blob `new` against stored blob `old`. Both sides are stored blobs: libgit2
-/// diffs them without hashing or copying them.
-fn blob_diff(repo: &Repository, old: Oid, new: Oid) -> Result<BlobDiff, git2::Error> {
-    let (old, new) = (repo.find_blob(old)?, repo.find_blob(new)?);
-    let patch = git2::Patch::from_blobs(&old, no_path(), &new, no_path(), Some(&mut diff_options()))?;
-    Ok(BlobDiff { hunks: hunks(&patch)?, after_len: line_count(new.content()) })
+/// Diff stored blob `new` against stored blob `old` (the memoised diff when there is one; a
+/// diff computed here is memoised). Both sides are stored blobs: libgit2 diffs them without
+/// hashing or copying them.
+fn blob_diff(repo: &Repository, odb: Option<Odb>, old: Oid, new: Oid) -> Result<Arc<BlobDiff>, git2::Error> {
+    let key = odb.map(|odb| (odb, old, new));
+    if let Some(d) = key.and_then(|k| MEMO.get(&k)) {
+        return Ok(d);
+    }
+    let (a, b) = (repo.find_blob(old)?, repo.find_blob(new)?);
+    let patch = git2::Patch::from_blobs(&a, no_path(), &b, no_path(), Some(&mut diff_options()))?;
+    let d = Arc::new(BlobDiff { hunks: hunks(&patch)?, after_len: line_count(b.content()) });
+    if let Some(k) = key {
+        MEMO.put(k, Arc::clone(&d));
+    }
+    Ok(d)
 }
 
 fn hunks(patch: &git2::Patch<'_>) -> Result<Vec<Hunk>, git2::Error> {
@@ -370,7 +406,7 @@ struct Prefetch {
 
 impl Prefetch {
     /// Start a worker per spare core (at most 3; none on one core).
-    fn start(repo: &Repository, start: Start) -> Option<Prefetch> {
+    fn start(repo: &Repository, odb: Option<Odb>, start: Start) -> Option<Prefetch> {
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).saturating_sub(1).min(3);
         if workers == 0 {
             return None;
@@ -390,11 +426,11 @@ impl Prefetch {
                 // A handle kept from an earlier call has the history's objects parsed already.
                 match workdir.map(|w| super::handles::lend(&w)) {
                     Some(Ok(repo)) => {
-                        let _ = walk_ahead(&repo, start, stripe, &shared);
+                        let _ = walk_ahead(&repo, odb, start, stripe, &shared);
                     }
                     _ => {
                         if let Ok(repo) = Repository::open(&dir) {
-                            let _ = walk_ahead(&repo, start, stripe, &shared);
+                            let _ = walk_ahead(&repo, odb, start, stripe, &shared);
                         }
                     }
                 }
@@ -430,7 +466,7 @@ struct State {
     /// Diffs a thread computes or has computed (by old blob, new blob).
     claimed: HashSet<(Oid, Oid)>,
     /// Diffs the workers computed, until the main thread takes them (`None`: it failed).
-    done: HashMap<(Oid, Oid), Option<BlobDiff>>,
+    done: HashMap<(Oid, Oid), Option<Arc<BlobDiff>>>,
 }
 
 impl Shared {
@@ -440,7 +476,7 @@ impl Shared {
 
     /// The main thread's side: a worker's diff (waiting while one computes it), or `None` when
     /// no worker has it (then it is claimed for the main thread, which computes it).
-    fn take(&self, old: Oid, new: Oid) -> Option<BlobDiff> {
+    fn take(&self, old: Oid, new: Oid) -> Option<Arc<BlobDiff>> {
         let key = (old, new);
         let mut st = self.lock();
         loop {
@@ -456,7 +492,7 @@ impl Shared {
     }
 
     /// A worker's side: compute the diff unless a thread has claimed it. `false`: stop.
-    fn compute(&self, repo: &Repository, old: Oid, new: Oid) -> bool {
+    fn compute(&self, repo: &Repository, odb: Option<Odb>, old: Oid, new: Oid) -> bool {
         let key = (old, new);
         {
             let mut st = self.lock();
@@ -471,7 +507,7 @@ impl Shared {
             }
         }
         // Published whatever happens, so that the main thread never waits for it in vain.
-        let d = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| blob_diff(repo, old, new)));
+        let d = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| blob_diff(repo, odb, old, new)));
         let mut st = self.lock();
         st.done.insert(key, d.ok().and_then(Result::ok));
         self.cond.notify_all();
@@ -483,6 +519,7 @@ impl Shared {
 /// parent took lines, and compute its stripe of the diffs the main thread will ask for.
 fn walk_ahead(
     repo: &Repository,
+    odb: Option<Odb>,
     start: Start,
     (first, every): (usize, usize),
     shared: &Shared,
@@ -518,7 +555,7 @@ fn walk_ahead(
                     blobs.push(f.blob);
                     let mine = count % every == first;
                     count += 1;
-                    if mine && !shared.compute(repo, f.blob, o.blob) {
+                    if mine && !shared.compute(repo, odb, f.blob, o.blob) {
                         return Ok(());
                     }
                     next.push((p, f));
