@@ -145,11 +145,29 @@ async fn gitattributes_changes_apply_to_memoised_counts() {
     assert!(changed.iter().any(|(_, f)| f.iter().any(|r| r.0 == "b.dat" && r.2 != "-")));
     std::fs::remove_file(d.join(".gitattributes")).unwrap();
     assert_eq!(log_is_git(&d, "attributes removed").await, plain);
-    // Committed attributes: the index has them too.
+    // Every other place attributes come from, each alone, each equal to git and unlike `plain`.
+    write(&d, ".git/info/attributes", b"f.txt -diff\n");
+    assert_ne!(log_is_git(&d, "info/attributes").await, plain);
+    std::fs::remove_file(d.join(".git/info/attributes")).unwrap();
+    write(&d, "user-attributes", b"*.txt -diff\n");
+    git(&d, &["config", "core.attributesFile", d.join("user-attributes").to_str().unwrap()]);
+    assert_ne!(log_is_git(&d, "core.attributesFile").await, plain);
+    git(&d, &["config", "--unset", "core.attributesFile"]);
+    std::fs::remove_file(d.join("user-attributes")).unwrap();
+    assert_eq!(log_is_git(&d, "all removed again").await, plain);
+    // In a folder, committed (so in the index too), then only in the index.
     write(&d, "notes/.gitattributes", b"n.txt binary\n");
     git(&d, &["add", "-A"]);
     git(&d, &["commit", "-q", "-m", "attributes"]);
-    log_is_git(&d, "notes/.gitattributes committed").await;
+    let committed = log_is_git(&d, "notes/.gitattributes committed").await;
+    assert!(committed.iter().any(|(_, f)| f.iter().any(|r| r.0 == "notes/n.txt" && r.2 == "-")));
+    // Only in the index: libgit2 reads the index's attributes (as the tools did before the
+    // memo, through libgit2's lookup), `git log` reads none, so git is no oracle here.
+    std::fs::remove_file(d.join("notes/.gitattributes")).unwrap();
+    assert_eq!(log_files(&d).await, committed, "notes/.gitattributes in the index only");
+    git(&d, &["rm", "-q", "--cached", "notes/.gitattributes"]);
+    let gone = log_is_git(&d, "notes/.gitattributes nowhere").await;
+    assert!(!gone.iter().any(|(_, f)| f.iter().any(|r| r.0 == "notes/n.txt" && r.2 == "-")));
 }
 
 /// Two repositories with the same commits (the same blob ids), one with attributes: each
@@ -304,4 +322,23 @@ async fn concurrent_calls_share_the_memo_and_each_answer_as_git() {
     }
     let (bytes, _) = memo::usage();
     assert!(bytes <= 32 << 20, "the memos stay in their budgets: {bytes} bytes");
+}
+
+/// A blob removed after its diffs and counts were memoised: blame and log fail as they do with
+/// nothing memoised (the memo answers only for objects the repository still has).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blob_removed_after_it_was_memoised_fails_the_call() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("r");
+    history(&d, 12);
+    blame_is_git(&d, "before").await;
+    log_is_git(&d, "before").await;
+    // Loose objects (never packed here): remove f.txt's blob 3 commits back.
+    let blob = git(&d, &["rev-parse", "HEAD~3:f.txt"]);
+    std::fs::remove_file(d.join(".git/objects").join(&blob[..2]).join(&blob[2..])).unwrap();
+    let ctx = Ctx::new(d.to_str().unwrap()).unwrap();
+    let blame = registry::run("git_blame", &json!({"file": "f.txt", "revision": "HEAD"}), &ctx).await;
+    assert!(blame.is_err(), "blame answered without the blob");
+    let log = registry::run("git_log", &json!({"maxCount": 100, "files": true}), &ctx).await;
+    assert!(log.is_err(), "log answered without the blob");
 }

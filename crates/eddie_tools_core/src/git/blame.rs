@@ -287,6 +287,7 @@ impl Blame<'_> {
     fn blob_diff(&mut self, old: Oid, new: Oid) -> Result<Arc<BlobDiff>, git2::Error> {
         if let Some(odb) = self.odb
             && let Some(d) = MEMO.get(&(odb, old, new))
+            && super::memo::present(self.repo, &[old, new])
         {
             return Ok(d);
         }
@@ -363,7 +364,9 @@ pub(super) struct Hunk {
 /// hashing or copying them.
 fn blob_diff(repo: &Repository, odb: Option<Odb>, old: Oid, new: Oid) -> Result<Arc<BlobDiff>, git2::Error> {
     let key = odb.map(|odb| (odb, old, new));
-    if let Some(d) = key.and_then(|k| MEMO.get(&k)) {
+    if let Some(d) = key.and_then(|k| MEMO.get(&k))
+        && super::memo::present(repo, &[old, new])
+    {
         return Ok(d);
     }
     let (a, b) = (repo.find_blob(old)?, repo.find_blob(new)?);

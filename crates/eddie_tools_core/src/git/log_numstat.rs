@@ -247,6 +247,40 @@ enum Driver {
     Text,
 }
 
+/// Whether an attributes file outside the tree may apply to every path: the system's, the
+/// user's (`core.attributesFile`, set at all, or the XDG `attributes`), `info/attributes` (in
+/// the common dir, where libgit2 reads it, and in the git dir).
+fn attributes_outside_tree(repo: &git2::Repository) -> bool {
+    match repo.config() {
+        Ok(cfg) if cfg.get_entry("core.attributesFile").is_err() => {}
+        _ => return true,
+    }
+    let exists = |p: &std::path::Path| std::fs::symlink_metadata(p).is_ok();
+    let system = super::handles::search_path(git2::ConfigLevel::System);
+    let xdg = super::handles::search_path(git2::ConfigLevel::XDG);
+    exists(&repo.commondir().join("info").join("attributes"))
+        || exists(&repo.path().join("info").join("attributes"))
+        || system.iter().any(|d| exists(&d.join("gitattributes")))
+        || xdg.iter().any(|d| exists(&d.join("attributes")))
+}
+
+/// Whether the tree's `folder` (`""`: the root) may hold attributes for the paths below it: a
+/// `.gitattributes` there in the working tree (anything by that name) or in the index (any
+/// stage), or a folder that is a symlink in the working tree.
+fn folder_may_have_attributes(workdir: &std::path::Path, index: Option<&git2::Index>, folder: &[u8]) -> bool {
+    let (Ok(folder), Some(index)) = (std::str::from_utf8(folder), index) else { return true };
+    let dir = workdir.join(folder);
+    if !folder.is_empty() && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return true;
+    }
+    if std::fs::symlink_metadata(dir.join(".gitattributes")).is_ok() {
+        return true;
+    }
+    let name =
+        if folder.is_empty() { ".gitattributes".to_owned() } else { format!("{folder}/.gitattributes") };
+    (0..=3).any(|stage| index.get_path(std::path::Path::new(&name), stage).is_some())
+}
+
 /// One changed file of a commit.
 pub(super) enum Change {
     Added(Vec<u8>, git2::Oid),
@@ -288,6 +322,13 @@ pub(super) struct Counter<'r> {
     blob_bytes: usize,
     /// Per path: its driver (`None`: one this module leaves to libgit2).
     drivers: HashMap<Vec<u8>, Option<Driver>>,
+    /// Whether an attributes file outside the tree may apply (`None`: not looked at yet).
+    outside: Option<bool>,
+    /// The index, read once for [`Counter::may_have_attributes`].
+    index: Option<git2::Index>,
+    /// Per folder of the tree (`a/b`, `""` for the root): whether an attributes file there may
+    /// apply to the paths below it.
+    folders: HashMap<Vec<u8>, bool>,
 }
 
 impl<'r> Counter<'r> {
@@ -298,6 +339,9 @@ impl<'r> Counter<'r> {
             blobs: HashMap::new(),
             blob_bytes: 0,
             drivers: HashMap::new(),
+            outside: None,
+            index: None,
+            folders: HashMap::new(),
         }
     }
 
@@ -385,6 +429,7 @@ impl<'r> Counter<'r> {
             return Ok(d);
         }
         let driver = match std::str::from_utf8(path) {
+            Ok(_) if !self.may_have_attributes(path) => Some(Driver::Auto),
             Ok(s) => {
                 let flags = git2::AttrCheckFlags::FILE_THEN_INDEX;
                 let value = self.repo.get_attr_bytes(std::path::Path::new(s), "diff", flags);
@@ -401,6 +446,42 @@ impl<'r> Counter<'r> {
         Ok(driver)
     }
 
+    /// Whether an attribute may be set on `path` (a path of the tree): `false` only when none of
+    /// the files libgit2 reads them from (with `FILE_THEN_INDEX`, see `collect_attr_files` in its
+    /// `attr.c`) exists: the system's `gitattributes`, `core.attributesFile` (or the XDG
+    /// `attributes`), `info/attributes`, and a `.gitattributes` in the path's folders, in the
+    /// working tree or in the index (any stage). A folder along the path that is a symlink
+    /// (libgit2 resolves it), or a bare repository, counts as "may": the lookup is then
+    /// libgit2's, as before. Each lookup cost libgit2 a `realpath` and a check of every
+    /// attributes file; this is a few stat()s and index lookups per call and folder.
+    fn may_have_attributes(&mut self, path: &[u8]) -> bool {
+        let Some(workdir) = self.repo.workdir() else { return true };
+        if *self.outside.get_or_insert_with(|| attributes_outside_tree(self.repo)) {
+            return true;
+        }
+        if self.index.is_none() {
+            match self.repo.index() {
+                Ok(i) => self.index = Some(i),
+                Err(_) => return true,
+            }
+        }
+        for end in std::iter::once(0).chain(memchr::memchr_iter(b'/', path)) {
+            let folder = path.get(..end).unwrap_or_default();
+            let may = match self.folders.get(folder) {
+                Some(&m) => m,
+                None => {
+                    let m = folder_may_have_attributes(workdir, self.index.as_ref(), folder);
+                    self.folders.insert(folder.to_vec(), m);
+                    m
+                }
+            };
+            if may {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The counts of blob `a` against blob `b` ((deleted, added) lines), or of blob `a` alone
     /// (`b` is `None`: (lines, 0)), as the path's `driver` has them: `None` for binary. From
     /// [`MEMO`] when it has them, else counted (and memoised).
@@ -411,7 +492,8 @@ impl<'r> Counter<'r> {
         driver: Driver,
     ) -> Result<Option<(usize, usize)>> {
         let key = self.odb.map(|odb| (odb, a, b));
-        let memoised = key.and_then(|k| MEMO.get(&k));
+        let memoised =
+            key.and_then(|k| MEMO.get(&k)).filter(|_| super::memo::present(self.repo, &[a, b.unwrap_or(a)]));
         let enough = |c: &Counted| match driver {
             Driver::Auto => c.binary || c.lines.is_some(),
             Driver::Text => c.lines.is_some(),

@@ -26,6 +26,12 @@
 //! memoised or not. Within one object database an id is taken to name one content, as git
 //! itself takes it (it does not re-hash objects it reads either).
 //!
+//! **Never for a missing object.** A memoised blob diff or count is used only when the object
+//! database still has the blobs it was made from ([`present`]), so a repository with a blob
+//! removed fails as it did before. What a memoised tree comparison holds (the subtrees it read)
+//! is not checked again: the root trees are read on every call, and a repository missing a
+//! subtree that its root tree names is corrupt.
+//!
 //! **Bounded.** Each memo has a byte budget (blame's hunks 16 MiB, log's counts 8 MiB, log's
 //! tree comparisons 8 MiB: at most 32 MiB for the process, every repository together) and drops its least recently used
 //! entries to stay under it. An entry larger than a quarter of the budget is not kept. Lookups
@@ -66,6 +72,14 @@ pub fn odb(repo: &git2::Repository) -> Option<Odb> {
 #[cfg(not(unix))]
 pub fn odb(_: &git2::Repository) -> Option<Odb> {
     None
+}
+
+/// Whether the object database of `repo` has every object of `ids` (a memoised answer is used
+/// only then: a blob removed from a corrupt repository fails the call as it did before, rather
+/// than being answered from the memo). One index lookup (packed) or stat() (loose) each.
+pub fn present(repo: &git2::Repository, ids: &[git2::Oid]) -> bool {
+    let Ok(odb) = repo.odb() else { return false };
+    ids.iter().all(|id| odb.exists(*id))
 }
 
 /// A value's size in bytes, as the budget counts it (its heap part; the key and the entry's
