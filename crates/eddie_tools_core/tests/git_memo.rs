@@ -342,3 +342,35 @@ async fn a_blob_removed_after_it_was_memoised_fails_the_call() {
     let log = registry::run("git_log", &json!({"maxCount": 100, "files": true}), &ctx).await;
     assert!(log.is_err(), "log answered without the blob");
 }
+
+/// Blame across a rename, repeated, and with `diff.renameLimit` set so low that libgit2 no
+/// longer finds the rename: the memoised renames follow the config (part of their key).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memoised_renames_follow_the_rename_limit() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("r");
+    std::fs::create_dir_all(&d).unwrap();
+    git(&d, &["init", "-q", "-b", "main"]);
+    let text = |tag: &str| (0..60).map(|i| format!("{tag} line {i}\n")).collect::<String>();
+    write(&d, "a.txt", text("a").as_bytes());
+    write(&d, "aa.txt", text("aa").as_bytes());
+    write(&d, "b.txt", text("b").as_bytes());
+    git(&d, &["add", "-A"]);
+    git(&d, &["commit", "-q", "-m", "three files"]);
+    git(&d, &["rm", "-q", "a.txt", "aa.txt", "b.txt"]);
+    write(&d, "f.txt", (text("b") + "one more\n").as_bytes());
+    git(&d, &["add", "-A"]);
+    // libgit2 tries the deleted files in path order: with a limit of 1 it stops before b.txt.
+    git(&d, &["commit", "-q", "-m", "b renamed to f with an edit, a and aa deleted"]);
+    let followed = blame_is_git(&d, "rename followed").await;
+    assert!(followed.iter().any(|l| l.2 == "b.txt"), "the blame crosses the rename");
+    assert_eq!(blame_is_git(&d, "repeated").await, followed);
+    git(&d, &["config", "diff.renameLimit", "1"]);
+    let limited = blamed_lines(&call(&d, "git_blame", json!({"file": "f.txt", "revision": "HEAD"})).await);
+    forget_everything();
+    let fresh = blamed_lines(&call(&d, "git_blame", json!({"file": "f.txt", "revision": "HEAD"})).await);
+    assert_eq!(limited, fresh, "memoised renames under a new limit");
+    assert_ne!(limited, followed, "the limit stops libgit2's rename detection here");
+    git(&d, &["config", "--unset", "diff.renameLimit"]);
+    assert_eq!(blame_is_git(&d, "limit removed").await, followed);
+}

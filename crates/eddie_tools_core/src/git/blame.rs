@@ -21,7 +21,8 @@
 //! workers stop and are joined as soon as the blame ends, however it ends.
 //!
 //! The hunks of a diff of two stored blobs are kept between calls ([`MEMO`], keyed by the
-//! object database and the two ids; see `memo.rs`): a later blame of the same file, or of
+//! object database and the two ids; see `memo.rs`), and so are the renames between two trees
+//! ([`RENAMES`]): a later blame of the same file, or of
 //! another file with the same history, diffs only what it has not diffed before, and its
 //! workers start only when it has diffs of its own to compute.
 
@@ -35,7 +36,19 @@ use super::memo::{Memo, Odb, Weigh};
 
 /// Blob diffs kept between calls: (object database, old blob, new blob) → hunks. The diff
 /// options are [`diff_options`], the same for every blame, so they are not part of the key.
-pub(super) static MEMO: Memo<(Odb, Oid, Oid), Arc<BlobDiff>> = Memo::new(16 << 20);
+pub(super) static MEMO: Memo<(Odb, Oid, Oid), Arc<BlobDiff>> = Memo::new(14 << 20);
+
+/// Renames kept between calls: (object database, parent's tree, commit's tree, the config's
+/// `diff.renameLimit`) → the whole-file renames libgit2 finds between them (new path, old path).
+/// libgit2's rename detection reads the blobs' bytes only (no attributes), with fixed options.
+pub(super) static RENAMES: Memo<(Odb, Oid, Oid, Option<i32>), Arc<Vec<(Vec<u8>, String)>>> =
+    Memo::new(2 << 20);
+
+impl Weigh for Arc<Vec<(Vec<u8>, String)>> {
+    fn heap_bytes(&self) -> usize {
+        self.iter().map(|(a, b)| std::mem::size_of::<(Vec<u8>, String)>() + a.capacity() + b.capacity()).sum()
+    }
+}
 
 impl Weigh for Arc<BlobDiff> {
     fn heap_bytes(&self) -> usize {
@@ -227,7 +240,7 @@ impl Blame<'_> {
             if f.is_none()
                 && let Some(id) = commit
             {
-                f = renamed_from(self.repo, p, id, &path)?;
+                f = renamed_from(self.repo, self.odb, p, id, &path)?;
             }
             if let Some(f) = f.take_if(|f| f.blob == blob) {
                 let to = self.origin(Some(p.id()), f.path, f.chain, f.blob);
@@ -305,30 +318,66 @@ impl Blame<'_> {
 /// git blame follows them).
 fn renamed_from(
     repo: &Repository,
+    odb: Option<Odb>,
     parent: &git2::Commit<'_>,
     id: Oid,
     path: &str,
 ) -> Result<Option<Found>, git2::Error> {
-    let tree = repo.find_commit(id)?.tree()?;
+    let tree_id = repo.find_commit(id)?.tree_id();
+    let key = odb.zip(rename_limit(repo)).map(|(odb, limit)| (odb, parent.tree_id(), tree_id, limit));
+    let renames = match key.and_then(|k| RENAMES.get(&k)) {
+        Some(r) => r,
+        None => {
+            let r = Arc::new(renames(repo, parent, tree_id)?);
+            if let Some(k) = key {
+                RENAMES.put(k, Arc::clone(&r));
+            }
+            r
+        }
+    };
+    match renames.iter().find(|(new, _)| new.as_slice() == path.as_bytes()) {
+        Some((_, old)) => lookup(repo, parent.tree_id(), old, &[]),
+        None => Ok(None),
+    }
+}
+
+/// The whole-file renames libgit2 finds from `parent`'s tree to tree `tree` (new path, old
+/// path), in its order; those from a path that is not UTF-8 left out.
+fn renames(
+    repo: &Repository,
+    parent: &git2::Commit<'_>,
+    tree: Oid,
+) -> Result<Vec<(Vec<u8>, String)>, git2::Error> {
+    let tree = repo.find_tree(tree)?;
     let ptree = parent.tree()?;
     let mut diff = repo.diff_tree_to_tree(Some(&ptree), Some(&tree), None)?;
     let mut find = git2::DiffFindOptions::new();
     find.renames(true);
     diff.find_similar(Some(&mut find))?;
+    let mut out = Vec::new();
     for d in diff.deltas() {
         if d.status() != git2::Delta::Renamed {
             continue;
         }
         let new = d.new_file().path_bytes().unwrap_or_default();
-        if new != path.as_bytes() {
-            continue;
-        }
         let Some(old) = d.old_file().path_bytes().and_then(|p| std::str::from_utf8(p).ok()) else {
             continue;
         };
-        return lookup(repo, parent.tree_id(), old, &[]);
+        out.push((new.to_vec(), old.to_owned()));
     }
-    Ok(None)
+    Ok(out)
+}
+
+/// What the repository's config sets `diff.renameLimit` to (the one setting libgit2's rename
+/// detection reads here: the options name renames, so `diff.renames` is not read): `Some(None)`
+/// when unset, `None` when it cannot be told (then renames are not memoised).
+fn rename_limit(repo: &Repository) -> Option<Option<i32>> {
+    let cfg = repo.config().ok()?;
+    match cfg.get_entry("diff.renameLimit") {
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Some(None),
+        Err(_) => None,
+        Ok(_) => cfg.get_i32("diff.renameLimit").ok().map(Some),
+    }
 }
 
 /// The diffs this thread computes before worker threads start computing them ahead (a short
@@ -540,7 +589,7 @@ fn walk_ahead(
         for p in &parents {
             let mut f = lookup(repo, p.tree_id(), &o.path, &o.chain)?;
             if f.is_none() {
-                f = renamed_from(repo, p, o.commit, &o.path)?;
+                f = renamed_from(repo, odb, p, o.commit, &o.path)?;
             }
             if let Some(f) = f.take_if(|f| f.blob == o.blob) {
                 same = Some((p, f));

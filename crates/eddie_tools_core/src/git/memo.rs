@@ -3,8 +3,9 @@
 //! Agents call `git_blame` and `git_log {files: true}` again and again on the same repository,
 //! and after a commit only the newest commit is new. A blob diff's hunks (blame), a blob pair's
 //! line counts and a blob's line count (log's numstat) are functions of the objects' contents,
-//! and so is what changed between two trees (the paths, their modes and blob ids), so they are
-//! kept here between calls, keyed by the ids and by the object database.
+//! and so is what changed between two trees (the paths, their modes and blob ids; the renames
+//! libgit2 finds between them), so they are kept here between calls, keyed by the ids and by
+//! the object database.
 //!
 //! **What a key holds.** The object database ([`Odb`]: the device, inode and birth time of the
 //! repository's objects folder, and what `objects/info/alternates` is: its inode, size and
@@ -32,8 +33,9 @@
 //! is not checked again: the root trees are read on every call, and a repository missing a
 //! subtree that its root tree names is corrupt.
 //!
-//! **Bounded.** Each memo has a byte budget (blame's hunks 16 MiB, log's counts 8 MiB, log's
-//! tree comparisons 8 MiB: at most 32 MiB for the process, every repository together) and drops its least recently used
+//! **Bounded.** Each memo has a byte budget (blame's hunks 14 MiB and renames 2 MiB, log's
+//! counts 8 MiB and tree comparisons 8 MiB: at most 32 MiB for the process, every repository
+//! together) and drops its least recently used
 //! entries to stay under it. An entry larger than a quarter of the budget is not kept. Lookups
 //! and inserts hold a mutex for a hash-map operation only.
 
@@ -167,6 +169,7 @@ impl<K: Hash + Eq, V: Clone + Weigh> Memo<K, V> {
 /// Empty every memo of the family (tests; a host that wants the memory back).
 pub fn clear() {
     super::blame::MEMO.clear();
+    super::blame::RENAMES.clear();
     super::log_numstat::clear_memo();
 }
 
@@ -174,7 +177,8 @@ pub fn clear() {
 pub fn usage() -> (usize, usize) {
     let (a, b) = super::blame::MEMO.usage();
     let (c, d) = super::log_numstat::memo_usage();
-    (a + c, b + d)
+    let (e, f) = super::blame::RENAMES.usage();
+    (a + c + e, b + d + f)
 }
 
 #[cfg(test)]
