@@ -20,9 +20,9 @@
 //! it, computes it itself otherwise), so the answer is the same with or without them. The
 //! workers stop and are joined as soon as the blame ends, however it ends.
 //!
-//! The hunks of a diff of two stored blobs are kept between calls ([`MEMO`], keyed by the
+//! The hunks of a diff of two stored blobs are kept between calls (`MEMO`, keyed by the
 //! object database and the two ids; see `memo.rs`), and so are the renames between two trees
-//! ([`RENAMES`]): a later blame of the same file, or of
+//! (`RENAMES`): a later blame of the same file, or of
 //! another file with the same history, diffs only what it has not diffed before, and its
 //! workers start only when it has diffs of its own to compute.
 
@@ -41,10 +41,12 @@ pub(super) static MEMO: Memo<(Odb, Oid, Oid), Arc<BlobDiff>> = Memo::new(14 << 2
 /// Renames kept between calls: (object database, parent's tree, commit's tree, the config's
 /// `diff.renameLimit`) → the whole-file renames libgit2 finds between them (new path, old path).
 /// libgit2's rename detection reads the blobs' bytes only (no attributes), with fixed options.
-pub(super) static RENAMES: Memo<(Odb, Oid, Oid, Option<i32>), Arc<Vec<(Vec<u8>, String)>>> =
-    Memo::new(2 << 20);
+pub(super) static RENAMES: Memo<(Odb, Oid, Oid, Option<i32>), Renames> = Memo::new(2 << 20);
 
-impl Weigh for Arc<Vec<(Vec<u8>, String)>> {
+/// Whole-file renames (new path, old path), in libgit2's order.
+type Renames = Arc<Vec<(Vec<u8>, String)>>;
+
+impl Weigh for Renames {
     fn heap_bytes(&self) -> usize {
         self.iter().map(|(a, b)| std::mem::size_of::<(Vec<u8>, String)>() + a.capacity() + b.capacity()).sum()
     }

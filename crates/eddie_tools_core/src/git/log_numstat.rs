@@ -45,9 +45,12 @@ static MEMO: Memo<(Odb, git2::Oid, Option<git2::Oid>), Counted> = Memo::new(8 <<
 
 /// Tree comparisons kept between calls: (object database, old tree (`None`: the empty tree),
 /// new tree) → the changed files (`None`: the commit goes to libgit2's diff).
-static TREES: Memo<(Odb, Option<git2::Oid>, git2::Oid), Arc<Option<Vec<Change>>>> = Memo::new(8 << 20);
+static TREES: Memo<(Odb, Option<git2::Oid>, git2::Oid), Compared> = Memo::new(8 << 20);
 
-impl Weigh for Arc<Option<Vec<Change>>> {
+/// A commit's changed files (`None`: it goes to libgit2's diff).
+type Compared = Arc<Option<Vec<Change>>>;
+
+impl Weigh for Compared {
     fn heap_bytes(&self) -> usize {
         self.as_ref().as_ref().map_or(0, |v| {
             v.iter()
@@ -404,11 +407,7 @@ impl<'r> Counter<'r> {
 
     /// The files `new` changes against `old` (`None`: the commit goes to libgit2's diff), from
     /// [`TREES`] when it has them, else compared (and memoised).
-    fn compared(
-        &self,
-        old: Option<&git2::Tree<'_>>,
-        new: &git2::Tree<'_>,
-    ) -> Result<Arc<Option<Vec<Change>>>> {
+    fn compared(&self, old: Option<&git2::Tree<'_>>, new: &git2::Tree<'_>) -> Result<Compared> {
         let key = self.odb.map(|odb| (odb, old.map(git2::Tree::id), new.id()));
         if let Some(c) = key.and_then(|k| TREES.get(&k)) {
             return Ok(c);
