@@ -8,6 +8,9 @@
 // (entry counts, commit ids, numstat totals, blamed line counts) before timing.
 // Then blame and log on a generated long history (--long, default 2,500 commits; 0 skips) and
 // status of a generated work tree (--files, default 50,000; 0 skips).
+// The rows of blame and of log with file counts also give the native call's time as the first
+// call in a fresh process ("first call": a child process per sample, nothing kept or memoised
+// from an earlier call); every other figure is a repeated call in this process.
 // With --corpus DIR (../shared/bench/make-corpus.sh output), also status of that tree committed
 // (src/ and node_modules/) into a repository, warm, against `git status --porcelain`.
 // Peer: npm install --prefix bench/git   (never a root dependency). Run by hand; never in tests.
@@ -76,8 +79,29 @@ async function median(fn) {
   return times[Math.floor(times.length / 2)]
 }
 
+/** The first call in a fresh process: a child node loads the addon, makes the one call
+ * `[fn, args, cwd]` once and reports its time (no kept repository handle, nothing memoised,
+ * the file system cache warm). Median of `runs` children. */
+const indexUrl = new URL('../index.js', import.meta.url).href
+const COLD = `const t = await import(process.argv[1]); const [fn, args, cwd] = JSON.parse(process.argv[2]);
+const t0 = performance.now(); const r = await t[fn](args, { cwd }); const ms = performance.now() - t0;
+process.stdout.write(JSON.stringify({ ms, data: r.data != null }))`
+async function coldMedian([fn, args, cwd]) {
+  const times = []
+  for (let i = 0; i < runs; i++) {
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', COLD, indexUrl, JSON.stringify([fn, args, cwd])], { env: process.env })
+    const out = JSON.parse(stdout)
+    if (!out.data) throw new Error(`${fn} in a fresh process gave no data`)
+    times.push(out.ms)
+  }
+  times.sort((a, b) => a - b)
+  return times[Math.floor(times.length / 2)]
+}
+
 const rows = []
-async function row(name, check, sides) {
+/** `cold` ([tool function, args, cwd]): also time the native call as the first call in a fresh
+ * process (`coldMedian`), printed as "first call". Every other figure is a repeated call. */
+async function row(name, check, sides, cold) {
   const results = {}
   for (const [side, fn] of Object.entries(sides)) results[side] = await fn()
   const ok = check(results)
@@ -86,9 +110,14 @@ async function row(name, check, sides) {
   const r = { name, equal: ok, native: ms.native, cli: ms.cli, simpleGit: ms.simpleGit }
   r.vsCli = ms.native / ms.cli
   if (ms.simpleGit !== undefined) r.simpleGitSpeedup = ms.simpleGit / ms.native
+  if (cold) {
+    r.nativeFirstCall = await coldMedian(cold)
+    if (ms.simpleGit !== undefined) r.simpleGitSpeedupFirstCall = ms.simpleGit / r.nativeFirstCall
+  }
   rows.push(r)
   const f = (x) => (x === undefined ? '-' : `${x.toFixed(2)} ms`)
   console.log(`${name.padEnd(34)} equal=${ok}  native ${f(ms.native)}  git ${f(ms.cli)}  simple-git ${f(ms.simpleGit)}  native/git ${r.vsCli.toFixed(2)}x${r.simpleGitSpeedup ? `  simple-git/native ${r.simpleGitSpeedup.toFixed(1)}x` : ''}`)
+  if (cold) console.log(`${''.padEnd(34)} first call in a fresh process: native ${f(r.nativeFirstCall)}  native/git ${(r.nativeFirstCall / ms.cli).toFixed(2)}x${r.simpleGitSpeedupFirstCall ? `  simple-git/native ${r.simpleGitSpeedupFirstCall.toFixed(1)}x` : ''}`)
 }
 
 const dir = smallRepo()
@@ -150,7 +179,7 @@ await row('log -n 100 with file counts', (r) => {
   native: () => tools.gitLog({ maxCount: 100, files: true }, ctx),
   cli: () => cli(dir, 'log', '-n', '100', '--numstat', '--format=%H'),
   simpleGit: () => sg.log({ maxCount: 100, '--numstat': null }),
-})
+}, ['gitLog', { maxCount: 100, files: true }, dir])
 
 /** A long history: 2,500 commits, every fifth of which grows one file (four lines appended,
  * an earlier line rewritten) and the others edit small files, made with fast-import, as a
@@ -193,7 +222,7 @@ if (longCommits > 0) {
     native: () => tools.gitBlame({ file: 'crates/core/flags/defs.rs', revision: 'HEAD' }, lctx),
     cli: () => cli(long, 'blame', '--porcelain', 'HEAD', '--', 'crates/core/flags/defs.rs'),
     simpleGit: () => lsg.raw(['blame', '--porcelain', 'HEAD', '--', 'crates/core/flags/defs.rs']),
-  })
+  }, ['gitBlame', { file: 'crates/core/flags/defs.rs', revision: 'HEAD' }, long])
   await row('log -n 100 with file counts (long)', (r) => {
     const ids = r.cli.split('\n').filter((l) => /^[0-9a-f]{40}$/.test(l))
     const [a, d] = numstatTotals(r.cli.split('\n').filter((l) => /^\d+\t\d+\t/.test(l)).join('\n'))
@@ -203,7 +232,7 @@ if (longCommits > 0) {
   }, {
     native: () => tools.gitLog({ maxCount: 100, files: true }, lctx),
     cli: () => cli(long, 'log', '-n', '100', '--numstat', '--format=%H'),
-  })
+  }, ['gitLog', { maxCount: 100, files: true }, long])
 }
 
 // --repo DIR: a real clone (e.g. BurntSushi/ripgrep) for blame of --blame-file and log.
@@ -221,7 +250,7 @@ if (real) {
     native: () => tools.gitBlame({ file, revision: 'HEAD' }, rctx),
     cli: () => cli(real, 'blame', '--porcelain', 'HEAD', '--', file),
     simpleGit: () => rsg.raw(['blame', '--porcelain', 'HEAD', '--', file]),
-  })
+  }, ['gitBlame', { file, revision: 'HEAD' }, real])
   await row('log -n 100 (real)', (r) => JSON.stringify(r.native.data.commits.map((c) => c.id)) === JSON.stringify(r.cli.split('\n').filter(Boolean)), {
     native: () => tools.gitLog({ maxCount: 100 }, rctx),
     cli: () => cli(real, 'log', '-n', '100', '--format=%H'),
@@ -237,7 +266,7 @@ if (real) {
     native: () => tools.gitLog({ maxCount: 100, files: true }, rctx),
     cli: () => cli(real, 'log', '-n', '100', '--numstat', '--format=%H'),
     simpleGit: () => rsg.log({ maxCount: 100, '--numstat': null }),
-  })
+  }, ['gitLog', { maxCount: 100, files: true }, real])
 }
 
 /** A generated work tree of `n` files (100 per folder, two levels), all committed, then a few

@@ -11,7 +11,7 @@ use eddie_tools_core::{Ctx, registry};
 use serde_json::{Value, json};
 
 mod remote;
-use remote::{porcelain_v2, status_entries};
+use remote::{blamed_lines, line_porcelain, numstat, ours, porcelain_v2, status_entries};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = git_raw(dir, args);
@@ -258,50 +258,6 @@ async fn call_yes(dir: &Path, tool: &str, args: Value) -> Result<Value, (String,
         .with_confirm(constant_confirm(true))
         .with_env(env_isolated());
     call_ctx(&ctx, tool, args).await
-}
-
-/// `git ... --numstat -z` as (path, oldPath, added, deleted).
-fn numstat(out: &str) -> Vec<(String, Option<String>, String, String)> {
-    let mut v = Vec::new();
-    let mut it = out.split('\0');
-    while let Some(rec) = it.next() {
-        let rec = rec.trim_start_matches('\n');
-        if rec.is_empty() {
-            continue;
-        }
-        let parts: Vec<&str> = rec.splitn(3, '\t').collect();
-        if parts.len() < 3 {
-            continue;
-        }
-        if parts[2].is_empty() {
-            let old = it.next().unwrap().to_owned();
-            let new = it.next().unwrap().to_owned();
-            v.push((new, Some(old), parts[0].to_owned(), parts[1].to_owned()));
-        } else {
-            v.push((parts[2].to_owned(), None, parts[0].to_owned(), parts[1].to_owned()));
-        }
-    }
-    v.sort();
-    v
-}
-
-fn ours(files: &Value) -> Vec<(String, Option<String>, String, String)> {
-    let n = |v: &Value| v.as_u64().map_or("-".to_owned(), |n| n.to_string());
-    let mut v: Vec<_> = files
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap().to_owned(),
-                f["oldPath"].as_str().map(str::to_owned),
-                n(&f["additions"]),
-                n(&f["deletions"]),
-            )
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 /// Patch text without `index` lines (abbreviation lengths differ between implementations).
@@ -703,35 +659,6 @@ async fn blame_matches_git_blame_porcelain() {
         call(d, "git_blame", json!({"file": "../../etc/passwd"})).await.unwrap_err().0,
         "OUTSIDE_WORKSPACE"
     );
-}
-
-/// Every line's (commit, original line, original path) from `git blame --line-porcelain`.
-fn line_porcelain(out: &str) -> Vec<(String, u64, String)> {
-    let mut v: Vec<(String, u64, String)> = Vec::new();
-    for l in out.lines() {
-        let parts: Vec<&str> = l.split(' ').collect();
-        if parts.len() >= 3 && parts[0].len() == 40 && parts[0].chars().all(|c| c.is_ascii_hexdigit()) {
-            v.push((parts[0].to_owned(), parts[1].parse().unwrap(), String::new()));
-        } else if let (Some(f), Some(last)) = (l.strip_prefix("filename "), v.last_mut()) {
-            f.clone_into(&mut last.2);
-        }
-    }
-    v
-}
-
-/// The same triples from `git_blame`'s hunks.
-fn blamed_lines(data: &Value) -> Vec<(String, u64, String)> {
-    let mut v = Vec::new();
-    for h in data["hunks"].as_array().unwrap() {
-        for k in 0..h["lines"].as_u64().unwrap() {
-            v.push((
-                h["commit"].as_str().unwrap().to_owned(),
-                h["origStartLine"].as_u64().unwrap() + k,
-                h["origPath"].as_str().unwrap().to_owned(),
-            ));
-        }
-    }
-    v
 }
 
 /// Blame through merges (a line passes to the first parent that has it unchanged; a merge

@@ -19,12 +19,44 @@
 //! those diffs; the main thread takes a diff when a worker has it (waits when one is computing
 //! it, computes it itself otherwise), so the answer is the same with or without them. The
 //! workers stop and are joined as soon as the blame ends, however it ends.
+//!
+//! The hunks of a diff of two stored blobs are kept between calls (`MEMO`, keyed by the
+//! object database and the two ids; see `memo.rs`), and so are the renames between two trees
+//! (`RENAMES`): a later blame of the same file, or of
+//! another file with the same history, diffs only what it has not diffed before, and its
+//! workers start only when it has diffs of its own to compute.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use git2::{ObjectType, Oid, Repository};
+
+use super::memo::{Memo, Odb, Weigh};
+
+/// Blob diffs kept between calls: (object database, old blob, new blob) → hunks. The diff
+/// options are [`diff_options`], the same for every blame, so they are not part of the key.
+pub(super) static MEMO: Memo<(Odb, Oid, Oid), Arc<BlobDiff>> = Memo::new(14 << 20);
+
+/// Renames kept between calls: (object database, parent's tree, commit's tree, the config's
+/// `diff.renameLimit`) → the whole-file renames libgit2 finds between them (new path, old path).
+/// libgit2's rename detection reads the blobs' bytes only (no attributes), with fixed options.
+pub(super) static RENAMES: Memo<(Odb, Oid, Oid, Option<i32>), Renames> = Memo::new(2 << 20);
+
+/// Whole-file renames (new path, old path), in libgit2's order.
+type Renames = Arc<Vec<(Vec<u8>, String)>>;
+
+impl Weigh for Renames {
+    fn heap_bytes(&self) -> usize {
+        self.iter().map(|(a, b)| std::mem::size_of::<(Vec<u8>, String)>() + a.capacity() + b.capacity()).sum()
+    }
+}
+
+impl Weigh for Arc<BlobDiff> {
+    fn heap_bytes(&self) -> usize {
+        std::mem::size_of::<BlobDiff>() + self.hunks.capacity() * std::mem::size_of::<Hunk>()
+    }
+}
 
 /// A run of lines of the final file blamed on one commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +101,8 @@ struct Found {
 
 struct Blame<'r> {
     repo: &'r Repository,
+    /// The object database, as [`MEMO`] keys it (`None`: nothing memoised).
+    odb: Option<Odb>,
     /// The working tree's content of the file, when it is blamed (the origin without a commit).
     worktree: Option<&'r [u8]>,
     /// The working tree's parents after `HEAD`: the commits of `MERGE_HEAD` while a merge is
@@ -111,6 +145,7 @@ pub fn blame(
     }
     let mut b = Blame {
         repo,
+        odb: super::memo::odb(repo),
         worktree,
         merging,
         origins: Vec::new(),
@@ -193,6 +228,7 @@ impl Blame<'_> {
         {
             self.prefetch = Prefetch::start(
                 self.repo,
+                self.odb,
                 Start { commit: id, path: path.clone(), chain: chain.clone(), blob },
             );
         }
@@ -206,7 +242,7 @@ impl Blame<'_> {
             if f.is_none()
                 && let Some(id) = commit
             {
-                f = renamed_from(self.repo, p, id, &path)?;
+                f = renamed_from(self.repo, self.odb, p, id, &path)?;
             }
             if let Some(f) = f.take_if(|f| f.blob == blob) {
                 let to = self.origin(Some(p.id()), f.path, f.chain, f.blob);
@@ -260,16 +296,23 @@ impl Blame<'_> {
         Ok(())
     }
 
-    /// The diff of stored blob `new` against stored blob `old`: a worker's when one has it or is
-    /// computing it, else computed here.
-    fn blob_diff(&mut self, old: Oid, new: Oid) -> Result<BlobDiff, git2::Error> {
+    /// The diff of stored blob `new` against stored blob `old`: a memoised one, a worker's
+    /// when one has it or is computing it, else computed here (only these count towards
+    /// starting the workers).
+    fn blob_diff(&mut self, old: Oid, new: Oid) -> Result<Arc<BlobDiff>, git2::Error> {
+        if let Some(odb) = self.odb
+            && let Some(d) = MEMO.get(&(odb, old, new))
+            && super::memo::present(self.repo, &[old, new])
+        {
+            return Ok(d);
+        }
         if let Some(p) = &self.prefetch
             && let Some(d) = p.shared.take(old, new)
         {
             return Ok(d);
         }
         self.diffs += 1;
-        blob_diff(self.repo, old, new)
+        blob_diff(self.repo, self.odb, old, new)
     }
 }
 
@@ -277,30 +320,66 @@ impl Blame<'_> {
 /// git blame follows them).
 fn renamed_from(
     repo: &Repository,
+    odb: Option<Odb>,
     parent: &git2::Commit<'_>,
     id: Oid,
     path: &str,
 ) -> Result<Option<Found>, git2::Error> {
-    let tree = repo.find_commit(id)?.tree()?;
+    let tree_id = repo.find_commit(id)?.tree_id();
+    let key = odb.zip(rename_limit(repo)).map(|(odb, limit)| (odb, parent.tree_id(), tree_id, limit));
+    let renames = match key.and_then(|k| RENAMES.get(&k)) {
+        Some(r) => r,
+        None => {
+            let r = Arc::new(renames(repo, parent, tree_id)?);
+            if let Some(k) = key {
+                RENAMES.put(k, Arc::clone(&r));
+            }
+            r
+        }
+    };
+    match renames.iter().find(|(new, _)| new.as_slice() == path.as_bytes()) {
+        Some((_, old)) => lookup(repo, parent.tree_id(), old, &[]),
+        None => Ok(None),
+    }
+}
+
+/// The whole-file renames libgit2 finds from `parent`'s tree to tree `tree` (new path, old
+/// path), in its order; those from a path that is not UTF-8 left out.
+fn renames(
+    repo: &Repository,
+    parent: &git2::Commit<'_>,
+    tree: Oid,
+) -> Result<Vec<(Vec<u8>, String)>, git2::Error> {
+    let tree = repo.find_tree(tree)?;
     let ptree = parent.tree()?;
     let mut diff = repo.diff_tree_to_tree(Some(&ptree), Some(&tree), None)?;
     let mut find = git2::DiffFindOptions::new();
     find.renames(true);
     diff.find_similar(Some(&mut find))?;
+    let mut out = Vec::new();
     for d in diff.deltas() {
         if d.status() != git2::Delta::Renamed {
             continue;
         }
         let new = d.new_file().path_bytes().unwrap_or_default();
-        if new != path.as_bytes() {
-            continue;
-        }
         let Some(old) = d.old_file().path_bytes().and_then(|p| std::str::from_utf8(p).ok()) else {
             continue;
         };
-        return lookup(repo, parent.tree_id(), old, &[]);
+        out.push((new.to_vec(), old.to_owned()));
     }
-    Ok(None)
+    Ok(out)
+}
+
+/// What the repository's config sets `diff.renameLimit` to (the one setting libgit2's rename
+/// detection reads here: the options name renames, so `diff.renames` is not read): `Some(None)`
+/// when unset, `None` when it cannot be told (then renames are not memoised).
+fn rename_limit(repo: &Repository) -> Option<Option<i32>> {
+    let cfg = repo.config().ok()?;
+    match cfg.get_entry("diff.renameLimit") {
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Some(None),
+        Err(_) => None,
+        Ok(_) => cfg.get_i32("diff.renameLimit").ok().map(Some),
+    }
 }
 
 /// The diffs this thread computes before worker threads start computing them ahead (a short
@@ -316,7 +395,7 @@ const PREFETCH_AFTER_TIME: std::time::Duration = std::time::Duration::from_milli
 const PREFETCH_AHEAD: usize = 64;
 
 /// One diff's hunks and the length of its new side, in lines.
-struct BlobDiff {
+pub(super) struct BlobDiff {
     hunks: Vec<Hunk>,
     after_len: usize,
 }
@@ -324,19 +403,30 @@ struct BlobDiff {
 /// A hunk header: where the old side's lines and the new side's lines differ (1-based starts,
 /// as in a patch; an empty range names the line before it).
 #[derive(Debug, Clone, Copy)]
-struct Hunk {
+pub(super) struct Hunk {
     old_start: u32,
     old_lines: u32,
     new_start: u32,
     new_lines: u32,
 }
 
-/// Diff stored blob `new` against stored blob `old`. Both sides are stored blobs: libgit2
-/// diffs them without hashing or copying them.
-fn blob_diff(repo: &Repository, old: Oid, new: Oid) -> Result<BlobDiff, git2::Error> {
-    let (old, new) = (repo.find_blob(old)?, repo.find_blob(new)?);
-    let patch = git2::Patch::from_blobs(&old, no_path(), &new, no_path(), Some(&mut diff_options()))?;
-    Ok(BlobDiff { hunks: hunks(&patch)?, after_len: line_count(new.content()) })
+/// Diff stored blob `new` against stored blob `old` (the memoised diff when there is one; a
+/// diff computed here is memoised). Both sides are stored blobs: libgit2 diffs them without
+/// hashing or copying them.
+fn blob_diff(repo: &Repository, odb: Option<Odb>, old: Oid, new: Oid) -> Result<Arc<BlobDiff>, git2::Error> {
+    let key = odb.map(|odb| (odb, old, new));
+    if let Some(d) = key.and_then(|k| MEMO.get(&k))
+        && super::memo::present(repo, &[old, new])
+    {
+        return Ok(d);
+    }
+    let (a, b) = (repo.find_blob(old)?, repo.find_blob(new)?);
+    let patch = git2::Patch::from_blobs(&a, no_path(), &b, no_path(), Some(&mut diff_options()))?;
+    let d = Arc::new(BlobDiff { hunks: hunks(&patch)?, after_len: line_count(b.content()) });
+    if let Some(k) = key {
+        MEMO.put(k, Arc::clone(&d));
+    }
+    Ok(d)
 }
 
 fn hunks(patch: &git2::Patch<'_>) -> Result<Vec<Hunk>, git2::Error> {
@@ -370,7 +460,7 @@ struct Prefetch {
 
 impl Prefetch {
     /// Start a worker per spare core (at most 3; none on one core).
-    fn start(repo: &Repository, start: Start) -> Option<Prefetch> {
+    fn start(repo: &Repository, odb: Option<Odb>, start: Start) -> Option<Prefetch> {
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).saturating_sub(1).min(3);
         if workers == 0 {
             return None;
@@ -390,11 +480,11 @@ impl Prefetch {
                 // A handle kept from an earlier call has the history's objects parsed already.
                 match workdir.map(|w| super::handles::lend(&w)) {
                     Some(Ok(repo)) => {
-                        let _ = walk_ahead(&repo, start, stripe, &shared);
+                        let _ = walk_ahead(&repo, odb, start, stripe, &shared);
                     }
                     _ => {
                         if let Ok(repo) = Repository::open(&dir) {
-                            let _ = walk_ahead(&repo, start, stripe, &shared);
+                            let _ = walk_ahead(&repo, odb, start, stripe, &shared);
                         }
                     }
                 }
@@ -430,7 +520,7 @@ struct State {
     /// Diffs a thread computes or has computed (by old blob, new blob).
     claimed: HashSet<(Oid, Oid)>,
     /// Diffs the workers computed, until the main thread takes them (`None`: it failed).
-    done: HashMap<(Oid, Oid), Option<BlobDiff>>,
+    done: HashMap<(Oid, Oid), Option<Arc<BlobDiff>>>,
 }
 
 impl Shared {
@@ -440,7 +530,7 @@ impl Shared {
 
     /// The main thread's side: a worker's diff (waiting while one computes it), or `None` when
     /// no worker has it (then it is claimed for the main thread, which computes it).
-    fn take(&self, old: Oid, new: Oid) -> Option<BlobDiff> {
+    fn take(&self, old: Oid, new: Oid) -> Option<Arc<BlobDiff>> {
         let key = (old, new);
         let mut st = self.lock();
         loop {
@@ -456,7 +546,7 @@ impl Shared {
     }
 
     /// A worker's side: compute the diff unless a thread has claimed it. `false`: stop.
-    fn compute(&self, repo: &Repository, old: Oid, new: Oid) -> bool {
+    fn compute(&self, repo: &Repository, odb: Option<Odb>, old: Oid, new: Oid) -> bool {
         let key = (old, new);
         {
             let mut st = self.lock();
@@ -471,7 +561,7 @@ impl Shared {
             }
         }
         // Published whatever happens, so that the main thread never waits for it in vain.
-        let d = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| blob_diff(repo, old, new)));
+        let d = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| blob_diff(repo, odb, old, new)));
         let mut st = self.lock();
         st.done.insert(key, d.ok().and_then(Result::ok));
         self.cond.notify_all();
@@ -483,6 +573,7 @@ impl Shared {
 /// parent took lines, and compute its stripe of the diffs the main thread will ask for.
 fn walk_ahead(
     repo: &Repository,
+    odb: Option<Odb>,
     start: Start,
     (first, every): (usize, usize),
     shared: &Shared,
@@ -500,7 +591,7 @@ fn walk_ahead(
         for p in &parents {
             let mut f = lookup(repo, p.tree_id(), &o.path, &o.chain)?;
             if f.is_none() {
-                f = renamed_from(repo, p, o.commit, &o.path)?;
+                f = renamed_from(repo, odb, p, o.commit, &o.path)?;
             }
             if let Some(f) = f.take_if(|f| f.blob == o.blob) {
                 same = Some((p, f));
@@ -518,7 +609,7 @@ fn walk_ahead(
                     blobs.push(f.blob);
                     let mine = count % every == first;
                     count += 1;
-                    if mine && !shared.compute(repo, f.blob, o.blob) {
+                    if mine && !shared.compute(repo, odb, f.blob, o.blob) {
                         return Ok(());
                     }
                     next.push((p, f));

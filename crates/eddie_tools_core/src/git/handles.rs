@@ -128,17 +128,20 @@ fn config_files() -> &'static [PathBuf] {
             (L::System, "gitconfig"),
             (L::ProgramData, "config"),
         ] {
-            // SAFETY: this only reads libgit2's search path; nothing in this process sets one,
-            // so no other thread changes it meanwhile.
-            let Ok(list) = (unsafe { git2::opts::get_search_path(level) }) else { continue };
-            let list = list.to_string_lossy().into_owned();
-            let sep = if cfg!(windows) { ';' } else { ':' };
-            for d in list.split(sep).filter(|d| !d.is_empty()) {
-                out.push(Path::new(d).join(name));
-            }
+            out.extend(search_path(level).into_iter().map(|d| d.join(name)));
         }
         out
     })
+}
+
+/// The folders libgit2 searches for the files of `level` (the user's, XDG, system ones).
+pub(super) fn search_path(level: git2::ConfigLevel) -> Vec<PathBuf> {
+    // SAFETY: this only reads libgit2's search path; nothing in this process sets one, so no
+    // other thread changes it meanwhile.
+    let Ok(list) = (unsafe { git2::opts::get_search_path(level) }) else { return Vec::new() };
+    let list = list.to_string_lossy().into_owned();
+    let sep = if cfg!(windows) { ';' } else { ':' };
+    list.split(sep).filter(|d| !d.is_empty()).map(PathBuf::from).collect()
 }
 
 /// The paths whose state a kept handle depends on (see the module's doc), or `None` when a

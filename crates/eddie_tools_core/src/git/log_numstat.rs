@@ -22,14 +22,72 @@
 //! is `M` with 0 and 0 (`-` for a binary file, as git).
 //! With no `diff` attribute, binary is decided as libgit2 decides it: a NUL in the first 8,000
 //! bytes of either side, or a side over 512 MiB.
+//!
+//! What a blob pair's counts are (its deleted and added lines, whether either side is binary by
+//! content) and what a blob's are (its lines, binary by content) are kept between calls
+//! ([`MEMO`], keyed by the object database and the ids; see `memo.rs`): a repeated `git_log`
+//! reads and diffs no blob it has counted before. The `diff` attribute is not part of it: it is
+//! looked up on every call and applied to what the memo gives.
 
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_int, c_long, c_ulong, c_void};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::boundary::Scope;
+use super::memo::{Memo, Odb, Weigh};
 use crate::error::{ErrorCode, Result, ToolError};
+
+/// Counts kept between calls: (object database, old blob, new blob) → the pair's counts, and
+/// (object database, blob, `None`) → the blob's own.
+static MEMO: Memo<(Odb, git2::Oid, Option<git2::Oid>), Counted> = Memo::new(8 << 20);
+
+/// Tree comparisons kept between calls: (object database, old tree (`None`: the empty tree),
+/// new tree) → the changed files (`None`: the commit goes to libgit2's diff).
+static TREES: Memo<(Odb, Option<git2::Oid>, git2::Oid), Compared> = Memo::new(8 << 20);
+
+/// A commit's changed files (`None`: it goes to libgit2's diff).
+type Compared = Arc<Option<Vec<Change>>>;
+
+impl Weigh for Compared {
+    fn heap_bytes(&self) -> usize {
+        self.as_ref().as_ref().map_or(0, |v| {
+            v.iter()
+                .map(|c| {
+                    let (Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, ..)) = c;
+                    std::mem::size_of::<Change>() + p.capacity()
+                })
+                .sum()
+        })
+    }
+}
+
+/// What a blob pair (or a blob) counts, whatever the path's `diff` attribute.
+#[derive(Clone, Copy)]
+struct Counted {
+    /// Either side is binary by content (libgit2's rule, [`is_binary`]).
+    binary: bool,
+    /// A pair's (deleted, added) lines; a blob's (lines, 0). `None`: not counted (a pair binary
+    /// by content, counted only when a path's `diff` attribute says text).
+    lines: Option<(usize, usize)>,
+}
+
+impl Weigh for Counted {
+    fn heap_bytes(&self) -> usize {
+        0
+    }
+}
+
+pub(super) fn clear_memo() {
+    MEMO.clear();
+    TREES.clear();
+}
+
+pub(super) fn memo_usage() -> (usize, usize) {
+    let ((a, b), (c, d)) = (MEMO.usage(), TREES.usage());
+    (a + c, b + d)
+}
 
 /// libgit2's `GIT_FILTER_BYTES_TO_CHECK_NUL`: a NUL within this many bytes makes a blob binary.
 const BINARY_PROBE: usize = 8000;
@@ -192,8 +250,42 @@ enum Driver {
     Text,
 }
 
+/// Whether an attributes file outside the tree may apply to every path: the system's, the
+/// user's (`core.attributesFile`, set at all, or the XDG `attributes`), `info/attributes` (in
+/// the common dir, where libgit2 reads it, and in the git dir).
+fn attributes_outside_tree(repo: &git2::Repository) -> bool {
+    match repo.config() {
+        Ok(cfg) if cfg.get_entry("core.attributesFile").is_err() => {}
+        _ => return true,
+    }
+    let exists = |p: &std::path::Path| std::fs::symlink_metadata(p).is_ok();
+    let system = super::handles::search_path(git2::ConfigLevel::System);
+    let xdg = super::handles::search_path(git2::ConfigLevel::XDG);
+    exists(&repo.commondir().join("info").join("attributes"))
+        || exists(&repo.path().join("info").join("attributes"))
+        || system.iter().any(|d| exists(&d.join("gitattributes")))
+        || xdg.iter().any(|d| exists(&d.join("attributes")))
+}
+
+/// Whether the tree's `folder` (`""`: the root) may hold attributes for the paths below it: a
+/// `.gitattributes` there in the working tree (anything by that name) or in the index (any
+/// stage), or a folder that is a symlink in the working tree.
+fn folder_may_have_attributes(workdir: &std::path::Path, index: Option<&git2::Index>, folder: &[u8]) -> bool {
+    let (Ok(folder), Some(index)) = (std::str::from_utf8(folder), index) else { return true };
+    let dir = workdir.join(folder);
+    if !folder.is_empty() && std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return true;
+    }
+    if std::fs::symlink_metadata(dir.join(".gitattributes")).is_ok() {
+        return true;
+    }
+    let name =
+        if folder.is_empty() { ".gitattributes".to_owned() } else { format!("{folder}/.gitattributes") };
+    (0..=3).any(|stage| index.get_path(std::path::Path::new(&name), stage).is_some())
+}
+
 /// One changed file of a commit.
-enum Change {
+pub(super) enum Change {
     Added(Vec<u8>, git2::Oid),
     Deleted(Vec<u8>, git2::Oid),
     /// Old and new blob, and the status letter: `M`, or `T` when a file became a symlink or
@@ -227,15 +319,33 @@ fn tree_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
 /// the call can use again.
 pub(super) struct Counter<'r> {
     repo: &'r git2::Repository,
+    /// The object database, as [`MEMO`] keys it (`None`: nothing memoised).
+    odb: Option<Odb>,
     blobs: HashMap<git2::Oid, git2::Blob<'r>>,
     blob_bytes: usize,
     /// Per path: its driver (`None`: one this module leaves to libgit2).
     drivers: HashMap<Vec<u8>, Option<Driver>>,
+    /// Whether an attributes file outside the tree may apply (`None`: not looked at yet).
+    outside: Option<bool>,
+    /// The index, read once for [`Counter::may_have_attributes`].
+    index: Option<git2::Index>,
+    /// Per folder of the tree (`a/b`, `""` for the root): whether an attributes file there may
+    /// apply to the paths below it.
+    folders: HashMap<Vec<u8>, bool>,
 }
 
 impl<'r> Counter<'r> {
     pub(super) fn new(repo: &'r git2::Repository) -> Self {
-        Self { repo, blobs: HashMap::new(), blob_bytes: 0, drivers: HashMap::new() }
+        Self {
+            repo,
+            odb: super::memo::odb(repo),
+            blobs: HashMap::new(),
+            blob_bytes: 0,
+            drivers: HashMap::new(),
+            outside: None,
+            index: None,
+            folders: HashMap::new(),
+        }
     }
 
     fn fail(e: &git2::Error) -> ToolError {
@@ -255,18 +365,19 @@ impl<'r> Counter<'r> {
         if !xdiff_layout_known() {
             return Ok(None);
         }
-        let mut changes = Vec::new();
-        if !self.compare(&mut Vec::new(), 0, old, Some(new), &mut changes)? {
-            return Ok(None);
-        }
+        let compared = self.compared(old, new)?;
+        let Some(changes) = compared.as_ref() else { return Ok(None) };
         let added = changes.iter().any(|c| matches!(c, Change::Added(..)));
         let deleted = changes.iter().any(|c| matches!(c, Change::Deleted(..)));
         if added && deleted {
             return Ok(None);
         }
-        changes.retain(|c| match c {
-            Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, ..) => scope.contains(p),
-        });
+        let changes: Vec<&Change> = changes
+            .iter()
+            .filter(|c| match c {
+                Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, ..) => scope.contains(p),
+            })
+            .collect();
         let mut drivers = Vec::with_capacity(changes.len());
         for c in &changes {
             let (Change::Added(p, _) | Change::Deleted(p, _) | Change::Modified(p, ..)) = c;
@@ -277,36 +388,13 @@ impl<'r> Counter<'r> {
         }
         let mut out = Vec::with_capacity(changes.len());
         for (c, driver) in changes.into_iter().zip(drivers) {
-            let binary = |text: &[u8]| match driver {
-                Driver::Auto => is_binary(text),
-                Driver::Binary => true,
-                Driver::Text => false,
-            };
-            let (path, status, counts) = match c {
-                Change::Added(p, id) => {
-                    let blob = self.blob(id)?;
-                    let text = blob.content();
-                    (p, "A", (!binary(text)).then(|| (0, lines(text))))
-                }
-                Change::Deleted(p, id) => {
-                    let blob = self.blob(id)?;
-                    let text = blob.content();
-                    (p, "D", (!binary(text)).then(|| (lines(text), 0)))
-                }
-                Change::Modified(p, a, b, status) => {
-                    let (x, y) = (self.blob(a)?, self.blob(b)?);
-                    let (x, y) = (x.content(), y.content());
-                    let counts = match (binary(x) || binary(y), a == b) {
-                        (true, _) => None,
-                        // A mode change only: git still calls a binary file binary.
-                        (false, true) => Some((0, 0)),
-                        (false, false) => Some(line_counts(x, y)?),
-                    };
-                    (p, status, counts)
-                }
+            let (path, status, counts) = match *c {
+                Change::Added(ref p, id) => (p, "A", self.counted(id, None, driver)?.map(|(n, _)| (0, n))),
+                Change::Deleted(ref p, id) => (p, "D", self.counted(id, None, driver)?.map(|(n, _)| (n, 0))),
+                Change::Modified(ref p, a, b, status) => (p, status, self.counted(a, Some(b), driver)?),
             };
             out.push(json!({
-                "path": String::from_utf8_lossy(&path),
+                "path": String::from_utf8_lossy(path),
                 "oldPath": Value::Null,
                 "status": status,
                 "binary": counts.is_none(),
@@ -317,6 +405,21 @@ impl<'r> Counter<'r> {
         Ok(Some(out))
     }
 
+    /// The files `new` changes against `old` (`None`: the commit goes to libgit2's diff), from
+    /// [`TREES`] when it has them, else compared (and memoised).
+    fn compared(&self, old: Option<&git2::Tree<'_>>, new: &git2::Tree<'_>) -> Result<Compared> {
+        let key = self.odb.map(|odb| (odb, old.map(git2::Tree::id), new.id()));
+        if let Some(c) = key.and_then(|k| TREES.get(&k)) {
+            return Ok(c);
+        }
+        let mut changes = Vec::new();
+        let c = Arc::new(self.compare(&mut Vec::new(), 0, old, Some(new), &mut changes)?.then_some(changes));
+        if let Some(k) = key {
+            TREES.put(k, Arc::clone(&c));
+        }
+        Ok(c)
+    }
+
     /// `path`'s driver by its `diff` attribute (asked once per path and call, as the libgit2
     /// diff asks it: working-tree files first, then the index); `None` for a named driver or a
     /// path that is not UTF-8.
@@ -325,6 +428,7 @@ impl<'r> Counter<'r> {
             return Ok(d);
         }
         let driver = match std::str::from_utf8(path) {
+            Ok(_) if !self.may_have_attributes(path) => Some(Driver::Auto),
             Ok(s) => {
                 let flags = git2::AttrCheckFlags::FILE_THEN_INDEX;
                 let value = self.repo.get_attr_bytes(std::path::Path::new(s), "diff", flags);
@@ -339,6 +443,95 @@ impl<'r> Counter<'r> {
         };
         self.drivers.insert(path.to_vec(), driver);
         Ok(driver)
+    }
+
+    /// Whether an attribute may be set on `path` (a path of the tree): `false` only when none of
+    /// the files libgit2 reads them from (with `FILE_THEN_INDEX`, see `collect_attr_files` in its
+    /// `attr.c`) exists: the system's `gitattributes`, `core.attributesFile` (or the XDG
+    /// `attributes`), `info/attributes`, and a `.gitattributes` in the path's folders, in the
+    /// working tree or in the index (any stage). A folder along the path that is a symlink
+    /// (libgit2 resolves it), or a bare repository, counts as "may": the lookup is then
+    /// libgit2's, as before. Each lookup cost libgit2 a `realpath` and a check of every
+    /// attributes file; this is a few stat()s and index lookups per call and folder.
+    fn may_have_attributes(&mut self, path: &[u8]) -> bool {
+        let Some(workdir) = self.repo.workdir() else { return true };
+        if *self.outside.get_or_insert_with(|| attributes_outside_tree(self.repo)) {
+            return true;
+        }
+        if self.index.is_none() {
+            match self.repo.index() {
+                Ok(i) => self.index = Some(i),
+                Err(_) => return true,
+            }
+        }
+        for end in std::iter::once(0).chain(memchr::memchr_iter(b'/', path)) {
+            let folder = path.get(..end).unwrap_or_default();
+            let may = match self.folders.get(folder) {
+                Some(&m) => m,
+                None => {
+                    let m = folder_may_have_attributes(workdir, self.index.as_ref(), folder);
+                    self.folders.insert(folder.to_vec(), m);
+                    m
+                }
+            };
+            if may {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The counts of blob `a` against blob `b` ((deleted, added) lines), or of blob `a` alone
+    /// (`b` is `None`: (lines, 0)), as the path's `driver` has them: `None` for binary. From
+    /// [`MEMO`] when it has them, else counted (and memoised).
+    fn counted(
+        &mut self,
+        a: git2::Oid,
+        b: Option<git2::Oid>,
+        driver: Driver,
+    ) -> Result<Option<(usize, usize)>> {
+        let key = self.odb.map(|odb| (odb, a, b));
+        let memoised =
+            key.and_then(|k| MEMO.get(&k)).filter(|_| super::memo::present(self.repo, &[a, b.unwrap_or(a)]));
+        let enough = |c: &Counted| match driver {
+            Driver::Auto => c.binary || c.lines.is_some(),
+            Driver::Text => c.lines.is_some(),
+            Driver::Binary => true,
+        };
+        let c = match memoised.filter(enough) {
+            Some(c) => c,
+            None => {
+                let c = match b {
+                    None => {
+                        let blob = self.blob(a)?;
+                        let text = blob.content();
+                        Counted { binary: is_binary(text), lines: Some((lines(text), 0)) }
+                    }
+                    Some(b) => {
+                        let (x, y) = (self.blob(a)?, self.blob(b)?);
+                        let (x, y) = (x.content(), y.content());
+                        let binary = is_binary(x) || is_binary(y);
+                        let lines = match (driver, binary) {
+                            (Driver::Binary, _) | (Driver::Auto, true) => memoised.and_then(|c| c.lines),
+                            // A mode change only: git still calls a binary file binary.
+                            _ if a == b => Some((0, 0)),
+                            _ => Some(line_counts(x, y)?),
+                        };
+                        Counted { binary, lines }
+                    }
+                };
+                if let Some(k) = key {
+                    MEMO.put(k, c);
+                }
+                c
+            }
+        };
+        let binary = match driver {
+            Driver::Auto => c.binary,
+            Driver::Binary => true,
+            Driver::Text => false,
+        };
+        Ok(if binary { None } else { c.lines })
     }
 
     /// Blob `id` (a new handle on the same object when it is kept), kept for a later commit.

@@ -25,6 +25,7 @@ pub mod history;
 pub mod is_protected_branch;
 pub mod lock;
 mod log_numstat;
+pub mod memo;
 pub mod refname;
 pub mod ssh;
 #[cfg(target_os = "linux")]

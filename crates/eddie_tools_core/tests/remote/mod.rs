@@ -1,7 +1,7 @@
 //! What the remote-transport tests (`git_http`, `git_ssh`) share: the git CLI as the oracle, a
 //! tool call through the registry, and incompressible bytes; `git status`'s oracle (also used by
-//! `git` and `git_status_scan`).
-#![allow(clippy::expect_used, dead_code)]
+//! `git` and `git_status_scan`); the numstat and blame oracles' parsers (`git`, `git_memo`).
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::indexing_slicing, dead_code)]
 
 use std::path::Path;
 use std::process::Command;
@@ -85,4 +85,77 @@ pub fn status_entries(data: &Value) -> Vec<(String, String, Option<String>)> {
         .collect();
     got.sort();
     got
+}
+
+/// `git ... --numstat -z` as (path, oldPath, added, deleted).
+pub fn numstat(out: &str) -> Vec<(String, Option<String>, String, String)> {
+    let mut v = Vec::new();
+    let mut it = out.split('\0');
+    while let Some(rec) = it.next() {
+        let rec = rec.trim_start_matches('\n');
+        if rec.is_empty() {
+            continue;
+        }
+        let parts: Vec<&str> = rec.splitn(3, '\t').collect();
+        if parts.len() < 3 {
+            continue;
+        }
+        if parts[2].is_empty() {
+            let old = it.next().unwrap().to_owned();
+            let new = it.next().unwrap().to_owned();
+            v.push((new, Some(old), parts[0].to_owned(), parts[1].to_owned()));
+        } else {
+            v.push((parts[2].to_owned(), None, parts[0].to_owned(), parts[1].to_owned()));
+        }
+    }
+    v.sort();
+    v
+}
+
+pub fn ours(files: &Value) -> Vec<(String, Option<String>, String, String)> {
+    let n = |v: &Value| v.as_u64().map_or("-".to_owned(), |n| n.to_string());
+    let mut v: Vec<_> = files
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_owned(),
+                f["oldPath"].as_str().map(str::to_owned),
+                n(&f["additions"]),
+                n(&f["deletions"]),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every line's (commit, original line, original path) from `git blame --line-porcelain`.
+pub fn line_porcelain(out: &str) -> Vec<(String, u64, String)> {
+    let mut v: Vec<(String, u64, String)> = Vec::new();
+    for l in out.lines() {
+        let parts: Vec<&str> = l.split(' ').collect();
+        if parts.len() >= 3 && parts[0].len() == 40 && parts[0].chars().all(|c| c.is_ascii_hexdigit()) {
+            v.push((parts[0].to_owned(), parts[1].parse().unwrap(), String::new()));
+        } else if let (Some(f), Some(last)) = (l.strip_prefix("filename "), v.last_mut()) {
+            f.clone_into(&mut last.2);
+        }
+    }
+    v
+}
+
+/// The same triples from `git_blame`'s hunks.
+pub fn blamed_lines(data: &Value) -> Vec<(String, u64, String)> {
+    let mut v = Vec::new();
+    for h in data["hunks"].as_array().unwrap() {
+        for k in 0..h["lines"].as_u64().unwrap() {
+            v.push((
+                h["commit"].as_str().unwrap().to_owned(),
+                h["origStartLine"].as_u64().unwrap() + k,
+                h["origPath"].as_str().unwrap().to_owned(),
+            ));
+        }
+    }
+    v
 }
