@@ -1,9 +1,13 @@
 //! From bytes to text: the charset (a BOM, then the `Content-Type` charset, then `<meta>`, then
 //! UTF-8 when it is valid, else a guess), what kind of body it is, and for HTML the main
-//! content (a readability port, `dom_smoothie`) turned into Markdown (`htmd`) or plain text.
+//! content (our readability pass on a compact tree) turned into Markdown or plain text.
 
 use encoding_rs::Encoding;
 use tendril::StrTendril;
+
+use super::markdown::{self, View};
+use super::readable;
+use super::tree::{Id, Tree};
 
 /// What a body is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,61 +176,64 @@ pub fn decode_owned(mut bytes: Vec<u8>, content_type: Option<&str>, html: bool) 
     Decoded { text: text.into_owned(), encoding: enc.name(), source, malformed }
 }
 
-/// The main content of an HTML page.
-#[derive(Debug, Clone)]
-pub struct Article {
-    /// The page title.
-    pub title: Option<String>,
-    /// The main content as HTML.
-    pub html: String,
-    /// Whether the readability pass found it (else it is the whole body, boilerplate removed).
-    pub readable: bool,
-}
-
 /// The tags dropped from a page when the readability pass finds nothing.
 const BOILERPLATE: &[&str] = &[
     "script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form", "iframe", "svg",
     "button",
 ];
 
-/// The main content of `html` (fetched from `url`, for resolving links).
-pub fn article(html: &str, url: Option<&str>) -> Article {
-    article_of(StrTendril::from_slice(html), url)
+/// What [`convert`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// Markdown.
+    Markdown,
+    /// The kept nodes as HTML.
+    Html,
 }
 
-/// [`article`] of a page this call owns, taken as the parser's input itself (not copied beside
-/// it); the page is kept, shared, until the article is out, for the fallbacks below (at no cost:
-/// the tree's text nodes hold the same buffer, and the profile's peak is the same without it).
-///
-/// The readability pass is `dom_smoothie`'s `parse`, run with less memory: `parse` works on a
-/// copy of the tree for each of up to four attempts (relaxing one rule each time) and keeps the
-/// best; its first attempt is the strict one, and it is kept when its article has at least
-/// `char_threshold` characters. So the strict attempt is made on the tree itself
-/// (`parse_with_policy(Strict)`, the same steps); when its article reaches the threshold
-/// (counted after the post-processing, which only removes text, so the count before was at
-/// least as much) that is `parse`'s answer, else the page is parsed again for the full `parse`.
-pub fn article_of(html: StrTendril, url: Option<&str>) -> Article {
-    let cfg = dom_smoothie::Config { max_elements_to_parse: 200_000, ..Default::default() };
-    let threshold = cfg.char_threshold;
-    let strict =
-        dom_smoothie::Readability::new(html.clone(), url, Some(cfg.clone())).ok().and_then(|mut r| {
-            super::profile::mark("parse");
-            let a = r.parse_with_policy(dom_smoothie::ParsePolicy::Strict).ok()?;
-            let long = r.doc.select_single("#readability-page-1").nodes().first()?.normalized_char_count();
-            (long >= threshold).then_some(a)
-        });
-    let parsed = strict.or_else(|| {
-        dom_smoothie::Readability::new(html.clone(), url, Some(cfg)).ok().and_then(|mut r| r.parse().ok())
-    });
+/// A page converted.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    /// The Markdown or HTML.
+    pub text: String,
+    /// The page's title: its `<title>`, else its first `<h1>`.
+    pub title: Option<String>,
+    /// Whether the readability pass found the article (else it is the whole body, boilerplate
+    /// dropped).
+    pub readable: bool,
+}
+
+/// The main content of the page `html` (fetched from `url`, for resolving links) as Markdown
+/// or HTML. The page is the parser's input itself (not copied beside it), and the tree's text
+/// nodes are slices of it: one compact tree (`tree.rs`), our readability pass on it
+/// (`readable.rs`), and the Markdown written straight from it (`markdown.rs`).
+pub fn convert(html: StrTendril, url: Option<&str>, form: Form) -> Converted {
+    let tree = Tree::parse(html);
+    super::profile::mark("parse");
+    let found = readable::find(&tree);
     super::profile::mark("readability");
-    match parsed {
-        Some(a) if !a.text_content.trim().is_empty() => {
-            let title = Some(a.title.trim().to_owned()).filter(|t| !t.is_empty());
-            drop(a.text_content);
-            Article { title, html: a.content.to_string(), readable: true }
+    let base = url.and_then(|u| url::Url::parse(u).ok());
+    let title = tree.title().or_else(|| {
+        let h1 = tree.find(tree.body(), &html5ever::local_name!("h1"))?;
+        let mut s = String::new();
+        for d in tree.descendants(h1) {
+            s.push_str(tree.text(d));
         }
-        _ => Article { title: title_of(&html), html: html.to_string(), readable: false },
-    }
+        let t = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!t.is_empty()).then_some(t)
+    });
+    let body = [tree.body()];
+    let gone = |id: Id| found.as_ref().is_some_and(|f| f.gone(id));
+    let boilerplate = |id: Id| tree.node(id).is_element() && BOILERPLATE.contains(&&*tree.node(id).name);
+    let view = match &found {
+        Some(f) => View { tree: &tree, roots: &f.roots, skip: &gone, base: base.as_ref() },
+        None => View { tree: &tree, roots: &body, skip: &boilerplate, base: base.as_ref() },
+    };
+    let text = match form {
+        Form::Markdown => markdown::markdown(&view),
+        Form::Html => markdown::html(&view),
+    };
+    Converted { text, title, readable: found.is_some() }
 }
 
 /// The `<title>` of a page.
@@ -239,44 +246,14 @@ pub fn title_of(html: &str) -> Option<String> {
     (!t.is_empty()).then_some(t)
 }
 
-/// HTML to Markdown: links, headings, lists, code blocks and tables kept; scripts, styles and
-/// (for a whole page) navigation dropped.
+/// HTML to Markdown, no readability pass: the whole body (for a whole page, its boilerplate
+/// dropped); links, headings, lists, code blocks and tables kept, scripts and styles dropped.
 pub fn markdown(html: &str, whole_page: bool) -> String {
-    let md = converter(whole_page).convert(html).unwrap_or_default();
-    super::profile::mark("htmd");
-    tidy(&md)
-}
-
-/// [`markdown`] of HTML this call owns: dropped once parsed, before the Markdown is written.
-pub fn markdown_owned(html: String, whole_page: bool) -> String {
-    let conv = converter(whole_page);
-    let md = match conv.html_to_tree(&html) {
-        Ok(tree) => {
-            drop(html);
-            conv.tree_to_markdown(&tree)
-        }
-        Err(_) => String::new(),
-    };
-    super::profile::mark("htmd");
-    tidy(&md)
-}
-
-/// The `htmd` converter: ATX headings, fenced code, `-` bullets; scripts, styles and the head
-/// skipped, and for a whole page its boilerplate too.
-fn converter(whole_page: bool) -> htmd::HtmlToMarkdown {
-    let mut skip = vec!["script", "style", "noscript", "template", "head"];
-    if whole_page {
-        skip.extend_from_slice(BOILERPLATE);
-    }
-    htmd::HtmlToMarkdown::builder()
-        .options(htmd::options::Options {
-            bullet_list_marker: htmd::options::BulletListMarker::Dash,
-            ul_bullet_spacing: 1,
-            ol_number_spacing: 1,
-            ..Default::default()
-        })
-        .skip_tags(skip)
-        .build()
+    let tree = Tree::parse(StrTendril::from_slice(html));
+    let body = [tree.body()];
+    let boilerplate =
+        |id: Id| whole_page && tree.node(id).is_element() && BOILERPLATE.contains(&&*tree.node(id).name);
+    markdown::markdown(&View { tree: &tree, roots: &body, skip: &boilerplate, base: None })
 }
 
 /// HTML to plain text: the Markdown without its markup characters for links and emphasis.
@@ -419,62 +396,6 @@ mod tests {
                 (&borrowed.text, borrowed.encoding, borrowed.source, borrowed.malformed),
                 "{bytes:?} {ct:?}"
             );
-        }
-    }
-
-    /// `dom_smoothie`'s own `parse`, as `article` called it before it ran the strict attempt
-    /// on the tree itself: the oracle.
-    fn parsed_by_dom_smoothie(html: &str, url: Option<&str>) -> (Option<String>, String, bool) {
-        let cfg = dom_smoothie::Config { max_elements_to_parse: 200_000, ..Default::default() };
-        match dom_smoothie::Readability::new(html, url, Some(cfg)).ok().and_then(|mut r| r.parse().ok()) {
-            Some(a) if !a.text_content.trim().is_empty() => {
-                (Some(a.title.trim().to_owned()).filter(|t| !t.is_empty()), a.content.to_string(), true)
-            }
-            _ => (title_of(html), html.to_owned(), false),
-        }
-    }
-
-    #[test]
-    fn the_strict_attempt_made_on_the_tree_itself_finds_what_dom_smoothies_parse_finds() {
-        // Its strict attempt drops the sidebar (an "unlikely" class) and keeps under 500
-        // characters, so `parse` tries again without that rule and finds the long text.
-        let para = "This paragraph is long enough, with commas, clauses, and words, to be scored as content by the readability pass. ";
-        let short_strict = format!(
-            "<html><head><title>Fallback</title></head><body><div class=\"sidebar\"><p>{}</p><p>{}</p></div><div><p>A short note, here.</p></div></body></html>",
-            para.repeat(4),
-            para.repeat(3)
-        );
-        let cfg = dom_smoothie::Config { max_elements_to_parse: 200_000, ..Default::default() };
-        let strict = dom_smoothie::Readability::new(short_strict.as_str(), None, Some(cfg))
-            .and_then(|mut r| r.parse_with_policy(dom_smoothie::ParsePolicy::Strict))
-            .map(|a| a.content.to_string())
-            .unwrap_or_default();
-        let (_, full, _) = parsed_by_dom_smoothie(&short_strict, None);
-        assert!(
-            full.contains("long enough") && !strict.contains("long enough"),
-            "the page no longer tests the fallback"
-        );
-
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/fixtures/web");
-        let mut pages: Vec<(String, String)> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "html"))
-            .map(|p| {
-                (p.display().to_string(), decode(&std::fs::read(&p).unwrap(), Some("text/html"), true).text)
-            })
-            .collect();
-        assert!(pages.len() >= 14, "{}", dir.display());
-        pages.push(("short strict".into(), short_strict));
-        pages.push((
-            "not readable".into(),
-            "<html><head><title>T</title></head><body><nav>menu</nav></body></html>".into(),
-        ));
-        pages.push(("empty".into(), String::new()));
-        for (name, html) in &pages {
-            let url = Some("https://docs.example/a/page.html");
-            let a = article(html, url);
-            assert_eq!((a.title, a.html, a.readable), parsed_by_dom_smoothie(html, url), "{name}");
         }
     }
 
