@@ -226,8 +226,8 @@ pub fn convert(html: StrTendril, url: Option<&str>, form: Form) -> Converted {
     let gone = |id: Id| found.as_ref().is_some_and(|f| f.gone(id));
     let boilerplate = |id: Id| tree.node(id).is_element() && BOILERPLATE.contains(&&*tree.node(id).name);
     let view = match &found {
-        Some(f) => View { tree: &tree, roots: &f.roots, skip: &gone, base: base.as_ref() },
-        None => View { tree: &tree, roots: &body, skip: &boilerplate, base: base.as_ref() },
+        Some(f) => View { tree: &tree, roots: &f.roots, skip: &gone, base: base.as_ref(), demote_h1: true },
+        None => View { tree: &tree, roots: &body, skip: &boilerplate, base: base.as_ref(), demote_h1: false },
     };
     let text = match form {
         Form::Markdown => markdown::markdown(&view),
@@ -253,7 +253,7 @@ pub fn markdown(html: &str, whole_page: bool) -> String {
     let body = [tree.body()];
     let boilerplate =
         |id: Id| whole_page && tree.node(id).is_element() && BOILERPLATE.contains(&&*tree.node(id).name);
-    markdown::markdown(&View { tree: &tree, roots: &body, skip: &boilerplate, base: None })
+    markdown::markdown(&View { tree: &tree, roots: &body, skip: &boilerplate, base: None, demote_h1: false })
 }
 
 /// HTML to plain text: the Markdown without its markup characters for links and emphasis.

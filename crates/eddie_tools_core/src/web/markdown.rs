@@ -18,6 +18,8 @@ pub struct View<'a> {
     pub skip: &'a dyn Fn(Id) -> bool,
     /// The page's URL.
     pub base: Option<&'a url::Url>,
+    /// `<h1>` written as `##` (an article: the page's title is its `#`).
+    pub demote_h1: bool,
 }
 
 impl View<'_> {
@@ -50,6 +52,38 @@ struct List {
 struct Table {
     rows: Vec<Vec<String>>,
     head: bool,
+    /// A table for layout: its cells are written as blocks, not as a grid.
+    layout: bool,
+}
+
+/// A table written as a Markdown grid: no table inside it and no block but a paragraph in its
+/// cells (else it lays a page out, and its cells are written as blocks).
+fn is_grid(t: &Tree, table: Id) -> bool {
+    let mut it = t.descendants(table);
+    while let Some(d) = it.next() {
+        let n = t.node(d);
+        if n.is_element()
+            && matches!(
+                n.name,
+                local_name!("table")
+                    | local_name!("pre")
+                    | local_name!("ul")
+                    | local_name!("ol")
+                    | local_name!("dl")
+                    | local_name!("div")
+                    | local_name!("blockquote")
+                    | local_name!("h1")
+                    | local_name!("h2")
+                    | local_name!("h3")
+                    | local_name!("h4")
+                    | local_name!("h5")
+                    | local_name!("h6")
+            )
+        {
+            return false;
+        }
+    }
+    true
 }
 
 /// The writer's state.
@@ -145,8 +179,8 @@ impl Md {
     /// Text: whitespace collapsed, Markdown's characters escaped.
     fn text(&mut self, s: &str) {
         let mut prev: char = self.out.chars().next_back().unwrap_or(' ');
-        let mut chars = s.chars().peekable();
-        while let Some(c) = chars.next() {
+        let mut chars = s.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
             if c.is_whitespace() {
                 if let Some(at) = self.opener.take() {
                     // A space just inside an opener goes before it.
@@ -168,9 +202,11 @@ impl Md {
             }
             self.space = false;
             self.opener = None;
-            let next = chars.peek().copied().unwrap_or(' ');
+            let next = chars.peek().map_or(' ', |&(_, c)| c);
+            let at_start = self.fresh;
             let escape = match c {
                 '\\' | '*' | '`' | '[' | ']' => true,
+                '-' | '+' => at_start && next.is_whitespace(),
                 '_' => !prev.is_alphanumeric() || !next.is_alphanumeric(),
                 '<' => next.is_ascii_alphabetic() || matches!(next, '/' | '!' | '?'),
                 '#' | '>' => self.fresh,
@@ -183,6 +219,19 @@ impl Md {
             self.out.push(c);
             self.fresh = false;
             prev = c;
+            if at_start && c.is_ascii_digit() {
+                // `1. ` at the start of a line would start a list: `1\. `.
+                let rest = &s[i + 1..];
+                let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                let after = &rest[digits..];
+                if digits < 9 && (after.starts_with(". ") || after.starts_with(") ") || after == "." || after == ")") {
+                    self.out.push_str(&rest[..digits]);
+                    self.out.push('\\');
+                    for _ in 0..digits {
+                        chars.next();
+                    }
+                }
+            }
         }
     }
 
@@ -231,7 +280,8 @@ fn raw_text(v: &View, root: Id, out: &mut String) {
 /// `<pre>` or its `<code>`.
 fn language(t: &Tree, pre: Id) -> String {
     let code = t.children(pre).find(|&c| t.is(c, &local_name!("code")));
-    for id in [Some(pre), code].into_iter().flatten() {
+    let outer = t.is(pre, &local_name!("code")).then(|| t.node(pre).parent);
+    for id in [code, Some(pre), outer].into_iter().flatten() {
         for class in t.attr(id, &local_name!("class")).unwrap_or("").split_whitespace() {
             for p in ["language-", "lang-", "highlight-source-"] {
                 if let Some(l) = class.strip_prefix(p)
@@ -244,6 +294,37 @@ fn language(t: &Tree, pre: Id) -> String {
         }
     }
     String::new()
+}
+
+/// A fenced code block of `code` (its lines as written), or inline code inside a heading or a
+/// table cell.
+fn code_block(md: &mut Md, code: &str, lang: &str) {
+    let code = code.trim_end_matches(['\n', '\r', ' ', '\t']);
+    // Blank lines before the first line are not code (its indentation is).
+    let first = code.len() - code.trim_start().len();
+    let code = &code[code[..first].rfind('\n').map_or(0, |i| i + 1)..];
+    if code.trim().is_empty() {
+        return;
+    }
+    if md.one_line > 0 {
+        let f = fence(code, 1);
+        md.open(&f);
+        md.out.push_str(&code.replace('\n', " "));
+        md.close(&f);
+        return;
+    }
+    md.block();
+    let f = fence(code, 3);
+    md.open(&f);
+    md.out.push_str(lang);
+    for line in code.split('\n') {
+        md.newline();
+        md.out.push_str(line);
+    }
+    md.newline();
+    md.out.push_str(&f);
+    md.fresh = false;
+    md.block();
 }
 
 /// Backticks around `s`: one more than its longest run.
@@ -354,6 +435,7 @@ fn enter(v: &View, md: &mut Md, id: Id) -> Option<usize> {
     let t = v.tree;
     let name = &t.node(id).name;
     if let Some(level) = heading_level(name) {
+        let level = if v.demote_h1 { level.max(2) } else { level };
         if md.one_line > 0 {
             return Some(usize::MAX);
         }
@@ -368,36 +450,17 @@ fn enter(v: &View, md: &mut Md, id: Id) -> Option<usize> {
     }
     match *name {
         local_name!("pre") | local_name!("xmp") | local_name!("listing") | local_name!("plaintext") => {
-            let mut code = String::new();
-            raw_text(v, id, &mut code);
-            let code = code.trim_end_matches(['\n', '\r', ' ', '\t']);
-            let code = code.trim_start_matches(['\n', '\r']);
-            if code.trim().is_empty() {
-                return None;
+            // A `<pre>` holding several `<code>`s (one per flavour of an example): a block each.
+            let codes: Vec<Id> = t.children(id).filter(|&c| t.is(c, &local_name!("code")) && !v.skipped(c)).collect();
+            let parts = if codes.len() > 1 { codes } else { vec![id] };
+            for part in parts {
+                let mut code = String::new();
+                raw_text(v, part, &mut code);
+                code_block(md, &code, &language(t, part));
             }
-            if md.one_line > 0 {
-                // A code block inside a heading or a table cell: inline code.
-                let f = fence(code, 1);
-                md.open(&f);
-                md.out.push_str(&code.replace('\n', " "));
-                md.close(&f);
-                return None;
-            }
-            md.block();
-            let f = fence(code, 3);
-            md.open(&f);
-            md.out.push_str(&language(t, id));
-            for line in code.split('\n') {
-                md.newline();
-                md.out.push_str(line);
-            }
-            md.newline();
-            md.out.push_str(&f);
-            md.fresh = false;
-            md.block();
             None
         }
-        local_name!("code") | local_name!("kbd") | local_name!("samp") | local_name!("tt") => {
+        local_name!("code") | local_name!("kbd") | local_name!("samp") => {
             let mut code = String::new();
             raw_text(v, id, &mut code);
             let code = code.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -488,8 +551,15 @@ fn enter(v: &View, md: &mut Md, id: Id) -> Option<usize> {
         }
         local_name!("table") => {
             md.block();
-            md.flush();
-            md.tables.push(Table { rows: Vec::new(), head: false });
+            let layout = md.one_line > 0 || !is_grid(t, id);
+            if !layout {
+                md.flush();
+            }
+            md.tables.push(Table { rows: Vec::new(), head: false, layout });
+            Some(0)
+        }
+        local_name!("tr") | local_name!("td") | local_name!("th") if md.tables.last().is_none_or(|tb| tb.layout) => {
+            md.block();
             Some(0)
         }
         local_name!("tr") => {
@@ -523,6 +593,7 @@ fn exit(v: &View, md: &mut Md, id: Id, at: usize) {
     let t = v.tree;
     let name = &t.node(id).name;
     if let Some(level) = heading_level(name) {
+        let level = if v.demote_h1 { level.max(2) } else { level };
         if at == usize::MAX {
             return;
         }
@@ -578,6 +649,9 @@ fn exit(v: &View, md: &mut Md, id: Id, at: usize) {
                 md.block();
             }
         }
+        local_name!("tr") | local_name!("td") | local_name!("th") if md.tables.last().is_none_or(|tb| tb.layout) => {
+            md.block();
+        }
         local_name!("td") | local_name!("th") => {
             md.one_line -= 1;
             let cell = md.out.get(at..).unwrap_or("").trim().replace('\n', " ");
@@ -599,8 +673,9 @@ fn exit(v: &View, md: &mut Md, id: Id, at: usize) {
             md.block();
         }
         local_name!("table") => {
-            if let Some(tb) = md.tables.pop() {
-                write_table(md, tb);
+            match md.tables.pop() {
+                Some(tb) if !tb.layout => write_table(md, tb),
+                _ => md.block(),
             }
         }
         _ => {

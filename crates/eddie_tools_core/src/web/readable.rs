@@ -98,7 +98,7 @@ const POSITIVE: &[&str] = &[
     "story",
 ];
 const NEGATIVE: &[&str] = &[
-    "-ad-", "hidden", "banner", "combx", "comment", "com-", "contact", "footer", "gdpr", "masthead", "media", "meta",
+    "-ad-", "hidden", "banner", "combx", "comment", "com-", "contact", "footer", "gdpr", "masthead", "media",
     "outbrain", "promo", "related", "scroll", "share", "shoutbox", "sidebar", "skyscraper", "sponsor", "shopping",
     "tags", "widget", "nav", "toc",
 ];
@@ -149,6 +149,8 @@ pub struct Stats {
     pub link_chars: usize,
     /// Commas.
     pub commas: usize,
+    /// Characters inside headings.
+    pub heading_chars: usize,
 }
 
 impl Stats {
@@ -159,22 +161,22 @@ impl Stats {
 }
 
 /// Count `s` into `st`: whitespace runs count as one character (`space` carries the state).
-fn count_text(s: &str, st: &mut Stats, in_link: bool, space: &mut bool) {
+fn count_text(s: &str, st: &mut Stats, (in_link, in_heading): (bool, bool), space: &mut bool) {
     for c in s.chars() {
         if c.is_whitespace() {
-            if !*space {
-                *space = true;
-                st.chars += 1;
-                if in_link {
-                    st.link_chars += 1;
-                }
+            if *space {
+                continue;
             }
-            continue;
+            *space = true;
+        } else {
+            *space = false;
         }
-        *space = false;
         st.chars += 1;
         if in_link {
             st.link_chars += 1;
+        }
+        if in_heading {
+            st.heading_chars += 1;
         }
         if matches!(c, ',' | '，' | '、' | '،' | '﹐' | '︐' | '︑' | '⸲' | '⸴' | '⹁' | '⹌' | '⹎') {
             st.commas += 1;
@@ -187,12 +189,17 @@ pub fn stats(t: &Tree, root: Id, gone: &[u8]) -> Stats {
     let mut st = Stats::default();
     let mut space = true;
     let in_link_root = t.is(root, &local_name!("a"));
+    let in_heading_root = t.node(root).is_element() && is_heading(&t.node(root).name);
     let mut it = t.descendants(root);
-    // The open links: their ends, as the first node after each.
+    // The open links and headings: their ends, as the first node after each.
     let mut link_ends: Vec<Id> = Vec::new();
+    let mut heading_end: Option<Id> = None;
     while let Some(d) = it.next() {
         while link_ends.last().is_some_and(|&e| e == d) {
             link_ends.pop();
+        }
+        if heading_end == Some(d) {
+            heading_end = None;
         }
         if gone.get(d as usize).is_some_and(|f| f & GONE != 0) || invisible(t, d) {
             it.skip_children(d);
@@ -200,12 +207,17 @@ pub fn stats(t: &Tree, root: Id, gone: &[u8]) -> Stats {
         }
         let n = t.node(d);
         if n.is_text() {
-            count_text(t.text(d), &mut st, in_link_root || !link_ends.is_empty(), &mut space);
+            let within = (in_link_root || !link_ends.is_empty(), in_heading_root || heading_end.is_some());
+            count_text(t.text(d), &mut st, within, &mut space);
         } else if n.name == local_name!("a") && n.first != NONE {
             link_ends.push(t.skip(d, root));
+        } else if heading_end.is_none() && is_heading(&n.name) && n.first != NONE {
+            // (`NONE` when the heading runs to the end of `root`.)
+            heading_end = Some(t.skip(d, root));
         }
     }
     if space && st.chars > 0 {
+        // A trailing whitespace run is not text.
         st.chars -= 1;
     }
     st
@@ -582,6 +594,10 @@ fn clean(t: &Tree, found: &mut Found, scores: &std::collections::HashMap<Id, f32
         if n.name == local_name!("table") && data_table(t, d) {
             continue;
         }
+        // A `div` of phrasing content is a paragraph (Readability makes it a `<p>`).
+        if n.name == local_name!("div") && reads_as_paragraph(t, d) {
+            continue;
+        }
         let weight = if rules.weigh_classes { class_weight(t, d) } else { 0.0 };
         if weight + scores.get(&d).copied().unwrap_or(0.0) < 0.0 {
             found.gone[d as usize] |= GONE;
@@ -606,7 +622,11 @@ fn clean(t: &Tree, found: &mut Found, scores: &std::collections::HashMap<Id, f32
         let drop = (img > 1.0 && p / img < 0.5 && !in_figure)
             || (!is_list && li > p)
             || (input > (p / 3.0).floor())
-            || (!is_list && st.chars < 25 && (img == 0.0 || img > 2.0) && !in_figure)
+            || (!is_list
+                && (st.heading_chars as f32) < 0.9 * st.chars as f32
+                && st.chars < 25
+                && (img == 0.0 || img > 2.0)
+                && !in_figure)
             || (!is_list && weight < 25.0 && density > 0.2)
             || (weight >= 25.0 && density > 0.5);
         if drop {
