@@ -229,11 +229,18 @@ pub fn convert(html: StrTendril, url: Option<&str>, form: Form) -> Converted {
         Some(f) => View { tree: &tree, roots: &f.roots, skip: &gone, base: base.as_ref(), demote_h1: true },
         None => View { tree: &tree, roots: &body, skip: &boilerplate, base: base.as_ref(), demote_h1: false },
     };
-    let text = match form {
+    let mut text = match form {
         Form::Markdown => markdown::markdown(&view),
         Form::Html => markdown::html(&view),
     };
-    Converted { text, title, readable: found.is_some() }
+    let readable = found.is_some();
+    // The tree and the page are gone before the Markdown is tidied.
+    drop(found);
+    drop(tree);
+    if form == Form::Markdown {
+        markdown::tidy(&mut text);
+    }
+    Converted { text, title, readable }
 }
 
 /// The `<title>` of a page.
@@ -253,7 +260,15 @@ pub fn markdown(html: &str, whole_page: bool) -> String {
     let body = [tree.body()];
     let boilerplate =
         |id: Id| whole_page && tree.node(id).is_element() && BOILERPLATE.contains(&&*tree.node(id).name);
-    markdown::markdown(&View { tree: &tree, roots: &body, skip: &boilerplate, base: None, demote_h1: false })
+    let mut md = markdown::markdown(&View {
+        tree: &tree,
+        roots: &body,
+        skip: &boilerplate,
+        base: None,
+        demote_h1: false,
+    });
+    markdown::tidy(&mut md);
+    md
 }
 
 /// HTML to plain text: the Markdown without its markup characters for links and emphasis.
@@ -428,5 +443,161 @@ mod tests {
         let t = text(html, true);
         assert!(t.contains("Some link and code.") && !t.contains("https://e.x/l"), "{t}");
         assert_eq!(title_of(html).as_deref(), Some("T"));
+    }
+
+    const URL: Option<&str> = Some("https://docs.example/a/page.html");
+    const PROSE: &str = "This sentence is long enough, with commas, clauses, and words, to be scored as the article by the pass. ";
+
+    fn md(html: &str) -> Converted {
+        convert(StrTendril::from_slice(html), URL, Form::Markdown)
+    }
+
+    #[test]
+    fn malformed_html_reads_as_browsers_read_it() {
+        let html = format!(
+            "<html><head><title>Broken</title><body><div class=content><p>First paragraph. {PROSE}\
+             <p>Second <b>bold <i>both</b> italic</i> and more. {PROSE}</p></p></p>\
+             <div><p>Third paragraph inside an unclosed div. {PROSE}<ul><li>item one<li>item two</ul>\
+             <p>A <a href=\"/x\">link <p>split by a paragraph</a> ends. {PROSE}"
+        );
+        let c = md(&html);
+        assert!(c.readable);
+        assert_eq!(c.title.as_deref(), Some("Broken"));
+        let text = text_of(&c.text);
+        for want in [
+            "First paragraph.",
+            "Second bold both italic and more.",
+            "Third paragraph inside an unclosed div.",
+            "- item one\n- item two",
+            "split by a paragraph",
+        ] {
+            assert!(text.contains(want), "{want:?} not in {text}");
+        }
+        assert!(c.text.contains("- item one\n- item two"), "{}", c.text);
+        assert!(c.text.contains("**bold *both***"), "{}", c.text);
+        assert!(c.text.contains("[link](https://docs.example/x)"), "{}", c.text);
+        assert!(!c.text.contains('<'), "{}", c.text);
+    }
+
+    #[test]
+    fn a_page_of_only_navigation_gives_its_links_and_an_empty_page_nothing() {
+        let nav = "<html><head><title>Site</title></head><body><nav><ul><li><a href=\"/a\">Alpha</a></li>\
+                   <li><a href=\"/b\">Beta</a></li></ul></nav><footer>© Site</footer><script>x()</script></body></html>";
+        let c = md(nav);
+        // As before (Readability's last attempt keeps the links): the links, no footer.
+        assert_eq!(c.text, "- [Alpha](https://docs.example/a)\n- [Beta](https://docs.example/b)");
+        assert!(c.readable);
+        for empty in ["", "<html><body><nav></nav><script>only()</script></body></html>"] {
+            let c = md(empty);
+            assert_eq!((c.text.as_str(), c.readable), ("", false), "{empty}");
+        }
+    }
+
+    #[test]
+    fn nested_lists_and_tables_keep_their_shape() {
+        let html = format!(
+            "<article><h2>Lists</h2><p>{PROSE}{PROSE}</p>\
+             <ul><li>one<ul><li>one.a</li><li>one.b<ol><li>deep</li><li>deeper</li></ol></li></ul></li><li>two</li></ul>\
+             <table><thead><tr><th>Name</th><th>Value</th></tr></thead><tbody><tr><td>a|b</td><td><code>x</code></td></tr>\
+             <tr><td>long cell</td><td>2</td></tr></tbody></table><p>{PROSE}</p></article>"
+        );
+        let c = md(&html);
+        assert!(
+            c.text.contains("- one\n  - one.a\n  - one.b\n    1. deep\n    2. deeper\n- two"),
+            "{}",
+            c.text
+        );
+        assert!(
+            c.text.contains(
+                "| Name      | Value |\n| --------- | ----- |\n| a\\|b      | `x`   |\n| long cell | 2     |"
+            ),
+            "{}",
+            c.text
+        );
+        // A table used for layout: its cells are blocks.
+        let layout =
+            format!("<table><tr><td><h2>Side</h2><p>{PROSE}</p></td><td><pre>code</pre></td></tr></table>");
+        let c = md(&layout);
+        assert!(
+            c.text.contains("## Side\n\nThis sentence") && c.text.contains("```\ncode\n```"),
+            "{}",
+            c.text
+        );
+    }
+
+    #[test]
+    fn code_blocks_keep_their_text_byte_for_byte() {
+        let code =
+            "fn main() {\n\tlet s = \"<a> & b\";\n\n\n    if a < b && c { }   \n    let t = \"```\";\n}";
+        let escaped = code.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        let html = format!(
+            "<article><p>{PROSE}{PROSE}</p><pre><code class=\"language-rust\">{escaped}</code></pre>\
+             <p>Inline <code>a &lt;b&gt; &amp;&amp; `c`</code> here. {PROSE}</p></article>"
+        );
+        let c = md(&html);
+        assert!(c.text.contains(&format!("````rust\n{code}\n````")), "{}", c.text);
+        assert!(c.text.contains("Inline `` a <b> && `c` `` here."), "{}", c.text);
+        // The text form keeps the code's lines as well.
+        assert!(text_of(&c.text).contains("    if a < b && c { }"), "{}", text_of(&c.text));
+    }
+
+    #[test]
+    fn pages_in_legacy_charsets_come_out_as_text() {
+        use super::super::web_fetch::{Format, render_body};
+        let mut latin = b"<html><head><meta charset=\"windows-1252\"><title>Caf\xe9</title></head><body><article><p>Un caf\xe9 cr\xe8me, \xab bien s\xfbr \xbb. "
+            .to_vec();
+        latin.extend_from_slice(PROSE.as_bytes());
+        latin.extend_from_slice(b"</p></article></body></html>");
+        let (text, title) = render_body(&latin, Some("text/html"), "https://e.x/", Format::Markdown);
+        assert!(text.starts_with("Un café crème, « bien sûr »."), "{text}");
+        assert_eq!(title.as_deref(), Some("Café"));
+        let mut sjis = b"<html><head><title>t</title></head><body><p>\x93\xfa\x96\x7b\x8c\xea ".to_vec();
+        sjis.extend_from_slice(PROSE.as_bytes());
+        sjis.extend_from_slice(b"</p></body></html>");
+        let (text, _) =
+            render_body(&sjis, Some("text/html; charset=Shift_JIS"), "https://e.x/", Format::Markdown);
+        assert!(text.starts_with("日本語 This sentence"), "{text}");
+    }
+
+    #[test]
+    fn a_ten_megabyte_page_is_held_in_a_tree_under_twice_its_size() {
+        assert_eq!(size_of::<super::super::tree::Node>(), 32);
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/fixtures/web");
+        let page = std::fs::read_to_string(dir.join("path.html")).unwrap();
+        let (head, rest) = page.split_at(page.find("<body").unwrap());
+        let body = &rest[..rest.rfind("</body>").unwrap()];
+        let mut big = head.to_owned();
+        while big.len() < 10 << 20 {
+            big.push_str(body);
+        }
+        big.push_str("</body></html>");
+        let tree = Tree::parse(StrTendril::from_slice(&big));
+        let bytes = tree.heap_bytes();
+        assert!(bytes < 2 * big.len(), "the tree holds {bytes} bytes for a page of {}", big.len());
+        drop(tree);
+        let c = md(&big);
+        assert!(c.readable && c.text.len() < big.len(), "{}", c.text.len());
+        assert!(c.text.contains("path.basename"));
+    }
+
+    #[test]
+    fn ten_thousand_levels_of_nesting_need_no_deep_stack() {
+        let html = format!(
+            "<title>Deep</title>{}<p>{PROSE}{PROSE}</p>{}{}<p>{PROSE}</p>{}<ul>{}deep item",
+            "<div>".repeat(10_000),
+            "</div>".repeat(10_000),
+            "<blockquote>".repeat(10_000),
+            "<span><b><em>".repeat(3_000),
+            "<li><ul>".repeat(2_000),
+        );
+        // A 256 KiB stack: any walk that recursed per level would overflow it.
+        let c = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || (md(&html), text_of(&md(&html).text)))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(c.0.readable, "{}", &c.0.text[..200.min(c.0.text.len())]);
+        assert!(c.1.contains("This sentence") && c.1.contains("deep item"), "{}", c.1.len());
     }
 }

@@ -224,7 +224,9 @@ impl Md {
                 let rest = &s[i + 1..];
                 let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
                 let after = &rest[digits..];
-                if digits < 9 && (after.starts_with(". ") || after.starts_with(") ") || after == "." || after == ")") {
+                if digits < 9
+                    && (after.starts_with(". ") || after.starts_with(") ") || after == "." || after == ")")
+                {
                     self.out.push_str(&rest[..digits]);
                     self.out.push('\\');
                     for _ in 0..digits {
@@ -286,7 +288,8 @@ fn language(t: &Tree, pre: Id) -> String {
             for p in ["language-", "lang-", "highlight-source-"] {
                 if let Some(l) = class.strip_prefix(p)
                     && !l.is_empty()
-                    && l.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '#' | '.' | '_'))
+                    && l.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '#' | '.' | '_'))
                 {
                     return l.to_owned();
                 }
@@ -382,13 +385,12 @@ pub fn markdown(v: &View) -> String {
             Step::Exit(id, at) => exit(v, &mut md, id, at),
         }
     }
-    tidy(&mut md.out);
     md.out
 }
 
 /// Trailing spaces gone and blank runs cut to one outside code blocks (their lines are kept as
-/// written), no blank start or end; in place.
-fn tidy(s: &mut String) {
+/// written), no blank start or end.
+pub fn tidy(s: &mut String) {
     let mut out = String::with_capacity(s.len());
     let mut fence: Option<String> = None;
     let mut blank = 0;
@@ -451,7 +453,8 @@ fn enter(v: &View, md: &mut Md, id: Id) -> Option<usize> {
     match *name {
         local_name!("pre") | local_name!("xmp") | local_name!("listing") | local_name!("plaintext") => {
             // A `<pre>` holding several `<code>`s (one per flavour of an example): a block each.
-            let codes: Vec<Id> = t.children(id).filter(|&c| t.is(c, &local_name!("code")) && !v.skipped(c)).collect();
+            let codes: Vec<Id> =
+                t.children(id).filter(|&c| t.is(c, &local_name!("code")) && !v.skipped(c)).collect();
             let parts = if codes.len() > 1 { codes } else { vec![id] };
             for part in parts {
                 let mut code = String::new();
@@ -488,7 +491,12 @@ fn enter(v: &View, md: &mut Md, id: Id) -> Option<usize> {
         }
         local_name!("img") => {
             if let Some(src) = t.attr(id, &local_name!("src")).filter(|s| !s.trim().is_empty()) {
-                let alt = t.attr(id, &local_name!("alt")).unwrap_or("").split_whitespace().collect::<Vec<_>>().join(" ");
+                let alt = t
+                    .attr(id, &local_name!("alt"))
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 md.open("![");
                 md.text(&alt);
                 md.close(&format!("]({})", v.url(src)));
@@ -558,7 +566,9 @@ fn enter(v: &View, md: &mut Md, id: Id) -> Option<usize> {
             md.tables.push(Table { rows: Vec::new(), head: false, layout });
             Some(0)
         }
-        local_name!("tr") | local_name!("td") | local_name!("th") if md.tables.last().is_none_or(|tb| tb.layout) => {
+        local_name!("tr") | local_name!("td") | local_name!("th")
+            if md.tables.last().is_none_or(|tb| tb.layout) =>
+        {
             md.block();
             Some(0)
         }
@@ -624,7 +634,11 @@ fn exit(v: &View, md: &mut Md, id: Id, at: usize) {
                 None => md.close(&format!("]({url})")),
             }
         }
-        local_name!("strong") | local_name!("b") | local_name!("em") | local_name!("i") | local_name!("cite") => {
+        local_name!("strong")
+        | local_name!("b")
+        | local_name!("em")
+        | local_name!("i")
+        | local_name!("cite") => {
             let mark = if matches!(*name, local_name!("strong") | local_name!("b")) { "**" } else { "*" };
             if md.out.get(at..).is_none_or(|s| s.trim_end() == mark) {
                 md.out.truncate(at);
@@ -649,7 +663,9 @@ fn exit(v: &View, md: &mut Md, id: Id, at: usize) {
                 md.block();
             }
         }
-        local_name!("tr") | local_name!("td") | local_name!("th") if md.tables.last().is_none_or(|tb| tb.layout) => {
+        local_name!("tr") | local_name!("td") | local_name!("th")
+            if md.tables.last().is_none_or(|tb| tb.layout) =>
+        {
             md.block();
         }
         local_name!("td") | local_name!("th") => {
@@ -672,12 +688,10 @@ fn exit(v: &View, md: &mut Md, id: Id, at: usize) {
             md.one_line -= 1;
             md.block();
         }
-        local_name!("table") => {
-            match md.tables.pop() {
-                Some(tb) if !tb.layout => write_table(md, tb),
-                _ => md.block(),
-            }
-        }
+        local_name!("table") => match md.tables.pop() {
+            Some(tb) if !tb.layout => write_table(md, tb),
+            _ => md.block(),
+        },
         _ => {
             if super::tree::is_block(name) {
                 md.block();
@@ -699,7 +713,8 @@ fn write_table(md: &mut Md, tb: Table) {
         return;
     }
     let width = |r: &Vec<String>, c: usize| r.get(c).map_or(0, |s| s.chars().count());
-    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().map(|r| width(r, c)).max().unwrap_or(0).max(3)).collect();
+    let widths: Vec<usize> =
+        (0..cols).map(|c| rows.iter().map(|r| width(r, c)).max().unwrap_or(0).max(3)).collect();
     let line = |r: &[String]| {
         let mut s = String::from("|");
         for (c, w) in widths.iter().enumerate() {
@@ -761,7 +776,11 @@ pub fn html(v: &View) -> String {
                     local_name!("title"),
                 ] {
                     if let Some(val) = t.attr(id, &a) {
-                        let val = if matches!(a, local_name!("href") | local_name!("src")) { v.url(val) } else { val.to_owned() };
+                        let val = if matches!(a, local_name!("href") | local_name!("src")) {
+                            v.url(val)
+                        } else {
+                            val.to_owned()
+                        };
                         out.push(' ');
                         out.push_str(&a);
                         out.push_str("=\"");

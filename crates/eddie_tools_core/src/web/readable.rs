@@ -87,22 +87,87 @@ pub fn invisible(t: &Tree, id: Id) -> bool {
 }
 
 const UNLIKELY: &[&str] = &[
-    "-ad-", "ai2html", "banner", "breadcrumbs", "combx", "comment", "community", "cover-wrap", "disqus", "extra",
-    "footer", "gdpr", "header", "legends", "menu", "related", "remark", "replies", "rss", "shoutbox", "sidebar",
-    "skyscraper", "social", "sponsor", "supplemental", "ad-break", "agegate", "pagination", "pager", "popup",
-    "yom-remote", "toc", "navbar", "navigation", "breadcrumb",
+    "-ad-",
+    "ai2html",
+    "banner",
+    "breadcrumbs",
+    "combx",
+    "comment",
+    "community",
+    "cover-wrap",
+    "disqus",
+    "extra",
+    "footer",
+    "gdpr",
+    "header",
+    "legends",
+    "menu",
+    "related",
+    "remark",
+    "replies",
+    "rss",
+    "shoutbox",
+    "sidebar",
+    "skyscraper",
+    "social",
+    "sponsor",
+    "supplemental",
+    "ad-break",
+    "agegate",
+    "pagination",
+    "pager",
+    "popup",
+    "yom-remote",
+    "toc",
+    "navbar",
+    "navigation",
+    "breadcrumb",
 ];
 const MAYBE: &[&str] = &["and", "article", "body", "column", "content", "main", "mathjax", "shadow"];
 const POSITIVE: &[&str] = &[
-    "article", "body", "content", "entry", "hentry", "h-entry", "main", "page", "pagination", "post", "text", "blog",
+    "article",
+    "body",
+    "content",
+    "entry",
+    "hentry",
+    "h-entry",
+    "main",
+    "page",
+    "pagination",
+    "post",
+    "text",
+    "blog",
     "story",
 ];
 const NEGATIVE: &[&str] = &[
-    "-ad-", "hidden", "banner", "combx", "comment", "com-", "contact", "footer", "gdpr", "masthead", "media",
-    "outbrain", "promo", "related", "scroll", "share", "shoutbox", "sidebar", "skyscraper", "sponsor", "shopping",
-    "tags", "widget", "nav", "toc",
+    "-ad-",
+    "hidden",
+    "banner",
+    "combx",
+    "comment",
+    "com-",
+    "contact",
+    "footer",
+    "gdpr",
+    "masthead",
+    "media",
+    "outbrain",
+    "promo",
+    "related",
+    "scroll",
+    "share",
+    "shoutbox",
+    "sidebar",
+    "skyscraper",
+    "sponsor",
+    "shopping",
+    "tags",
+    "widget",
+    "nav",
+    "toc",
 ];
-const UNLIKELY_ROLES: &[&str] = &["menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog"];
+const UNLIKELY_ROLES: &[&str] =
+    &["menu", "menubar", "complementary", "navigation", "alert", "alertdialog", "dialog"];
 
 fn has_any(s: &str, words: &[&str]) -> bool {
     words.iter().any(|w| s.contains(w))
@@ -136,7 +201,12 @@ fn class_weight(t: &Tree, id: Id) -> f32 {
 fn is_heading(name: &LocalName) -> bool {
     matches!(
         *name,
-        local_name!("h1") | local_name!("h2") | local_name!("h3") | local_name!("h4") | local_name!("h5") | local_name!("h6")
+        local_name!("h1")
+            | local_name!("h2")
+            | local_name!("h3")
+            | local_name!("h4")
+            | local_name!("h5")
+            | local_name!("h6")
     )
 }
 
@@ -178,7 +248,8 @@ fn count_text(s: &str, st: &mut Stats, (in_link, in_heading): (bool, bool), spac
         if in_heading {
             st.heading_chars += 1;
         }
-        if matches!(c, ',' | '，' | '、' | '،' | '﹐' | '︐' | '︑' | '⸲' | '⸴' | '⹁' | '⹌' | '⹎') {
+        if matches!(c, ',' | '，' | '、' | '،' | '﹐' | '︐' | '︑' | '⸲' | '⸴' | '⹁' | '⹌' | '⹎')
+        {
             st.commas += 1;
         }
     }
@@ -255,7 +326,9 @@ fn has_ancestor(t: &Tree, id: Id, names: &[LocalName], max_depth: usize) -> bool
 fn reads_as_paragraph(t: &Tree, id: Id) -> bool {
     t.children(id).all(|c| {
         let n = t.node(c);
-        !n.is_element() || !super::tree::is_block(&n.name) || matches!(n.name, local_name!("script") | local_name!("style"))
+        !n.is_element()
+            || !super::tree::is_block(&n.name)
+            || matches!(n.name, local_name!("script") | local_name!("style"))
     })
 }
 
@@ -326,16 +399,23 @@ fn attempt(t: &Tree, rules: Rules) -> Found {
         let unlikely = rules.strip_unlikely
             && n.name != local_name!("a")
             && n.name != local_name!("body")
-            && (matches!(n.name, local_name!("nav") | local_name!("aside") | local_name!("footer"))
+            && (n.name == local_name!("nav")
                 || t.attr(d, &local_name!("role"))
                     .is_some_and(|r| UNLIKELY_ROLES.contains(&r.trim().to_ascii_lowercase().as_str()))
                 || {
                     let ci = class_id(t, d);
                     has_any(&ci, UNLIKELY)
                         && !has_any(&ci, MAYBE)
-                        && !has_ancestor(t, d, &[local_name!("table"), local_name!("code"), local_name!("pre")], 64)
+                        && !has_ancestor(
+                            t,
+                            d,
+                            &[local_name!("table"), local_name!("code"), local_name!("pre")],
+                            64,
+                        )
                 });
-        if invisible(t, d) || unlikely {
+        // Footers and asides are never the article (Readability drops them in every attempt).
+        let aside = matches!(n.name, local_name!("footer") | local_name!("aside"));
+        if invisible(t, d) || unlikely || aside {
             gone[d as usize] |= GONE;
             it.skip_children(d);
             continue;
@@ -389,7 +469,8 @@ fn attempt(t: &Tree, rules: Rules) -> Found {
     }
 
     // 3. The top candidate.
-    let mut ranked: Vec<(Id, f32)> = order.iter().filter_map(|id| scores.get(id).map(|s| (*id, *s))).collect();
+    let mut ranked: Vec<(Id, f32)> =
+        order.iter().filter_map(|id| scores.get(id).map(|s| (*id, *s))).collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
     let mut top = match ranked.first() {
         Some(&(id, _)) if id != body => id,
@@ -594,8 +675,15 @@ fn clean(t: &Tree, found: &mut Found, scores: &std::collections::HashMap<Id, f32
         if n.name == local_name!("table") && data_table(t, d) {
             continue;
         }
-        // A `div` of phrasing content is a paragraph (Readability makes it a `<p>`).
-        if n.name == local_name!("div") && reads_as_paragraph(t, d) {
+        // A wrapper around one element only: judged as that element is.
+        let mut kids = t.children(d).filter(|&c| {
+            let k = t.node(c);
+            k.is_element() || (k.is_text() && !t.text(c).trim().is_empty())
+        });
+        if let (Some(only), None) = (kids.next(), kids.next())
+            && t.node(only).is_element()
+            && matches!(t.node(only).name, local_name!("div") | local_name!("section"))
+        {
             continue;
         }
         let weight = if rules.weigh_classes { class_weight(t, d) } else { 0.0 };
@@ -604,6 +692,14 @@ fn clean(t: &Tree, found: &mut Found, scores: &std::collections::HashMap<Id, f32
             continue;
         }
         let st = stats(t, d, &found.gone);
+        // A `div` of phrasing content is a paragraph (Readability makes it a `<p>`): only a
+        // run of links goes.
+        if n.name == local_name!("div") && reads_as_paragraph(t, d) {
+            if st.link_density() > 0.5 {
+                found.gone[d as usize] |= GONE;
+            }
+            continue;
+        }
         if st.commas >= 10 {
             continue;
         }
@@ -631,6 +727,66 @@ fn clean(t: &Tree, found: &mut Found, scores: &std::collections::HashMap<Id, f32
             || (weight >= 25.0 && density > 0.5);
         if drop {
             found.gone[d as usize] |= GONE;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tendril::StrTendril;
+
+    fn article_text(t: &Tree, f: &Found) -> String {
+        let mut s = String::new();
+        for &r in &f.roots {
+            let mut it = t.descendants(r);
+            while let Some(d) = it.next() {
+                if f.gone(d) {
+                    it.skip_children(d);
+                } else {
+                    s.push_str(t.text(d));
+                }
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn an_article_too_short_under_the_strict_rules_is_found_with_fewer_rules() {
+        // The long text sits in a "sidebar" (an unlikely class): the strict attempt drops it and
+        // keeps a short note, so the pass tries again without that rule.
+        let para = "This paragraph is long enough, with commas, clauses, and words, to be scored as content by the readability pass. ";
+        let html = format!(
+            "<html><head><title>Fallback</title></head><body><div class=\"sidebar\"><p>{}</p><p>{}</p></div><div><p>A short note, here, and there.</p></div></body></html>",
+            para.repeat(4),
+            para.repeat(3)
+        );
+        let t = Tree::parse(StrTendril::from_slice(&html));
+        let strict = attempt(&t, Rules { strip_unlikely: true, weigh_classes: true, clean: true });
+        let strict_text = article_text(&t, &strict);
+        assert!(!strict_text.contains("long enough") && strict_text.contains("short note"), "{strict_text}");
+        let found = find(&t).unwrap();
+        let text = article_text(&t, &found);
+        assert!(text.contains("long enough"), "{text}");
+        assert!(stats(&t, found.roots[0], &found.gone).chars >= CHAR_THRESHOLD);
+    }
+
+    #[test]
+    fn the_top_candidate_is_the_content_and_boilerplate_around_it_is_set_aside() {
+        let para = "<p>Widgets are configured with a file at the root of the project, and each one has a name, a size and a colour.</p>";
+        let html = format!(
+            "<body><div id=menu><ul><li><a href=/>Home</a></li><li><a href=/x>Pricing</a></li></ul></div>\
+             <div class=post><h2>Fields</h2>{}<div class=share><a href=/s>Share</a> <a href=/t>Tweet</a></div></div>\
+             <div class=comments><p>First comment, I think, is here, and it says a lot of things, really.</p></div>\
+             <footer><p>Copyright, all rights reserved, by the company that owns this site, forever.</p></footer></body>",
+            para.repeat(6)
+        );
+        let t = Tree::parse(StrTendril::from_slice(&html));
+        let found = find(&t).unwrap();
+        let text = article_text(&t, &found);
+        assert!(text.contains("Widgets are configured") && text.contains("Fields"), "{text}");
+        for gone in ["Pricing", "Tweet", "First comment", "Copyright"] {
+            assert!(!text.contains(gone), "{gone} in {text}");
         }
     }
 }

@@ -107,6 +107,8 @@ pub struct Tree {
     arena: String,
     /// The page (shared with the text nodes that are slices of it).
     page: StrTendril,
+    /// Where the last text taken from the page ends: the tags being built are just after it.
+    cursor: usize,
 }
 
 /// The builder's view: the tree behind a `RefCell` (the `TreeSink` methods take `&self`).
@@ -144,7 +146,11 @@ fn ns_code(ns: &Namespace) -> u32 {
 fn preformatted(name: &LocalName) -> bool {
     matches!(
         *name,
-        local_name!("pre") | local_name!("textarea") | local_name!("listing") | local_name!("xmp") | local_name!("plaintext")
+        local_name!("pre")
+            | local_name!("textarea")
+            | local_name!("listing")
+            | local_name!("xmp")
+            | local_name!("plaintext")
     )
 }
 
@@ -216,9 +222,17 @@ impl Tree {
         let mut nodes = Vec::with_capacity(tags + 8);
         nodes.push(Node::new(LocalName::from(""), KIND_OTHER, 0, 0));
         nodes.push(Node::new(LocalName::from(""), KIND_OTHER, 0, 0));
-        let tree = Tree { nodes, attrs: Vec::new(), arena: String::new(), page: page.clone() };
+        let tree = Tree { nodes, attrs: Vec::new(), arena: String::new(), page: page.clone(), cursor: 0 };
         let sink = Sink { tree: RefCell::new(tree) };
         html5ever::parse_document(sink, Default::default()).one(page)
+    }
+
+    /// The bytes the tree holds on the heap (beside the page it shares).
+    #[cfg(test)]
+    pub fn heap_bytes(&self) -> usize {
+        self.nodes.capacity() * size_of::<Node>()
+            + self.attrs.capacity() * size_of::<Attr>()
+            + self.arena.capacity()
     }
 
     /// The node `id`.
@@ -246,7 +260,11 @@ impl Tree {
         let (start, count) = (n.a as usize, (n.b & COUNT_MASK) as usize);
         let a = self.attrs.get(start..start + count)?.iter().find(|a| a.name == *name)?;
         let (s, len) = (a.start as usize, (a.b & LEN_MASK) as usize);
-        if a.b >> KIND_SHIFT == KIND_PAGE_TEXT { self.page.get(s..s + len) } else { self.arena.get(s..s + len) }
+        if a.b >> KIND_SHIFT == KIND_PAGE_TEXT {
+            self.page.get(s..s + len)
+        } else {
+            self.arena.get(s..s + len)
+        }
     }
 
     /// `id` is an element named `name`.
@@ -360,6 +378,7 @@ impl Tree {
     fn place(&mut self, text: &str) -> (u32, u32) {
         let (page, p) = (self.page.as_bytes().as_ptr() as usize, text.as_ptr() as usize);
         if p >= page && p + text.len() <= page + self.page.len() {
+            self.cursor = p - page + text.len();
             ((p - page) as u32, (KIND_PAGE_TEXT << KIND_SHIFT) | text.len() as u32)
         } else {
             let start = self.arena.len() as u32;
@@ -522,7 +541,8 @@ impl Tree {
                 continue;
             }
             let name = if a.name.local == local_name!("style") {
-                let s: String = a.value.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
+                let s: String =
+                    a.value.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
                 if !(s.contains("display:none") || s.contains("visibility:hidden")) {
                     continue;
                 }
@@ -532,7 +552,15 @@ impl Tree {
             } else {
                 continue;
             };
-            let (s, b) = self.place(&a.value);
+            // The value as written in the tag, found just after the last text, else copied.
+            let window =
+                self.page.get(self.cursor..(self.cursor + (16 << 10)).min(self.page.len())).unwrap_or("");
+            let (s, b) = match memchr::memmem::find(window.as_bytes(), a.value.as_bytes()) {
+                Some(i) if !a.value.is_empty() => {
+                    ((self.cursor + i) as u32, (KIND_PAGE_TEXT << KIND_SHIFT) | a.value.len() as u32)
+                }
+                _ => self.place(&a.value),
+            };
             self.attrs.push(Attr { name, start: s, b });
             count += 1;
         }
@@ -560,7 +588,8 @@ impl TreeSink for Sink {
     fn elem_name<'a>(&'a self, target: &'a Id) -> Name {
         let t = self.tree.borrow();
         let n = t.node(*target);
-        let ns = if n.is_element() { NAMESPACES[((n.b >> NS_SHIFT) & 3) as usize % 3].clone() } else { ns!() };
+        let ns =
+            if n.is_element() { NAMESPACES[((n.b >> NS_SHIFT) & 3) as usize % 3].clone() } else { ns!() };
         Name { ns, local: n.name.clone() }
     }
 
@@ -660,7 +689,10 @@ mod tests {
     #[test]
     fn misnested_and_unclosed_tags_make_the_tree_browsers_make() {
         let t = parse("<p>one<b>two<p>three</b>four</p></p><ul><li>a<li>b</ul>");
-        assert_eq!(shape(&t, t.body()), "<p>one<b>two</b></p><p><b>three</b>four</p><p></p><ul><li>a</li><li>b</li></ul>");
+        assert_eq!(
+            shape(&t, t.body()),
+            "<p>one<b>two</b></p><p><b>three</b>four</p><p></p><ul><li>a</li><li>b</li></ul>"
+        );
         // The adoption agency moves nodes around (remove_from_parent, reparent_children).
         let t = parse("<div><a href=x>1<div>2</a>3</div>");
         assert_eq!(shape(&t, t.body()), "<div><a>1</a><div><a>2</a>3</div></div>");
@@ -671,8 +703,11 @@ mod tests {
 
     #[test]
     fn text_is_a_slice_of_the_page_or_of_the_arena_and_reads_the_same() {
-        let t = parse("<p>plain text here</p><p>a &lt;b&gt; &amp; c</p><pre>\n  kept  \n</pre><div>\n <p>x</p>\n</div>");
-        let texts: Vec<&str> = t.descendants(DOCUMENT).filter(|&d| t.node(d).is_text()).map(|d| t.text(d)).collect();
+        let t = parse(
+            "<p>plain text here</p><p>a &lt;b&gt; &amp; c</p><pre>\n  kept  \n</pre><div>\n <p>x</p>\n</div>",
+        );
+        let texts: Vec<&str> =
+            t.descendants(DOCUMENT).filter(|&d| t.node(d).is_text()).map(|d| t.text(d)).collect();
         assert_eq!(texts, ["plain text here", "a <b> & c", "  kept  \n", "x"]);
         assert!(t.arena.len() < 20, "{}", t.arena);
         assert_eq!(t.attr(t.body(), &local_name!("class")), None);
