@@ -386,7 +386,7 @@ pub fn find(t: &Tree) -> Option<Found> {
 
 fn attempt(t: &Tree, rules: Rules) -> Found {
     let body = t.body();
-    let mut gone = vec![0u8; t.nodes.len()];
+    let mut gone = vec![0u8; t.len()];
     // 1. Set aside what no reader sees, and (strict) what is unlikely to be content; collect
     // the paragraph-like blocks to score.
     let mut to_score: Vec<Id> = Vec::new();
@@ -482,7 +482,7 @@ fn attempt(t: &Tree, rules: Rules) -> Found {
             return found;
         }
     };
-    let top_score = ranked[0].1;
+    let top_score = ranked.first().map_or(0.0, |r| r.1);
     // Most of the other good candidates below one ancestor: that ancestor.
     let alternatives: Vec<Id> =
         ranked.iter().skip(1).take(4).filter(|(_, s)| *s / top_score >= 0.75).map(|(id, _)| *id).collect();

@@ -27,13 +27,29 @@ const KIND_PAGE_TEXT: u32 = 1;
 const KIND_ARENA_TEXT: u32 = 2;
 const KIND_OTHER: u32 = 3;
 const LEN_MASK: u32 = (1 << KIND_SHIFT) - 1;
-/// Elements: the namespace in two bits above the attribute count.
+/// Elements: the namespace in two bits below the kind, then the attribute count in four, then
+/// the name (an index in [`Tree::names`]) in 24.
 const NS_SHIFT: u32 = 28;
-const COUNT_MASK: u32 = (1 << NS_SHIFT) - 1;
+const COUNT_SHIFT: u32 = 24;
+const COUNT_MASK: u32 = 0xf;
+const NAME_MASK: u32 = (1 << COUNT_SHIFT) - 1;
 
-/// One node: 32 bytes.
+/// One node as stored: 24 bytes.
 #[derive(Debug, Clone)]
 pub struct Node {
+    parent: Id,
+    first: Id,
+    last: Id,
+    next: Id,
+    /// Element: its first attribute in [`Tree::attrs`]; text: where it starts.
+    a: u32,
+    /// The kind (two top bits); element: namespace, attribute count and name; text: its length.
+    b: u32,
+}
+
+/// A node as read: its name and links.
+#[derive(Debug, Clone)]
+pub struct NodeRef {
     /// An element's local name (empty for the others).
     pub name: LocalName,
     /// Links (`NONE` when there is none).
@@ -44,58 +60,66 @@ pub struct Node {
     pub last: Id,
     /// The next sibling.
     pub next: Id,
-    /// Element: its first attribute in [`Tree::attrs`]; text: where it starts.
-    a: u32,
-    /// The kind (two top bits); element: namespace and attribute count; text: its length.
-    b: u32,
+    kind: u32,
+}
+
+impl NodeRef {
+    /// An element (not text, not the document).
+    pub fn is_element(&self) -> bool {
+        self.kind == KIND_ELEMENT
+    }
+
+    /// A text node.
+    pub fn is_text(&self) -> bool {
+        matches!(self.kind, KIND_PAGE_TEXT | KIND_ARENA_TEXT)
+    }
 }
 
 impl Node {
-    fn new(name: LocalName, kind: u32, a: u32, len: u32) -> Self {
-        Node { name, parent: NONE, first: NONE, last: NONE, next: NONE, a, b: (kind << KIND_SHIFT) | len }
+    fn new(kind: u32, a: u32, len: u32) -> Self {
+        Node { parent: NONE, first: NONE, last: NONE, next: NONE, a, b: (kind << KIND_SHIFT) | len }
     }
 
     fn kind(&self) -> u32 {
         self.b >> KIND_SHIFT
     }
 
-    /// An element (not text, not the document).
-    pub fn is_element(&self) -> bool {
+    fn is_element(&self) -> bool {
         self.kind() == KIND_ELEMENT
     }
 
-    /// A text node.
-    pub fn is_text(&self) -> bool {
+    fn is_text(&self) -> bool {
         matches!(self.kind(), KIND_PAGE_TEXT | KIND_ARENA_TEXT)
     }
 }
 
-/// A kept attribute: its value is a range of the page or of the text arena (as text nodes).
+/// A kept attribute (8 bytes): its value is a range of the page or of the text arena (as text
+/// nodes).
 #[derive(Debug, Clone)]
 struct Attr {
-    name: LocalName,
     start: u32,
-    /// The kind (page or arena text, as for nodes) and the length.
+    /// The kind (page or arena text, as for nodes, two bits), the name (its index in [`KEPT`],
+    /// four bits) and the length.
     b: u32,
 }
 
+const ATTR_NAME_SHIFT: u32 = 26;
+const ATTR_LEN_MASK: u32 = (1 << ATTR_NAME_SHIFT) - 1;
+
 /// The attributes the extractor reads; the others are dropped as the tree is built. A `style`
 /// that hides its element is kept as `hidden`.
-fn kept(name: &LocalName) -> bool {
-    matches!(
-        *name,
-        local_name!("class")
-            | local_name!("id")
-            | local_name!("href")
-            | local_name!("src")
-            | local_name!("alt")
-            | local_name!("title")
-            | local_name!("role")
-            | local_name!("hidden")
-            | local_name!("aria-hidden")
-            | local_name!("summary")
-    )
-}
+const KEPT: [LocalName; 10] = [
+    local_name!("class"),
+    local_name!("id"),
+    local_name!("href"),
+    local_name!("src"),
+    local_name!("alt"),
+    local_name!("title"),
+    local_name!("role"),
+    local_name!("hidden"),
+    local_name!("aria-hidden"),
+    local_name!("summary"),
+];
 
 /// A parsed page.
 #[derive(Debug)]
@@ -109,6 +133,9 @@ pub struct Tree {
     page: StrTendril,
     /// Where the last text taken from the page ends: the tags being built are just after it.
     cursor: usize,
+    /// Element names (0: the empty name of the other nodes).
+    names: Vec<LocalName>,
+    name_ids: std::collections::HashMap<LocalName, u32>,
 }
 
 /// The builder's view: the tree behind a `RefCell` (the `TreeSink` methods take `&self`).
@@ -220,9 +247,17 @@ impl Tree {
         // One node per tag at most, plus the text between tags: a first size that rarely grows.
         let tags = memchr::memchr_iter(b'<', page.as_bytes()).count();
         let mut nodes = Vec::with_capacity(tags + 8);
-        nodes.push(Node::new(LocalName::from(""), KIND_OTHER, 0, 0));
-        nodes.push(Node::new(LocalName::from(""), KIND_OTHER, 0, 0));
-        let tree = Tree { nodes, attrs: Vec::new(), arena: String::new(), page: page.clone(), cursor: 0 };
+        nodes.push(Node::new(KIND_OTHER, 0, 0));
+        nodes.push(Node::new(KIND_OTHER, 0, 0));
+        let tree = Tree {
+            nodes,
+            attrs: Vec::new(),
+            arena: String::new(),
+            page: page.clone(),
+            cursor: 0,
+            names: vec![LocalName::from("")],
+            name_ids: Default::default(),
+        };
         let sink = Sink { tree: RefCell::new(tree) };
         html5ever::parse_document(sink, Default::default()).one(page)
     }
@@ -233,16 +268,32 @@ impl Tree {
         self.nodes.capacity() * size_of::<Node>()
             + self.attrs.capacity() * size_of::<Attr>()
             + self.arena.capacity()
+            + self.names.capacity() * size_of::<LocalName>()
     }
 
     /// The node `id`.
-    pub fn node(&self, id: Id) -> &Node {
-        &self.nodes[id as usize]
+    pub fn node(&self, id: Id) -> NodeRef {
+        let n = &self.nodes[id as usize];
+        let kind = n.kind();
+        let name = if kind == KIND_ELEMENT { (n.b & NAME_MASK) as usize } else { 0 };
+        NodeRef {
+            name: self.names.get(name).cloned().unwrap_or_default(),
+            parent: n.parent,
+            first: n.first,
+            last: n.last,
+            next: n.next,
+            kind,
+        }
+    }
+
+    /// The number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
     }
 
     /// A text node's text (empty for the others).
     pub fn text(&self, id: Id) -> &str {
-        let n = self.node(id);
+        let n = &self.nodes[id as usize];
         let (start, len) = (n.a as usize, (n.b & LEN_MASK) as usize);
         match n.kind() {
             KIND_PAGE_TEXT => self.page.get(start..start + len).unwrap_or(""),
@@ -253,13 +304,15 @@ impl Tree {
 
     /// An element's attribute `name`.
     pub fn attr(&self, id: Id, name: &LocalName) -> Option<&str> {
-        let n = self.node(id);
+        let n = &self.nodes[id as usize];
         if !n.is_element() {
             return None;
         }
-        let (start, count) = (n.a as usize, (n.b & COUNT_MASK) as usize);
-        let a = self.attrs.get(start..start + count)?.iter().find(|a| a.name == *name)?;
-        let (s, len) = (a.start as usize, (a.b & LEN_MASK) as usize);
+        let (start, count) = (n.a as usize, ((n.b >> COUNT_SHIFT) & COUNT_MASK) as usize);
+        let code = KEPT.iter().position(|k| k == name)? as u32;
+        let a =
+            self.attrs.get(start..start + count)?.iter().find(|a| (a.b >> ATTR_NAME_SHIFT) & 0xf == code)?;
+        let (s, len) = (a.start as usize, (a.b & ATTR_LEN_MASK) as usize);
         if a.b >> KIND_SHIFT == KIND_PAGE_TEXT {
             self.page.get(s..s + len)
         } else {
@@ -269,8 +322,8 @@ impl Tree {
 
     /// `id` is an element named `name`.
     pub fn is(&self, id: Id, name: &LocalName) -> bool {
-        let n = self.node(id);
-        n.is_element() && n.name == *name
+        let n = &self.nodes[id as usize];
+        n.is_element() && self.names.get((n.b & NAME_MASK) as usize) == Some(name)
     }
 
     /// The element children of `id`... and text: every child, in order.
@@ -483,7 +536,7 @@ impl Tree {
                     self.extend_text(last, &t);
                 } else if !self.idle_space(parent, &t) {
                     let (a, b) = self.place(&t);
-                    let id = self.push(Node { b, ..Node::new(LocalName::from(""), 0, a, 0) });
+                    let id = self.push(Node { b, ..Node::new(0, a, 0) });
                     self.append_child(parent, id);
                 }
             }
@@ -513,7 +566,7 @@ impl Tree {
                     return;
                 }
                 let (a, b) = self.place(&t);
-                self.push(Node { b, ..Node::new(LocalName::from(""), 0, a, 0) })
+                self.push(Node { b, ..Node::new(0, a, 0) })
             }
         };
         // `detach` may have changed the links before `sibling`: find its neighbour again.
@@ -540,15 +593,18 @@ impl Tree {
             if a.name.ns != ns!() {
                 continue;
             }
+            if a.value.len() > ATTR_LEN_MASK as usize {
+                continue;
+            }
             let name = if a.name.local == local_name!("style") {
                 let s: String =
                     a.value.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase();
                 if !(s.contains("display:none") || s.contains("visibility:hidden")) {
                     continue;
                 }
-                local_name!("hidden")
-            } else if kept(&a.name.local) {
-                a.name.local
+                7
+            } else if let Some(code) = KEPT.iter().position(|k| *k == a.name.local) {
+                code as u32
             } else {
                 continue;
             };
@@ -561,12 +617,18 @@ impl Tree {
                 }
                 _ => self.place(&a.value),
             };
-            self.attrs.push(Attr { name, start: s, b });
+            let b = (b & !LEN_MASK) | (name << ATTR_NAME_SHIFT) | (b & LEN_MASK);
+            self.attrs.push(Attr { start: s, b });
             count += 1;
         }
         let ns = ns_code(&name.ns);
-        let node = Node::new(name.local, KIND_ELEMENT, start, 0);
-        self.push(Node { b: (ns << NS_SHIFT) | count.min(COUNT_MASK), ..node })
+        let next = self.names.len() as u32;
+        let name_id = *self.name_ids.entry(name.local.clone()).or_insert(next);
+        if name_id == next {
+            self.names.push(name.local);
+        }
+        let b = (ns << NS_SHIFT) | (count.min(COUNT_MASK) << COUNT_SHIFT) | (name_id & NAME_MASK);
+        self.push(Node { b, ..Node::new(KIND_ELEMENT, start, 0) })
     }
 }
 
@@ -587,10 +649,10 @@ impl TreeSink for Sink {
 
     fn elem_name<'a>(&'a self, target: &'a Id) -> Name {
         let t = self.tree.borrow();
-        let n = t.node(*target);
+        let n = &t.nodes[*target as usize];
         let ns =
             if n.is_element() { NAMESPACES[((n.b >> NS_SHIFT) & 3) as usize % 3].clone() } else { ns!() };
-        Name { ns, local: n.name.clone() }
+        Name { ns, local: t.node(*target).name }
     }
 
     fn create_element(&self, name: QualName, attrs: Vec<Attribute>, _flags: ElementFlags) -> Id {
