@@ -514,6 +514,17 @@ mod tests {
             "{}",
             c.text
         );
+        // A list of paragraphs (a list starts below zero by its tag; it stays).
+        let para_list = format!(
+            "<article><p>{PROSE}{PROSE}</p><p>Other uses:</p><ul class=simple><li><p>Bind a device to a server.</p></li>\
+             <li><p>Query the exports of a server.</p></li></ul><p>{PROSE}</p></article>"
+        );
+        let c = md(&para_list);
+        assert!(
+            c.text.contains("Other uses:\n\n- Bind a device to a server.\n- Query the exports of a server."),
+            "{}",
+            c.text
+        );
         // A table used for layout: its cells are blocks.
         let layout =
             format!("<table><tr><td><h2>Side</h2><p>{PROSE}</p></td><td><pre>code</pre></td></tr></table>");

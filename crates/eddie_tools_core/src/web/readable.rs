@@ -687,7 +687,10 @@ fn clean(t: &Tree, found: &mut Found, scores: &std::collections::HashMap<Id, f32
             continue;
         }
         let weight = if rules.weigh_classes { class_weight(t, d) } else { 0.0 };
-        if weight + scores.get(&d).copied().unwrap_or(0.0) < 0.0 {
+        // A list starts below zero by its tag: only its class can sink it.
+        let list = matches!(n.name, local_name!("ul") | local_name!("ol"));
+        let score = if list { 0.0 } else { scores.get(&d).copied().unwrap_or(0.0) };
+        if weight + score < 0.0 {
             found.gone[d as usize] |= GONE;
             continue;
         }
