@@ -423,6 +423,7 @@ impl Iterator for Descendants<'_> {
 impl Tree {
     fn push(&mut self, node: Node) -> Id {
         let id = self.nodes.len() as Id;
+        grow(&mut self.nodes, 1);
         self.nodes.push(node);
         id
     }
@@ -435,6 +436,7 @@ impl Tree {
             ((p - page) as u32, (KIND_PAGE_TEXT << KIND_SHIFT) | text.len() as u32)
         } else {
             let start = self.arena.len() as u32;
+            grow_text(&mut self.arena, text.len());
             self.arena.push_str(text);
             (start, (KIND_ARENA_TEXT << KIND_SHIFT) | text.len() as u32)
         }
@@ -449,11 +451,13 @@ impl Tree {
             // The next slice of the page: the range grows.
             self.nodes[id as usize].b += text.len() as u32;
         } else if n.kind() == KIND_ARENA_TEXT && start + len == self.arena.len() {
+            grow_text(&mut self.arena, text.len());
             self.arena.push_str(text);
             self.nodes[id as usize].b += text.len() as u32;
         } else {
             let old = self.text(id).to_owned();
             let at = self.arena.len() as u32;
+            grow_text(&mut self.arena, old.len() + text.len());
             self.arena.push_str(&old);
             self.arena.push_str(text);
             let n = &mut self.nodes[id as usize];
@@ -618,6 +622,7 @@ impl Tree {
                 _ => self.place(&a.value),
             };
             let b = (b & !LEN_MASK) | (name << ATTR_NAME_SHIFT) | (b & LEN_MASK);
+            grow(&mut self.attrs, 1);
             self.attrs.push(Attr { start: s, b });
             count += 1;
         }
@@ -713,6 +718,21 @@ impl TreeSink for Sink {
             t.append_child(*new_parent, at);
             at = next;
         }
+    }
+}
+
+/// Room for `more` items, growing by a quarter rather than doubling: the tree's vectors are
+/// most of a call's memory, and a doubled one is up to half empty.
+fn grow<T>(v: &mut Vec<T>, more: usize) {
+    if v.len() + more > v.capacity() {
+        v.reserve_exact(more.max(v.capacity() / 4).max(64));
+    }
+}
+
+/// [`grow`] for the text arena.
+fn grow_text(s: &mut String, more: usize) {
+    if s.len() + more > s.capacity() {
+        s.reserve_exact(more.max(s.capacity() / 4).max(1024));
     }
 }
 
