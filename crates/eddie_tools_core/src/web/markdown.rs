@@ -59,8 +59,7 @@ struct Table {
 /// A table written as a Markdown grid: no table inside it and no block but a paragraph in its
 /// cells (else it lays a page out, and its cells are written as blocks).
 fn is_grid(t: &Tree, table: Id) -> bool {
-    let mut it = t.descendants(table);
-    while let Some(d) = it.next() {
+    for d in t.descendants(table) {
         let n = t.node(d);
         if n.is_element()
             && matches!(
@@ -549,11 +548,7 @@ fn enter(v: &View, md: &mut Md, id: Id) -> Option<usize> {
             }
             md.flush();
             md.push_prefix("> ");
-            if !md.out.is_empty() {
-                md.out.push_str("> ");
-            } else {
-                md.out.push_str("> ");
-            }
+            md.out.push_str("> ");
             md.fresh = true;
             Some(1)
         }

@@ -604,8 +604,7 @@ fn data_table(t: &Tree, id: Id) -> bool {
     }
     let mut rows = 0;
     let mut cols = 0;
-    let mut it = t.descendants(id);
-    while let Some(d) = it.next() {
+    for d in t.descendants(id) {
         let n = t.node(d);
         if !n.is_element() {
             continue;
