@@ -338,23 +338,9 @@ fn strip_inline(line: &str) -> String {
 
 /// Trailing spaces gone, runs of blank lines cut to one, no blank start or end.
 fn tidy(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut blank = 0;
-    for line in s.lines() {
-        let line = line.trim_end();
-        // Two code blocks in a row come out of htmd fused (a closing and an opening fence).
-        let line = if line == "``````" { "```\n\n```" } else { line };
-        if line.is_empty() {
-            blank += 1;
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(if blank > 0 { "\n\n" } else { "\n" });
-        }
-        blank = 0;
-        out.push_str(line);
-    }
-    out
+    let mut s = s.to_owned();
+    markdown::tidy(&mut s);
+    s
 }
 
 #[cfg(test)]

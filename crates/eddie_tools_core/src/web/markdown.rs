@@ -6,7 +6,7 @@
 use html5ever::{LocalName, local_name};
 
 use super::readable::invisible;
-use super::tree::{Id, Tree};
+use super::tree::{Id, Tree, is_heading};
 
 /// What to write: the nodes, what to skip, and the URL links are resolved against.
 pub struct View<'a> {
@@ -71,13 +71,8 @@ fn is_grid(t: &Tree, table: Id) -> bool {
                     | local_name!("dl")
                     | local_name!("div")
                     | local_name!("blockquote")
-                    | local_name!("h1")
-                    | local_name!("h2")
-                    | local_name!("h3")
-                    | local_name!("h4")
-                    | local_name!("h5")
-                    | local_name!("h6")
             )
+            || n.is_element() && is_heading(&n.name)
         {
             return false;
         }
@@ -346,7 +341,6 @@ fn fence(s: &str, min: usize) -> String {
 
 /// The Markdown of `v`.
 pub fn markdown(v: &View) -> String {
-    let t = v.tree;
     let mut md = Md {
         out: String::new(),
         prefix: String::new(),
@@ -359,31 +353,7 @@ pub fn markdown(v: &View) -> String {
         tables: Vec::new(),
         one_line: 0,
     };
-    let mut stack: Vec<Step> = v.roots.iter().rev().map(|&r| Step::Enter(r)).collect();
-    let mut kids: Vec<Id> = Vec::new();
-    while let Some(step) = stack.pop() {
-        match step {
-            Step::Enter(id) => {
-                let n = t.node(id);
-                if n.is_text() {
-                    md.text(t.text(id));
-                    continue;
-                }
-                if !n.is_element() {
-                    push_children(t, id, &mut stack, &mut kids);
-                    continue;
-                }
-                if v.skipped(id) {
-                    continue;
-                }
-                if let Some(at) = enter(v, &mut md, id) {
-                    stack.push(Step::Exit(id, at));
-                    push_children(t, id, &mut stack, &mut kids);
-                }
-            }
-            Step::Exit(id, at) => exit(v, &mut md, id, at),
-        }
-    }
+    walk(v, &mut md, |md, s| md.text(s), enter, exit);
     md.out
 }
 
@@ -741,16 +711,66 @@ fn write_table(md: &mut Md, tb: Table) {
 
 /// The HTML of `v`: the kept nodes and the attributes the tree keeps (links resolved).
 pub fn html(v: &View) -> String {
-    let t = v.tree;
     let mut out = String::new();
+    walk(v, &mut out, |out, s| escape(out, s, false), html_open, html_close);
+    out
+}
+
+/// An element's start tag with the kept attributes (links resolved).
+fn html_open(v: &View, out: &mut String, id: Id) -> Option<usize> {
+    let t = v.tree;
+    let name = t.node(id).name;
+    out.push('<');
+    out.push_str(&name);
+    for a in [
+        local_name!("id"),
+        local_name!("class"),
+        local_name!("href"),
+        local_name!("src"),
+        local_name!("alt"),
+        local_name!("title"),
+    ] {
+        if let Some(val) = t.attr(id, &a) {
+            let val = if matches!(a, local_name!("href") | local_name!("src")) {
+                v.url(val)
+            } else {
+                val.to_owned()
+            };
+            out.push(' ');
+            out.push_str(&a);
+            out.push_str("=\"");
+            escape(out, &val, true);
+            out.push('"');
+        }
+    }
+    out.push('>');
+    (!is_void(&name)).then_some(0)
+}
+
+fn html_close(v: &View, out: &mut String, id: Id, _: usize) {
+    out.push_str("</");
+    out.push_str(&v.tree.node(id).name);
+    out.push('>');
+}
+
+/// The walk both writers make: text to `text`, each element not skipped to `enter` (which says
+/// whether to go below it, with a mark for its `exit`), iteratively.
+fn walk<S>(
+    v: &View,
+    state: &mut S,
+    text: impl Fn(&mut S, &str),
+    enter: impl Fn(&View, &mut S, Id) -> Option<usize>,
+    exit: impl Fn(&View, &mut S, Id, usize),
+) {
+    let t = v.tree;
     let mut stack: Vec<Step> = v.roots.iter().rev().map(|&r| Step::Enter(r)).collect();
-    let mut kids = Vec::new();
+    let mut kids: Vec<Id> = Vec::new();
     while let Some(step) = stack.pop() {
         match step {
             Step::Enter(id) => {
                 let n = t.node(id);
                 if n.is_text() {
-                    escape(&mut out, t.text(id), false);
+                    text(state, t.text(id));
                     continue;
                 }
                 if !n.is_element() {
@@ -760,44 +780,14 @@ pub fn html(v: &View) -> String {
                 if v.skipped(id) {
                     continue;
                 }
-                out.push('<');
-                out.push_str(&n.name);
-                for a in [
-                    local_name!("id"),
-                    local_name!("class"),
-                    local_name!("href"),
-                    local_name!("src"),
-                    local_name!("alt"),
-                    local_name!("title"),
-                ] {
-                    if let Some(val) = t.attr(id, &a) {
-                        let val = if matches!(a, local_name!("href") | local_name!("src")) {
-                            v.url(val)
-                        } else {
-                            val.to_owned()
-                        };
-                        out.push(' ');
-                        out.push_str(&a);
-                        out.push_str("=\"");
-                        escape(&mut out, &val, true);
-                        out.push('"');
-                    }
+                if let Some(at) = enter(v, state, id) {
+                    stack.push(Step::Exit(id, at));
+                    push_children(t, id, &mut stack, &mut kids);
                 }
-                out.push('>');
-                if is_void(&n.name) {
-                    continue;
-                }
-                stack.push(Step::Exit(id, 0));
-                push_children(t, id, &mut stack, &mut kids);
             }
-            Step::Exit(id, _) => {
-                out.push_str("</");
-                out.push_str(&t.node(id).name);
-                out.push('>');
-            }
+            Step::Exit(id, at) => exit(v, state, id, at),
         }
     }
-    out
 }
 
 fn is_void(name: &LocalName) -> bool {

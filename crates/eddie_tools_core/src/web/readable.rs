@@ -22,7 +22,7 @@
 
 use html5ever::{LocalName, local_name};
 
-use super::tree::{Id, NONE, Tree};
+use super::tree::{Id, NONE, Tree, is_heading};
 
 /// An article shorter than this (characters) makes the pass try again with fewer rules.
 pub const CHAR_THRESHOLD: usize = 500;
@@ -198,18 +198,6 @@ fn class_weight(t: &Tree, id: Id) -> f32 {
     w
 }
 
-fn is_heading(name: &LocalName) -> bool {
-    matches!(
-        *name,
-        local_name!("h1")
-            | local_name!("h2")
-            | local_name!("h3")
-            | local_name!("h4")
-            | local_name!("h5")
-            | local_name!("h6")
-    )
-}
-
 /// Text statistics of a subtree, nodes set aside not counted.
 #[derive(Default, Clone, Copy)]
 pub struct Stats {
@@ -350,13 +338,8 @@ fn initial_score(t: &Tree, id: Id, weigh: bool) -> f32 {
         | local_name!("dt")
         | local_name!("li")
         | local_name!("form") => -3.0,
-        local_name!("h1")
-        | local_name!("h2")
-        | local_name!("h3")
-        | local_name!("h4")
-        | local_name!("h5")
-        | local_name!("h6")
-        | local_name!("th") => -5.0,
+        local_name!("th") => -5.0,
+        ref h if is_heading(h) => -5.0,
         _ => 0.0,
     };
     tag + if weigh { class_weight(t, id) } else { 0.0 }

@@ -213,12 +213,6 @@ pub fn is_block(name: &LocalName) -> bool {
             | local_name!("caption")
             | local_name!("colgroup")
             | local_name!("col")
-            | local_name!("h1")
-            | local_name!("h2")
-            | local_name!("h3")
-            | local_name!("h4")
-            | local_name!("h5")
-            | local_name!("h6")
             | local_name!("blockquote")
             | local_name!("pre")
             | local_name!("hr")
@@ -238,6 +232,19 @@ pub fn is_block(name: &LocalName) -> bool {
             | local_name!("style")
             | local_name!("noscript")
             | local_name!("template")
+    ) || is_heading(name)
+}
+
+/// `h1` to `h6`.
+pub fn is_heading(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("h1")
+            | local_name!("h2")
+            | local_name!("h3")
+            | local_name!("h4")
+            | local_name!("h5")
+            | local_name!("h6")
     )
 }
 
@@ -493,18 +500,24 @@ impl Tree {
         false
     }
 
-    fn detach(&mut self, id: Id) {
-        let parent = self.nodes[id as usize].parent;
-        if parent == NONE {
-            return;
-        }
-        let next = self.nodes[id as usize].next;
+    /// The child of `parent` just before `id` (`NONE` for the first).
+    fn before(&self, parent: Id, id: Id) -> Id {
         let mut prev = NONE;
         let mut at = self.nodes[parent as usize].first;
         while at != NONE && at != id {
             prev = at;
             at = self.nodes[at as usize].next;
         }
+        prev
+    }
+
+    fn detach(&mut self, id: Id) {
+        let parent = self.nodes[id as usize].parent;
+        if parent == NONE {
+            return;
+        }
+        let next = self.nodes[id as usize].next;
+        let prev = self.before(parent, id);
         if prev == NONE {
             self.nodes[parent as usize].first = next;
         } else {
@@ -552,12 +565,7 @@ impl Tree {
         if parent == NONE {
             return;
         }
-        let mut prev = NONE;
-        let mut at = self.nodes[parent as usize].first;
-        while at != NONE && at != sibling {
-            prev = at;
-            at = self.nodes[at as usize].next;
-        }
+        let prev = self.before(parent, sibling);
         let id = match child {
             NodeOrText::AppendNode(DETACHED) => return,
             NodeOrText::AppendNode(id) => {
@@ -574,12 +582,7 @@ impl Tree {
             }
         };
         // `detach` may have changed the links before `sibling`: find its neighbour again.
-        let mut prev = NONE;
-        let mut at = self.nodes[parent as usize].first;
-        while at != NONE && at != sibling {
-            prev = at;
-            at = self.nodes[at as usize].next;
-        }
+        let prev = self.before(parent, sibling);
         if prev == NONE {
             self.nodes[parent as usize].first = id;
         } else {
