@@ -500,9 +500,10 @@ mod tests {
             "{}",
             c.text
         );
-        // A list of paragraphs (a list starts below zero by its tag; it stays).
+        // A list of paragraphs (a list starts below zero by its tag; it stays), on a page long
+        // enough for the strict attempt (with cleaning) to be the answer.
         let para_list = format!(
-            "<article><p>{PROSE}{PROSE}</p><p>Other uses:</p><ul class=simple><li><p>Bind a device to a server.</p></li>\
+            "<article><p>{PROSE}{PROSE}{PROSE}{PROSE}{PROSE}</p><p>Other uses:</p><ul class=simple><li><p>Bind a device to a server.</p></li>\
              <li><p>Query the exports of a server.</p></li></ul><p>{PROSE}</p></article>"
         );
         let c = md(&para_list);
