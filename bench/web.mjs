@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // bench/web.mjs [--runs N] [--only REGEX]
 //
-// HTML → Markdown, side by side in one run: the native web_fetch (dom_smoothie readability +
-// htmd, in Rust) against the pure-Node pipeline TypeScript agents use (fetch, then jsdom +
+// HTML → Markdown, side by side in one run: the native web_fetch (our readability pass and
+// Markdown writer on a compact html5ever tree, in Rust) against the pure-Node pipeline TypeScript agents use (fetch, then jsdom +
 // @mozilla/readability, then turndown). The same pages (the 14 documentation pages of
 // __test__/fixtures/web) are served by one local HTTP server; both sides fetch them over HTTP.
 // Results are checked: both outputs must contain every "must be there" phrase of the quality
@@ -20,7 +20,7 @@
 // web_peak -p eddie_tools_core`; the debug one is used when there is no release one) counts
 // every allocation of a process running one web_fetch after two warm-ups, and reports the peak
 // of live native bytes during the call as a multiple of the page, with the peak of each phase
-// (body, decode, parse tree, readability, htmd's parse, Markdown, paging, the result, the
+// (body, decode, parse tree, readability, Markdown, paging, the result, the
 // result's forms for JS). The JS string itself is V8's (nativeHeapX is the JS heap's growth).
 // Peers: npm install --prefix bench/web   (never root dependencies). Run by hand; never in tests.
 import { execFile } from 'node:child_process'
@@ -141,7 +141,7 @@ async function time(fn) {
   for (let i = 0; i < runs; i++) { const t = performance.now(); await fn(); ms.push(performance.now() - t) }
   return median(ms)
 }
-// Markdown escapes differ between htmd and turndown; compare on the text.
+// Markdown escapes differ between our writer and turndown; compare on the text.
 const plain = (s) => s.replace(/\\([\\`*_{}[\]()#+\-.!<>|])/g, '$1').replace(/[`*]/g, '').replace(/\s+/g, ' ')
 
 // One measurement in a fresh child process (asynchronous: the child fetches from this
@@ -152,7 +152,8 @@ const child = (which, url) => new Promise((resolve) => {
   })
 })
 const chromium = (await tools.browserStatus({}, { cwd: here })).data.binary
-const PROFILER = ['release', 'debug'].map((p) => join(here, '..', 'target', p, 'examples', 'web_peak')).find((p) => existsSync(p))
+// WEB_PEAK=<path> runs another build of the example (e.g. one built from an older commit).
+const PROFILER = process.env.WEB_PEAK || ['release', 'debug'].map((p) => join(here, '..', 'target', p, 'examples', 'web_peak')).find((p) => existsSync(p))
 /** The heap profile of one web_fetch of `url` (examples/web_peak.rs): `{bytes, peak, phases}`. */
 const profile = (url) => new Promise((resolve) => {
   if (!PROFILER) { resolve(null); return }

@@ -1,9 +1,13 @@
 //! From bytes to text: the charset (a BOM, then the `Content-Type` charset, then `<meta>`, then
 //! UTF-8 when it is valid, else a guess), what kind of body it is, and for HTML the main
-//! content (a readability port, `dom_smoothie`) turned into Markdown (`htmd`) or plain text.
+//! content (our readability pass on a compact tree) turned into Markdown or plain text.
 
 use encoding_rs::Encoding;
 use tendril::StrTendril;
+
+use super::markdown::{self, View};
+use super::readable;
+use super::tree::{Id, Tree};
 
 /// What a body is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,61 +176,71 @@ pub fn decode_owned(mut bytes: Vec<u8>, content_type: Option<&str>, html: bool) 
     Decoded { text: text.into_owned(), encoding: enc.name(), source, malformed }
 }
 
-/// The main content of an HTML page.
-#[derive(Debug, Clone)]
-pub struct Article {
-    /// The page title.
-    pub title: Option<String>,
-    /// The main content as HTML.
-    pub html: String,
-    /// Whether the readability pass found it (else it is the whole body, boilerplate removed).
-    pub readable: bool,
-}
-
 /// The tags dropped from a page when the readability pass finds nothing.
 const BOILERPLATE: &[&str] = &[
     "script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form", "iframe", "svg",
     "button",
 ];
 
-/// The main content of `html` (fetched from `url`, for resolving links).
-pub fn article(html: &str, url: Option<&str>) -> Article {
-    article_of(StrTendril::from_slice(html), url)
+/// What [`convert`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// Markdown.
+    Markdown,
+    /// The kept nodes as HTML.
+    Html,
 }
 
-/// [`article`] of a page this call owns, taken as the parser's input itself (not copied beside
-/// it); the page is kept, shared, until the article is out, for the fallbacks below (at no cost:
-/// the tree's text nodes hold the same buffer, and the profile's peak is the same without it).
-///
-/// The readability pass is `dom_smoothie`'s `parse`, run with less memory: `parse` works on a
-/// copy of the tree for each of up to four attempts (relaxing one rule each time) and keeps the
-/// best; its first attempt is the strict one, and it is kept when its article has at least
-/// `char_threshold` characters. So the strict attempt is made on the tree itself
-/// (`parse_with_policy(Strict)`, the same steps); when its article reaches the threshold
-/// (counted after the post-processing, which only removes text, so the count before was at
-/// least as much) that is `parse`'s answer, else the page is parsed again for the full `parse`.
-pub fn article_of(html: StrTendril, url: Option<&str>) -> Article {
-    let cfg = dom_smoothie::Config { max_elements_to_parse: 200_000, ..Default::default() };
-    let threshold = cfg.char_threshold;
-    let strict =
-        dom_smoothie::Readability::new(html.clone(), url, Some(cfg.clone())).ok().and_then(|mut r| {
-            super::profile::mark("parse");
-            let a = r.parse_with_policy(dom_smoothie::ParsePolicy::Strict).ok()?;
-            let long = r.doc.select_single("#readability-page-1").nodes().first()?.normalized_char_count();
-            (long >= threshold).then_some(a)
-        });
-    let parsed = strict.or_else(|| {
-        dom_smoothie::Readability::new(html.clone(), url, Some(cfg)).ok().and_then(|mut r| r.parse().ok())
-    });
+/// A page converted.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    /// The Markdown or HTML.
+    pub text: String,
+    /// The page's title: its `<title>`, else its first `<h1>`.
+    pub title: Option<String>,
+    /// Whether the readability pass found the article (else it is the whole body, boilerplate
+    /// dropped).
+    pub readable: bool,
+}
+
+/// The main content of the page `html` (fetched from `url`, for resolving links) as Markdown
+/// or HTML. The page is the parser's input itself (not copied beside it), and the tree's text
+/// nodes are slices of it: one compact tree (`tree.rs`), our readability pass on it
+/// (`readable.rs`), and the Markdown written straight from it (`markdown.rs`).
+pub fn convert(html: StrTendril, url: Option<&str>, form: Form) -> Converted {
+    let tree = Tree::parse(html);
+    super::profile::mark("parse");
+    let found = readable::find(&tree);
     super::profile::mark("readability");
-    match parsed {
-        Some(a) if !a.text_content.trim().is_empty() => {
-            let title = Some(a.title.trim().to_owned()).filter(|t| !t.is_empty());
-            drop(a.text_content);
-            Article { title, html: a.content.to_string(), readable: true }
+    let base = url.and_then(|u| url::Url::parse(u).ok());
+    let title = tree.title().or_else(|| {
+        let h1 = tree.find(tree.body(), &html5ever::local_name!("h1"))?;
+        let mut s = String::new();
+        for d in tree.descendants(h1) {
+            s.push_str(tree.text(d));
         }
-        _ => Article { title: title_of(&html), html: html.to_string(), readable: false },
+        let t = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!t.is_empty()).then_some(t)
+    });
+    let body = [tree.body()];
+    let gone = |id: Id| found.as_ref().is_some_and(|f| f.gone(id));
+    let boilerplate = |id: Id| tree.node(id).is_element() && BOILERPLATE.contains(&&*tree.node(id).name);
+    let view = match &found {
+        Some(f) => View { tree: &tree, roots: &f.roots, skip: &gone, base: base.as_ref(), demote_h1: true },
+        None => View { tree: &tree, roots: &body, skip: &boilerplate, base: base.as_ref(), demote_h1: false },
+    };
+    let mut text = match form {
+        Form::Markdown => markdown::markdown(&view),
+        Form::Html => markdown::html(&view),
+    };
+    let readable = found.is_some();
+    // The tree and the page are gone before the Markdown is tidied.
+    drop(found);
+    drop(tree);
+    if form == Form::Markdown {
+        markdown::tidy(&mut text);
     }
+    Converted { text, title, readable }
 }
 
 /// The `<title>` of a page.
@@ -239,44 +253,22 @@ pub fn title_of(html: &str) -> Option<String> {
     (!t.is_empty()).then_some(t)
 }
 
-/// HTML to Markdown: links, headings, lists, code blocks and tables kept; scripts, styles and
-/// (for a whole page) navigation dropped.
+/// HTML to Markdown, no readability pass: the whole body (for a whole page, its boilerplate
+/// dropped); links, headings, lists, code blocks and tables kept, scripts and styles dropped.
 pub fn markdown(html: &str, whole_page: bool) -> String {
-    let md = converter(whole_page).convert(html).unwrap_or_default();
-    super::profile::mark("htmd");
-    tidy(&md)
-}
-
-/// [`markdown`] of HTML this call owns: dropped once parsed, before the Markdown is written.
-pub fn markdown_owned(html: String, whole_page: bool) -> String {
-    let conv = converter(whole_page);
-    let md = match conv.html_to_tree(&html) {
-        Ok(tree) => {
-            drop(html);
-            conv.tree_to_markdown(&tree)
-        }
-        Err(_) => String::new(),
-    };
-    super::profile::mark("htmd");
-    tidy(&md)
-}
-
-/// The `htmd` converter: ATX headings, fenced code, `-` bullets; scripts, styles and the head
-/// skipped, and for a whole page its boilerplate too.
-fn converter(whole_page: bool) -> htmd::HtmlToMarkdown {
-    let mut skip = vec!["script", "style", "noscript", "template", "head"];
-    if whole_page {
-        skip.extend_from_slice(BOILERPLATE);
-    }
-    htmd::HtmlToMarkdown::builder()
-        .options(htmd::options::Options {
-            bullet_list_marker: htmd::options::BulletListMarker::Dash,
-            ul_bullet_spacing: 1,
-            ol_number_spacing: 1,
-            ..Default::default()
-        })
-        .skip_tags(skip)
-        .build()
+    let tree = Tree::parse(StrTendril::from_slice(html));
+    let body = [tree.body()];
+    let boilerplate =
+        |id: Id| whole_page && tree.node(id).is_element() && BOILERPLATE.contains(&&*tree.node(id).name);
+    let mut md = markdown::markdown(&View {
+        tree: &tree,
+        roots: &body,
+        skip: &boilerplate,
+        base: None,
+        demote_h1: false,
+    });
+    markdown::tidy(&mut md);
+    md
 }
 
 /// HTML to plain text: the Markdown without its markup characters for links and emphasis.
@@ -346,23 +338,9 @@ fn strip_inline(line: &str) -> String {
 
 /// Trailing spaces gone, runs of blank lines cut to one, no blank start or end.
 fn tidy(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut blank = 0;
-    for line in s.lines() {
-        let line = line.trim_end();
-        // Two code blocks in a row come out of htmd fused (a closing and an opening fence).
-        let line = if line == "``````" { "```\n\n```" } else { line };
-        if line.is_empty() {
-            blank += 1;
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(if blank > 0 { "\n\n" } else { "\n" });
-        }
-        blank = 0;
-        out.push_str(line);
-    }
-    out
+    let mut s = s.to_owned();
+    markdown::tidy(&mut s);
+    s
 }
 
 #[cfg(test)]
@@ -422,62 +400,6 @@ mod tests {
         }
     }
 
-    /// `dom_smoothie`'s own `parse`, as `article` called it before it ran the strict attempt
-    /// on the tree itself: the oracle.
-    fn parsed_by_dom_smoothie(html: &str, url: Option<&str>) -> (Option<String>, String, bool) {
-        let cfg = dom_smoothie::Config { max_elements_to_parse: 200_000, ..Default::default() };
-        match dom_smoothie::Readability::new(html, url, Some(cfg)).ok().and_then(|mut r| r.parse().ok()) {
-            Some(a) if !a.text_content.trim().is_empty() => {
-                (Some(a.title.trim().to_owned()).filter(|t| !t.is_empty()), a.content.to_string(), true)
-            }
-            _ => (title_of(html), html.to_owned(), false),
-        }
-    }
-
-    #[test]
-    fn the_strict_attempt_made_on_the_tree_itself_finds_what_dom_smoothies_parse_finds() {
-        // Its strict attempt drops the sidebar (an "unlikely" class) and keeps under 500
-        // characters, so `parse` tries again without that rule and finds the long text.
-        let para = "This paragraph is long enough, with commas, clauses, and words, to be scored as content by the readability pass. ";
-        let short_strict = format!(
-            "<html><head><title>Fallback</title></head><body><div class=\"sidebar\"><p>{}</p><p>{}</p></div><div><p>A short note, here.</p></div></body></html>",
-            para.repeat(4),
-            para.repeat(3)
-        );
-        let cfg = dom_smoothie::Config { max_elements_to_parse: 200_000, ..Default::default() };
-        let strict = dom_smoothie::Readability::new(short_strict.as_str(), None, Some(cfg))
-            .and_then(|mut r| r.parse_with_policy(dom_smoothie::ParsePolicy::Strict))
-            .map(|a| a.content.to_string())
-            .unwrap_or_default();
-        let (_, full, _) = parsed_by_dom_smoothie(&short_strict, None);
-        assert!(
-            full.contains("long enough") && !strict.contains("long enough"),
-            "the page no longer tests the fallback"
-        );
-
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/fixtures/web");
-        let mut pages: Vec<(String, String)> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "html"))
-            .map(|p| {
-                (p.display().to_string(), decode(&std::fs::read(&p).unwrap(), Some("text/html"), true).text)
-            })
-            .collect();
-        assert!(pages.len() >= 14, "{}", dir.display());
-        pages.push(("short strict".into(), short_strict));
-        pages.push((
-            "not readable".into(),
-            "<html><head><title>T</title></head><body><nav>menu</nav></body></html>".into(),
-        ));
-        pages.push(("empty".into(), String::new()));
-        for (name, html) in &pages {
-            let url = Some("https://docs.example/a/page.html");
-            let a = article(html, url);
-            assert_eq!((a.title, a.html, a.readable), parsed_by_dom_smoothie(html, url), "{name}");
-        }
-    }
-
     #[test]
     fn kinds_by_type_then_by_sniffing() {
         assert_eq!(kind_of(Some("text/html"), b""), Kind::Html);
@@ -507,5 +429,175 @@ mod tests {
         let t = text(html, true);
         assert!(t.contains("Some link and code.") && !t.contains("https://e.x/l"), "{t}");
         assert_eq!(title_of(html).as_deref(), Some("T"));
+    }
+
+    const URL: Option<&str> = Some("https://docs.example/a/page.html");
+    const PROSE: &str = "This sentence is long enough, with commas, clauses, and words, to be scored as the article by the pass. ";
+
+    fn md(html: &str) -> Converted {
+        convert(StrTendril::from_slice(html), URL, Form::Markdown)
+    }
+
+    #[test]
+    fn malformed_html_reads_as_browsers_read_it() {
+        let html = format!(
+            "<html><head><title>Broken</title><body><div class=content><p>First paragraph. {PROSE}\
+             <p>Second <b>bold <i>both</b> italic</i> and more. {PROSE}</p></p></p>\
+             <div><p>Third paragraph inside an unclosed div. {PROSE}<ul><li>item one<li>item two</ul>\
+             <p>A <a href=\"/x\">link <p>split by a paragraph</a> ends. {PROSE}"
+        );
+        let c = md(&html);
+        assert!(c.readable);
+        assert_eq!(c.title.as_deref(), Some("Broken"));
+        let text = text_of(&c.text);
+        for want in [
+            "First paragraph.",
+            "Second bold both italic and more.",
+            "Third paragraph inside an unclosed div.",
+            "- item one\n- item two",
+            "split by a paragraph",
+        ] {
+            assert!(text.contains(want), "{want:?} not in {text}");
+        }
+        assert!(c.text.contains("- item one\n- item two"), "{}", c.text);
+        assert!(c.text.contains("**bold *both***"), "{}", c.text);
+        assert!(c.text.contains("[link](https://docs.example/x)"), "{}", c.text);
+        assert!(!c.text.contains('<'), "{}", c.text);
+    }
+
+    #[test]
+    fn a_page_of_only_navigation_gives_its_links_and_an_empty_page_nothing() {
+        let nav = "<html><head><title>Site</title></head><body><nav><ul><li><a href=\"/a\">Alpha</a></li>\
+                   <li><a href=\"/b\">Beta</a></li></ul></nav><footer>© Site</footer><script>x()</script></body></html>";
+        let c = md(nav);
+        // As before (Readability's last attempt keeps the links): the links, no footer.
+        assert_eq!(c.text, "- [Alpha](https://docs.example/a)\n- [Beta](https://docs.example/b)");
+        assert!(c.readable);
+        for empty in ["", "<html><body><nav></nav><script>only()</script></body></html>"] {
+            let c = md(empty);
+            assert_eq!((c.text.as_str(), c.readable), ("", false), "{empty}");
+        }
+    }
+
+    #[test]
+    fn nested_lists_and_tables_keep_their_shape() {
+        let html = format!(
+            "<article><h2>Lists</h2><p>{PROSE}{PROSE}</p>\
+             <ul><li>one<ul><li>one.a</li><li>one.b<ol><li>deep</li><li>deeper</li></ol></li></ul></li><li>two</li></ul>\
+             <table><thead><tr><th>Name</th><th>Value</th></tr></thead><tbody><tr><td>a|b</td><td><code>x</code></td></tr>\
+             <tr><td>long cell</td><td>2</td></tr></tbody></table><p>{PROSE}</p></article>"
+        );
+        let c = md(&html);
+        assert!(
+            c.text.contains("- one\n  - one.a\n  - one.b\n    1. deep\n    2. deeper\n- two"),
+            "{}",
+            c.text
+        );
+        assert!(
+            c.text.contains(
+                "| Name      | Value |\n| --------- | ----- |\n| a\\|b      | `x`   |\n| long cell | 2     |"
+            ),
+            "{}",
+            c.text
+        );
+        // A list of paragraphs (a list starts below zero by its tag; it stays), on a page long
+        // enough for the strict attempt (with cleaning) to be the answer.
+        let para_list = format!(
+            "<article><p>{PROSE}{PROSE}{PROSE}{PROSE}{PROSE}</p><p>Other uses:</p><ul class=simple><li><p>Bind a device to a server.</p></li>\
+             <li><p>Query the exports of a server.</p></li></ul><p>{PROSE}</p></article>"
+        );
+        let c = md(&para_list);
+        assert!(
+            c.text.contains("Other uses:\n\n- Bind a device to a server.\n- Query the exports of a server."),
+            "{}",
+            c.text
+        );
+        // A table used for layout: its cells are blocks.
+        let layout =
+            format!("<table><tr><td><h2>Side</h2><p>{PROSE}</p></td><td><pre>code</pre></td></tr></table>");
+        let c = md(&layout);
+        assert!(
+            c.text.contains("## Side\n\nThis sentence") && c.text.contains("```\ncode\n```"),
+            "{}",
+            c.text
+        );
+    }
+
+    #[test]
+    fn code_blocks_keep_their_text_byte_for_byte() {
+        let code =
+            "fn main() {\n\tlet s = \"<a> & b\";\n\n\n    if a < b && c { }   \n    let t = \"```\";\n}";
+        let escaped = code.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        let html = format!(
+            "<article><p>{PROSE}{PROSE}</p><pre><code class=\"language-rust\">{escaped}</code></pre>\
+             <p>Inline <code>a &lt;b&gt; &amp;&amp; `c`</code> here. {PROSE}</p></article>"
+        );
+        let c = md(&html);
+        assert!(c.text.contains(&format!("````rust\n{code}\n````")), "{}", c.text);
+        assert!(c.text.contains("Inline `` a <b> && `c` `` here."), "{}", c.text);
+        // The text form keeps the code's lines as well.
+        assert!(text_of(&c.text).contains("    if a < b && c { }"), "{}", text_of(&c.text));
+    }
+
+    #[test]
+    fn pages_in_legacy_charsets_come_out_as_text() {
+        use super::super::web_fetch::{Format, render_body};
+        let mut latin = b"<html><head><meta charset=\"windows-1252\"><title>Caf\xe9</title></head><body><article><p>Un caf\xe9 cr\xe8me, \xab bien s\xfbr \xbb. "
+            .to_vec();
+        latin.extend_from_slice(PROSE.as_bytes());
+        latin.extend_from_slice(b"</p></article></body></html>");
+        let (text, title) = render_body(&latin, Some("text/html"), "https://e.x/", Format::Markdown);
+        assert!(text.starts_with("Un café crème, « bien sûr »."), "{text}");
+        assert_eq!(title.as_deref(), Some("Café"));
+        let mut sjis = b"<html><head><title>t</title></head><body><p>\x93\xfa\x96\x7b\x8c\xea ".to_vec();
+        sjis.extend_from_slice(PROSE.as_bytes());
+        sjis.extend_from_slice(b"</p></body></html>");
+        let (text, _) =
+            render_body(&sjis, Some("text/html; charset=Shift_JIS"), "https://e.x/", Format::Markdown);
+        assert!(text.starts_with("日本語 This sentence"), "{text}");
+    }
+
+    #[test]
+    fn a_ten_megabyte_page_is_held_in_a_tree_of_less_than_its_size_and_a_half() {
+        assert_eq!(size_of::<super::super::tree::Node>(), 24);
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/fixtures/web");
+        let page = std::fs::read_to_string(dir.join("path.html")).unwrap();
+        let (head, rest) = page.split_at(page.find("<body").unwrap());
+        let body = &rest[..rest.rfind("</body>").unwrap()];
+        let mut big = head.to_owned();
+        while big.len() < 10 << 20 {
+            big.push_str(body);
+        }
+        big.push_str("</body></html>");
+        let tree = Tree::parse(StrTendril::from_slice(&big));
+        let bytes = tree.heap_bytes();
+        assert!(bytes < big.len() * 3 / 2, "the tree holds {bytes} bytes for a page of {}", big.len());
+        drop(tree);
+        let c = md(&big);
+        assert!(c.readable && c.text.len() < big.len(), "{}", c.text.len());
+        assert!(c.text.contains("path.basename"));
+    }
+
+    #[test]
+    fn ten_thousand_levels_of_nesting_need_no_deep_stack() {
+        // 10,000 open elements: divs, quotes, lists and inline spans, five to a level.
+        let html = format!(
+            "<title>Deep</title>{}<p>{PROSE}{PROSE}{PROSE}deep item</p>",
+            "<div><blockquote><ul><li><span>".repeat(2_000)
+        );
+        // A 256 KiB stack: any walk that recursed per level would overflow it.
+        let (md, text) = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(move || {
+                let c = md(&html);
+                let text = text_of(&c.text);
+                (c, text)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(md.readable);
+        assert!(text.contains("This sentence") && text.contains("deep item"), "{}", text.len());
+        assert!(md.text.contains("> - > - > - "), "{}", &md.text[..100.min(md.text.len())]);
     }
 }

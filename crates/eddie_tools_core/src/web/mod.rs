@@ -7,7 +7,10 @@
 pub mod check_url;
 pub mod download;
 pub mod extract;
+mod markdown;
 pub mod profile;
+mod readable;
+mod tree;
 pub mod web_fetch;
 pub mod web_search;
 

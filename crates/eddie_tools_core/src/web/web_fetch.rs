@@ -195,21 +195,18 @@ fn render(body: Arc<Vec<u8>>, content_type: Option<&str>, url: &str, format: For
                 };
             }
             let (encoding, malformed) = (d.encoding, d.malformed);
-            let a = extract::article_of(StrTendril::from(d.text), Some(url));
-            let whole = !a.readable;
-            let text = match format {
-                Format::Markdown => extract::markdown_owned(a.html, whole),
-                Format::Text => extract::text_of(&extract::markdown_owned(a.html, whole)),
-                _ => a.html,
-            };
+            let form = if format == Format::Html { extract::Form::Html } else { extract::Form::Markdown };
+            let c = extract::convert(StrTendril::from(d.text), Some(url), form);
+            let a = (c.title, c.readable);
+            let text = if format == Format::Text { extract::text_of(&c.text) } else { c.text };
             profile::mark("markdown");
             Rendered {
                 text,
-                title: a.title,
+                title: a.0,
                 kind: "html",
                 encoding: Some(encoding),
                 malformed,
-                readable: Some(a.readable),
+                readable: Some(a.1),
             }
         }
     }
@@ -423,7 +420,7 @@ mod tests {
         let (after, title) =
             render_body(html.as_bytes(), Some("text/html"), "https://e.x/", Format::Markdown);
         let seen = SEEN.with(|s| s.borrow_mut().take()).unwrap_or_default();
-        assert_eq!(seen, ["decode", "parse", "readability", "htmd", "markdown"]);
+        assert_eq!(seen, ["decode", "parse", "readability", "markdown"]);
         assert_eq!((after.as_str(), title.as_deref()), (before.as_str(), Some("T")));
         assert!(after.contains("Enough words") && !after.contains("menu"), "{after}");
     }
