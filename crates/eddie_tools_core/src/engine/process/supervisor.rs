@@ -1619,10 +1619,14 @@ mod tests {
     async fn drop_kills_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let t = sh("sleep 100 & echo $! > bg; wait", dir.path());
-        while !dir.path().join("bg").exists() {
+        // The shell creates `bg` before it writes the pid into it: wait for the whole line.
+        let pid: i32 = loop {
+            let text = std::fs::read_to_string(dir.path().join("bg")).unwrap_or_default();
+            if text.ends_with('\n') {
+                break text.trim().parse().unwrap();
+            }
             tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        let pid: i32 = std::fs::read_to_string(dir.path().join("bg")).unwrap().trim().parse().unwrap();
+        };
         drop(t);
         assert!(gone(pid).await);
     }
