@@ -9,81 +9,16 @@
 //! `read_page_peak <url> <warm-up url>`: Chromium is launched as the browser tools launch it.
 //! Prints one JSON line: `peak` (bytes above the start) and `phases`: `[{phase, peak, held}]`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+mod counting;
+
+use std::sync::atomic::Ordering::Relaxed;
 
 use eddie_tools_core::Ctx;
 use eddie_tools_core::browser::tree;
 use eddie_tools_core::context::{NetworkPolicy, constant_confirm};
 use serde_json::json;
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    let now = LIVE.fetch_add(n, Relaxed) + n;
-    PEAK.fetch_max(now, Relaxed);
-}
-
-// SAFETY: every call is passed on to `System` unchanged; the wrapper only counts sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract for `alloc`, passed on.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract for `dealloc`, passed on.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: the caller's contract for `realloc`, passed on.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                grew(new_size - layout.size());
-            } else {
-                LIVE.fetch_sub(layout.size() - new_size, Relaxed);
-            }
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
-
-/// `(phase, peak, live at its end)`, absolute; room is made before the measured call, so a
-/// mark allocates nothing.
-static PHASES: Mutex<Vec<(&'static str, usize, usize)>> = Mutex::new(Vec::new());
-
-fn mark(phase: &'static str) {
-    let live = LIVE.load(Relaxed);
-    let peak = PEAK.swap(live, Relaxed).max(live);
-    if let Ok(mut p) = PHASES.lock()
-        && p.len() < p.capacity()
-    {
-        p.push((phase, peak, live));
-    }
-}
+use counting::{LIVE, PEAK, PHASES, mark};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut argv = std::env::args().skip(1);
@@ -95,7 +30,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ctx = Ctx::new(&dir.path().display().to_string())?
         .with_network(NetworkPolicy { allow_hosts: vec!["127.0.0.1".into()], ..Default::default() })
         .with_confirm(constant_confirm(true));
-    let run = |tool: &str, args: serde_json::Value| rt.block_on(eddie_tools_core::registry::run(tool, &args, &ctx));
+    let run =
+        |tool: &str, args: serde_json::Value| rt.block_on(eddie_tools_core::registry::run(tool, &args, &ctx));
     for _ in 0..2 {
         run("browser_navigate", json!({"url": tiny}))?;
         run("browser_read_page", json!({"maxChars": 500_000}))?;
@@ -116,12 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     mark("browser_read_page");
     let chars = out.content.len() + data_json.len();
     drop((out, data_json));
-    let phases = PHASES.lock().map_err(|_| "poisoned")?.clone();
-    let peak = phases.iter().map(|p| p.1).max().unwrap_or(base) - base;
-    let phases: Vec<_> = phases
-        .iter()
-        .map(|&(phase, p, live)| json!({"phase": phase, "peak": p.saturating_sub(base), "held": live as i64 - base as i64}))
-        .collect();
+    let (peak, phases) = counting::report(base);
     println!("{}", json!({"peak": peak, "chars": chars, "phases": phases}));
     run("browser_close_tab", json!({}))?;
     Ok(())
