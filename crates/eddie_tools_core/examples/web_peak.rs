@@ -10,80 +10,15 @@
 //! start), and `phases`: `[{phase, peak, held}]`, where `peak` is the most live during the
 //! phase and `held` what is still live at its end, both above the start.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+mod counting;
+
+use std::sync::atomic::Ordering::Relaxed;
 
 use eddie_tools_core::Ctx;
 use eddie_tools_core::context::{NetworkPolicy, constant_confirm};
 use serde_json::json;
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(n: usize) {
-    let now = LIVE.fetch_add(n, Relaxed) + n;
-    PEAK.fetch_max(now, Relaxed);
-}
-
-// SAFETY: every call is passed on to `System` unchanged; the wrapper only counts sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract for `alloc`, passed on.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract for `dealloc`, passed on.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: the caller's contract for `realloc`, passed on.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                grew(new_size - layout.size());
-            } else {
-                LIVE.fetch_sub(layout.size() - new_size, Relaxed);
-            }
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
-
-/// `(phase, peak, live at its end)`, absolute; room is made before the measured call, so a
-/// mark allocates nothing.
-static PHASES: Mutex<Vec<(&'static str, usize, usize)>> = Mutex::new(Vec::new());
-
-fn mark(phase: &'static str) {
-    let live = LIVE.load(Relaxed);
-    let peak = PEAK.swap(live, Relaxed).max(live);
-    if let Ok(mut p) = PHASES.lock()
-        && p.len() < p.capacity()
-    {
-        p.push((phase, peak, live));
-    }
-}
+use counting::{LIVE, PEAK, PHASES, mark};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut argv = std::env::args().skip(1);
@@ -125,12 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     mark("to JS");
     let chars = js.0.as_ref().map_or(0, String::len) + js.1.as_ref().map_or(0, Vec::len);
     drop((js, data_json));
-    let phases = PHASES.lock().map_err(|_| "poisoned")?.clone();
-    let peak = phases.iter().map(|p| p.1).max().unwrap_or(base) - base;
-    let phases: Vec<_> = phases
-        .iter()
-        .map(|&(phase, p, live)| json!({"phase": phase, "peak": p.saturating_sub(base), "held": live as i64 - base as i64}))
-        .collect();
+    let (peak, phases) = counting::report(base);
     println!("{}", json!({"bytes": bytes, "peak": peak, "chars": chars, "phases": phases}));
     Ok(())
 }

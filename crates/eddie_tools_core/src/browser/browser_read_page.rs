@@ -57,13 +57,16 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
         "tabId": t.id,
         "url": url,
         "title": title,
-        "nodes": r.nodes,
+        "nodes": null,
         "shown": r.total - r.omitted,
         "omitted": r.omitted,
         "totalNodes": r.total,
         "truncated": r.omitted > 0,
     });
-    Ok(ToolOutput::new(content, data))
+    // `nodes` comes as JSON text written node by node (tree::render), set in its place.
+    let fields = data.as_object().cloned().unwrap_or_default();
+    let data = crate::output::object_json_with_raw(&fields, "nodes", &r.nodes)?;
+    Ok(ToolOutput::from_json_text(content, data))
 }
 
 /// The `browser_read_page` tool.

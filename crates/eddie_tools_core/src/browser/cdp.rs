@@ -77,13 +77,15 @@ impl Conn {
         let (p, c) = (Arc::clone(&pending), Arc::clone(&closed));
         tokio::spawn(async move {
             while let Some(msg) = stream.next().await {
-                let text = match msg {
-                    Ok(Message::Text(t)) => t.to_string(),
-                    Ok(Message::Binary(b)) => String::from_utf8_lossy(&b).into_owned(),
+                // Parsed from the frame itself (no copy of its text); the frame is freed
+                // before the answer goes on.
+                let parsed = match msg {
+                    Ok(Message::Text(t)) => serde_json::from_str::<Value>(&t),
+                    Ok(Message::Binary(b)) => serde_json::from_str::<Value>(&String::from_utf8_lossy(&b)),
                     Ok(Message::Close(_)) | Err(_) => break,
                     Ok(_) => continue,
                 };
-                let Ok(mut v) = serde_json::from_str::<Value>(&text) else { continue };
+                let Ok(mut v) = parsed else { continue };
                 if let Some(id) = v.get("id").and_then(Value::as_u64) {
                     let answer = match v.get_mut("error") {
                         Some(e) => {

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
 use super::session::{Browser, Tab, TabState};
@@ -236,15 +238,23 @@ pub async fn fetch_fast(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
         let why = ex["exception"]["description"].as_str().or(ex["text"].as_str()).unwrap_or("an exception");
         return Err(crate::error::ToolError::internal(format!("the page walker failed: {why}")));
     }
-    let parts = r["result"]["deepSerializedValue"]["value"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let rows: Value = parts
-        .first()
-        .and_then(|v| v["value"].as_str())
-        .and_then(|t| serde_json::from_str(t).ok())
-        .unwrap_or(Value::Null);
+    // The answer's parts taken out of it, and the rows' text out of them, each freed as soon
+    // as the next is in hand: a page's rows are read from one copy of their text, straight
+    // into nodes (no `Value` tree of them).
+    let mut r = r;
+    let parts = match r.pointer_mut("/result/deepSerializedValue/value").map(Value::take) {
+        Some(Value::Array(a)) => a,
+        _ => Vec::new(),
+    };
+    drop(r);
     let learned: Vec<Option<i64>> =
         parts.iter().skip(1).map(|p| p["value"]["backendNodeId"].as_i64()).collect();
+    let rows = match parts.into_iter().next().map(|mut v| v["value"].take()) {
+        Some(Value::String(t)) => t,
+        _ => String::new(),
+    };
     let nodes = parse_walk(&rows, &learned);
+    drop(rows);
     if !learned.is_empty() {
         let ids: Vec<Value> = learned.iter().map(|b| b.map_or(Value::Null, Value::from)).collect();
         let learn = format!("globalThis.__eddieLearn && globalThis.__eddieLearn({})", Value::Array(ids));
@@ -259,42 +269,68 @@ pub async fn fetch_fast(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
     Ok(nodes)
 }
 
-/// The walker's rows as nodes; `learned` holds the backend ids of its new elements, in order.
-pub fn parse_walk(rows: &Value, learned: &[Option<i64>]) -> Vec<Node> {
-    let rows = rows.as_array().map(Vec::as_slice).unwrap_or_default();
-    let mut nodes: Vec<Node> = Vec::with_capacity(rows.len());
-    for row in rows {
-        let text = |i: usize| row[i].as_str().unwrap_or("").to_owned();
-        let value = text(3);
-        let backend = match &row[5] {
-            Value::Number(n) => n.as_i64(),
-            Value::String(s) if s.starts_with('n') => {
-                s[1..].parse::<usize>().ok().and_then(|i| learned.get(i).copied().flatten())
-            }
-            // A select's popup stands for the select: the negated id keeps its ref apart.
-            Value::String(s) if s.starts_with('p') => s[1..]
-                .parse::<usize>()
-                .ok()
-                .and_then(|i| nodes.get(i).and_then(|n: &Node| n.backend))
-                .map(|b| -b),
-            _ => None,
-        };
-        let parent = row[0].as_i64().and_then(|p| usize::try_from(p).ok()).filter(|&p| p < nodes.len());
-        nodes.push(Node {
-            role: text(1),
-            name: text(2),
-            value: (!value.is_empty()).then_some(value),
-            description: None,
-            backend,
-            ignored: false,
-            props: row[4]
-                .as_object()
-                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-                .unwrap_or_default(),
-            children: Vec::new(),
-            parent,
-        });
+/// One row of the walker: `[parent, role, name, value, props, el]` (walker.js).
+#[derive(Deserialize)]
+struct Row(Option<i64>, String, String, String, Option<Map<String, Value>>, Option<Value>);
+
+/// The walker's rows, read one by one into nodes (see [`parse_walk`]).
+struct Rows<'a>(&'a [Option<i64>]);
+
+impl<'de> DeserializeSeed<'de> for Rows<'_> {
+    type Value = Vec<Node>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Vec<Node>, D::Error> {
+        d.deserialize_seq(self)
     }
+}
+
+impl<'de> Visitor<'de> for Rows<'_> {
+    type Value = Vec<Node>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("the walker's rows")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Vec<Node>, A::Error> {
+        let learned = self.0;
+        let mut nodes: Vec<Node> = Vec::new();
+        while let Some(Row(parent, role, name, value, props, el)) = seq.next_element::<Row>()? {
+            let backend = match &el {
+                Some(Value::Number(n)) => n.as_i64(),
+                Some(Value::String(s)) if s.starts_with('n') => {
+                    s[1..].parse::<usize>().ok().and_then(|i| learned.get(i).copied().flatten())
+                }
+                // A select's popup stands for the select: the negated id keeps its ref apart.
+                Some(Value::String(s)) if s.starts_with('p') => s[1..]
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|i| nodes.get(i).and_then(|n: &Node| n.backend))
+                    .map(|b| -b),
+                _ => None,
+            };
+            let parent = parent.and_then(|p| usize::try_from(p).ok()).filter(|&p| p < nodes.len());
+            nodes.push(Node {
+                role,
+                name,
+                value: (!value.is_empty()).then_some(value),
+                description: None,
+                backend,
+                ignored: false,
+                props: props.map(|m| m.into_iter().collect()).unwrap_or_default(),
+                children: Vec::new(),
+                parent,
+            });
+        }
+        Ok(nodes)
+    }
+}
+
+/// The walker's rows (`rows`: their JSON text) as nodes; `learned` holds the backend ids of
+/// its new elements, in order. Text that is not the walker's rows gives no nodes.
+pub fn parse_walk(rows: &str, learned: &[Option<i64>]) -> Vec<Node> {
+    let mut de = serde_json::Deserializer::from_str(rows);
+    let mut nodes = match Rows(learned).deserialize(&mut de).and_then(|n| de.end().map(|()| n)) {
+        Ok(n) => n,
+        Err(_) => return Vec::new(),
+    };
+    nodes.shrink_to_fit();
     for i in 0..nodes.len() {
         if let Some(p) = nodes[i].parent {
             nodes[p].children.push(i);
@@ -321,8 +357,10 @@ fn clip(s: &str, max: usize) -> String {
 pub struct Rendered {
     /// The text.
     pub text: String,
-    /// The nodes shown, as JSON.
-    pub nodes: Vec<Value>,
+    /// The nodes shown, as the text of a JSON array (written node by node, not as a `Value`
+    /// tree): objects of `ref` (interactive nodes), `role`, `name`, `value`, `states` (when
+    /// there are any) and `depth`.
+    pub nodes: String,
     /// Nodes left out for the budget.
     pub omitted: usize,
     /// Nodes shown plus omitted.
@@ -333,8 +371,11 @@ pub struct Rendered {
 
 /// Render the tree as indented text within `max_chars`, assigning refs in `state`.
 pub fn render(nodes: &[Node], state: &mut TabState, max_chars: usize) -> Rendered {
-    let mut out = Rendered { text: String::new(), nodes: Vec::new(), omitted: 0, total: 0, refs: 0 };
-    let Some(r) = root(nodes) else { return out };
+    let mut out = Rendered { text: String::new(), nodes: String::from("["), omitted: 0, total: 0, refs: 0 };
+    let Some(r) = root(nodes) else {
+        out.nodes.push(']');
+        return out;
+    };
     // Iterative depth-first walk: (node, depth, the name of the nearest shown ancestor).
     let mut stack: Vec<(usize, usize, usize)> = nodes[r].children.iter().rev().map(|&c| (c, 0, r)).collect();
     while let Some((i, depth, shown_parent)) = stack.pop() {
@@ -362,26 +403,20 @@ pub fn render(nodes: &[Node], state: &mut TabState, max_chars: usize) -> Rendere
                 }
                 out.text.push_str(&line);
                 out.text.push('\n');
-                let mut j = Map::new();
-                if n.interactive()
-                    && let Some(be) = n.backend
-                {
-                    j.insert("ref".into(), Value::String(state.ref_of(be)));
+                let shown = Shown {
+                    r#ref: if n.interactive() { n.backend.map(|be| state.ref_of(be)) } else { None },
+                    role: display_role(role),
+                    name: n.name.split_whitespace().collect::<Vec<_>>().join(" "),
+                    value: n.value.as_deref(),
+                    states: n.states(),
+                    depth,
+                };
+                if let Ok(j) = serde_json::to_string(&shown) {
+                    if out.nodes.len() > 1 {
+                        out.nodes.push(',');
+                    }
+                    out.nodes.push_str(&j);
                 }
-                j.insert("role".into(), Value::String(display_role(role).to_owned()));
-                j.insert(
-                    "name".into(),
-                    Value::String(n.name.split_whitespace().collect::<Vec<_>>().join(" ")),
-                );
-                if let Some(v) = &n.value {
-                    j.insert("value".into(), Value::String(v.clone()));
-                }
-                let st = n.states();
-                if !st.is_empty() {
-                    j.insert("states".into(), json!(st));
-                }
-                j.insert("depth".into(), json!(depth));
-                out.nodes.push(Value::Object(j));
             } else {
                 out.omitted += 1;
             }
@@ -390,7 +425,22 @@ pub fn render(nodes: &[Node], state: &mut TabState, max_chars: usize) -> Rendere
             stack.push((c, child_depth, parent_for_kids));
         }
     }
+    out.nodes.push(']');
     out
+}
+
+/// A shown node in `data.nodes`.
+#[derive(serde::Serialize)]
+struct Shown<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    r#ref: Option<String>,
+    role: &'a str,
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    states: Vec<String>,
+    depth: usize,
 }
 
 fn display_role(role: &str) -> &str {
@@ -743,6 +793,67 @@ mod tests {
         assert!(rank(&nodes, &attrs, "zzz", 3).is_empty());
     }
 
+    /// The walker's rows cross from their JSON text into nodes exactly: names with quotes,
+    /// backslashes, control characters, NULs, line separators and astral characters; refs of
+    /// learned, new and popup elements; and text that is not rows gives no nodes.
+    #[test]
+    fn parse_walk_reads_rows_exactly() {
+        let odd = "q\"b\\s\tt\nn\r\u{0}z\u{2028}\u{1F600}\u{FFFD}é";
+        let rows = json!([
+            [-1, "RootWebArea", odd, "", {"focusable": true}, null],
+            [0, "combobox", "Pick", "Green", {"expanded": false, "level": 2, "url": "http://x/?a=\"b\""}, "n1"],
+            [1, "MenuListPopup", "", "", {}, "p1"],
+            [0, "StaticText", odd, "", null, null],
+            [0, "button", "", odd, {}, 77],
+            [9, "link", "orphan", "", {}, "n5"]
+        ]);
+        let nodes = parse_walk(&rows.to_string(), &[None, Some(41)]);
+        assert_eq!(nodes.len(), 6);
+        assert_eq!(
+            (nodes[0].role.as_str(), nodes[0].name.as_str(), nodes[0].parent),
+            ("RootWebArea", odd, None)
+        );
+        assert_eq!(nodes[0].children, [1, 3, 4]);
+        assert_eq!((nodes[1].backend, nodes[1].value.as_deref()), (Some(41), Some("Green")));
+        assert_eq!(nodes[1].prop("url"), Some(&json!("http://x/?a=\"b\"")));
+        assert_eq!(nodes[1].states(), ["expanded=false", "level=2"]);
+        assert_eq!((nodes[2].backend, nodes[2].parent), (Some(-41), Some(1)));
+        assert_eq!((nodes[3].name.as_str(), nodes[3].value.as_deref(), nodes[3].props.len()), (odd, None, 0));
+        assert_eq!((nodes[4].backend, nodes[4].value.as_deref()), (Some(77), Some(odd)));
+        // A parent not seen yet and a new element past the learned ones: neither invented.
+        assert_eq!((nodes[5].parent, nodes[5].backend), (None, None));
+        for bad in [
+            "",
+            "null",
+            "[[0, 1]]",
+            "[[-1, \"a\", \"b\", \"\", {}, null]] x",
+            "[[-1, \"\\ud800\", \"\", \"\", {}, null]]",
+        ] {
+            assert!(parse_walk(bad, &[]).is_empty(), "{bad}");
+        }
+    }
+
+    /// `data.nodes`, written node by node, is the JSON the nodes were before (a `Value` per
+    /// node: ref, role, name, value, states, depth, in that order).
+    #[test]
+    fn render_writes_data_nodes_as_json() {
+        let mut nodes = tree();
+        nodes[3].value = Some("v \"1\"\n\u{0}".into());
+        let r = render(&nodes, &mut TabState::default(), 10_000);
+        assert_eq!(
+            r.nodes,
+            json!([
+                {"role": "heading", "name": "Sign up", "states": ["level=1"], "depth": 0},
+                {"ref": "e1", "role": "textbox", "name": "Email", "depth": 0},
+                {"ref": "e2", "role": "button", "name": "Create account", "value": "v \"1\"\n\u{0}", "depth": 0},
+                {"ref": "e3", "role": "link", "name": "Terms", "depth": 0}
+            ])
+            .to_string()
+        );
+        assert_eq!(render(&nodes, &mut TabState::default(), 10).nodes, "[]");
+        assert_eq!(render(&[], &mut TabState::default(), 10).nodes, "[]");
+    }
+
     /// Pages the walker must read exactly as the accessibility tree does.
     fn fixtures() -> Vec<(&'static str, String)> {
         let form = r#"<!doctype html><html><head><title>Sign up</title></head><body>
@@ -814,6 +925,68 @@ mod tests {
             }
         });
         (addr, task)
+    }
+
+    /// The page walker's rows cross to the nodes exactly, whatever a page's text holds: quotes,
+    /// backslashes, tabs, newlines, NULs, line separators, astral characters, and a lone
+    /// surrogate a script made in a text (U+FFFD, as it is not UTF-8); and a page of 50,000
+    /// nodes.
+    #[test]
+    fn the_walker_reads_odd_text_and_large_pages_exactly() {
+        let odd_page = r#"<!doctype html><html><head><title>Odd</title></head><body><p id="p"></p><button id="b"></button>
+<script>
+const odd = 'q"b\\s\tt\nn\r\0z\u2028\u{1F600}\ud800é'
+document.getElementById('p').append(document.createTextNode(odd))
+document.getElementById('b').setAttribute('aria-label', 'lbl ' + odd.replace('\ud800', ''))
+</script></body></html>"#;
+        let large_page = r#"<!doctype html><html><head><title>Large</title></head><body><div id="d"></div>
+<script>
+const d = document.getElementById('d')
+for (let i = 0; i < 25000; i++) { const p = document.createElement('p'); p.textContent = 'Row ' + i; d.append(p) }
+</script></body></html>"#;
+        let rt = crate::browser::session::rt().unwrap();
+        rt.block_on(async {
+            let (addr, server) =
+                serve(vec![("odd", odd_page.to_owned()), ("large", large_page.to_owned())]).await;
+            let dir = tempfile::tempdir().unwrap();
+            let ctx =
+                Ctx::new(dir.path().to_str().unwrap()).unwrap().with_network(crate::context::NetworkPolicy {
+                    allow_hosts: vec!["127.0.0.1".into()],
+                    ..Default::default()
+                });
+            let go = |page: &str| {
+                crate::call::args::parse("browser_navigate", &json!({"url": format!("http://{addr}/{page}")}))
+                    .unwrap()
+            };
+            crate::browser::browser_navigate::run(go("odd"), &ctx).await.unwrap();
+            let (b, t) = crate::browser::open(&ctx, None).await.unwrap();
+            let nodes = fetch_fast(&b, &t).await.unwrap();
+            let text = "q\"b\\s\tt\nn\r\u{0}z\u{2028}\u{1F600}\u{FFFD}é";
+            assert!(
+                nodes.iter().any(|n| n.role == "StaticText" && n.name == text),
+                "{:?}",
+                nodes.iter().map(|n| (&n.role, &n.name)).collect::<Vec<_>>()
+            );
+            // (Not in an attribute: the element's deep serialisation carries its attributes, and
+            // a lone surrogate there makes the browser's whole answer JSON no parser takes.)
+            let label = "lbl q\"b\\s t n \u{0}z\u{2028}\u{1F600}é";
+            assert!(nodes.iter().any(|n| n.role == "button" && n.name == label && n.backend.is_some()));
+
+            crate::browser::browser_navigate::run(go("large"), &ctx).await.unwrap();
+            let (b, t) = crate::browser::open(&ctx, None).await.unwrap();
+            let nodes = fetch_fast(&b, &t).await.unwrap();
+            assert!(nodes.len() > 50_000, "{}", nodes.len());
+            let rows: Vec<&str> =
+                nodes.iter().filter(|n| n.role == "StaticText").map(|n| n.name.as_str()).collect();
+            assert_eq!(rows, (0..25_000).map(|i| format!("Row {i}")).collect::<Vec<_>>());
+            let r = render(&nodes, &mut TabState::default(), 500_000);
+            let shown: Vec<Value> = serde_json::from_str(&r.nodes).unwrap();
+            assert_eq!(shown.len(), r.total - r.omitted);
+            assert!(r.omitted > 0 && r.text.len() < 500_000);
+            assert_eq!(shown.last().map(|n| n["depth"].clone()), Some(json!(1)));
+            crate::browser::session::close_current().await;
+            server.abort();
+        });
     }
 
     /// The old source (the accessibility tree) and the new one (the page walker) render the
