@@ -300,14 +300,18 @@ impl Blame<'_> {
     /// when one has it or is computing it, else computed here (only these count towards
     /// starting the workers).
     fn blob_diff(&mut self, old: Oid, new: Oid) -> Result<Arc<BlobDiff>, git2::Error> {
-        if let Some(odb) = self.odb
-            && let Some(d) = MEMO.get(&(odb, old, new))
-            && super::memo::present(self.repo, &[old, new])
+        // The workers' diff first: taking it frees their room ahead (they stop computing while
+        // `PREFETCH_AHEAD` diffs wait to be taken). They memoise what they compute, so asking
+        // the memo first would find their diffs there, never take them, and stall the workers
+        // after their first `PREFETCH_AHEAD` diffs; the main thread then computed the rest.
+        if let Some(p) = &self.prefetch
+            && let Some(d) = p.shared.take(old, new)
         {
             return Ok(d);
         }
-        if let Some(p) = &self.prefetch
-            && let Some(d) = p.shared.take(old, new)
+        if let Some(odb) = self.odb
+            && let Some(d) = MEMO.get(&(odb, old, new))
+            && super::memo::present(self.repo, &[old, new])
         {
             return Ok(d);
         }
