@@ -252,8 +252,9 @@ enum Driver {
 
 /// Whether an attributes file outside the tree may apply to every path: the system's, the
 /// user's (`core.attributesFile`, set at all, or the XDG `attributes`), `info/attributes` (in
-/// the common dir, where libgit2 reads it, and in the git dir).
-fn attributes_outside_tree(repo: &git2::Repository) -> bool {
+/// the common dir, where libgit2 reads it, and in the git dir). The system and XDG folders are
+/// libgit2's own search paths. Also `status_scan`'s condition for reading the tree itself.
+pub(super) fn attributes_outside_tree(repo: &git2::Repository) -> bool {
     match repo.config() {
         Ok(cfg) if cfg.get_entry("core.attributesFile").is_err() => {}
         _ => return true,

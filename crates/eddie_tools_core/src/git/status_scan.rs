@@ -89,7 +89,8 @@ struct Unsupported;
 /// case is not one the scan handles exactly.
 pub(super) fn items(repo: &Repository) -> Option<Vec<Item>> {
     let workdir = repo.workdir()?.to_path_buf();
-    if !config_allows(repo) || !attributes_absent(repo) {
+    // No attributes file outside the tree (the tree's own are checked by the scan and the index).
+    if !config_allows(repo) || super::log_numstat::attributes_outside_tree(repo) {
         return None;
     }
     // The index as the scan reads it: parsed here, without the checksum pass libgit2 makes
@@ -177,20 +178,6 @@ fn config_allows(repo: &Repository) -> bool {
         && !set("core.attributesFile")
         && (!set("core.autocrlf") || cfg.get_bool("core.autocrlf").is_ok())
         && cfg.get_string("extensions.objectformat").map_or(true, |f| f.eq_ignore_ascii_case("sha1"))
-}
-
-/// No attributes file outside the tree (the tree's own are checked by the scan and the index).
-fn attributes_absent(repo: &Repository) -> bool {
-    let mut files = vec![repo.path().join("info").join("attributes"), "/etc/gitattributes".into()];
-    match std::env::var_os("XDG_CONFIG_HOME").filter(|x| !x.is_empty()) {
-        Some(x) => files.push(std::path::Path::new(&x).join("git").join("attributes")),
-        None => {
-            if let Some(h) = std::env::var_os("HOME") {
-                files.push(std::path::Path::new(&h).join(".config").join("git").join("attributes"));
-            }
-        }
-    }
-    files.iter().all(|f| std::fs::symlink_metadata(f).is_err())
 }
 
 /// What identifies a version of the index file: device, inode, mtime (s, ns), size.
