@@ -309,14 +309,11 @@ impl Blame<'_> {
         {
             return Ok(d);
         }
-        if let Some(odb) = self.odb
-            && let Some(d) = MEMO.get(&(odb, old, new))
-            && super::memo::present(self.repo, &[old, new])
-        {
+        if let Some(d) = memoised(self.repo, self.odb, old, new) {
             return Ok(d);
         }
         self.diffs += 1;
-        blob_diff(self.repo, self.odb, old, new)
+        computed(self.repo, self.odb, old, new)
     }
 }
 
@@ -418,17 +415,24 @@ pub(super) struct Hunk {
 /// diff computed here is memoised). Both sides are stored blobs: libgit2 diffs them without
 /// hashing or copying them.
 fn blob_diff(repo: &Repository, odb: Option<Odb>, old: Oid, new: Oid) -> Result<Arc<BlobDiff>, git2::Error> {
-    let key = odb.map(|odb| (odb, old, new));
-    if let Some(d) = key.and_then(|k| MEMO.get(&k))
-        && super::memo::present(repo, &[old, new])
-    {
-        return Ok(d);
+    match memoised(repo, odb, old, new) {
+        Some(d) => Ok(d),
+        None => computed(repo, odb, old, new),
     }
+}
+
+/// The memoised diff of `old` against `new`, while the object database still has both blobs.
+fn memoised(repo: &Repository, odb: Option<Odb>, old: Oid, new: Oid) -> Option<Arc<BlobDiff>> {
+    MEMO.get(&(odb?, old, new)).filter(|_| super::memo::present(repo, &[old, new]))
+}
+
+/// The diff of `old` against `new` computed, and memoised.
+fn computed(repo: &Repository, odb: Option<Odb>, old: Oid, new: Oid) -> Result<Arc<BlobDiff>, git2::Error> {
     let (a, b) = (repo.find_blob(old)?, repo.find_blob(new)?);
     let patch = git2::Patch::from_blobs(&a, no_path(), &b, no_path(), Some(&mut diff_options()))?;
     let d = Arc::new(BlobDiff { hunks: hunks(&patch)?, after_len: line_count(b.content()) });
-    if let Some(k) = key {
-        MEMO.put(k, Arc::clone(&d));
+    if let Some(odb) = odb {
+        MEMO.put((odb, old, new), Arc::clone(&d));
     }
     Ok(d)
 }
