@@ -374,7 +374,10 @@ pub fn tidy(s: &mut String) {
             continue;
         }
         let line = line.trim_end();
-        if line.trim_start_matches('>').is_empty() && !line.is_empty() && out.ends_with(line) {
+        if line.trim_start_matches('>').is_empty()
+            && !line.is_empty()
+            && out.rsplit('\n').next() == Some(line)
+        {
             continue;
         }
         if line.is_empty() {
@@ -819,5 +822,17 @@ fn escape(out: &mut String, s: &str, attr: bool) {
             '\u{a0}' => out.push_str("&nbsp;"),
             c => out.push(c),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A quote-only line is dropped only when it repeats the line before it, not when that
+    /// line merely ends in `>` (two quoted paragraphs stay apart).
+    #[test]
+    fn tidy_drops_a_repeated_quote_line_only() {
+        let mut s = String::from("> a =>\n>\n> c\n>\n>\n> d");
+        super::tidy(&mut s);
+        assert_eq!(s, "> a =>\n>\n> c\n>\n> d");
     }
 }
