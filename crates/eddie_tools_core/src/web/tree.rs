@@ -58,8 +58,6 @@ pub struct NodeRef {
     pub first: Id,
     /// The last child.
     pub last: Id,
-    /// The next sibling.
-    pub next: Id,
     kind: u32,
 }
 
@@ -293,7 +291,6 @@ impl Tree {
             parent: n.parent,
             first: n.first,
             last: n.last,
-            next: n.next,
             kind,
         }
     }
