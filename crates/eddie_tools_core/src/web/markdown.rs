@@ -102,8 +102,16 @@ struct Md {
 }
 
 impl Md {
+    /// Room for `more` bytes: past the estimate the text grows by a quarter, not by doubling.
+    fn room(&mut self, more: usize) {
+        if self.out.capacity() - self.out.len() < more {
+            self.out.reserve_exact(more.max(self.out.capacity() / 4));
+        }
+    }
+
     /// A new line now (with the prefix).
     fn newline(&mut self) {
+        self.room(self.prefix.len() + 1);
         self.out.push('\n');
         self.out.push_str(&self.prefix);
         self.fresh = true;
@@ -148,6 +156,7 @@ impl Md {
     /// Owed breaks and space, then markup `s` (not escaped).
     fn open(&mut self, s: &str) {
         self.flush();
+        self.room(s.len() + 1);
         if self.space && !self.fresh {
             self.out.push(' ');
         }
@@ -165,6 +174,7 @@ impl Md {
     }
 
     fn close(&mut self, s: &str) {
+        self.room(s.len());
         self.out.push_str(s);
         self.fresh = false;
         self.opener = None;
@@ -172,6 +182,9 @@ impl Md {
 
     /// Text: whitespace collapsed, Markdown's characters escaped.
     fn text(&mut self, s: &str) {
+        // Each character and an escape for about one in eight (the rest, if any, as `String`
+        // grows).
+        self.room(s.len() + s.len() / 8 + 1);
         let mut prev: char = self.out.chars().next_back().unwrap_or(' ');
         let mut chars = s.char_indices().peekable();
         while let Some((i, c)) = chars.next() {
@@ -313,6 +326,7 @@ fn code_block(md: &mut Md, code: &str, lang: &str) {
     md.block();
     let f = fence(code, 3);
     md.open(&f);
+    md.room(lang.len() + code.len() + (md.prefix.len() + 1) * (code.matches('\n').count() + 2) + f.len());
     md.out.push_str(lang);
     for line in code.split('\n') {
         md.newline();
@@ -339,10 +353,54 @@ fn fence(s: &str, min: usize) -> String {
     "`".repeat((longest + 1).max(min))
 }
 
+/// About the length of the Markdown of `v`, so its text is reserved once rather than grown by
+/// doubling while the tree is held (up to half of a doubled `String` is empty): the text
+/// written, each run of whitespace as one byte, and the links' and images' URLs (resolved:
+/// the page's URL counted for a relative one), plus a quarter for the markup.
+fn estimate(v: &View) -> usize {
+    let t = v.tree;
+    let mut n = 0;
+    let mut count = |id: Id| {
+        if t.node(id).is_text() {
+            let mut space = false;
+            for &b in t.text(id).as_bytes() {
+                let ws = b.is_ascii_whitespace();
+                n += usize::from(!ws || !space);
+                space = ws;
+            }
+        } else {
+            for name in [local_name!("href"), local_name!("src")] {
+                if let Some(u) = t.attr(id, &name) {
+                    // `[`, `](`, `)`; a relative URL is resolved against the page's.
+                    let relative = !u.starts_with('#') && !u.contains(':');
+                    n += u.len() + 4 + if relative { v.base.map_or(0, |b| b.as_str().len()) } else { 0 };
+                }
+            }
+        }
+    };
+    // As the walk: text is written, an element skipped with what it holds.
+    let skipped = |id: Id| t.node(id).is_element() && v.skipped(id);
+    for &root in v.roots {
+        if skipped(root) {
+            continue;
+        }
+        count(root);
+        let mut it = t.descendants(root);
+        while let Some(d) = it.next() {
+            if skipped(d) {
+                it.skip_children(d);
+                continue;
+            }
+            count(d);
+        }
+    }
+    n + n / 4
+}
+
 /// The Markdown of `v`.
 pub fn markdown(v: &View) -> String {
     let mut md = Md {
-        out: String::new(),
+        out: String::with_capacity(estimate(v)),
         prefix: String::new(),
         prefixes: Vec::new(),
         space: false,

@@ -58,8 +58,6 @@ pub struct NodeRef {
     pub first: Id,
     /// The last child.
     pub last: Id,
-    /// The next sibling.
-    pub next: Id,
     kind: u32,
 }
 
@@ -293,7 +291,6 @@ impl Tree {
             parent: n.parent,
             first: n.first,
             last: n.last,
-            next: n.next,
             kind,
         }
     }
@@ -340,7 +337,7 @@ impl Tree {
 
     /// The element children of `id`... and text: every child, in order.
     pub fn children(&self, id: Id) -> Children<'_> {
-        Children { tree: self, at: self.node(id).first }
+        Children { tree: self, at: self.nodes[id as usize].first }
     }
 
     /// The first element named `name` in document order below `from`.
@@ -350,7 +347,7 @@ impl Tree {
 
     /// Every node below `root` in document order (`root` not included), iteratively.
     pub fn descendants(&self, root: Id) -> Descendants<'_> {
-        Descendants { tree: self, root, at: self.node(root).first }
+        Descendants { tree: self, root, at: self.nodes[root as usize].first }
     }
 
     /// The next node after `id` in document order that is not below it, within `root`.
@@ -359,7 +356,8 @@ impl Tree {
             if id == root {
                 return NONE;
             }
-            let n = self.node(id);
+            // The links only: no name copied on each step of a walk.
+            let n = &self.nodes[id as usize];
             if n.next != NONE {
                 return n.next;
             }
@@ -399,7 +397,7 @@ impl Iterator for Children<'_> {
     fn next(&mut self) -> Option<Id> {
         (self.at != NONE).then(|| {
             let id = self.at;
-            self.at = self.tree.node(id).next;
+            self.at = self.tree.nodes[id as usize].next;
             id
         })
     }
@@ -426,7 +424,7 @@ impl Iterator for Descendants<'_> {
             return None;
         }
         let id = self.at;
-        let n = self.tree.node(id);
+        let n = &self.tree.nodes[id as usize];
         self.at = if n.first != NONE { n.first } else { self.tree.skip(id, self.root) };
         Some(id)
     }

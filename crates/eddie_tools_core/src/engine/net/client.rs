@@ -171,6 +171,8 @@ impl Response {
         self.limit = Some(cap);
         if let Some(d) = self.decoder.as_mut() {
             d.set_limit(cap);
+            // Decoded straight into one buffer, within the cap.
+            d.keep_all();
         }
         // An announced length (of the body as served, when it is not encoded) sizes the buffer
         // once, up to the cap: no doubling, no spare capacity kept.
@@ -184,7 +186,16 @@ impl Response {
             if out.len() + chunk.len() > cap {
                 return Err(too_large(&self.url, cap, None));
             }
+            // Without that length (none announced, or the body is encoded), the buffer grows
+            // by a quarter rather than doubling: a doubled one is up to half empty when the
+            // body ends.
+            if out.len() + chunk.len() > out.capacity() {
+                out.reserve_exact(chunk.len().max(out.capacity() / 4).min(cap - out.len()));
+            }
             out.extend_from_slice(&chunk);
+        }
+        if let Some(d) = self.decoder.as_mut() {
+            out = d.take_all();
         }
         out.shrink_to_fit();
         Ok(out)
@@ -326,6 +337,10 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
         let vetted = guard.vet(&req.url).await?;
         let client = client_for(ctx, &req, &vetted.url, &vetted.addrs)?;
         let mut rb = client.request(req.method.clone(), vetted.url.clone());
+        // The connection is never used again (the client keeps no pool): asking the server to
+        // close it lets hyper free its buffers once the body ends, instead of reading ahead for
+        // a next response into a buffer of its own while the body's last piece is still held.
+        rb = rb.header(reqwest::header::CONNECTION, "close");
         if req.decompress {
             rb = rb.header(reqwest::header::ACCEPT_ENCODING, decode::ACCEPT);
         }

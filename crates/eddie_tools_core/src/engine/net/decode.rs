@@ -77,6 +77,8 @@ struct Sink {
     total: usize,
     limit: usize,
     over: bool,
+    /// The whole body is kept here ([`Decoder::keep_all`]), not handed out piece by piece.
+    keep: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -96,6 +98,12 @@ impl Write for SharedSink {
             return Err(std::io::Error::other("decoded body over the limit"));
         }
         s.total += data.len();
+        // Grown by a quarter rather than doubling: kept whole, a doubled body is up to half
+        // empty when it ends.
+        if s.buf.len() + data.len() > s.buf.capacity() {
+            let more = data.len().max(s.buf.capacity() / 4).min(s.limit.saturating_sub(s.buf.len()));
+            s.buf.reserve_exact(more);
+        }
         s.buf.extend_from_slice(data);
         Ok(data.len())
     }
@@ -176,6 +184,18 @@ impl Decoder {
     }
 
     fn take(&self) -> Vec<u8> {
+        let mut s = self.sink.lock();
+        if s.keep { Vec::new() } else { std::mem::take(&mut s.buf) }
+    }
+
+    /// Keep the whole decoded body in one buffer (taken by [`Decoder::take_all`] once the body
+    /// has ended) instead of handing out each piece: no piece is copied again.
+    pub fn keep_all(&mut self) {
+        self.sink.lock().keep = true;
+    }
+
+    /// Everything decoded and not yet handed out.
+    pub fn take_all(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.sink.lock().buf)
     }
 
@@ -293,5 +313,26 @@ mod tests {
         assert!(matches!(e, DecodeError::Invalid(_)), "{e:?}");
         let e = decode_all(&[Coding::Brotli], &[0xff; 64], 1 << 20, 4).unwrap_err();
         assert!(matches!(e, DecodeError::Invalid(_)), "{e:?}");
+    }
+
+    #[test]
+    fn a_body_kept_whole_is_decoded_into_one_buffer_never_past_the_limit() {
+        let data = b"a line of a page, decoded\n".repeat(12_000);
+        let gz = gzip(&data);
+        let mut d = Decoder::new(&[Coding::Gzip], data.len());
+        d.keep_all();
+        for piece in gz.chunks(1000) {
+            assert!(d.push(piece).unwrap().is_empty(), "nothing is handed out piece by piece");
+        }
+        assert!(d.finish().unwrap().is_empty());
+        let all = d.take_all();
+        assert_eq!(all, data);
+        // Grown by a quarter at most, and never past the limit (here the body's size).
+        assert!(all.capacity() <= data.len(), "{} for {}", all.capacity(), data.len());
+        // One byte under the body: too large, as when it is handed out.
+        let mut d = Decoder::new(&[Coding::Gzip], data.len() - 1);
+        d.keep_all();
+        let e = gz.chunks(1000).map(|p| d.push(p)).find_map(Result::err).or_else(|| d.finish().err());
+        assert!(matches!(e, Some(DecodeError::TooLarge)), "{e:?}");
     }
 }
