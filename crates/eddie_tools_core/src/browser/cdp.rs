@@ -29,7 +29,18 @@ pub struct Event {
     pub params: Value,
 }
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<std::result::Result<Value, String>>>>>;
+/// Why a command got no result.
+#[derive(Debug)]
+enum Failure {
+    /// The browser answered with an error (its message).
+    Refused(String),
+    /// The connection closed first.
+    Closed,
+    /// The answer came but is not JSON we can read (why).
+    Unreadable(String),
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<std::result::Result<Value, Failure>>>>>;
 
 /// One connection.
 #[derive(Debug)]
@@ -80,17 +91,28 @@ impl Conn {
                 // Parsed from the frame itself (no copy of its text); the frame is freed
                 // before the answer goes on.
                 let parsed = match msg {
-                    Ok(Message::Text(t)) => serde_json::from_str::<Value>(&t),
-                    Ok(Message::Binary(b)) => serde_json::from_str::<Value>(&String::from_utf8_lossy(&b)),
+                    Ok(Message::Text(t)) => read_frame(&t),
+                    Ok(Message::Binary(b)) => read_frame(&String::from_utf8_lossy(&b)),
                     Ok(Message::Close(_)) | Err(_) => break,
                     Ok(_) => continue,
                 };
-                let Ok(mut v) = parsed else { continue };
+                let mut v = match parsed {
+                    Ok(v) => v,
+                    // An answer we cannot read fails its command at once (it would otherwise
+                    // wait for its timeout); an unreadable event is dropped.
+                    Err((id, why)) => {
+                        let tx = id.and_then(|id| p.lock().ok().and_then(|mut m| m.remove(&id)));
+                        if let Some(tx) = tx {
+                            let _ = tx.send(Err(Failure::Unreadable(why)));
+                        }
+                        continue;
+                    }
+                };
                 if let Some(id) = v.get("id").and_then(Value::as_u64) {
                     let answer = match v.get_mut("error") {
-                        Some(e) => {
-                            Err(e.get("message").and_then(Value::as_str).unwrap_or("error").to_owned())
-                        }
+                        Some(e) => Err(Failure::Refused(
+                            e.get("message").and_then(Value::as_str).unwrap_or("error").to_owned(),
+                        )),
                         None => Ok(v.get_mut("result").map(Value::take).unwrap_or(Value::Null)),
                     };
                     let tx = p.lock().ok().and_then(|mut m| m.remove(&id));
@@ -110,7 +132,7 @@ impl Conn {
             // Every waiting command learns that the browser is gone.
             if let Ok(mut m) = p.lock() {
                 for (_, tx) in m.drain() {
-                    let _ = tx.send(Err("the connection closed".into()));
+                    let _ = tx.send(Err(Failure::Closed));
                 }
             }
         });
@@ -165,8 +187,12 @@ impl Conn {
                 ))
             }
             Ok(Err(_)) => Err(gone("closed")),
-            Ok(Ok(Err(e))) if e == "the connection closed" => Err(gone(&e)),
-            Ok(Ok(Err(e))) => {
+            Ok(Ok(Err(Failure::Closed))) => Err(gone("the connection closed")),
+            Ok(Ok(Err(Failure::Unreadable(why)))) => Err(ToolError::new(
+                ErrorCode::Parse,
+                format!("the browser's answer to {method} is not JSON that can be read ({why})"),
+            )),
+            Ok(Ok(Err(Failure::Refused(e)))) => {
                 Err(ToolError::new(ErrorCode::InvalidArgument, format!("the browser refused {method}: {e}"))
                     .with_prop("cdpError", e.clone()))
             }
@@ -185,7 +211,163 @@ impl Conn {
     }
 }
 
+/// One CDP frame as JSON. Chromium writes a lone surrogate of a page's string (one a script
+/// made: an attribute, a value, a title, a console message) as a lone `\ud800` escape, which
+/// is not JSON for serde; such escapes become U+FFFD (on that path only: a frame without one is
+/// parsed once, in place). A frame that still cannot be read gives the id it answers, when it
+/// can be found, and why.
+fn read_frame(t: &str) -> std::result::Result<Value, (Option<u64>, String)> {
+    let err = match serde_json::from_str::<Value>(t) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    if let Some(mended) = mend_lone_surrogates(t)
+        && let Ok(v) = serde_json::from_str::<Value>(&mended)
+    {
+        return Ok(v);
+    }
+    Err((frame_id(t), err.to_string()))
+}
+
+/// The `id` of a frame that is not readable JSON (everything else skipped unread), or the
+/// number after a leading `{"id":` as Chromium writes its answers.
+fn frame_id(t: &str) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: Option<u64>,
+    }
+    if let Ok(Head { id: Some(id) }) = serde_json::from_str::<Head>(t) {
+        return Some(id);
+    }
+    let rest = t.trim_start().strip_prefix('{')?.trim_start().strip_prefix("\"id\"")?;
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+    let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+/// `t` with every `\uXXXX` escape of a lone surrogate (a high one not followed by a low one's
+/// escape, or a low one alone) replaced by `\ufffd`; `None` when it has none. Escapes are read
+/// from each backslash on, so an escaped backslash followed by `ud800` is left alone.
+pub(crate) fn mend_lone_surrogates(t: &str) -> Option<String> {
+    let b = t.as_bytes();
+    let hex4 = |at: usize| -> Option<u32> {
+        let h = b.get(at..at + 4)?;
+        if !h.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+    };
+    let is_low = |c: u32| (0xDC00..0xE000).contains(&c);
+    let mut out: Option<String> = None;
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(c) = (b.get(i + 1) == Some(&b'u')).then(|| hex4(i + 2)).flatten() else {
+            i += 2;
+            continue;
+        };
+        let lone = if (0xD800..0xDC00).contains(&c) {
+            !(b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u') && hex4(i + 8).is_some_and(is_low))
+        } else {
+            is_low(c)
+        };
+        if !lone {
+            // A pair is kept whole (both escapes); anything else is one escape.
+            i += if (0xD800..0xDC00).contains(&c) { 12 } else { 6 };
+            continue;
+        }
+        let o = out.get_or_insert_with(|| String::with_capacity(t.len()));
+        o.push_str(&t[copied..i]);
+        o.push_str("\\ufffd");
+        i += 6;
+        copied = i;
+    }
+    let mut o = out?;
+    o.push_str(&t[copied..]);
+    Some(o)
+}
+
 /// The CDP error text of `e`, when it is one.
 pub fn cdp_error(e: &ToolError) -> Option<String> {
     e.props().get("cdpError").and_then(Value::as_str).map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lone surrogate escapes (as Chromium writes a page's lone surrogates) read as U+FFFD;
+    /// pairs, escaped backslashes and everything else read as they are.
+    #[test]
+    fn lone_surrogate_escapes_read_as_replacement_characters() {
+        let cases = [
+            (r#"{"a":"x\ud800y"}"#, "x\u{FFFD}y"),
+            (r#"{"a":"\udc00"}"#, "\u{FFFD}"),
+            (r#"{"a":"\uD83D\uDE00 \ud800"}"#, "\u{1F600} \u{FFFD}"),
+            (r#"{"a":"\ud800\ud800\udc00"}"#, "\u{FFFD}\u{10000}"),
+            (r#"{"a":"\udc00\ud800"}"#, "\u{FFFD}\u{FFFD}"),
+            (r#"{"a":"\\\ud800\\"}"#, "\\\u{FFFD}\\"),
+            (r#"{"a":"end\ud83d"}"#, "end\u{FFFD}"),
+            (r#"{"a":"\ud83d\u0041"}"#, "\u{FFFD}A"),
+            ("{\"a\":\"é\\ud800 \\n\\\"\"}", "é\u{FFFD} \n\""),
+        ];
+        for (frame, want) in cases {
+            assert!(serde_json::from_str::<Value>(frame).is_err(), "{frame}");
+            let v = read_frame(frame).unwrap_or_else(|e| panic!("{frame}: {e:?}"));
+            assert_eq!(v["a"], want, "{frame}");
+        }
+        for fine in [r#"{"a":"\\ud800"}"#, r#"{"a":"\uD83D\uDE00 é"}"#, r#"{"a":"x"}"#, "{\"a\":\"\\\\\"}"] {
+            assert_eq!(mend_lone_surrogates(fine), None, "{fine}");
+            assert_eq!(read_frame(fine).ok(), serde_json::from_str::<Value>(fine).ok(), "{fine}");
+        }
+        assert_eq!(read_frame(r#"{"a":"\\ud800"}"#).unwrap()["a"], "\\ud800");
+        // Not JSON at all: the id it answers, when it can be found.
+        assert_eq!(read_frame(r#"{"id":7,"result":{"a":"x"}} junk"#).err().map(|e| e.0), Some(Some(7)));
+        assert_eq!(read_frame(r#"{"id": 8, "result": {"a": "\ud800"#).err().map(|e| e.0), Some(Some(8)));
+        assert_eq!(read_frame(r#"{"method":"X","params":{"#).err().map(|e| e.0), Some(None));
+    }
+
+    /// A browser (a websocket server on loopback) that answers with a lone surrogate, then with
+    /// text that is not JSON, then well: the first reads as U+FFFD, the second fails its
+    /// command at once with `PARSE` (not after its time limit), the third answers.
+    #[test]
+    fn an_unreadable_answer_fails_its_command_at_once() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = tokio::spawn(async move {
+                let (sock, _) = listener.accept().await.unwrap();
+                let mut ws = tokio_tungstenite::accept_async(sock).await.unwrap();
+                let answers = [
+                    r#"{"id":ID,"result":{"title":"t\ud800"}}"#,
+                    r#"{"id":ID,"result":{"title":"t\ud800"}"#,
+                    r#"{"id":ID,"result":{"title":"ok"}}"#,
+                ];
+                for a in answers {
+                    let Some(Ok(Message::Text(cmd))) = ws.next().await else { return };
+                    let cmd: Value = serde_json::from_str(&cmd).unwrap();
+                    // An event nobody can read comes first: it is dropped.
+                    ws.send(Message::text(r#"{"method":"X.y","params":{"#)).await.unwrap();
+                    ws.send(Message::text(a.replace("ID", &cmd["id"].to_string()))).await.unwrap();
+                }
+                let _ = ws.next().await;
+            });
+            let (conn, _events) = Conn::connect(&format!("ws://{addr}/")).await.unwrap();
+            let limit = Duration::from_secs(20);
+            let v = conn.call_within(None, "A.a", json!({}), limit).await.unwrap();
+            assert_eq!(v["title"], "t\u{FFFD}");
+            let t = std::time::Instant::now();
+            let e = conn.call_within(None, "B.b", json!({}), limit).await.unwrap_err();
+            assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+            assert_eq!(e.code(), ErrorCode::Parse, "{e}");
+            assert!(e.to_string().contains("B.b"), "{e}");
+            let v = conn.call_within(None, "C.c", json!({}), limit).await.unwrap();
+            assert_eq!(v["title"], "ok");
+            server.abort();
+        });
+    }
 }

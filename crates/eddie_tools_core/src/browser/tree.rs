@@ -937,7 +937,7 @@ mod tests {
 <script>
 const odd = 'q"b\\s\tt\nn\r\0z\u2028\u{1F600}\ud800é'
 document.getElementById('p').append(document.createTextNode(odd))
-document.getElementById('b').setAttribute('aria-label', 'lbl ' + odd.replace('\ud800', ''))
+document.getElementById('b').setAttribute('aria-label', 'lbl ' + odd)
 </script></body></html>"#;
         let large_page = r#"<!doctype html><html><head><title>Large</title></head><body><div id="d"></div>
 <script>
@@ -967,9 +967,8 @@ for (let i = 0; i < 25000; i++) { const p = document.createElement('p'); p.textC
                 "{:?}",
                 nodes.iter().map(|n| (&n.role, &n.name)).collect::<Vec<_>>()
             );
-            // (Not in an attribute: the element's deep serialisation carries its attributes, and
-            // a lone surrogate there makes the browser's whole answer JSON no parser takes.)
-            let label = "lbl q\"b\\s t n \u{0}z\u{2028}\u{1F600}é";
+            // Also in an attribute (the element's deep serialisation carries its attributes).
+            let label = "lbl q\"b\\s t n \u{0}z\u{2028}\u{1F600}\u{FFFD}é";
             assert!(nodes.iter().any(|n| n.role == "button" && n.name == label && n.backend.is_some()));
 
             crate::browser::browser_navigate::run(go("large"), &ctx).await.unwrap();
@@ -984,6 +983,90 @@ for (let i = 0; i < 25000; i++) { const p = document.createElement('p'); p.textC
             assert_eq!(shown.len(), r.total - r.omitted);
             assert!(r.omitted > 0 && r.text.len() < 500_000);
             assert_eq!(shown.last().map(|n| n["depth"].clone()), Some(json!(1)));
+            crate::browser::session::close_current().await;
+            server.abort();
+        });
+    }
+
+    /// Lone surrogates a script puts into any string a page hands back (attributes of elements
+    /// that get refs, values, the title, console messages, a frame's title) never leave a call
+    /// waiting for its timeout: Chromium writes them as lone `\ud800` escapes, which the CDP
+    /// reader turns into U+FFFD. Every tool that passes page strings back answers at once.
+    #[test]
+    fn lone_surrogates_in_any_page_string_never_hang_a_call() {
+        let page = r#"<!doctype html><html><head><title>x</title></head><body>
+<button id="b">B</button><input id="i"><a id="a" href="/p">A</a><a id="a2" href="/q"><img id="g" src="data:,"></a>
+<select id="s"><option id="o">O</option></select><textarea id="t"></textarea><div id="d" role="switch" tabindex="0">D</div>
+<iframe id="f" srcdoc="<title>inner</title><button>in</button>"></iframe>
+<script>
+const L = '\ud800', T = '\udc00', H = 'x\ud83d"y'
+const set = (id, k, v) => document.getElementById(id).setAttribute(k, v)
+set('b', 'aria-label', 'label ' + L); set('b', 'title', 'title ' + T)
+set('i', 'placeholder', 'ph ' + L); set('i', 'name', 'nm ' + T); set('i', 'title', 'ti ' + H)
+document.getElementById('i').value = 'val ' + L
+set('a', 'href', '/p' + L); set('a', 'title', 'at ' + L); set('g', 'alt', 'alt ' + L)
+set('o', 'label', 'opt ' + T); set('s', 'aria-description', 'desc ' + L)
+set('t', 'aria-label', 'area ' + H); document.getElementById('t').value = 'tv ' + T
+set('d', 'aria-label', 'sw ' + L); set('d', 'data-x', L + T + H)
+document.title = 'title ' + L
+console.log('log ' + L); console.error('err ' + T)
+document.getElementById('f').addEventListener('load', (e) => { e.target.contentDocument.title = 'inner ' + L })
+</script></body></html>"#;
+        let rt = crate::browser::session::rt().unwrap();
+        rt.block_on(async {
+            let (addr, server) = serve(vec![("lone", page.to_owned())]).await;
+            let dir = tempfile::tempdir().unwrap();
+            let ctx = Ctx::new(dir.path().to_str().unwrap())
+                .unwrap()
+                .with_network(crate::context::NetworkPolicy {
+                    allow_hosts: vec!["127.0.0.1".into()],
+                    ..Default::default()
+                })
+                .with_confirm(crate::context::constant_confirm(true));
+            // Each call answers well within the CDP command timeout (30 s).
+            let call = |tool: &'static str, args: Value| {
+                let ctx = &ctx;
+                async move {
+                    tokio::time::timeout(
+                        std::time::Duration::from_secs(12),
+                        crate::registry::run(tool, &args, ctx),
+                    )
+                    .await
+                    .unwrap_or_else(|_| panic!("{tool} waited for its timeout"))
+                    .unwrap_or_else(|e| panic!("{tool}: {e}"))
+                }
+            };
+            let nav = call("browser_navigate", json!({"url": format!("http://{addr}/lone")})).await;
+            assert!(nav.content.contains("title \u{FFFD}"), "{}", nav.content);
+            let read = call("browser_read_page", json!({})).await;
+            for want in [
+                "button \"label \u{FFFD}\" [e",
+                "textbox \"ti x\u{FFFD}\\\"y\" [e",
+                "value=\"val \u{FFFD}\"",
+                "link \"alt \u{FFFD}\" [e",
+                "switch \"sw \u{FFFD}\" [e",
+                "textbox \"area x\u{FFFD}\\\"y\" [e",
+                "value=\"tv \u{FFFD}\"",
+            ] {
+                assert!(read.content.contains(want), "{want} in {}", read.content);
+            }
+            let data = read.data_json().unwrap().into_owned();
+            let data: Value = serde_json::from_str(&data).unwrap();
+            assert!(data["title"].as_str().unwrap().ends_with('\u{FFFD}'), "{data}");
+            let tabs = call("browser_get_tabs", json!({})).await;
+            assert!(tabs.content.contains("title \u{FFFD}"), "{}", tabs.content);
+            let status = call("browser_status", json!({})).await;
+            let status = status.data_json().unwrap().into_owned();
+            assert!(status.contains("title \u{FFFD}"), "{status}");
+            let console = call("browser_console", json!({})).await;
+            assert!(console.content.contains("log \u{FFFD}"), "{}", console.content);
+            assert!(console.content.contains("err \u{FFFD}"), "{}", console.content);
+            let find = call("browser_find", json!({"query": "placeholder ph"})).await;
+            assert!(find.content.contains("textbox"), "{}", find.content);
+            let click = call("browser_click", json!({"selector": "#d"})).await;
+            assert!(click.content.contains("sw \u{FFFD}"), "{}", click.content);
+            let typed = call("browser_type", json!({"selector": "#i", "text": "z"})).await;
+            assert!(typed.data_json().unwrap().contains("val \u{FFFD}z"), "{:?}", typed.data_json());
             crate::browser::session::close_current().await;
             server.abort();
         });

@@ -34,13 +34,15 @@
     return document.hasFocus() ? a : null
   }
   const active = deepActive()
-  // A lone surrogate (text a script made) becomes U+FFFD: JSON text with one is not UTF-8.
-  const wf = (s) => (s.isWellFormed() ? s : s.toWellFormed())
+  // Every string leaves the page through one sanitiser (the rows' JSON.stringify below): a lone
+  // surrogate (text, an attribute, a URL a script made) becomes U+FFFD, as JSON text with one
+  // is not UTF-8.
+  const wf = (k, s) => (typeof s !== 'string' || s.isWellFormed() ? s : s.toWellFormed())
   const push = (parent, role, name, value, props, el) => {
     let at = null
     if (typeof el === 'string') at = el
     else if (el) at = known.get(el) ?? `n${els.push(el) - 1}`
-    rows.push([parent, wf(role), wf(name), wf(value), props, at])
+    rows.push([parent, role, name, value, props, at])
     return rows.length - 1
   }
   const tri = (v) => (v === 'true' || v === 'false' || v === 'mixed' ? v : undefined)
@@ -173,7 +175,7 @@
     else if (e.hasAttribute('aria-expanded')) p.expanded = e.getAttribute('aria-expanded') === 'true'
     if (e.required || e.getAttribute('aria-required') === 'true') p.required = true
     const inv = e.getAttribute('aria-invalid')
-    if (inv && inv !== 'false') p.invalid = wf(inv)
+    if (inv && inv !== 'false') p.invalid = inv
     if (e.readOnly === true || e.getAttribute('aria-readonly') === 'true') p.readonly = true
     if (role === 'heading') p.level = Number(e.getAttribute('aria-level')) || Number(tag[1]) || 2
     if (role === 'listitem') p.level = listLevel(e)
@@ -246,5 +248,5 @@
   }
   push(-1, 'RootWebArea', document.title, '', { focusable: true })
   if (document.body) visit(document.body, 0, true)
-  return [JSON.stringify(rows), ...els]
+  return [JSON.stringify(rows, wf), ...els]
 })()
