@@ -209,6 +209,21 @@ const WORLD: &str = "eddie-read-page";
 /// the nodes that get refs come back through the deep serialisation the first time the walker
 /// meets them, and are remembered in the page's isolated world after that.
 pub async fn fetch_fast(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
+    let w = walk(b, tab).await?;
+    Ok(parse_walk(&w.rows, &w.learned))
+}
+
+/// The page walker's answer: its rows' JSON text and the backend ids of its new elements.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// The rows (`[parent, role, name, value, props, el]`, walker.js) as JSON text.
+    pub rows: String,
+    /// The backend ids of the elements it met for the first time, in order.
+    pub learned: Vec<Option<i64>>,
+}
+
+/// Run the page walker in `tab` (see [`fetch_fast`]), for [`parse_walk`] or [`render_walk`].
+pub async fn walk(b: &Browser, tab: &Tab) -> Result<Walk> {
     let world = b
         .conn
         .call(
@@ -253,8 +268,6 @@ pub async fn fetch_fast(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
         Some(Value::String(t)) => t,
         _ => String::new(),
     };
-    let nodes = parse_walk(&rows, &learned);
-    drop(rows);
     if !learned.is_empty() {
         let ids: Vec<Value> = learned.iter().map(|b| b.map_or(Value::Null, Value::from)).collect();
         let learn = format!("globalThis.__eddieLearn && globalThis.__eddieLearn({})", Value::Array(ids));
@@ -266,7 +279,7 @@ pub async fn fetch_fast(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
             )
             .await?;
     }
-    Ok(nodes)
+    Ok(Walk { rows, learned })
 }
 
 /// One row of the walker: `[parent, role, name, value, props, el]` (walker.js).
@@ -291,34 +304,44 @@ impl<'de> Visitor<'de> for Rows<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Vec<Node>, A::Error> {
         let learned = self.0;
         let mut nodes: Vec<Node> = Vec::new();
-        while let Some(Row(parent, role, name, value, props, el)) = seq.next_element::<Row>()? {
-            let backend = match &el {
-                Some(Value::Number(n)) => n.as_i64(),
-                Some(Value::String(s)) if s.starts_with('n') => {
-                    s[1..].parse::<usize>().ok().and_then(|i| learned.get(i).copied().flatten())
-                }
-                // A select's popup stands for the select: the negated id keeps its ref apart.
-                Some(Value::String(s)) if s.starts_with('p') => s[1..]
-                    .parse::<usize>()
-                    .ok()
-                    .and_then(|i| nodes.get(i).and_then(|n: &Node| n.backend))
-                    .map(|b| -b),
-                _ => None,
-            };
-            let parent = parent.and_then(|p| usize::try_from(p).ok()).filter(|&p| p < nodes.len());
-            nodes.push(Node {
-                role,
-                name,
-                value: (!value.is_empty()).then_some(value),
-                description: None,
-                backend,
-                ignored: false,
-                props: props.map(|m| m.into_iter().collect()).unwrap_or_default(),
-                children: Vec::new(),
-                parent,
-            });
+        while let Some(r) = seq.next_element::<Row>()? {
+            let parent = r.0.and_then(|p| usize::try_from(p).ok()).filter(|&p| p < nodes.len());
+            let mut node = node_of(r, learned, |i| nodes.get(i).and_then(|n: &Node| n.backend));
+            node.parent = parent;
+            nodes.push(node);
         }
         Ok(nodes)
+    }
+}
+
+/// A row as a node (without parent or children): `el` is a backend id, the `n<i>`-th learned
+/// one, or `p<row>`, a select's popup standing for the select (`backend_of(row)`): the negated
+/// id keeps its ref apart.
+fn node_of(
+    Row(_, role, name, value, props, el): Row,
+    learned: &[Option<i64>],
+    backend_of: impl Fn(usize) -> Option<i64>,
+) -> Node {
+    let backend = match &el {
+        Some(Value::Number(n)) => n.as_i64(),
+        Some(Value::String(s)) if s.starts_with('n') => {
+            s[1..].parse::<usize>().ok().and_then(|i| learned.get(i).copied().flatten())
+        }
+        Some(Value::String(s)) if s.starts_with('p') => {
+            s[1..].parse::<usize>().ok().and_then(backend_of).map(|b| -b)
+        }
+        _ => None,
+    };
+    Node {
+        role,
+        name,
+        value: (!value.is_empty()).then_some(value),
+        description: None,
+        backend,
+        ignored: false,
+        props: props.map(|m| m.into_iter().collect()).unwrap_or_default(),
+        children: Vec::new(),
+        parent: None,
     }
 }
 
@@ -371,62 +394,223 @@ pub struct Rendered {
 
 /// Render the tree as indented text within `max_chars`, assigning refs in `state`.
 pub fn render(nodes: &[Node], state: &mut TabState, max_chars: usize) -> Rendered {
-    let mut out = Rendered { text: String::new(), nodes: String::from("["), omitted: 0, total: 0, refs: 0 };
+    render_into(nodes, state, max_chars, String::new(), String::new())
+}
+
+/// [`render`], the text written after `text` and the nodes' JSON array after `json` (what the
+/// caller writes before them: a header, the data's first fields); the budget counts the
+/// rendered text only.
+pub fn render_into(
+    nodes: &[Node],
+    state: &mut TabState,
+    max_chars: usize,
+    text: String,
+    json: String,
+) -> Rendered {
+    let mut out = Renderer::new(state, max_chars, text, json);
     let Some(r) = root(nodes) else {
-        out.nodes.push(']');
-        return out;
+        return out.finish();
     };
-    // Iterative depth-first walk: (node, depth, the name of the nearest shown ancestor).
+    // Iterative depth-first walk: (node, depth, the nearest shown ancestor).
     let mut stack: Vec<(usize, usize, usize)> = nodes[r].children.iter().rev().map(|&c| (c, 0, r)).collect();
     while let Some((i, depth, shown_parent)) = stack.pop() {
         let n = &nodes[i];
+        let (child_depth, parent_for_kids) =
+            match out.node(n, depth, &nodes[shown_parent].name, !n.children.is_empty()) {
+                Step::Skip => continue,
+                Step::Hidden => (depth, shown_parent),
+                Step::Shown => (depth + 1, i),
+            };
+        for &c in n.children.iter().rev() {
+            stack.push((c, child_depth, parent_for_kids));
+        }
+    }
+    out.finish()
+}
+
+/// What the renderer made of a node.
+enum Step {
+    /// Left out with everything below it.
+    Skip,
+    /// Not shown; its children move up.
+    Hidden,
+    /// Shown (or counted as omitted for the budget).
+    Shown,
+}
+
+/// The text and `data.nodes` of a rendering, written node by node in depth-first order.
+struct Renderer<'s> {
+    out: Rendered,
+    state: &'s mut TabState,
+    max_chars: usize,
+    /// Where the rendered text starts in `out.text`, and the first node in `out.nodes`.
+    text_at: usize,
+    nodes_at: usize,
+}
+
+impl<'s> Renderer<'s> {
+    fn new(state: &'s mut TabState, max_chars: usize, text: String, mut json: String) -> Self {
+        json.push('[');
+        let (text_at, nodes_at) = (text.len(), json.len());
+        let out = Rendered { text, nodes: json, omitted: 0, total: 0, refs: 0 };
+        Renderer { out, state, max_chars, text_at, nodes_at }
+    }
+
+    /// Render `n` at `depth`, below the shown ancestor named `parent_name`.
+    fn node(&mut self, n: &Node, depth: usize, parent_name: &str, has_children: bool) -> Step {
         let role = n.role.as_str();
         if matches!(role, "InlineTextBox" | "LineBreak") {
-            continue;
+            return Step::Skip;
         }
         let named = !n.name.trim().is_empty();
         let hidden = n.ignored
             || (TRANSPARENT.contains(&role) && !named && n.value.is_none())
             || role.is_empty()
             || (role == "StaticText"
-                && (!named || nodes[shown_parent].name.split_whitespace().eq(n.name.split_whitespace())))
-            || (matches!(role, "paragraph" | "LabelText" | "listitem" | "list")
-                && !named
-                && n.children.is_empty());
-        let (child_depth, parent_for_kids) = if hidden { (depth, shown_parent) } else { (depth + 1, i) };
-        if !hidden {
-            out.total += 1;
-            let line = line_of(n, state, &mut out);
-            if out.text.len() + line.len() + depth * 2 < max_chars {
-                for _ in 0..depth {
-                    out.text.push_str("  ");
-                }
-                out.text.push_str(&line);
-                out.text.push('\n');
-                let shown = Shown {
-                    r#ref: if n.interactive() { n.backend.map(|be| state.ref_of(be)) } else { None },
-                    role: display_role(role),
-                    name: n.name.split_whitespace().collect::<Vec<_>>().join(" "),
-                    value: n.value.as_deref(),
-                    states: n.states(),
-                    depth,
-                };
-                if let Ok(j) = serde_json::to_string(&shown) {
-                    if out.nodes.len() > 1 {
-                        out.nodes.push(',');
-                    }
-                    out.nodes.push_str(&j);
-                }
-            } else {
-                out.omitted += 1;
+                && (!named || parent_name.split_whitespace().eq(n.name.split_whitespace())))
+            || (matches!(role, "paragraph" | "LabelText" | "listitem" | "list") && !named && !has_children);
+        if hidden {
+            return Step::Hidden;
+        }
+        let (out, state) = (&mut self.out, &mut *self.state);
+        out.total += 1;
+        let line = line_of(n, state, out);
+        if out.text.len() - self.text_at + line.len() + depth * 2 < self.max_chars {
+            for _ in 0..depth {
+                out.text.push_str("  ");
             }
+            out.text.push_str(&line);
+            out.text.push('\n');
+            let shown = Shown {
+                r#ref: if n.interactive() { n.backend.map(|be| state.ref_of(be)) } else { None },
+                role: display_role(role),
+                name: n.name.split_whitespace().collect::<Vec<_>>().join(" "),
+                value: n.value.as_deref(),
+                states: n.states(),
+                depth,
+            };
+            if let Ok(j) = serde_json::to_string(&shown) {
+                if out.nodes.len() > self.nodes_at {
+                    out.nodes.push(',');
+                }
+                out.nodes.push_str(&j);
+            }
+        } else {
+            out.omitted += 1;
         }
-        for &c in n.children.iter().rev() {
-            stack.push((c, child_depth, parent_for_kids));
-        }
+        Step::Shown
     }
-    out.nodes.push(']');
-    out
+
+    fn finish(mut self) -> Rendered {
+        self.out.nodes.push(']');
+        self.out
+    }
+}
+
+/// [`render_into`] straight from the walker's rows (their JSON text, as [`parse_walk`] reads
+/// them), without holding their nodes: the walker writes rows in depth-first order, a parent
+/// before its children, so only the path from the root to the current row is kept. A row
+/// whose parent is not on that path (never written by the walker) is left out with its
+/// subtree. Rows that are not the walker's are an `INTERNAL` error.
+pub fn render_walk(
+    walk: &Walk,
+    state: &mut TabState,
+    max_chars: usize,
+    text: String,
+    json: String,
+) -> Result<Rendered> {
+    let out = Renderer::new(state, max_chars, text, json);
+    let mut de = serde_json::Deserializer::from_str(&walk.rows);
+    let r = Stream { learned: &walk.learned, out }.deserialize(&mut de).and_then(|r| de.end().map(|()| r));
+    r.map_err(|e| crate::error::ToolError::internal(format!("the page walker's rows cannot be read: {e}")))
+}
+
+/// A row on the path from the root to the current row (see [`render_walk`]).
+struct Open {
+    row: usize,
+    node: Node,
+    /// The depth of its children, and the path index of their nearest shown ancestor.
+    kids_depth: usize,
+    kids_shown: usize,
+    /// Left out, with everything below it.
+    skip: bool,
+}
+
+/// A row read but not rendered yet: whether it has children is known at the next row.
+struct Held {
+    row: usize,
+    node: Node,
+    /// Its parent's index on the path; `None`: the root, or a row with no parent on the path.
+    at: Option<usize>,
+    root: bool,
+}
+
+/// The walker's rows rendered one by one (see [`render_walk`]).
+struct Stream<'a, 's> {
+    learned: &'a [Option<i64>],
+    out: Renderer<'s>,
+}
+
+impl Stream<'_, '_> {
+    /// Render `h` (whose children, if any, come next) and put it on the path.
+    fn settle(&mut self, path: &mut Vec<Open>, h: Held, has_children: bool) {
+        let open =
+            |node, kids_depth, kids_shown, skip| Open { row: h.row, node, kids_depth, kids_shown, skip };
+        let entry = match h.at.map(|j| (j, &path[j])) {
+            _ if h.root => open(h.node, 0, path.len(), false),
+            Some((_, p)) if !p.skip => {
+                let (depth, shown) = (p.kids_depth, p.kids_shown);
+                match self.out.node(&h.node, depth, &path[shown].node.name, has_children) {
+                    Step::Skip => open(h.node, 0, 0, true),
+                    Step::Hidden => open(h.node, depth, shown, false),
+                    Step::Shown => open(h.node, depth + 1, path.len(), false),
+                }
+            }
+            _ => open(h.node, 0, 0, true),
+        };
+        path.push(entry);
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Stream<'_, '_> {
+    type Value = Rendered;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Rendered, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Stream<'_, '_> {
+    type Value = Rendered;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("the walker's rows")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> std::result::Result<Rendered, A::Error> {
+        let mut path: Vec<Open> = Vec::new();
+        let mut held: Option<Held> = None;
+        let (mut row, mut rooted) = (0usize, false);
+        while let Some(r) = seq.next_element::<Row>()? {
+            let parent = r.0.and_then(|p| usize::try_from(p).ok()).filter(|&p| p < row);
+            if let Some(h) = held.take() {
+                let has_children = parent == Some(h.row);
+                self.settle(&mut path, h, has_children);
+            }
+            let at = parent.and_then(|p| path.iter().rposition(|o| o.row == p));
+            if let Some(j) = at {
+                path.truncate(j + 1);
+            }
+            // A select's popup stands for its select, its parent (on the path).
+            let popup = |i: usize| path.iter().rev().find(|o| o.row == i).and_then(|o| o.node.backend);
+            let node = node_of(r, self.learned, popup);
+            let root = parent.is_none() && !rooted;
+            rooted |= parent.is_none();
+            held = Some(Held { row, node, at, root });
+            row += 1;
+        }
+        if let Some(h) = held.take() {
+            self.settle(&mut path, h, false);
+        }
+        Ok(self.out.finish())
+    }
 }
 
 /// A shown node in `data.nodes`.
@@ -833,6 +1017,90 @@ mod tests {
         }
     }
 
+    /// Rendering straight from the rows gives what rendering their nodes gives, byte for
+    /// byte, on rows of every shape the renderer treats apart: hidden containers whose children
+    /// move up, text repeating its parent's name, empty paragraphs with and without children,
+    /// skipped subtrees, a popup standing for its select, rows whose parent is unknown or comes
+    /// later, a second parentless row, deep nesting, odd text, and a budget that cuts; also
+    /// after a header and the data's first fields.
+    #[test]
+    fn render_walk_renders_what_render_renders() {
+        let odd = "q\"b\\s\tt\nn\r\u{0}z\u{2028}\u{1F600}\u{FFFD}é ";
+        let mut rows = vec![
+            json!([-1, "RootWebArea", "Doc", "", {"focusable": true}, null]),
+            json!([0, "generic", "", "", {}, null]),
+            json!([1, "StaticText", "Doc", "", null, null]),
+            json!([1, "button", "Go", "", {"focusable": true}, 11]),
+            json!([3, "StaticText", " Go ", "", null, null]),
+            json!([3, "StaticText", odd, "", null, null]),
+            json!([1, "paragraph", "", "", {}, null]),
+            json!([1, "paragraph", "", "", {}, null]),
+            json!([7, "StaticText", "in p", "", null, null]),
+            json!([7, "LineBreak", "", "", {}, null]),
+            json!([9, "button", "under a line break", "", {}, 12]),
+            json!([7, "InlineTextBox", "x", "", {}, null]),
+            json!([1, "combobox", "Pick", "Green", {"expanded": false}, "n0"]),
+            json!([12, "MenuListPopup", "", "", {}, "p12"]),
+            json!([13, "option", "Green", "", {"selected": true}, "n1"]),
+            json!([0, "list", "", "", {}, null]),
+            json!([15, "listitem", "", "", {"level": 1}, null]),
+            json!([16, "ListMarker", "• ", "", {}, null]),
+            json!([16, "link", odd, "", {"url": "http://x/\"y\"", "focusable": true}, 13]),
+            json!([40, "button", "parent comes later", "", {}, 14]),
+            json!([-1, "RootWebArea", "second root", "", {}, null]),
+            json!([20, "button", "under the second root", "", {}, 15]),
+            json!([0, "textbox", "", odd, {"focused": true, "required": true, "invalid": "spelling"}, 16]),
+            json!([22, "StaticText", odd, "", null, null]),
+            json!([22, "StaticText", "a second text", "", null, null]),
+            json!([0, "", "no role", "", {}, null]),
+            json!([0, "heading", "Deep", "", {"level": 2}, null]),
+        ];
+        for d in 0..300 {
+            let parent = if d == 0 { 26 } else { rows.len() - 1 };
+            rows.push(json!([parent, if d % 2 == 0 { "generic" } else { "group" }, "", "", {}, null]));
+        }
+        let deepest = rows.len() - 1;
+        rows.push(json!([deepest, "StaticText", "at the bottom", "", null, null]));
+        rows.push(json!([0, "StaticText", "last", "", null, null]));
+        let text = serde_json::to_string(&rows).unwrap();
+        let learned = [Some(21), None];
+        let walk = Walk { rows: text.clone(), learned: learned.to_vec() };
+        let nodes = parse_walk(&text, &learned);
+        for max in [500_000, 200, 60, 0] {
+            let (mut a, mut b) = (TabState::default(), TabState::default());
+            let want = render(&nodes, &mut a, max);
+            let got = render_walk(&walk, &mut b, max, String::new(), String::new()).unwrap();
+            assert_eq!(got.text, want.text, "{max}");
+            assert_eq!(got.nodes, want.nodes, "{max}");
+            assert_eq!((got.total, got.omitted, got.refs), (want.total, want.omitted, want.refs), "{max}");
+            assert_eq!(a.refs, b.refs, "{max}");
+            let got = render_walk(&walk, &mut b, max, "head\n".into(), "{\"a\":1,\"nodes\":".into()).unwrap();
+            assert_eq!(got.text, format!("head\n{}", want.text), "{max}");
+            assert_eq!(got.nodes, format!("{{\"a\":1,\"nodes\":{}", want.nodes), "{max}");
+        }
+        let full = render(&nodes, &mut TabState::default(), 500_000);
+        assert!(full.text.contains("- text \"at the bottom\""), "{}", full.text);
+        assert!(full.text.contains("- button \"Go\" [e1]\n  - text \"q"), "{}", full.text);
+        assert!(!full.text.contains("second root") && !full.text.contains("comes later"), "{}", full.text);
+        assert!(!full.text.contains("line break"), "{}", full.text);
+        assert!(full.text.contains("- MenuListPopup [e3]"), "{}", full.text);
+        // A row whose parent came before but is not on the path (the walker never writes one):
+        // rendering the nodes shows it under that parent; rendering the rows leaves it out.
+        let mut rows = rows;
+        rows.push(json!([2, "button", "parent not on the path", "", {}, 17]));
+        rows.push(json!([rows.len() - 1, "button", "below it", "", {}, 18]));
+        let walk = Walk { rows: serde_json::to_string(&rows).unwrap(), learned: learned.to_vec() };
+        let got =
+            render_walk(&walk, &mut TabState::default(), 500_000, String::new(), String::new()).unwrap();
+        assert_eq!(got.text, full.text);
+        // Rows that are not the walker's: an error (the caller reads the accessibility tree).
+        for bad in ["", "null", "[[0, 1]]", "[[-1, \"a\", \"b\", \"\", {}, null]] x"] {
+            let w = Walk { rows: bad.into(), learned: Vec::new() };
+            let e = render_walk(&w, &mut TabState::default(), 100, String::new(), String::new()).unwrap_err();
+            assert_eq!(e.code(), crate::error::ErrorCode::Internal, "{bad}");
+        }
+    }
+
     /// `data.nodes`, written node by node, is the JSON the nodes were before (a `Value` per
     /// node: ref, role, name, value, states, depth, in that order).
     #[test]
@@ -983,6 +1251,10 @@ for (let i = 0; i < 25000; i++) { const p = document.createElement('p'); p.textC
             assert_eq!(shown.len(), r.total - r.omitted);
             assert!(r.omitted > 0 && r.text.len() < 500_000);
             assert_eq!(shown.last().map(|n| n["depth"].clone()), Some(json!(1)));
+            // Rendered straight from the rows: the same.
+            let w = walk(&b, &t).await.unwrap();
+            let s = render_walk(&w, &mut TabState::default(), 500_000, String::new(), String::new()).unwrap();
+            assert_eq!((s.text, s.nodes, s.total, s.omitted), (r.text, r.nodes, r.total, r.omitted));
             crate::browser::session::close_current().await;
             server.abort();
         });
@@ -1103,6 +1375,15 @@ document.getElementById('f').addEventListener('load', (e) => { e.target.contentD
                 assert_eq!(a.nodes, n.nodes, "{page}");
                 assert_eq!((a.total, a.refs), (n.total, n.refs), "{page}");
                 assert!(a.refs > 0, "{page}");
+                // Rendered straight from the rows (what browser_read_page does): the same.
+                let w = walk(&b, &t).await.unwrap();
+                let s =
+                    render_walk(&w, &mut TabState::default(), 500_000, String::new(), String::new()).unwrap();
+                assert_eq!(
+                    (&s.text, &s.nodes, s.total, s.refs),
+                    (&a.text, &a.nodes, a.total, a.refs),
+                    "{page}"
+                );
                 // A second walk (the DOM nodes now remembered in the page) and a read of the
                 // other source with the same state give the same refs.
                 let again = fetch_fast(&b, &t).await.unwrap();
