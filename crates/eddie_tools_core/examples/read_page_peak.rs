@@ -8,7 +8,7 @@
 //!
 //! `read_page_peak <url> <warm-up url>`: Chromium is launched as the browser tools launch it.
 //! Prints one JSON line: `peak` (bytes above the start), `chars` (the result's text and data),
-//! `rows` (the walker's rows' JSON text) and `phases`: `[{phase, peak, held}]`.
+//! `rows` (the answer frame holding the walker's rows) and `phases`: `[{phase, peak, held}]`.
 
 mod counting;
 
@@ -44,13 +44,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     PEAK.store(base, Relaxed);
     let walk = rt.block_on(tree::walk(&b, &t))?;
     mark("walk");
-    let rows = walk.rows.len();
+    let rows = walk.len();
     let r = t.with(|s| tree::render_walk(&walk, s, 500_000, String::new(), String::new()))??;
     mark("render");
     drop((r, walk));
     mark("dropped");
-    let out = run("browser_read_page", json!({"maxChars": 500_000}))?;
-    let data_json = out.data_json()?.into_owned();
+    let mut out = run("browser_read_page", json!({"maxChars": 500_000}))?;
+    // Taken as the binding takes it (no copy).
+    let data_json = out.take_data_json()?;
     mark("browser_read_page");
     let chars = out.content.len() + data_json.len();
     drop((out, data_json));

@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use crate::error::{ErrorCode, Result, ToolError};
 
@@ -40,7 +41,26 @@ enum Failure {
     Unreadable(String),
 }
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<std::result::Result<Value, Failure>>>>>;
+/// An answer: its `result` parsed, or the whole frame for a command that reads it itself
+/// ([`Conn::call_frame`]).
+enum Reply {
+    Value(Value),
+    Frame(Utf8Bytes),
+}
+
+/// A command waiting for its answer; `raw`: it takes the frame as it came.
+struct Waiter {
+    raw: bool,
+    tx: oneshot::Sender<std::result::Result<Reply, Failure>>,
+}
+
+impl std::fmt::Debug for Waiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Waiter").field("raw", &self.raw).finish()
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<u64, Waiter>>>;
 
 /// One connection.
 #[derive(Debug)]
@@ -90,20 +110,27 @@ impl Conn {
             while let Some(msg) = stream.next().await {
                 // Parsed from the frame itself (no copy of its text); the frame is freed
                 // before the answer goes on.
-                let parsed = match msg {
-                    Ok(Message::Text(t)) => read_frame(&t),
-                    Ok(Message::Binary(b)) => read_frame(&String::from_utf8_lossy(&b)),
+                let t = match msg {
+                    Ok(Message::Text(t)) => t,
+                    Ok(Message::Binary(b)) => Utf8Bytes::from(String::from_utf8_lossy(&b).into_owned()),
                     Ok(Message::Close(_)) | Err(_) => break,
                     Ok(_) => continue,
                 };
+                // A command that reads its answer itself gets the frame as it came (no copy).
+                if let Some(w) = take_raw(&p, &t) {
+                    let _ = w.tx.send(Ok(Reply::Frame(t)));
+                    continue;
+                }
+                let parsed = read_frame(&t);
+                drop(t);
                 let mut v = match parsed {
                     Ok(v) => v,
                     // An answer we cannot read fails its command at once (it would otherwise
                     // wait for its timeout); an unreadable event is dropped.
                     Err((id, why)) => {
-                        let tx = id.and_then(|id| p.lock().ok().and_then(|mut m| m.remove(&id)));
-                        if let Some(tx) = tx {
-                            let _ = tx.send(Err(Failure::Unreadable(why)));
+                        let w = id.and_then(|id| p.lock().ok().and_then(|mut m| m.remove(&id)));
+                        if let Some(w) = w {
+                            let _ = w.tx.send(Err(Failure::Unreadable(why)));
                         }
                         continue;
                     }
@@ -113,11 +140,11 @@ impl Conn {
                         Some(e) => Err(Failure::Refused(
                             e.get("message").and_then(Value::as_str).unwrap_or("error").to_owned(),
                         )),
-                        None => Ok(v.get_mut("result").map(Value::take).unwrap_or(Value::Null)),
+                        None => Ok(Reply::Value(v.get_mut("result").map(Value::take).unwrap_or(Value::Null))),
                     };
-                    let tx = p.lock().ok().and_then(|mut m| m.remove(&id));
-                    if let Some(tx) = tx {
-                        let _ = tx.send(answer);
+                    let w = p.lock().ok().and_then(|mut m| m.remove(&id));
+                    if let Some(w) = w {
+                        let _ = w.tx.send(answer);
                     }
                 } else if let Some(method) = v.get("method").and_then(Value::as_str) {
                     let ev = Event {
@@ -131,8 +158,8 @@ impl Conn {
             c.store(true, Ordering::SeqCst);
             // Every waiting command learns that the browser is gone.
             if let Ok(mut m) = p.lock() {
-                for (_, tx) in m.drain() {
-                    let _ = tx.send(Err(Failure::Closed));
+                for (_, w) in m.drain() {
+                    let _ = w.tx.send(Err(Failure::Closed));
                 }
             }
         });
@@ -157,6 +184,30 @@ impl Conn {
         params: Value,
         limit: Duration,
     ) -> Result<Value> {
+        match self.request(session, method, params, limit, false).await? {
+            Reply::Value(v) => Ok(v),
+            Reply::Frame(_) => Err(ToolError::internal(format!("the answer to {method} came as a frame"))),
+        }
+    }
+
+    /// Send `method` and wait for its answer's whole frame, unparsed (within
+    /// [`COMMAND_TIMEOUT`]): for answers too large to hold as a `Value` tree, read with
+    /// [`read_result`].
+    pub async fn call_frame(&self, session: Option<&str>, method: &str, params: Value) -> Result<Utf8Bytes> {
+        match self.request(session, method, params, COMMAND_TIMEOUT, true).await? {
+            Reply::Frame(f) => Ok(f),
+            Reply::Value(_) => Err(ToolError::internal(format!("the answer to {method} came parsed"))),
+        }
+    }
+
+    async fn request(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        limit: Duration,
+        raw: bool,
+    ) -> Result<Reply> {
         if self.is_closed() {
             return Err(gone("closed"));
         }
@@ -167,7 +218,7 @@ impl Conn {
         }
         let (tx, rx) = oneshot::channel();
         if let Ok(mut m) = self.pending.lock() {
-            m.insert(id, tx);
+            m.insert(id, Waiter { raw, tx });
         }
         let forget = || {
             if let Ok(mut m) = self.pending.lock() {
@@ -187,15 +238,7 @@ impl Conn {
                 ))
             }
             Ok(Err(_)) => Err(gone("closed")),
-            Ok(Ok(Err(Failure::Closed))) => Err(gone("the connection closed")),
-            Ok(Ok(Err(Failure::Unreadable(why)))) => Err(ToolError::new(
-                ErrorCode::Parse,
-                format!("the browser's answer to {method} is not JSON that can be read ({why})"),
-            )),
-            Ok(Ok(Err(Failure::Refused(e)))) => {
-                Err(ToolError::new(ErrorCode::InvalidArgument, format!("the browser refused {method}: {e}"))
-                    .with_prop("cdpError", e.clone()))
-            }
+            Ok(Ok(Err(f))) => Err(failed(method, f)),
             Ok(Ok(Ok(v))) => Ok(v),
         }
     }
@@ -208,6 +251,89 @@ impl Conn {
             msg["sessionId"] = Value::String(s.to_owned());
         }
         let _ = self.out.send(msg.to_string());
+    }
+}
+
+/// The error of a command that failed.
+fn failed(method: &str, f: Failure) -> ToolError {
+    match f {
+        Failure::Closed => gone("the connection closed"),
+        Failure::Unreadable(why) => ToolError::new(
+            ErrorCode::Parse,
+            format!("the browser's answer to {method} is not JSON that can be read ({why})"),
+        ),
+        Failure::Refused(e) => {
+            ToolError::new(ErrorCode::InvalidArgument, format!("the browser refused {method}: {e}"))
+                .with_prop("cdpError", e)
+        }
+    }
+}
+
+/// The waiter of frame `t` when it takes its frame unparsed (only looked for while one
+/// waits).
+fn take_raw(p: &Pending, t: &str) -> Option<Waiter> {
+    if !p.lock().ok()?.values().any(|w| w.raw) {
+        return None;
+    }
+    let id = frame_id(t)?;
+    let mut m = p.lock().ok()?;
+    if m.get(&id)?.raw { m.remove(&id) } else { None }
+}
+
+/// The `result` of an answer `frame` (from [`Conn::call_frame`] for `method`), read with
+/// `seed` straight from the frame's text (everything else skipped unread); an `error` answer
+/// is the browser's refusal, as [`Conn::call`] gives it.
+pub fn read_result<'de, S: DeserializeSeed<'de>>(frame: &'de str, method: &str, seed: S) -> Result<S::Value> {
+    let mut de = serde_json::Deserializer::from_str(frame);
+    let answer = serde::Deserializer::deserialize_map(&mut de, Envelope(Some(seed)))
+        .and_then(|a| de.end().map(|()| a));
+    match answer {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(f)) => Err(failed(method, f)),
+        Err(e) => Err(failed(method, Failure::Unreadable(e.to_string()))),
+    }
+}
+
+/// [`read_result`] into `T`, with lone surrogate escapes read as U+FFFD (see [`read_frame`]).
+pub fn read_result_as<T: serde::de::DeserializeOwned>(frame: &str, method: &str) -> Result<T> {
+    match read_result(frame, method, std::marker::PhantomData::<T>) {
+        Err(e) if e.code() == ErrorCode::Parse => match mend_lone_surrogates(frame) {
+            Some(mended) => read_result(&mended, method, std::marker::PhantomData::<T>),
+            None => Err(e),
+        },
+        r => r,
+    }
+}
+
+/// An answer frame: `{id, result | error, sessionId}`.
+struct Envelope<S>(Option<S>);
+
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for Envelope<S> {
+    type Value = std::result::Result<S::Value, Failure>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an answer of the browser")
+    }
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        #[derive(serde::Deserialize)]
+        struct Refusal {
+            message: Option<String>,
+        }
+        let mut out = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match (key.as_str(), self.0.take()) {
+                ("result", Some(seed)) => out = Some(Ok(map.next_value_seed(seed)?)),
+                ("error", seed) => {
+                    self.0 = seed;
+                    let r: Refusal = map.next_value()?;
+                    out = Some(Err(Failure::Refused(r.message.unwrap_or_else(|| "error".into()))));
+                }
+                (_, seed) => {
+                    self.0 = seed;
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(out.unwrap_or_else(|| Err(Failure::Unreadable("the answer has no result".into()))))
     }
 }
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
 use super::session::{Browser, Tab, TabState};
@@ -205,24 +205,52 @@ const WORLD: &str = "eddie-read-page";
 
 /// The tree of `tab` as the page walker computes it: the same nodes, for [`render`], as
 /// [`fetch`] gives (compared on fixture pages by `tests::the_walker_reads_what_the_ax_tree_reads`),
-/// in one `Runtime.evaluate` instead of Chromium's whole accessibility tree. The DOM nodes of
-/// the nodes that get refs come back through the deep serialisation the first time the walker
-/// meets them, and are remembered in the page's isolated world after that.
+/// without Chromium's whole accessibility tree. The DOM nodes of the nodes that get refs come
+/// back through the deep serialisation the first time the walker meets them, and are
+/// remembered in the page's isolated world after that.
 pub async fn fetch_fast(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
     let w = walk(b, tab).await?;
-    Ok(parse_walk(&w.rows, &w.learned))
+    let nodes = crate::browser::cdp::read_result(&w.answer, "Runtime.evaluate", Evaluated(Rows(&w.learned)))?;
+    Ok(link(nodes.unwrap_or_default()))
 }
 
-/// The page walker's answer: its rows' JSON text and the backend ids of its new elements.
-#[derive(Debug, Default)]
+/// The page walker's answer: the frame holding its rows, unparsed, and the backend ids of
+/// the elements it met for the first time, in order.
+#[derive(Debug)]
 pub struct Walk {
-    /// The rows (`[parent, role, name, value, props, el]`, walker.js) as JSON text.
-    pub rows: String,
-    /// The backend ids of the elements it met for the first time, in order.
-    pub learned: Vec<Option<i64>>,
+    answer: tokio_tungstenite::tungstenite::Utf8Bytes,
+    learned: Vec<Option<i64>>,
 }
 
-/// Run the page walker in `tab` (see [`fetch_fast`]), for [`parse_walk`] or [`render_walk`].
+impl Walk {
+    /// A walk whose rows are `rows` (their JSON text), as the browser's answer holds them.
+    #[cfg(test)]
+    fn of_rows(rows: &str, learned: &[Option<i64>]) -> Walk {
+        let answer =
+            format!("{{\"id\":1,\"result\":{{\"result\":{{\"type\":\"object\",\"value\":{rows}}}}}}}");
+        Walk { answer: answer.into(), learned: learned.to_vec() }
+    }
+
+    /// The size of the answer holding the rows, in bytes.
+    pub fn len(&self) -> usize {
+        self.answer.len()
+    }
+
+    /// Whether the answer is empty (never, for an answer of the browser).
+    pub fn is_empty(&self) -> bool {
+        self.answer.is_empty()
+    }
+}
+
+/// Numbers the reads, so that concurrent reads of one page keep their rows and elements apart.
+static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Run the page walker in `tab` (see [`fetch_fast`]), for [`render_walk`]. Two evaluations in
+/// the tools' isolated world: the walker, which keeps its rows in the page and returns the
+/// elements it meets for the first time (their backend ids come back in the deep
+/// serialisation, read without a `Value` tree of them); then one that hands the ids back to
+/// the page and returns the rows by value, left unparsed in their frame: they are rendered
+/// as they are read ([`render_walk`]), never held as a tree or as a second text.
 pub async fn walk(b: &Browser, tab: &Tab) -> Result<Walk> {
     let world = b
         .conn
@@ -233,13 +261,15 @@ pub async fn walk(b: &Browser, tab: &Tab) -> Result<Walk> {
         )
         .await?;
     let context = world["executionContextId"].as_i64().unwrap_or_default();
-    let r = b
+    let read = READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let method = "Runtime.evaluate";
+    let frame = b
         .conn
-        .call(
+        .call_frame(
             Some(&tab.session),
-            "Runtime.evaluate",
+            method,
             json!({
-                "expression": WALKER,
+                "expression": format!("globalThis.__eddieRead = {read};\n{WALKER}"),
                 "contextId": context,
                 "serializationOptions": {
                     "serialization": "deep",
@@ -249,37 +279,141 @@ pub async fn walk(b: &Browser, tab: &Tab) -> Result<Walk> {
             }),
         )
         .await?;
-    if let Some(ex) = r.get("exceptionDetails") {
-        let why = ex["exception"]["description"].as_str().or(ex["text"].as_str()).unwrap_or("an exception");
+    let run: WalkerRun = crate::browser::cdp::read_result_as(&frame, method)?;
+    drop(frame);
+    if let Some(ex) = run.exception {
+        let why =
+            ex.exception.and_then(|e| e.description).or(ex.text).unwrap_or_else(|| "an exception".into());
         return Err(crate::error::ToolError::internal(format!("the page walker failed: {why}")));
     }
-    // The answer's parts taken out of it, and the rows' text out of them, each freed as soon
-    // as the next is in hand: a page's rows are read from one copy of their text, straight
-    // into nodes (no `Value` tree of them).
-    let mut r = r;
-    let parts = match r.pointer_mut("/result/deepSerializedValue/value").map(Value::take) {
-        Some(Value::Array(a)) => a,
-        _ => Vec::new(),
-    };
-    drop(r);
-    let learned: Vec<Option<i64>> =
-        parts.iter().skip(1).map(|p| p["value"]["backendNodeId"].as_i64()).collect();
-    let rows = match parts.into_iter().next().map(|mut v| v["value"].take()) {
-        Some(Value::String(t)) => t,
-        _ => String::new(),
-    };
-    if !learned.is_empty() {
-        let ids: Vec<Value> = learned.iter().map(|b| b.map_or(Value::Null, Value::from)).collect();
-        let learn = format!("globalThis.__eddieLearn && globalThis.__eddieLearn({})", Value::Array(ids));
-        b.conn
-            .call(
-                Some(&tab.session),
-                "Runtime.evaluate",
-                json!({"expression": learn, "contextId": context, "returnByValue": true}),
-            )
-            .await?;
+    let learned: Vec<Option<i64>> = run
+        .result
+        .and_then(|r| r.deep)
+        .and_then(|d| d.value)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| p.value.and_then(|v| v.backend))
+        .collect();
+    let ids: Vec<Value> = learned.iter().map(|b| b.map_or(Value::Null, Value::from)).collect();
+    let take = format!(
+        "(() => {{ const n = {read}; globalThis.__eddieLearn && globalThis.__eddieLearn(n, {}); \
+         const m = globalThis.__eddieRows; const r = m && m.get(n); if (m) m.delete(n); return r || [] }})()",
+        Value::Array(ids)
+    );
+    let answer = b
+        .conn
+        .call_frame(
+            Some(&tab.session),
+            method,
+            json!({"expression": take, "contextId": context, "returnByValue": true}),
+        )
+        .await?;
+    Ok(Walk { answer, learned })
+}
+
+/// The walker's evaluation, read from its frame: the deep serialisation of its new elements
+/// (only their backend ids kept) or its exception.
+#[derive(Deserialize)]
+struct WalkerRun {
+    result: Option<Serialized>,
+    #[serde(rename = "exceptionDetails")]
+    exception: Option<Thrown>,
+}
+
+#[derive(Deserialize)]
+struct Serialized {
+    #[serde(rename = "deepSerializedValue")]
+    deep: Option<Deep>,
+}
+
+#[derive(Deserialize)]
+struct Deep {
+    value: Option<Vec<Part>>,
+}
+
+#[derive(Deserialize)]
+struct Part {
+    value: Option<PartNode>,
+}
+
+#[derive(Deserialize)]
+struct PartNode {
+    #[serde(rename = "backendNodeId")]
+    backend: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct Thrown {
+    text: Option<String>,
+    exception: Option<ThrownObject>,
+}
+
+#[derive(Deserialize)]
+struct ThrownObject {
+    description: Option<String>,
+}
+
+/// `Runtime.evaluate`'s result, `{result: {value}}`, with `value` read by the seed (nothing
+/// else kept); `None` without a value.
+struct Evaluated<S>(S);
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Evaluated<S> {
+    type Value = Option<S::Value>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
     }
-    Ok(Walk { rows, learned })
+}
+
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for Evaluated<S> {
+    type Value = Option<S::Value>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an evaluation's result")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut seed = Some(self.0);
+        let mut out = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match (key.as_str(), seed.take()) {
+                ("result", Some(s)) => out = map.next_value_seed(ValueOf(s))?,
+                (_, s) => {
+                    seed = s;
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A remote object's `value`, read by the seed.
+struct ValueOf<S>(S);
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for ValueOf<S> {
+    type Value = Option<S::Value>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for ValueOf<S> {
+    type Value = Option<S::Value>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a remote object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        let mut seed = Some(self.0);
+        let mut out = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match (key.as_str(), seed.take()) {
+                ("value", Some(s)) => out = Some(map.next_value_seed(s)?),
+                (_, s) => {
+                    seed = s;
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// One row of the walker: `[parent, role, name, value, props, el]` (walker.js).
@@ -349,10 +483,14 @@ fn node_of(
 /// its new elements, in order. Text that is not the walker's rows gives no nodes.
 pub fn parse_walk(rows: &str, learned: &[Option<i64>]) -> Vec<Node> {
     let mut de = serde_json::Deserializer::from_str(rows);
-    let mut nodes = match Rows(learned).deserialize(&mut de).and_then(|n| de.end().map(|()| n)) {
-        Ok(n) => n,
-        Err(_) => return Vec::new(),
-    };
+    match Rows(learned).deserialize(&mut de).and_then(|n| de.end().map(|()| n)) {
+        Ok(n) => link(n),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// `nodes` with their children listed (from their parents).
+fn link(mut nodes: Vec<Node>) -> Vec<Node> {
     nodes.shrink_to_fit();
     for i in 0..nodes.len() {
         if let Some(p) = nodes[i].parent {
@@ -507,11 +645,11 @@ impl<'s> Renderer<'s> {
     }
 }
 
-/// [`render_into`] straight from the walker's rows (their JSON text, as [`parse_walk`] reads
-/// them), without holding their nodes: the walker writes rows in depth-first order, a parent
+/// [`render_into`] straight from the walker's rows, as they are read from the browser's
+/// answer, without holding their nodes: the walker writes rows in depth-first order, a parent
 /// before its children, so only the path from the root to the current row is kept. A row
 /// whose parent is not on that path (never written by the walker) is left out with its
-/// subtree. Rows that are not the walker's are an `INTERNAL` error.
+/// subtree. An answer that cannot be read is `PARSE`; one without rows, `INTERNAL`.
 pub fn render_walk(
     walk: &Walk,
     state: &mut TabState,
@@ -520,9 +658,9 @@ pub fn render_walk(
     json: String,
 ) -> Result<Rendered> {
     let out = Renderer::new(state, max_chars, text, json);
-    let mut de = serde_json::Deserializer::from_str(&walk.rows);
-    let r = Stream { learned: &walk.learned, out }.deserialize(&mut de).and_then(|r| de.end().map(|()| r));
-    r.map_err(|e| crate::error::ToolError::internal(format!("the page walker's rows cannot be read: {e}")))
+    let seed = Evaluated(Stream { learned: &walk.learned, out });
+    crate::browser::cdp::read_result(&walk.answer, "Runtime.evaluate", seed)?
+        .ok_or_else(|| crate::error::ToolError::internal("the page walker's rows are missing"))
 }
 
 /// A row on the path from the root to the current row (see [`render_walk`]).
@@ -1064,7 +1202,7 @@ mod tests {
         rows.push(json!([0, "StaticText", "last", "", null, null]));
         let text = serde_json::to_string(&rows).unwrap();
         let learned = [Some(21), None];
-        let walk = Walk { rows: text.clone(), learned: learned.to_vec() };
+        let walk = Walk::of_rows(&text, &learned);
         let nodes = parse_walk(&text, &learned);
         for max in [500_000, 200, 60, 0] {
             let (mut a, mut b) = (TabState::default(), TabState::default());
@@ -1089,16 +1227,29 @@ mod tests {
         let mut rows = rows;
         rows.push(json!([2, "button", "parent not on the path", "", {}, 17]));
         rows.push(json!([rows.len() - 1, "button", "below it", "", {}, 18]));
-        let walk = Walk { rows: serde_json::to_string(&rows).unwrap(), learned: learned.to_vec() };
+        let walk = Walk::of_rows(&serde_json::to_string(&rows).unwrap(), &learned);
         let got =
             render_walk(&walk, &mut TabState::default(), 500_000, String::new(), String::new()).unwrap();
         assert_eq!(got.text, full.text);
-        // Rows that are not the walker's: an error (the caller reads the accessibility tree).
-        for bad in ["", "null", "[[0, 1]]", "[[-1, \"a\", \"b\", \"\", {}, null]] x"] {
-            let w = Walk { rows: bad.into(), learned: Vec::new() };
+        // Rows that are not the walker's fail the read at once (`PARSE`); an answer without
+        // rows is `INTERNAL` (the caller reads the accessibility tree instead).
+        for bad in [
+            "",
+            "null",
+            "[[0, 1]]",
+            "[[-1, \"a\", \"b\", \"\", {}, null]] x",
+            "[[-1, \"\\ud800\", \"\", \"\", {}, null]]",
+        ] {
+            let w = Walk::of_rows(bad, &[]);
             let e = render_walk(&w, &mut TabState::default(), 100, String::new(), String::new()).unwrap_err();
-            assert_eq!(e.code(), crate::error::ErrorCode::Internal, "{bad}");
+            assert_eq!(e.code(), crate::error::ErrorCode::Parse, "{bad}");
         }
+        let w = Walk {
+            answer: r#"{"id":1,"result":{"result":{"type":"undefined"}}}"#.into(),
+            learned: Vec::new(),
+        };
+        let e = render_walk(&w, &mut TabState::default(), 100, String::new(), String::new()).unwrap_err();
+        assert_eq!(e.code(), crate::error::ErrorCode::Internal);
     }
 
     /// `data.nodes`, written node by node, is the JSON the nodes were before (a `Value` per
@@ -1161,6 +1312,13 @@ mod tests {
         vec![("form", form.to_owned()), ("big", big), ("rich", rich.to_owned())]
     }
 
+    /// The tests here that drive Chromium share the process's browser and its current tab: one
+    /// at a time (two navigating the one tab at once abort each other's loads).
+    fn one_browser_test() -> std::sync::MutexGuard<'static, ()> {
+        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        ONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Serve `pages` on loopback by path (`/form`, ...), for at most 200 connections.
     async fn serve(
         pages: Vec<(&'static str, String)>,
@@ -1212,6 +1370,7 @@ document.getElementById('b').setAttribute('aria-label', 'lbl ' + odd)
 const d = document.getElementById('d')
 for (let i = 0; i < 25000; i++) { const p = document.createElement('p'); p.textContent = 'Row ' + i; d.append(p) }
 </script></body></html>"#;
+        let _one = one_browser_test();
         let rt = crate::browser::session::rt().unwrap();
         rt.block_on(async {
             let (addr, server) =
@@ -1284,6 +1443,7 @@ document.title = 'title ' + L
 console.log('log ' + L); console.error('err ' + T)
 document.getElementById('f').addEventListener('load', (e) => { e.target.contentDocument.title = 'inner ' + L })
 </script></body></html>"#;
+        let _one = one_browser_test();
         let rt = crate::browser::session::rt().unwrap();
         rt.block_on(async {
             let (addr, server) = serve(vec![("lone", page.to_owned())]).await;
@@ -1349,6 +1509,7 @@ document.getElementById('f').addEventListener('load', (e) => { e.target.contentD
     /// their reads are mixed in one tab.
     #[test]
     fn the_walker_reads_what_the_ax_tree_reads() {
+        let _one = one_browser_test();
         let rt = crate::browser::session::rt().unwrap();
         rt.block_on(async {
             let (addr, server) = serve(fixtures()).await;

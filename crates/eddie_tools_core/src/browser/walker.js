@@ -2,21 +2,26 @@
 // isolated world (the page's scripts cannot see or change it), computes the nodes that
 // Accessibility.getFullAXTree gives for tree::render, in the same shapes and order (roles and
 // states named as Chromium's AX tree names them), without building Chromium's whole
-// accessibility tree. It returns [rowsJson, element, ...]: a row is
-// [parent, role, name, value, props, el], where el is null (no DOM node needed), a number
-// (the backend DOM node id, learned on an earlier read), "n<i>" (the i-th element returned
-// after the rows: its id comes back in the deep serialisation, and tree.rs hands the ids back
-// through globalThis.__eddieLearn), or "p<row>" (a select's popup: it stands for that row's
-// element). Read only: it changes nothing the page can see.
+// accessibility tree. Its rows are kept in the page under the read's number
+// (globalThis.__eddieRead, set by tree.rs before it), and it returns the elements met for the
+// first time: their backend ids come back in the deep serialisation. tree.rs then hands the
+// ids back and takes the rows by value in one more evaluation (__eddieLearn, __eddieRows). A
+// row is [parent, role, name, value, props, el], where el is null (no DOM node needed), a
+// number (the backend DOM node id, learned on an earlier read), "n<i>" (the i-th element
+// returned), or "p<row>" (a select's popup: it stands for that row's element). Read only: it
+// changes nothing the page can see.
 (() => {
+  const read = globalThis.__eddieRead
   const rows = []
   const els = []
   const known = (globalThis.__eddieKnown ||= new WeakMap())
-  globalThis.__eddiePending = els
-  globalThis.__eddieLearn ||= (ids) => {
-    const pending = globalThis.__eddiePending || []
-    ids.forEach((id, i) => { if (pending[i] && typeof id === 'number') known.set(pending[i], id) })
-    globalThis.__eddiePending = []
+  const pending = (globalThis.__eddiePending ||= new Map())
+  pending.set(read, els)
+  ;(globalThis.__eddieRows ||= new Map()).set(read, rows)
+  globalThis.__eddieLearn ||= (n, ids) => {
+    const mine = pending.get(n) || []
+    ids.forEach((id, i) => { if (mine[i] && typeof id === 'number') known.set(mine[i], id) })
+    pending.delete(n)
   }
   const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE'])
   const FROM_CONTENT = new Set(['button', 'link', 'heading', 'option', 'cell', 'columnheader', 'rowheader', 'tab',
@@ -34,15 +39,15 @@
     return document.hasFocus() ? a : null
   }
   const active = deepActive()
-  // Every string leaves the page through one sanitiser (the rows' JSON.stringify below): a lone
-  // surrogate (text, an attribute, a URL a script made) becomes U+FFFD, as JSON text with one
-  // is not UTF-8.
-  const wf = (k, s) => (typeof s !== 'string' || s.isWellFormed() ? s : s.toWellFormed())
+  // Every string of a row leaves the page through one sanitiser (push): a lone surrogate (text,
+  // an attribute, a URL a script made) becomes U+FFFD, as JSON text with one is not UTF-8.
+  const wf = (s) => (typeof s !== 'string' || s.isWellFormed() ? s : s.toWellFormed())
   const push = (parent, role, name, value, props, el) => {
     let at = null
     if (typeof el === 'string') at = el
     else if (el) at = known.get(el) ?? `n${els.push(el) - 1}`
-    rows.push([parent, role, name, value, props, at])
+    if (props) for (const k in props) props[k] = wf(props[k])
+    rows.push([parent, wf(role), wf(name), wf(value), props, at])
     return rows.length - 1
   }
   const tri = (v) => (v === 'true' || v === 'false' || v === 'mixed' ? v : undefined)
@@ -248,5 +253,5 @@
   }
   push(-1, 'RootWebArea', document.title, '', { focusable: true })
   if (document.body) visit(document.body, 0, true)
-  return [JSON.stringify(rows, wf), ...els]
+  return els
 })()
