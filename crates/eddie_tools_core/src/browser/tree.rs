@@ -210,8 +210,9 @@ const WORLD: &str = "eddie-read-page";
 /// remembered in the page's isolated world after that.
 pub async fn fetch_fast(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
     let w = walk(b, tab).await?;
-    let nodes = crate::browser::cdp::read_result(&w.answer, "Runtime.evaluate", Evaluated(Rows(&w.learned)))?;
-    Ok(link(nodes.unwrap_or_default()))
+    let seed = Field("result", Field("value", RowsText(Rows(&w.learned), std::marker::PhantomData)));
+    let nodes = crate::browser::cdp::read_result(&w.answer, "Runtime.evaluate", seed)?;
+    Ok(link(nodes.flatten().unwrap_or_default()))
 }
 
 /// The page walker's answer: the frame holding its rows, unparsed, and the backend ids of
@@ -226,8 +227,9 @@ impl Walk {
     /// A walk whose rows are `rows` (their JSON text), as the browser's answer holds them.
     #[cfg(test)]
     fn of_rows(rows: &str, learned: &[Option<i64>]) -> Walk {
+        let rows = Value::String(rows.to_owned());
         let answer =
-            format!("{{\"id\":1,\"result\":{{\"result\":{{\"type\":\"object\",\"value\":{rows}}}}}}}");
+            format!("{{\"id\":1,\"result\":{{\"result\":{{\"type\":\"string\",\"value\":{rows}}}}}}}");
         Walk { answer: answer.into(), learned: learned.to_vec() }
     }
 
@@ -297,7 +299,7 @@ pub async fn walk(b: &Browser, tab: &Tab) -> Result<Walk> {
     let ids: Vec<Value> = learned.iter().map(|b| b.map_or(Value::Null, Value::from)).collect();
     let take = format!(
         "(() => {{ const n = {read}; globalThis.__eddieLearn && globalThis.__eddieLearn(n, {}); \
-         const m = globalThis.__eddieRows; const r = m && m.get(n); if (m) m.delete(n); return r || [] }})()",
+         const m = globalThis.__eddieRows; const r = m && m.get(n); if (m) m.delete(n); return JSON.stringify(r || []) }})()",
         Value::Array(ids)
     );
     let answer = b
@@ -353,59 +355,29 @@ struct ThrownObject {
     description: Option<String>,
 }
 
-/// `Runtime.evaluate`'s result, `{result: {value}}`, with `value` read by the seed (nothing
-/// else kept); `None` without a value.
-struct Evaluated<S>(S);
+/// The field `.0` of a JSON object, read by the seed `.1` (everything else skipped unread);
+/// `None` without it. `Runtime.evaluate`'s value is `Field("result", Field("value", seed))`.
+struct Field<S>(&'static str, S);
 
-impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Evaluated<S> {
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Field<S> {
     type Value = Option<S::Value>;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for Evaluated<S> {
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for Field<S> {
     type Value = Option<S::Value>;
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an evaluation's result")
+        write!(f, "an object with `{}`", self.0)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
-        let mut seed = Some(self.0);
+        let Field(want, seed) = self;
+        let mut seed = Some(seed);
         let mut out = None;
         while let Some(key) = map.next_key::<String>()? {
-            match (key.as_str(), seed.take()) {
-                ("result", Some(s)) => out = map.next_value_seed(ValueOf(s))?,
-                (_, s) => {
-                    seed = s;
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(out)
-    }
-}
-
-/// A remote object's `value`, read by the seed.
-struct ValueOf<S>(S);
-
-impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for ValueOf<S> {
-    type Value = Option<S::Value>;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for ValueOf<S> {
-    type Value = Option<S::Value>;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a remote object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
-        let mut seed = Some(self.0);
-        let mut out = None;
-        while let Some(key) = map.next_key::<String>()? {
-            match (key.as_str(), seed.take()) {
-                ("value", Some(s)) => out = Some(map.next_value_seed(s)?),
+            match (key == want, seed.take()) {
+                (true, Some(s)) => out = Some(map.next_value_seed(s)?),
                 (_, s) => {
                     seed = s;
                     map.next_value::<IgnoredAny>()?;
@@ -658,9 +630,33 @@ pub fn render_walk(
     json: String,
 ) -> Result<Rendered> {
     let out = Renderer::new(state, max_chars, text, json);
-    let seed = Evaluated(Stream { learned: &walk.learned, out });
+    let rows = Stream { learned: &walk.learned, out };
+    let seed = Field("result", Field("value", RowsText(rows, std::marker::PhantomData)));
     crate::browser::cdp::read_result(&walk.answer, "Runtime.evaluate", seed)?
+        .flatten()
         .ok_or_else(|| crate::error::ToolError::internal("the page walker's rows are missing"))
+}
+
+/// Rows handed over as their JSON text (a string value), read by the seed `.0` from the text
+/// serde unescaped them into (no copy of it kept).
+struct RowsText<S, V>(S, std::marker::PhantomData<V>);
+
+impl<'de, S: for<'a> DeserializeSeed<'a, Value = V>, V> DeserializeSeed<'de> for RowsText<S, V> {
+    type Value = V;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<V, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de, S: for<'a> DeserializeSeed<'a, Value = V>, V> Visitor<'de> for RowsText<S, V> {
+    type Value = V;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("the walker's rows as JSON text")
+    }
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> std::result::Result<V, E> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        self.0.deserialize(&mut de).and_then(|v| de.end().map(|()| v)).map_err(E::custom)
+    }
 }
 
 /// A row on the path from the root to the current row (see [`render_walk`]).
@@ -1527,6 +1523,12 @@ document.getElementById('f').addEventListener('load', (e) => { e.target.contentD
                 .unwrap();
                 crate::browser::browser_navigate::run(args, &ctx).await.unwrap();
                 let (b, t) = crate::browser::open(&ctx, None).await.unwrap();
+                // Two reads of the fresh page at once (both meet every element for the first
+                // time): each gets its own rows and learns the right DOM nodes.
+                let (w1, w2) = tokio::join!(walk(&b, &t), walk(&b, &t));
+                let (mut s1, mut s2) = (TabState::default(), TabState::default());
+                let r1 = render_walk(&w1.unwrap(), &mut s1, 500_000, String::new(), String::new()).unwrap();
+                let r2 = render_walk(&w2.unwrap(), &mut s2, 500_000, String::new(), String::new()).unwrap();
                 let old = fetch(&b, &t).await.unwrap();
                 let new = fetch_fast(&b, &t).await.unwrap();
                 let (mut s_old, mut s_new) = (TabState::default(), TabState::default());
@@ -1536,6 +1538,8 @@ document.getElementById('f').addEventListener('load', (e) => { e.target.contentD
                 assert_eq!(a.nodes, n.nodes, "{page}");
                 assert_eq!((a.total, a.refs), (n.total, n.refs), "{page}");
                 assert!(a.refs > 0, "{page}");
+                assert_eq!((&r1.text, &r2.text), (&a.text, &a.text), "{page}");
+                assert_eq!((&s1.refs, &s2.refs), (&s_old.refs, &s_old.refs), "{page}");
                 // Rendered straight from the rows (what browser_read_page does): the same.
                 let w = walk(&b, &t).await.unwrap();
                 let s =
