@@ -210,9 +210,8 @@ const WORLD: &str = "eddie-read-page";
 /// remembered in the page's isolated world after that.
 pub async fn fetch_fast(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
     let w = walk(b, tab).await?;
-    let seed = Field("result", Field("value", RowsText(Rows(&w.learned), std::marker::PhantomData)));
-    let nodes = crate::browser::cdp::read_result(&w.answer, "Runtime.evaluate", seed)?;
-    Ok(link(nodes.flatten().unwrap_or_default()))
+    let nodes = rows_of(&w.answer, RowsText(Rows(&w.learned), std::marker::PhantomData))?;
+    Ok(link(nodes.unwrap_or_default()))
 }
 
 /// The page walker's answer: the frame holding its rows, unparsed, and the backend ids of
@@ -227,9 +226,10 @@ impl Walk {
     /// A walk whose rows are `rows` (their JSON text), as the browser's answer holds them.
     #[cfg(test)]
     fn of_rows(rows: &str, learned: &[Option<i64>]) -> Walk {
-        let rows = Value::String(rows.to_owned());
-        let answer =
-            format!("{{\"id\":1,\"result\":{{\"result\":{{\"type\":\"string\",\"value\":{rows}}}}}}}");
+        let answer = json!({"id": 1, "result": {"result": {"type": "array", "deepSerializedValue": {
+            "type": "array", "value": [{"type": "string", "value": rows}, {"type": "node", "value": {}}]
+        }}}});
+        let answer = answer.to_string();
         Walk { answer: answer.into(), learned: learned.to_vec() }
     }
 
@@ -244,15 +244,16 @@ impl Walk {
     }
 }
 
-/// Numbers the reads, so that concurrent reads of one page keep their rows and elements apart.
+/// Numbers the reads, so that concurrent reads of one page keep their new elements apart.
 static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
-/// Run the page walker in `tab` (see [`fetch_fast`]), for [`render_walk`]. Two evaluations in
-/// the tools' isolated world: the walker, which keeps its rows in the page and returns the
-/// elements it meets for the first time (their backend ids come back in the deep
-/// serialisation, read without a `Value` tree of them); then one that hands the ids back to
-/// the page and returns the rows by value, left unparsed in their frame: they are rendered
-/// as they are read ([`render_walk`]), never held as a tree or as a second text.
+/// Run the page walker in `tab` (see [`fetch_fast`]), for [`render_walk`]: one evaluation in
+/// the tools' isolated world, whose answer holds the rows' JSON text and the deep
+/// serialisation of the elements the walker met for the first time. The answer's frame is not
+/// parsed into a `Value` tree: the elements' backend ids are read from it with typed structs
+/// (the rest skipped unread), and it is kept as it came for [`render_walk`], which renders the
+/// rows as serde reads them. The ids are then handed back to the page (one more evaluation,
+/// only when there are new elements).
 pub async fn walk(b: &Browser, tab: &Tab) -> Result<Walk> {
     let world = b
         .conn
@@ -265,7 +266,7 @@ pub async fn walk(b: &Browser, tab: &Tab) -> Result<Walk> {
     let context = world["executionContextId"].as_i64().unwrap_or_default();
     let read = READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let method = "Runtime.evaluate";
-    let frame = b
+    let answer = b
         .conn
         .call_frame(
             Some(&tab.session),
@@ -281,40 +282,30 @@ pub async fn walk(b: &Browser, tab: &Tab) -> Result<Walk> {
             }),
         )
         .await?;
-    let run: WalkerRun = crate::browser::cdp::read_result_as(&frame, method)?;
-    drop(frame);
+    let run: WalkerRun = crate::browser::cdp::read_result_as(&answer, method)?;
     if let Some(ex) = run.exception {
         let why =
             ex.exception.and_then(|e| e.description).or(ex.text).unwrap_or_else(|| "an exception".into());
         return Err(crate::error::ToolError::internal(format!("the page walker failed: {why}")));
     }
-    let learned: Vec<Option<i64>> = run
-        .result
-        .and_then(|r| r.deep)
-        .and_then(|d| d.value)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|p| p.value.and_then(|v| v.backend))
-        .collect();
-    let ids: Vec<Value> = learned.iter().map(|b| b.map_or(Value::Null, Value::from)).collect();
-    let take = format!(
-        "(() => {{ const n = {read}; globalThis.__eddieLearn && globalThis.__eddieLearn(n, {}); \
-         const m = globalThis.__eddieRows; const r = m && m.get(n); if (m) m.delete(n); return JSON.stringify(r || []) }})()",
-        Value::Array(ids)
-    );
-    let answer = b
-        .conn
-        .call_frame(
-            Some(&tab.session),
-            method,
-            json!({"expression": take, "contextId": context, "returnByValue": true}),
-        )
-        .await?;
+    let learned = run.result.and_then(|r| r.deep).and_then(|d| d.value).map(|l| l.0).unwrap_or_default();
+    if !learned.is_empty() {
+        let ids: Vec<Value> = learned.iter().map(|b| b.map_or(Value::Null, Value::from)).collect();
+        let learn =
+            format!("globalThis.__eddieLearn && globalThis.__eddieLearn({read}, {})", Value::Array(ids));
+        b.conn
+            .call(
+                Some(&tab.session),
+                method,
+                json!({"expression": learn, "contextId": context, "returnByValue": true}),
+            )
+            .await?;
+    }
     Ok(Walk { answer, learned })
 }
 
 /// The walker's evaluation, read from its frame: the deep serialisation of its new elements
-/// (only their backend ids kept) or its exception.
+/// (only their backend ids kept; the rows skipped unread) or its exception.
 #[derive(Deserialize)]
 struct WalkerRun {
     result: Option<Serialized>,
@@ -330,7 +321,33 @@ struct Serialized {
 
 #[derive(Deserialize)]
 struct Deep {
-    value: Option<Vec<Part>>,
+    value: Option<Learned>,
+}
+
+/// The backend ids of the walker's new elements: the parts after the rows (which are skipped
+/// without being unescaped).
+struct Learned(Vec<Option<i64>>);
+
+impl<'de> Deserialize<'de> for Learned {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Parts;
+        impl<'de> Visitor<'de> for Parts {
+            type Value = Learned;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("the walker's answer")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Learned, A::Error> {
+                let mut ids = Vec::new();
+                if seq.next_element::<IgnoredAny>()?.is_some() {
+                    while let Some(p) = seq.next_element::<Part>()? {
+                        ids.push(p.value.and_then(|v| v.backend));
+                    }
+                }
+                Ok(Learned(ids))
+            }
+        }
+        d.deserialize_seq(Parts)
+    }
 }
 
 #[derive(Deserialize)]
@@ -355,8 +372,39 @@ struct ThrownObject {
     description: Option<String>,
 }
 
+/// The rows in the walker's `answer` (`result.deepSerializedValue.value[0].value`), read by
+/// `seed` (everything else skipped unread); `None` when they are missing.
+fn rows_of<'de, S: DeserializeSeed<'de>>(answer: &'de str, seed: S) -> Result<Option<S::Value>> {
+    let seed = Field("result", Field("deepSerializedValue", Field("value", First(Field("value", seed)))));
+    let rows = crate::browser::cdp::read_result(answer, "Runtime.evaluate", seed)?;
+    Ok(rows.flatten().flatten().flatten().flatten())
+}
+
+/// The first item of a JSON array, read by the seed (the rest skipped unread); `None` when
+/// the array is empty.
+struct First<S>(S);
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for First<S> {
+    type Value = Option<S::Value>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for First<S> {
+    type Value = Option<S::Value>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
+        let first = seq.next_element_seed(self.0)?;
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(first)
+    }
+}
+
 /// The field `.0` of a JSON object, read by the seed `.1` (everything else skipped unread);
-/// `None` without it. `Runtime.evaluate`'s value is `Field("result", Field("value", seed))`.
+/// `None` without it.
 struct Field<S>(&'static str, S);
 
 impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Field<S> {
@@ -631,9 +679,7 @@ pub fn render_walk(
 ) -> Result<Rendered> {
     let out = Renderer::new(state, max_chars, text, json);
     let rows = Stream { learned: &walk.learned, out };
-    let seed = Field("result", Field("value", RowsText(rows, std::marker::PhantomData)));
-    crate::browser::cdp::read_result(&walk.answer, "Runtime.evaluate", seed)?
-        .flatten()
+    rows_of(&walk.answer, RowsText(rows, std::marker::PhantomData))?
         .ok_or_else(|| crate::error::ToolError::internal("the page walker's rows are missing"))
 }
 

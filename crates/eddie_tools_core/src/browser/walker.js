@@ -2,14 +2,14 @@
 // isolated world (the page's scripts cannot see or change it), computes the nodes that
 // Accessibility.getFullAXTree gives for tree::render, in the same shapes and order (roles and
 // states named as Chromium's AX tree names them), without building Chromium's whole
-// accessibility tree. Its rows are kept in the page under the read's number
-// (globalThis.__eddieRead, set by tree.rs before it), and it returns the elements met for the
-// first time: their backend ids come back in the deep serialisation. tree.rs then hands the
-// ids back and takes the rows by value in one more evaluation (__eddieLearn, __eddieRows). A
-// row is [parent, role, name, value, props, el], where el is null (no DOM node needed), a
-// number (the backend DOM node id, learned on an earlier read), "n<i>" (the i-th element
-// returned), or "p<row>" (a select's popup: it stands for that row's element). Read only: it
-// changes nothing the page can see.
+// accessibility tree. It returns [rowsJson, element, ...]: a row is
+// [parent, role, name, value, props, el], where el is null (no DOM node needed), a number
+// (the backend DOM node id, learned on an earlier read), "n<i>" (the i-th element returned
+// after the rows: its id comes back in the deep serialisation, and tree.rs hands the ids back
+// through globalThis.__eddieLearn, under the read's number globalThis.__eddieRead that
+// tree.rs sets before the walker, so that concurrent reads keep their elements apart), or
+// "p<row>" (a select's popup: it stands for that row's element). Read only: it changes
+// nothing the page can see.
 (() => {
   const read = globalThis.__eddieRead
   const rows = []
@@ -17,7 +17,6 @@
   const known = (globalThis.__eddieKnown ||= new WeakMap())
   const pending = (globalThis.__eddiePending ||= new Map())
   pending.set(read, els)
-  ;(globalThis.__eddieRows ||= new Map()).set(read, rows)
   globalThis.__eddieLearn ||= (n, ids) => {
     const mine = pending.get(n) || []
     ids.forEach((id, i) => { if (mine[i] && typeof id === 'number') known.set(mine[i], id) })
@@ -253,5 +252,5 @@
   }
   push(-1, 'RootWebArea', document.title, '', { focusable: true })
   if (document.body) visit(document.body, 0, true)
-  return els
+  return [JSON.stringify(rows), ...els]
 })()
