@@ -456,6 +456,25 @@ mod tests {
         assert_eq!(read_frame(r#"{"method":"X","params":{"#).err().map(|e| e.0), Some(None));
     }
 
+    /// An answer read from its frame: the result by the seed, a refusal as `call` gives it, and
+    /// a frame that is not an answer as `PARSE`; lone surrogates read as U+FFFD when asked.
+    #[test]
+    fn read_result_reads_answers_from_their_frames() {
+        let frame = r#"{"id":3,"result":{"a":[1,2],"b":"x"},"sessionId":"S"}"#;
+        let v: Value = read_result(frame, "M.m", std::marker::PhantomData::<Value>).unwrap();
+        assert_eq!(v, json!({"a": [1, 2], "b": "x"}));
+        let e = read_result_as::<Value>(r#"{"id":3,"error":{"code":-32000,"message":"nope"}}"#, "M.m")
+            .unwrap_err();
+        assert_eq!((e.code(), cdp_error(&e).as_deref()), (ErrorCode::InvalidArgument, Some("nope")));
+        for bad in [r#"{"id":3}"#, r#"{"id":3,"result":{}"#, "[1]", r#"{"id":3,"result":{"a":"\ud800"}}"#] {
+            let e = read_result(bad, "M.m", std::marker::PhantomData::<Value>).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::Parse, "{bad}");
+            assert!(e.to_string().contains("M.m"), "{e}");
+        }
+        let v: Value = read_result_as(r#"{"id":3,"result":{"a":"\ud800"}}"#, "M.m").unwrap();
+        assert_eq!(v["a"], "\u{FFFD}");
+    }
+
     /// A browser (a websocket server on loopback) that answers with a lone surrogate, then with
     /// text that is not JSON, then well: the first reads as U+FFFD, the second fails its
     /// command at once with `PARSE` (not after its time limit), the third answers.
@@ -471,6 +490,7 @@ mod tests {
                 let answers = [
                     r#"{"id":ID,"result":{"title":"t\ud800"}}"#,
                     r#"{"id":ID,"result":{"title":"t\ud800"}"#,
+                    r#"{"id":ID,"result":{"title":"ok"}}"#,
                     r#"{"id":ID,"result":{"title":"ok"}}"#,
                 ];
                 for a in answers {
@@ -491,8 +511,18 @@ mod tests {
             assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
             assert_eq!(e.code(), ErrorCode::Parse, "{e}");
             assert!(e.to_string().contains("B.b"), "{e}");
-            let v = conn.call_within(None, "C.c", json!({}), limit).await.unwrap();
-            assert_eq!(v["title"], "ok");
+            // The same answer taken as its frame, unparsed, while a parsed one waits.
+            let (raw, v) = tokio::join!(
+                conn.call_frame(None, "C.c", json!({})),
+                conn.call_within(None, "D.d", json!({}), limit)
+            );
+            let raw = raw.unwrap();
+            assert!(
+                raw.as_str().starts_with(r#"{"id":"#) && raw.as_str().contains(r#""title":"ok""#),
+                "{}",
+                raw.as_str()
+            );
+            assert_eq!(v.unwrap()["title"], "ok");
             server.abort();
         });
     }
