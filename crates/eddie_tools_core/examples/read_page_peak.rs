@@ -1,13 +1,14 @@
 //! A per-call heap profile of `browser_read_page` (never shipped; the approach of
 //! `web_peak.rs`): every allocation of this process is counted, and the peak of live bytes
 //! during one read of an already loaded page, above what was live before it, is reported with
-//! its breakdown by phase: the walker's answer reached and read into nodes (`fetch_fast`: the
-//! CDP frame, its parse, the rows), the render (`render`: text and `data.nodes`), and the
+//! its breakdown by phase: the walker's answer reached (`walk`: the CDP frame, its parse, the
+//! rows' text), the render straight from the rows (`render`: text and `data.nodes`), and the
 //! whole tool call (`browser_read_page`, title and URL included) with its result's data as
 //! JSON text (what the binding hands to JS).
 //!
 //! `read_page_peak <url> <warm-up url>`: Chromium is launched as the browser tools launch it.
-//! Prints one JSON line: `peak` (bytes above the start) and `phases`: `[{phase, peak, held}]`.
+//! Prints one JSON line: `peak` (bytes above the start), `chars` (the result's text and data),
+//! `rows` (the answer frame holding the walker's rows) and `phases`: `[{phase, peak, held}]`.
 
 mod counting;
 
@@ -41,19 +42,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     PHASES.lock().map_err(|_| "poisoned")?.reserve(64);
     let base = LIVE.load(Relaxed);
     PEAK.store(base, Relaxed);
-    let nodes = rt.block_on(tree::fetch_fast(&b, &t))?;
-    mark("fetch_fast");
-    let r = t.with(|s| tree::render(&nodes, s, 500_000))?;
+    let walk = rt.block_on(tree::walk(&b, &t))?;
+    mark("walk");
+    let rows = walk.len();
+    let r = t.with(|s| tree::render_walk(&walk, s, 500_000, String::new(), String::new()))??;
     mark("render");
-    drop((r, nodes));
+    drop((r, walk));
     mark("dropped");
-    let out = run("browser_read_page", json!({"maxChars": 500_000}))?;
-    let data_json = out.data_json()?.into_owned();
+    let mut out = run("browser_read_page", json!({"maxChars": 500_000}))?;
+    // Taken as the binding takes it (no copy).
+    let data_json = out.take_data_json()?;
     mark("browser_read_page");
     let chars = out.content.len() + data_json.len();
     drop((out, data_json));
     let (peak, phases) = counting::report(base);
-    println!("{}", json!({"peak": peak, "chars": chars, "phases": phases}));
+    println!("{}", json!({"peak": peak, "chars": chars, "rows": rows, "phases": phases}));
     run("browser_close_tab", json!({}))?;
     Ok(())
 }

@@ -32,41 +32,50 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let tab = tab_id(a.tab_id)?;
     let max = Cap::or(a.max_chars, DEFAULT_MAX_CHARS);
     let (b, t) = open(ctx, tab).await?;
-    let (nodes, (url, title)) = tokio::join!(tree::fetch_fast(&b, &t), page_info(&b, &t));
-    // The walker fails only when the page cannot run it (a frame being replaced): the
-    // accessibility tree gives the same nodes, slower.
-    let nodes = match nodes {
-        Ok(n) => n,
-        Err(e) if e.code() == crate::error::ErrorCode::Internal => tree::fetch(&b, &t).await?,
+    let (walk, (url, title)) = tokio::join!(tree::walk(&b, &t), page_info(&b, &t));
+    // The text and the data are written once each, in place: the header and the data's first
+    // fields first, then the rendering after them (no copy of either).
+    let header =
+        format!("Tab {}: {} — {}\n", t.id, if title.is_empty() { "(no title)" } else { &title }, url);
+    let mut json = serde_json::to_string(&json!({"tabId": t.id, "url": url, "title": title}))
+        .map_err(|e| crate::error::ToolError::internal(format!("serialise result: {e}")))?;
+    json.pop();
+    json.push_str(",\"nodes\":");
+    // The rows are rendered as they are read (no nodes held), and freed before the result is
+    // finished. The walker fails only when the page cannot run it (a frame being replaced):
+    // the accessibility tree gives the same nodes, slower.
+    let walked = match walk {
+        Ok(w) => t.with(|s| tree::render_walk(&w, s, max, header.clone(), json.clone()))?,
+        Err(e) => Err(e),
+    };
+    let mut r = match walked {
+        Ok(r) => r,
+        Err(e) if e.code() == crate::error::ErrorCode::Internal => {
+            let nodes = tree::fetch(&b, &t).await?;
+            t.with(|s| tree::render_into(&nodes, s, max, header, json))?
+        }
         Err(e) => return Err(e),
     };
-    let r = t.with(|s| tree::render(&nodes, s, max))?;
-    let mut content =
-        format!("Tab {}: {} — {}\n", t.id, if title.is_empty() { "(no title)" } else { &title }, url);
-    content.push_str(&r.text);
     if r.omitted > 0 {
-        content.push_str(&format!(
+        r.text.push_str(&format!(
             "… {} more node(s) omitted (maxChars {max}; raise it to see them)\n",
             r.omitted
         ));
     }
     if r.total == 0 {
-        content.push_str("(the page has no accessible content)\n");
+        r.text.push_str("(the page has no accessible content)\n");
     }
-    let data = json!({
-        "tabId": t.id,
-        "url": url,
-        "title": title,
-        "nodes": null,
-        "shown": r.total - r.omitted,
-        "omitted": r.omitted,
-        "totalNodes": r.total,
-        "truncated": r.omitted > 0,
-    });
-    // `nodes` comes as JSON text written node by node (tree::render), set in its place.
-    let fields = data.as_object().cloned().unwrap_or_default();
-    let data = crate::output::object_json_with_raw(&fields, "nodes", &r.nodes)?;
-    Ok(ToolOutput::from_json_text(content, data))
+    // The data's last fields, after `nodes` (the order of the object before: tabId, url,
+    // title, nodes, shown, omitted, totalNodes, truncated).
+    let mut data = r.nodes;
+    data.push_str(&format!(
+        ",\"shown\":{},\"omitted\":{},\"totalNodes\":{},\"truncated\":{}}}",
+        r.total - r.omitted,
+        r.omitted,
+        r.total,
+        r.omitted > 0
+    ));
+    Ok(ToolOutput::from_json_text(r.text, data))
 }
 
 /// The `browser_read_page` tool.

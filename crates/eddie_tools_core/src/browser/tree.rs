@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
 use super::session::{Browser, Tab, TabState};
@@ -205,10 +205,56 @@ const WORLD: &str = "eddie-read-page";
 
 /// The tree of `tab` as the page walker computes it: the same nodes, for [`render`], as
 /// [`fetch`] gives (compared on fixture pages by `tests::the_walker_reads_what_the_ax_tree_reads`),
-/// in one `Runtime.evaluate` instead of Chromium's whole accessibility tree. The DOM nodes of
-/// the nodes that get refs come back through the deep serialisation the first time the walker
-/// meets them, and are remembered in the page's isolated world after that.
+/// without Chromium's whole accessibility tree. The DOM nodes of the nodes that get refs come
+/// back through the deep serialisation the first time the walker meets them, and are
+/// remembered in the page's isolated world after that.
 pub async fn fetch_fast(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
+    let w = walk(b, tab).await?;
+    let nodes = rows_of(&w.answer, RowsText(Rows(&w.learned), std::marker::PhantomData))?;
+    Ok(link(nodes.unwrap_or_default()))
+}
+
+/// The page walker's answer: the frame holding its rows, unparsed, and the backend ids of
+/// the elements it met for the first time, in order.
+#[derive(Debug)]
+pub struct Walk {
+    answer: tokio_tungstenite::tungstenite::Utf8Bytes,
+    learned: Vec<Option<i64>>,
+}
+
+impl Walk {
+    /// A walk whose rows are `rows` (their JSON text), as the browser's answer holds them.
+    #[cfg(test)]
+    fn of_rows(rows: &str, learned: &[Option<i64>]) -> Walk {
+        let answer = json!({"id": 1, "result": {"result": {"type": "array", "deepSerializedValue": {
+            "type": "array", "value": [{"type": "string", "value": rows}, {"type": "node", "value": {}}]
+        }}}});
+        let answer = answer.to_string();
+        Walk { answer: answer.into(), learned: learned.to_vec() }
+    }
+
+    /// The size of the answer holding the rows, in bytes.
+    pub fn len(&self) -> usize {
+        self.answer.len()
+    }
+
+    /// Whether the answer is empty (never, for an answer of the browser).
+    pub fn is_empty(&self) -> bool {
+        self.answer.is_empty()
+    }
+}
+
+/// Numbers the reads, so that concurrent reads of one page keep their new elements apart.
+static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Run the page walker in `tab` (see [`fetch_fast`]), for [`render_walk`]: one evaluation in
+/// the tools' isolated world, whose answer holds the rows' JSON text and the deep
+/// serialisation of the elements the walker met for the first time. The answer's frame is not
+/// parsed into a `Value` tree: the elements' backend ids are read from it with typed structs
+/// (the rest skipped unread), and it is kept as it came for [`render_walk`], which renders the
+/// rows as serde reads them. The ids are then handed back to the page (one more evaluation,
+/// only when there are new elements).
+pub async fn walk(b: &Browser, tab: &Tab) -> Result<Walk> {
     let world = b
         .conn
         .call(
@@ -218,13 +264,15 @@ pub async fn fetch_fast(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
         )
         .await?;
     let context = world["executionContextId"].as_i64().unwrap_or_default();
-    let r = b
+    let read = READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let method = "Runtime.evaluate";
+    let answer = b
         .conn
-        .call(
+        .call_frame(
             Some(&tab.session),
-            "Runtime.evaluate",
+            method,
             json!({
-                "expression": WALKER,
+                "expression": format!("globalThis.__eddieRead = {read};\n{WALKER}"),
                 "contextId": context,
                 "serializationOptions": {
                     "serialization": "deep",
@@ -234,39 +282,158 @@ pub async fn fetch_fast(b: &Browser, tab: &Tab) -> Result<Vec<Node>> {
             }),
         )
         .await?;
-    if let Some(ex) = r.get("exceptionDetails") {
-        let why = ex["exception"]["description"].as_str().or(ex["text"].as_str()).unwrap_or("an exception");
+    let run: WalkerRun = crate::browser::cdp::read_result_as(&answer, method)?;
+    if let Some(ex) = run.exception {
+        let why =
+            ex.exception.and_then(|e| e.description).or(ex.text).unwrap_or_else(|| "an exception".into());
         return Err(crate::error::ToolError::internal(format!("the page walker failed: {why}")));
     }
-    // The answer's parts taken out of it, and the rows' text out of them, each freed as soon
-    // as the next is in hand: a page's rows are read from one copy of their text, straight
-    // into nodes (no `Value` tree of them).
-    let mut r = r;
-    let parts = match r.pointer_mut("/result/deepSerializedValue/value").map(Value::take) {
-        Some(Value::Array(a)) => a,
-        _ => Vec::new(),
-    };
-    drop(r);
-    let learned: Vec<Option<i64>> =
-        parts.iter().skip(1).map(|p| p["value"]["backendNodeId"].as_i64()).collect();
-    let rows = match parts.into_iter().next().map(|mut v| v["value"].take()) {
-        Some(Value::String(t)) => t,
-        _ => String::new(),
-    };
-    let nodes = parse_walk(&rows, &learned);
-    drop(rows);
+    let learned = run.result.and_then(|r| r.deep).and_then(|d| d.value).map(|l| l.0).unwrap_or_default();
     if !learned.is_empty() {
         let ids: Vec<Value> = learned.iter().map(|b| b.map_or(Value::Null, Value::from)).collect();
-        let learn = format!("globalThis.__eddieLearn && globalThis.__eddieLearn({})", Value::Array(ids));
+        let learn =
+            format!("globalThis.__eddieLearn && globalThis.__eddieLearn({read}, {})", Value::Array(ids));
         b.conn
             .call(
                 Some(&tab.session),
-                "Runtime.evaluate",
+                method,
                 json!({"expression": learn, "contextId": context, "returnByValue": true}),
             )
             .await?;
     }
-    Ok(nodes)
+    Ok(Walk { answer, learned })
+}
+
+/// The walker's evaluation, read from its frame: the deep serialisation of its new elements
+/// (only their backend ids kept; the rows skipped unread) or its exception.
+#[derive(Deserialize)]
+struct WalkerRun {
+    result: Option<Serialized>,
+    #[serde(rename = "exceptionDetails")]
+    exception: Option<Thrown>,
+}
+
+#[derive(Deserialize)]
+struct Serialized {
+    #[serde(rename = "deepSerializedValue")]
+    deep: Option<Deep>,
+}
+
+#[derive(Deserialize)]
+struct Deep {
+    value: Option<Learned>,
+}
+
+/// The backend ids of the walker's new elements: the parts after the rows (which are skipped
+/// without being unescaped).
+struct Learned(Vec<Option<i64>>);
+
+impl<'de> Deserialize<'de> for Learned {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Parts;
+        impl<'de> Visitor<'de> for Parts {
+            type Value = Learned;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("the walker's answer")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Learned, A::Error> {
+                let mut ids = Vec::new();
+                if seq.next_element::<IgnoredAny>()?.is_some() {
+                    while let Some(p) = seq.next_element::<Part>()? {
+                        ids.push(p.value.and_then(|v| v.backend));
+                    }
+                }
+                Ok(Learned(ids))
+            }
+        }
+        d.deserialize_seq(Parts)
+    }
+}
+
+#[derive(Deserialize)]
+struct Part {
+    value: Option<PartNode>,
+}
+
+#[derive(Deserialize)]
+struct PartNode {
+    #[serde(rename = "backendNodeId")]
+    backend: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct Thrown {
+    text: Option<String>,
+    exception: Option<ThrownObject>,
+}
+
+#[derive(Deserialize)]
+struct ThrownObject {
+    description: Option<String>,
+}
+
+/// The rows in the walker's `answer` (`result.deepSerializedValue.value[0].value`), read by
+/// `seed` (everything else skipped unread); `None` when they are missing.
+fn rows_of<'de, S: DeserializeSeed<'de>>(answer: &'de str, seed: S) -> Result<Option<S::Value>> {
+    let seed = Field("result", Field("deepSerializedValue", Field("value", First(Field("value", seed)))));
+    let rows = crate::browser::cdp::read_result(answer, "Runtime.evaluate", seed)?;
+    Ok(rows.flatten().flatten().flatten().flatten())
+}
+
+/// The first item of a JSON array, read by the seed (the rest skipped unread); `None` when
+/// the array is empty.
+struct First<S>(S);
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for First<S> {
+    type Value = Option<S::Value>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for First<S> {
+    type Value = Option<S::Value>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Self::Value, A::Error> {
+        let first = seq.next_element_seed(self.0)?;
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(first)
+    }
+}
+
+/// The field `.0` of a JSON object, read by the seed `.1` (everything else skipped unread);
+/// `None` without it.
+struct Field<S>(&'static str, S);
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Field<S> {
+    type Value = Option<S::Value>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for Field<S> {
+    type Value = Option<S::Value>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "an object with `{}`", self.0)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Self::Value, A::Error> {
+        let Field(want, seed) = self;
+        let mut seed = Some(seed);
+        let mut out = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match (key == want, seed.take()) {
+                (true, Some(s)) => out = Some(map.next_value_seed(s)?),
+                (_, s) => {
+                    seed = s;
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// One row of the walker: `[parent, role, name, value, props, el]` (walker.js).
@@ -291,34 +458,44 @@ impl<'de> Visitor<'de> for Rows<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Vec<Node>, A::Error> {
         let learned = self.0;
         let mut nodes: Vec<Node> = Vec::new();
-        while let Some(Row(parent, role, name, value, props, el)) = seq.next_element::<Row>()? {
-            let backend = match &el {
-                Some(Value::Number(n)) => n.as_i64(),
-                Some(Value::String(s)) if s.starts_with('n') => {
-                    s[1..].parse::<usize>().ok().and_then(|i| learned.get(i).copied().flatten())
-                }
-                // A select's popup stands for the select: the negated id keeps its ref apart.
-                Some(Value::String(s)) if s.starts_with('p') => s[1..]
-                    .parse::<usize>()
-                    .ok()
-                    .and_then(|i| nodes.get(i).and_then(|n: &Node| n.backend))
-                    .map(|b| -b),
-                _ => None,
-            };
-            let parent = parent.and_then(|p| usize::try_from(p).ok()).filter(|&p| p < nodes.len());
-            nodes.push(Node {
-                role,
-                name,
-                value: (!value.is_empty()).then_some(value),
-                description: None,
-                backend,
-                ignored: false,
-                props: props.map(|m| m.into_iter().collect()).unwrap_or_default(),
-                children: Vec::new(),
-                parent,
-            });
+        while let Some(r) = seq.next_element::<Row>()? {
+            let parent = r.0.and_then(|p| usize::try_from(p).ok()).filter(|&p| p < nodes.len());
+            let mut node = node_of(r, learned, |i| nodes.get(i).and_then(|n: &Node| n.backend));
+            node.parent = parent;
+            nodes.push(node);
         }
         Ok(nodes)
+    }
+}
+
+/// A row as a node (without parent or children): `el` is a backend id, the `n<i>`-th learned
+/// one, or `p<row>`, a select's popup standing for the select (`backend_of(row)`): the negated
+/// id keeps its ref apart.
+fn node_of(
+    Row(_, role, name, value, props, el): Row,
+    learned: &[Option<i64>],
+    backend_of: impl Fn(usize) -> Option<i64>,
+) -> Node {
+    let backend = match &el {
+        Some(Value::Number(n)) => n.as_i64(),
+        Some(Value::String(s)) if s.starts_with('n') => {
+            s[1..].parse::<usize>().ok().and_then(|i| learned.get(i).copied().flatten())
+        }
+        Some(Value::String(s)) if s.starts_with('p') => {
+            s[1..].parse::<usize>().ok().and_then(backend_of).map(|b| -b)
+        }
+        _ => None,
+    };
+    Node {
+        role,
+        name,
+        value: (!value.is_empty()).then_some(value),
+        description: None,
+        backend,
+        ignored: false,
+        props: props.map(|m| m.into_iter().collect()).unwrap_or_default(),
+        children: Vec::new(),
+        parent: None,
     }
 }
 
@@ -326,10 +503,14 @@ impl<'de> Visitor<'de> for Rows<'_> {
 /// its new elements, in order. Text that is not the walker's rows gives no nodes.
 pub fn parse_walk(rows: &str, learned: &[Option<i64>]) -> Vec<Node> {
     let mut de = serde_json::Deserializer::from_str(rows);
-    let mut nodes = match Rows(learned).deserialize(&mut de).and_then(|n| de.end().map(|()| n)) {
-        Ok(n) => n,
-        Err(_) => return Vec::new(),
-    };
+    match Rows(learned).deserialize(&mut de).and_then(|n| de.end().map(|()| n)) {
+        Ok(n) => link(n),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// `nodes` with their children listed (from their parents).
+fn link(mut nodes: Vec<Node>) -> Vec<Node> {
     nodes.shrink_to_fit();
     for i in 0..nodes.len() {
         if let Some(p) = nodes[i].parent {
@@ -371,62 +552,245 @@ pub struct Rendered {
 
 /// Render the tree as indented text within `max_chars`, assigning refs in `state`.
 pub fn render(nodes: &[Node], state: &mut TabState, max_chars: usize) -> Rendered {
-    let mut out = Rendered { text: String::new(), nodes: String::from("["), omitted: 0, total: 0, refs: 0 };
+    render_into(nodes, state, max_chars, String::new(), String::new())
+}
+
+/// [`render`], the text written after `text` and the nodes' JSON array after `json` (what the
+/// caller writes before them: a header, the data's first fields); the budget counts the
+/// rendered text only.
+pub fn render_into(
+    nodes: &[Node],
+    state: &mut TabState,
+    max_chars: usize,
+    text: String,
+    json: String,
+) -> Rendered {
+    let mut out = Renderer::new(state, max_chars, text, json);
     let Some(r) = root(nodes) else {
-        out.nodes.push(']');
-        return out;
+        return out.finish();
     };
-    // Iterative depth-first walk: (node, depth, the name of the nearest shown ancestor).
+    // Iterative depth-first walk: (node, depth, the nearest shown ancestor).
     let mut stack: Vec<(usize, usize, usize)> = nodes[r].children.iter().rev().map(|&c| (c, 0, r)).collect();
     while let Some((i, depth, shown_parent)) = stack.pop() {
         let n = &nodes[i];
+        let (child_depth, parent_for_kids) =
+            match out.node(n, depth, &nodes[shown_parent].name, !n.children.is_empty()) {
+                Step::Skip => continue,
+                Step::Hidden => (depth, shown_parent),
+                Step::Shown => (depth + 1, i),
+            };
+        for &c in n.children.iter().rev() {
+            stack.push((c, child_depth, parent_for_kids));
+        }
+    }
+    out.finish()
+}
+
+/// What the renderer made of a node.
+enum Step {
+    /// Left out with everything below it.
+    Skip,
+    /// Not shown; its children move up.
+    Hidden,
+    /// Shown (or counted as omitted for the budget).
+    Shown,
+}
+
+/// The text and `data.nodes` of a rendering, written node by node in depth-first order.
+struct Renderer<'s> {
+    out: Rendered,
+    state: &'s mut TabState,
+    max_chars: usize,
+    /// Where the rendered text starts in `out.text`, and the first node in `out.nodes`.
+    text_at: usize,
+    nodes_at: usize,
+}
+
+impl<'s> Renderer<'s> {
+    fn new(state: &'s mut TabState, max_chars: usize, text: String, mut json: String) -> Self {
+        json.push('[');
+        let (text_at, nodes_at) = (text.len(), json.len());
+        let out = Rendered { text, nodes: json, omitted: 0, total: 0, refs: 0 };
+        Renderer { out, state, max_chars, text_at, nodes_at }
+    }
+
+    /// Render `n` at `depth`, below the shown ancestor named `parent_name`.
+    fn node(&mut self, n: &Node, depth: usize, parent_name: &str, has_children: bool) -> Step {
         let role = n.role.as_str();
         if matches!(role, "InlineTextBox" | "LineBreak") {
-            continue;
+            return Step::Skip;
         }
         let named = !n.name.trim().is_empty();
         let hidden = n.ignored
             || (TRANSPARENT.contains(&role) && !named && n.value.is_none())
             || role.is_empty()
             || (role == "StaticText"
-                && (!named || nodes[shown_parent].name.split_whitespace().eq(n.name.split_whitespace())))
-            || (matches!(role, "paragraph" | "LabelText" | "listitem" | "list")
-                && !named
-                && n.children.is_empty());
-        let (child_depth, parent_for_kids) = if hidden { (depth, shown_parent) } else { (depth + 1, i) };
-        if !hidden {
-            out.total += 1;
-            let line = line_of(n, state, &mut out);
-            if out.text.len() + line.len() + depth * 2 < max_chars {
-                for _ in 0..depth {
-                    out.text.push_str("  ");
-                }
-                out.text.push_str(&line);
-                out.text.push('\n');
-                let shown = Shown {
-                    r#ref: if n.interactive() { n.backend.map(|be| state.ref_of(be)) } else { None },
-                    role: display_role(role),
-                    name: n.name.split_whitespace().collect::<Vec<_>>().join(" "),
-                    value: n.value.as_deref(),
-                    states: n.states(),
-                    depth,
-                };
-                if let Ok(j) = serde_json::to_string(&shown) {
-                    if out.nodes.len() > 1 {
-                        out.nodes.push(',');
-                    }
-                    out.nodes.push_str(&j);
-                }
-            } else {
-                out.omitted += 1;
+                && (!named || parent_name.split_whitespace().eq(n.name.split_whitespace())))
+            || (matches!(role, "paragraph" | "LabelText" | "listitem" | "list") && !named && !has_children);
+        if hidden {
+            return Step::Hidden;
+        }
+        let (out, state) = (&mut self.out, &mut *self.state);
+        out.total += 1;
+        let line = line_of(n, state, out);
+        if out.text.len() - self.text_at + line.len() + depth * 2 < self.max_chars {
+            for _ in 0..depth {
+                out.text.push_str("  ");
             }
+            out.text.push_str(&line);
+            out.text.push('\n');
+            let shown = Shown {
+                r#ref: if n.interactive() { n.backend.map(|be| state.ref_of(be)) } else { None },
+                role: display_role(role),
+                name: n.name.split_whitespace().collect::<Vec<_>>().join(" "),
+                value: n.value.as_deref(),
+                states: n.states(),
+                depth,
+            };
+            if let Ok(j) = serde_json::to_string(&shown) {
+                if out.nodes.len() > self.nodes_at {
+                    out.nodes.push(',');
+                }
+                out.nodes.push_str(&j);
+            }
+        } else {
+            out.omitted += 1;
         }
-        for &c in n.children.iter().rev() {
-            stack.push((c, child_depth, parent_for_kids));
-        }
+        Step::Shown
     }
-    out.nodes.push(']');
-    out
+
+    fn finish(mut self) -> Rendered {
+        self.out.nodes.push(']');
+        self.out
+    }
+}
+
+/// [`render_into`] straight from the walker's rows, as they are read from the browser's
+/// answer, without holding their nodes: the walker writes rows in depth-first order, a parent
+/// before its children, so only the path from the root to the current row is kept. A row
+/// whose parent is not on that path (never written by the walker) is left out with its
+/// subtree. An answer that cannot be read is `PARSE`; one without rows, `INTERNAL`.
+pub fn render_walk(
+    walk: &Walk,
+    state: &mut TabState,
+    max_chars: usize,
+    text: String,
+    json: String,
+) -> Result<Rendered> {
+    let out = Renderer::new(state, max_chars, text, json);
+    let rows = Stream { learned: &walk.learned, out };
+    rows_of(&walk.answer, RowsText(rows, std::marker::PhantomData))?
+        .ok_or_else(|| crate::error::ToolError::internal("the page walker's rows are missing"))
+}
+
+/// Rows handed over as their JSON text (a string value), read by the seed `.0` from the text
+/// serde unescaped them into (no copy of it kept).
+struct RowsText<S, V>(S, std::marker::PhantomData<V>);
+
+impl<'de, S: for<'a> DeserializeSeed<'a, Value = V>, V> DeserializeSeed<'de> for RowsText<S, V> {
+    type Value = V;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<V, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de, S: for<'a> DeserializeSeed<'a, Value = V>, V> Visitor<'de> for RowsText<S, V> {
+    type Value = V;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("the walker's rows as JSON text")
+    }
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> std::result::Result<V, E> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        self.0.deserialize(&mut de).and_then(|v| de.end().map(|()| v)).map_err(E::custom)
+    }
+}
+
+/// A row on the path from the root to the current row (see [`render_walk`]).
+struct Open {
+    row: usize,
+    node: Node,
+    /// The depth of its children, and the path index of their nearest shown ancestor.
+    kids_depth: usize,
+    kids_shown: usize,
+    /// Left out, with everything below it.
+    skip: bool,
+}
+
+/// A row read but not rendered yet: whether it has children is known at the next row.
+struct Held {
+    row: usize,
+    node: Node,
+    /// Its parent's index on the path; `None`: the root, or a row with no parent on the path.
+    at: Option<usize>,
+    root: bool,
+}
+
+/// The walker's rows rendered one by one (see [`render_walk`]).
+struct Stream<'a, 's> {
+    learned: &'a [Option<i64>],
+    out: Renderer<'s>,
+}
+
+impl Stream<'_, '_> {
+    /// Render `h` (whose children, if any, come next) and put it on the path.
+    fn settle(&mut self, path: &mut Vec<Open>, h: Held, has_children: bool) {
+        let open =
+            |node, kids_depth, kids_shown, skip| Open { row: h.row, node, kids_depth, kids_shown, skip };
+        let entry = match h.at.map(|j| (j, &path[j])) {
+            _ if h.root => open(h.node, 0, path.len(), false),
+            Some((_, p)) if !p.skip => {
+                let (depth, shown) = (p.kids_depth, p.kids_shown);
+                match self.out.node(&h.node, depth, &path[shown].node.name, has_children) {
+                    Step::Skip => open(h.node, 0, 0, true),
+                    Step::Hidden => open(h.node, depth, shown, false),
+                    Step::Shown => open(h.node, depth + 1, path.len(), false),
+                }
+            }
+            _ => open(h.node, 0, 0, true),
+        };
+        path.push(entry);
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Stream<'_, '_> {
+    type Value = Rendered;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Rendered, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Stream<'_, '_> {
+    type Value = Rendered;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("the walker's rows")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> std::result::Result<Rendered, A::Error> {
+        let mut path: Vec<Open> = Vec::new();
+        let mut held: Option<Held> = None;
+        let (mut row, mut rooted) = (0usize, false);
+        while let Some(r) = seq.next_element::<Row>()? {
+            let parent = r.0.and_then(|p| usize::try_from(p).ok()).filter(|&p| p < row);
+            if let Some(h) = held.take() {
+                let has_children = parent == Some(h.row);
+                self.settle(&mut path, h, has_children);
+            }
+            let at = parent.and_then(|p| path.iter().rposition(|o| o.row == p));
+            if let Some(j) = at {
+                path.truncate(j + 1);
+            }
+            // A select's popup stands for its select, its parent (on the path).
+            let popup = |i: usize| path.iter().rev().find(|o| o.row == i).and_then(|o| o.node.backend);
+            let node = node_of(r, self.learned, popup);
+            let root = parent.is_none() && !rooted;
+            rooted |= parent.is_none();
+            held = Some(Held { row, node, at, root });
+            row += 1;
+        }
+        if let Some(h) = held.take() {
+            self.settle(&mut path, h, false);
+        }
+        Ok(self.out.finish())
+    }
 }
 
 /// A shown node in `data.nodes`.
@@ -833,6 +1197,103 @@ mod tests {
         }
     }
 
+    /// Rendering straight from the rows gives what rendering their nodes gives, byte for
+    /// byte, on rows of every shape the renderer treats apart: hidden containers whose children
+    /// move up, text repeating its parent's name, empty paragraphs with and without children,
+    /// skipped subtrees, a popup standing for its select, rows whose parent is unknown or comes
+    /// later, a second parentless row, deep nesting, odd text, and a budget that cuts; also
+    /// after a header and the data's first fields.
+    #[test]
+    fn render_walk_renders_what_render_renders() {
+        let odd = "q\"b\\s\tt\nn\r\u{0}z\u{2028}\u{1F600}\u{FFFD}é ";
+        let mut rows = vec![
+            json!([-1, "RootWebArea", "Doc", "", {"focusable": true}, null]),
+            json!([0, "generic", "", "", {}, null]),
+            json!([1, "StaticText", "Doc", "", null, null]),
+            json!([1, "button", "Go", "", {"focusable": true}, 11]),
+            json!([3, "StaticText", " Go ", "", null, null]),
+            json!([3, "StaticText", odd, "", null, null]),
+            json!([1, "paragraph", "", "", {}, null]),
+            json!([1, "paragraph", "", "", {}, null]),
+            json!([7, "StaticText", "in p", "", null, null]),
+            json!([7, "LineBreak", "", "", {}, null]),
+            json!([9, "button", "under a line break", "", {}, 12]),
+            json!([7, "InlineTextBox", "x", "", {}, null]),
+            json!([1, "combobox", "Pick", "Green", {"expanded": false}, "n0"]),
+            json!([12, "MenuListPopup", "", "", {}, "p12"]),
+            json!([13, "option", "Green", "", {"selected": true}, "n1"]),
+            json!([0, "list", "", "", {}, null]),
+            json!([15, "listitem", "", "", {"level": 1}, null]),
+            json!([16, "ListMarker", "• ", "", {}, null]),
+            json!([16, "link", odd, "", {"url": "http://x/\"y\"", "focusable": true}, 13]),
+            json!([40, "button", "parent comes later", "", {}, 14]),
+            json!([-1, "RootWebArea", "second root", "", {}, null]),
+            json!([20, "button", "under the second root", "", {}, 15]),
+            json!([0, "textbox", "", odd, {"focused": true, "required": true, "invalid": "spelling"}, 16]),
+            json!([22, "StaticText", odd, "", null, null]),
+            json!([22, "StaticText", "a second text", "", null, null]),
+            json!([0, "", "no role", "", {}, null]),
+            json!([0, "heading", "Deep", "", {"level": 2}, null]),
+        ];
+        for d in 0..300 {
+            let parent = if d == 0 { 26 } else { rows.len() - 1 };
+            rows.push(json!([parent, if d % 2 == 0 { "generic" } else { "group" }, "", "", {}, null]));
+        }
+        let deepest = rows.len() - 1;
+        rows.push(json!([deepest, "StaticText", "at the bottom", "", null, null]));
+        rows.push(json!([0, "StaticText", "last", "", null, null]));
+        let text = serde_json::to_string(&rows).unwrap();
+        let learned = [Some(21), None];
+        let walk = Walk::of_rows(&text, &learned);
+        let nodes = parse_walk(&text, &learned);
+        for max in [500_000, 200, 60, 0] {
+            let (mut a, mut b) = (TabState::default(), TabState::default());
+            let want = render(&nodes, &mut a, max);
+            let got = render_walk(&walk, &mut b, max, String::new(), String::new()).unwrap();
+            assert_eq!(got.text, want.text, "{max}");
+            assert_eq!(got.nodes, want.nodes, "{max}");
+            assert_eq!((got.total, got.omitted, got.refs), (want.total, want.omitted, want.refs), "{max}");
+            assert_eq!(a.refs, b.refs, "{max}");
+            let got = render_walk(&walk, &mut b, max, "head\n".into(), "{\"a\":1,\"nodes\":".into()).unwrap();
+            assert_eq!(got.text, format!("head\n{}", want.text), "{max}");
+            assert_eq!(got.nodes, format!("{{\"a\":1,\"nodes\":{}", want.nodes), "{max}");
+        }
+        let full = render(&nodes, &mut TabState::default(), 500_000);
+        assert!(full.text.contains("- text \"at the bottom\""), "{}", full.text);
+        assert!(full.text.contains("- button \"Go\" [e1]\n  - text \"q"), "{}", full.text);
+        assert!(!full.text.contains("second root") && !full.text.contains("comes later"), "{}", full.text);
+        assert!(!full.text.contains("line break"), "{}", full.text);
+        assert!(full.text.contains("- MenuListPopup [e3]"), "{}", full.text);
+        // A row whose parent came before but is not on the path (the walker never writes one):
+        // rendering the nodes shows it under that parent; rendering the rows leaves it out.
+        let mut rows = rows;
+        rows.push(json!([2, "button", "parent not on the path", "", {}, 17]));
+        rows.push(json!([rows.len() - 1, "button", "below it", "", {}, 18]));
+        let walk = Walk::of_rows(&serde_json::to_string(&rows).unwrap(), &learned);
+        let got =
+            render_walk(&walk, &mut TabState::default(), 500_000, String::new(), String::new()).unwrap();
+        assert_eq!(got.text, full.text);
+        // Rows that are not the walker's fail the read at once (`PARSE`); an answer without
+        // rows is `INTERNAL` (the caller reads the accessibility tree instead).
+        for bad in [
+            "",
+            "null",
+            "[[0, 1]]",
+            "[[-1, \"a\", \"b\", \"\", {}, null]] x",
+            "[[-1, \"\\ud800\", \"\", \"\", {}, null]]",
+        ] {
+            let w = Walk::of_rows(bad, &[]);
+            let e = render_walk(&w, &mut TabState::default(), 100, String::new(), String::new()).unwrap_err();
+            assert_eq!(e.code(), crate::error::ErrorCode::Parse, "{bad}");
+        }
+        let w = Walk {
+            answer: r#"{"id":1,"result":{"result":{"type":"undefined"}}}"#.into(),
+            learned: Vec::new(),
+        };
+        let e = render_walk(&w, &mut TabState::default(), 100, String::new(), String::new()).unwrap_err();
+        assert_eq!(e.code(), crate::error::ErrorCode::Internal);
+    }
+
     /// `data.nodes`, written node by node, is the JSON the nodes were before (a `Value` per
     /// node: ref, role, name, value, states, depth, in that order).
     #[test]
@@ -893,6 +1354,13 @@ mod tests {
         vec![("form", form.to_owned()), ("big", big), ("rich", rich.to_owned())]
     }
 
+    /// The tests here that drive Chromium share the process's browser and its current tab: one
+    /// at a time (two navigating the one tab at once abort each other's loads).
+    fn one_browser_test() -> std::sync::MutexGuard<'static, ()> {
+        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        ONE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Serve `pages` on loopback by path (`/form`, ...), for at most 200 connections.
     async fn serve(
         pages: Vec<(&'static str, String)>,
@@ -937,13 +1405,14 @@ mod tests {
 <script>
 const odd = 'q"b\\s\tt\nn\r\0z\u2028\u{1F600}\ud800é'
 document.getElementById('p').append(document.createTextNode(odd))
-document.getElementById('b').setAttribute('aria-label', 'lbl ' + odd.replace('\ud800', ''))
+document.getElementById('b').setAttribute('aria-label', 'lbl ' + odd)
 </script></body></html>"#;
         let large_page = r#"<!doctype html><html><head><title>Large</title></head><body><div id="d"></div>
 <script>
 const d = document.getElementById('d')
 for (let i = 0; i < 25000; i++) { const p = document.createElement('p'); p.textContent = 'Row ' + i; d.append(p) }
 </script></body></html>"#;
+        let _one = one_browser_test();
         let rt = crate::browser::session::rt().unwrap();
         rt.block_on(async {
             let (addr, server) =
@@ -967,9 +1436,8 @@ for (let i = 0; i < 25000; i++) { const p = document.createElement('p'); p.textC
                 "{:?}",
                 nodes.iter().map(|n| (&n.role, &n.name)).collect::<Vec<_>>()
             );
-            // (Not in an attribute: the element's deep serialisation carries its attributes, and
-            // a lone surrogate there makes the browser's whole answer JSON no parser takes.)
-            let label = "lbl q\"b\\s t n \u{0}z\u{2028}\u{1F600}é";
+            // Also in an attribute (the element's deep serialisation carries its attributes).
+            let label = "lbl q\"b\\s t n \u{0}z\u{2028}\u{1F600}\u{FFFD}é";
             assert!(nodes.iter().any(|n| n.role == "button" && n.name == label && n.backend.is_some()));
 
             crate::browser::browser_navigate::run(go("large"), &ctx).await.unwrap();
@@ -984,6 +1452,95 @@ for (let i = 0; i < 25000; i++) { const p = document.createElement('p'); p.textC
             assert_eq!(shown.len(), r.total - r.omitted);
             assert!(r.omitted > 0 && r.text.len() < 500_000);
             assert_eq!(shown.last().map(|n| n["depth"].clone()), Some(json!(1)));
+            // Rendered straight from the rows: the same.
+            let w = walk(&b, &t).await.unwrap();
+            let s = render_walk(&w, &mut TabState::default(), 500_000, String::new(), String::new()).unwrap();
+            assert_eq!((s.text, s.nodes, s.total, s.omitted), (r.text, r.nodes, r.total, r.omitted));
+            crate::browser::session::close_current().await;
+            server.abort();
+        });
+    }
+
+    /// Lone surrogates a script puts into any string a page hands back (attributes of elements
+    /// that get refs, values, the title, console messages, a frame's title) never leave a call
+    /// waiting for its timeout: Chromium writes them as lone `\ud800` escapes, which the CDP
+    /// reader turns into U+FFFD. Every tool that passes page strings back answers at once.
+    #[test]
+    fn lone_surrogates_in_any_page_string_never_hang_a_call() {
+        let page = r#"<!doctype html><html><head><title>x</title></head><body>
+<button id="b">B</button><input id="i"><a id="a" href="/p">A</a><a id="a2" href="/q"><img id="g" src="data:,"></a>
+<select id="s"><option id="o">O</option></select><textarea id="t"></textarea><div id="d" role="switch" tabindex="0">D</div>
+<iframe id="f" srcdoc="<title>inner</title><button>in</button>"></iframe>
+<script>
+const L = '\ud800', T = '\udc00', H = 'x\ud83d"y'
+const set = (id, k, v) => document.getElementById(id).setAttribute(k, v)
+set('b', 'aria-label', 'label ' + L); set('b', 'title', 'title ' + T)
+set('i', 'placeholder', 'ph ' + L); set('i', 'name', 'nm ' + T); set('i', 'title', 'ti ' + H)
+document.getElementById('i').value = 'val ' + L
+set('a', 'href', '/p' + L); set('a', 'title', 'at ' + L); set('g', 'alt', 'alt ' + L)
+set('o', 'label', 'opt ' + T); set('s', 'aria-description', 'desc ' + L)
+set('t', 'aria-label', 'area ' + H); document.getElementById('t').value = 'tv ' + T
+set('d', 'aria-label', 'sw ' + L); set('d', 'data-x', L + T + H)
+document.title = 'title ' + L
+console.log('log ' + L); console.error('err ' + T)
+document.getElementById('f').addEventListener('load', (e) => { e.target.contentDocument.title = 'inner ' + L })
+</script></body></html>"#;
+        let _one = one_browser_test();
+        let rt = crate::browser::session::rt().unwrap();
+        rt.block_on(async {
+            let (addr, server) = serve(vec![("lone", page.to_owned())]).await;
+            let dir = tempfile::tempdir().unwrap();
+            let ctx = Ctx::new(dir.path().to_str().unwrap())
+                .unwrap()
+                .with_network(crate::context::NetworkPolicy {
+                    allow_hosts: vec!["127.0.0.1".into()],
+                    ..Default::default()
+                })
+                .with_confirm(crate::context::constant_confirm(true));
+            // Each call answers well within the CDP command timeout (30 s).
+            let call = |tool: &'static str, args: Value| {
+                let ctx = &ctx;
+                async move {
+                    tokio::time::timeout(
+                        std::time::Duration::from_secs(12),
+                        crate::registry::run(tool, &args, ctx),
+                    )
+                    .await
+                    .unwrap_or_else(|_| panic!("{tool} waited for its timeout"))
+                    .unwrap_or_else(|e| panic!("{tool}: {e}"))
+                }
+            };
+            let nav = call("browser_navigate", json!({"url": format!("http://{addr}/lone")})).await;
+            assert!(nav.content.contains("title \u{FFFD}"), "{}", nav.content);
+            let read = call("browser_read_page", json!({})).await;
+            for want in [
+                "button \"label \u{FFFD}\" [e",
+                "textbox \"ti x\u{FFFD}\\\"y\" [e",
+                "value=\"val \u{FFFD}\"",
+                "link \"alt \u{FFFD}\" [e",
+                "switch \"sw \u{FFFD}\" [e",
+                "textbox \"area x\u{FFFD}\\\"y\" [e",
+                "value=\"tv \u{FFFD}\"",
+            ] {
+                assert!(read.content.contains(want), "{want} in {}", read.content);
+            }
+            let data = read.data_json().unwrap().into_owned();
+            let data: Value = serde_json::from_str(&data).unwrap();
+            assert!(data["title"].as_str().unwrap().ends_with('\u{FFFD}'), "{data}");
+            let tabs = call("browser_get_tabs", json!({})).await;
+            assert!(tabs.content.contains("title \u{FFFD}"), "{}", tabs.content);
+            let status = call("browser_status", json!({})).await;
+            let status = status.data_json().unwrap().into_owned();
+            assert!(status.contains("title \u{FFFD}"), "{status}");
+            let console = call("browser_console", json!({})).await;
+            assert!(console.content.contains("log \u{FFFD}"), "{}", console.content);
+            assert!(console.content.contains("err \u{FFFD}"), "{}", console.content);
+            let find = call("browser_find", json!({"query": "placeholder ph"})).await;
+            assert!(find.content.contains("textbox"), "{}", find.content);
+            let click = call("browser_click", json!({"selector": "#d"})).await;
+            assert!(click.content.contains("sw \u{FFFD}"), "{}", click.content);
+            let typed = call("browser_type", json!({"selector": "#i", "text": "z"})).await;
+            assert!(typed.data_json().unwrap().contains("val \u{FFFD}z"), "{:?}", typed.data_json());
             crate::browser::session::close_current().await;
             server.abort();
         });
@@ -994,6 +1551,7 @@ for (let i = 0; i < 25000; i++) { const p = document.createElement('p'); p.textC
     /// their reads are mixed in one tab.
     #[test]
     fn the_walker_reads_what_the_ax_tree_reads() {
+        let _one = one_browser_test();
         let rt = crate::browser::session::rt().unwrap();
         rt.block_on(async {
             let (addr, server) = serve(fixtures()).await;
@@ -1011,6 +1569,12 @@ for (let i = 0; i < 25000; i++) { const p = document.createElement('p'); p.textC
                 .unwrap();
                 crate::browser::browser_navigate::run(args, &ctx).await.unwrap();
                 let (b, t) = crate::browser::open(&ctx, None).await.unwrap();
+                // Two reads of the fresh page at once (both meet every element for the first
+                // time): each gets its own rows and learns the right DOM nodes.
+                let (w1, w2) = tokio::join!(walk(&b, &t), walk(&b, &t));
+                let (mut s1, mut s2) = (TabState::default(), TabState::default());
+                let r1 = render_walk(&w1.unwrap(), &mut s1, 500_000, String::new(), String::new()).unwrap();
+                let r2 = render_walk(&w2.unwrap(), &mut s2, 500_000, String::new(), String::new()).unwrap();
                 let old = fetch(&b, &t).await.unwrap();
                 let new = fetch_fast(&b, &t).await.unwrap();
                 let (mut s_old, mut s_new) = (TabState::default(), TabState::default());
@@ -1020,6 +1584,17 @@ for (let i = 0; i < 25000; i++) { const p = document.createElement('p'); p.textC
                 assert_eq!(a.nodes, n.nodes, "{page}");
                 assert_eq!((a.total, a.refs), (n.total, n.refs), "{page}");
                 assert!(a.refs > 0, "{page}");
+                assert_eq!((&r1.text, &r2.text), (&a.text, &a.text), "{page}");
+                assert_eq!((&s1.refs, &s2.refs), (&s_old.refs, &s_old.refs), "{page}");
+                // Rendered straight from the rows (what browser_read_page does): the same.
+                let w = walk(&b, &t).await.unwrap();
+                let s =
+                    render_walk(&w, &mut TabState::default(), 500_000, String::new(), String::new()).unwrap();
+                assert_eq!(
+                    (&s.text, &s.nodes, s.total, s.refs),
+                    (&a.text, &a.nodes, a.total, a.refs),
+                    "{page}"
+                );
                 // A second walk (the DOM nodes now remembered in the page) and a read of the
                 // other source with the same state give the same refs.
                 let again = fetch_fast(&b, &t).await.unwrap();

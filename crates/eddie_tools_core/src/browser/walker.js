@@ -6,17 +6,21 @@
 // [parent, role, name, value, props, el], where el is null (no DOM node needed), a number
 // (the backend DOM node id, learned on an earlier read), "n<i>" (the i-th element returned
 // after the rows: its id comes back in the deep serialisation, and tree.rs hands the ids back
-// through globalThis.__eddieLearn), or "p<row>" (a select's popup: it stands for that row's
-// element). Read only: it changes nothing the page can see.
+// through globalThis.__eddieLearn, under the read's number globalThis.__eddieRead that
+// tree.rs sets before the walker, so that concurrent reads keep their elements apart), or
+// "p<row>" (a select's popup: it stands for that row's element). Read only: it changes
+// nothing the page can see.
 (() => {
+  const read = globalThis.__eddieRead
   const rows = []
   const els = []
   const known = (globalThis.__eddieKnown ||= new WeakMap())
-  globalThis.__eddiePending = els
-  globalThis.__eddieLearn ||= (ids) => {
-    const pending = globalThis.__eddiePending || []
-    ids.forEach((id, i) => { if (pending[i] && typeof id === 'number') known.set(pending[i], id) })
-    globalThis.__eddiePending = []
+  const pending = (globalThis.__eddiePending ||= new Map())
+  pending.set(read, els)
+  globalThis.__eddieLearn ||= (n, ids) => {
+    const mine = pending.get(n) || []
+    ids.forEach((id, i) => { if (mine[i] && typeof id === 'number') known.set(mine[i], id) })
+    pending.delete(n)
   }
   const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'BASE'])
   const FROM_CONTENT = new Set(['button', 'link', 'heading', 'option', 'cell', 'columnheader', 'rowheader', 'tab',
@@ -34,12 +38,14 @@
     return document.hasFocus() ? a : null
   }
   const active = deepActive()
-  // A lone surrogate (text a script made) becomes U+FFFD: JSON text with one is not UTF-8.
-  const wf = (s) => (s.isWellFormed() ? s : s.toWellFormed())
+  // Every string of a row leaves the page through one sanitiser (push): a lone surrogate (text,
+  // an attribute, a URL a script made) becomes U+FFFD, as JSON text with one is not UTF-8.
+  const wf = (s) => (typeof s !== 'string' || s.isWellFormed() ? s : s.toWellFormed())
   const push = (parent, role, name, value, props, el) => {
     let at = null
     if (typeof el === 'string') at = el
     else if (el) at = known.get(el) ?? `n${els.push(el) - 1}`
+    if (props) for (const k in props) props[k] = wf(props[k])
     rows.push([parent, wf(role), wf(name), wf(value), props, at])
     return rows.length - 1
   }
@@ -173,7 +179,7 @@
     else if (e.hasAttribute('aria-expanded')) p.expanded = e.getAttribute('aria-expanded') === 'true'
     if (e.required || e.getAttribute('aria-required') === 'true') p.required = true
     const inv = e.getAttribute('aria-invalid')
-    if (inv && inv !== 'false') p.invalid = wf(inv)
+    if (inv && inv !== 'false') p.invalid = inv
     if (e.readOnly === true || e.getAttribute('aria-readonly') === 'true') p.readonly = true
     if (role === 'heading') p.level = Number(e.getAttribute('aria-level')) || Number(tag[1]) || 2
     if (role === 'listitem') p.level = listLevel(e)
