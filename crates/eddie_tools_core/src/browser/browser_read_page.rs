@@ -42,15 +42,15 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     json.pop();
     json.push_str(",\"nodes\":");
     // The rows are rendered as they are read (no nodes held), and freed before the result is
-    // finished. The walker fails only when the page cannot run it (a frame being replaced):
-    // the accessibility tree gives the same nodes, slower.
+    // finished. The walker fails only when the page cannot run it (a frame being replaced) or
+    // its answer cannot be read: the accessibility tree gives the same nodes, slower.
     let walked = match walk {
         Ok(w) => t.with(|s| tree::render_walk(&w, s, max, header.clone(), json.clone()))?,
         Err(e) => Err(e),
     };
     let mut r = match walked {
         Ok(r) => r,
-        Err(e) if e.code() == crate::error::ErrorCode::Internal => {
+        Err(e) if matches!(e.code(), crate::error::ErrorCode::Internal | crate::error::ErrorCode::Parse) => {
             let nodes = tree::fetch(&b, &t).await?;
             t.with(|s| tree::render_into(&nodes, s, max, header, json))?
         }

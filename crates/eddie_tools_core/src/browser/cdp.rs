@@ -108,8 +108,8 @@ impl Conn {
         let (p, c) = (Arc::clone(&pending), Arc::clone(&closed));
         tokio::spawn(async move {
             while let Some(msg) = stream.next().await {
-                // Parsed from the frame itself (no copy of its text); the frame is freed
-                // before the answer goes on.
+                // Parsed from the frame itself (no copy of its text, unless a lone surrogate
+                // escape has to be mended first); the frame is freed before the answer goes on.
                 let t = match msg {
                     Ok(Message::Text(t)) => t,
                     Ok(Message::Binary(b)) => Utf8Bytes::from(String::from_utf8_lossy(&b).into_owned()),
@@ -294,7 +294,7 @@ pub fn read_result<'de, S: DeserializeSeed<'de>>(frame: &'de str, method: &str, 
     }
 }
 
-/// [`read_result`] into `T`, with lone surrogate escapes read as U+FFFD (see [`read_frame`]).
+/// [`read_result`] into `T`, with lone surrogate escapes read as U+FFFD (as the reader of answers reads a frame).
 pub fn read_result_as<T: serde::de::DeserializeOwned>(frame: &str, method: &str) -> Result<T> {
     match read_result(frame, method, std::marker::PhantomData::<T>) {
         Err(e) if e.code() == ErrorCode::Parse => match mend_lone_surrogates(frame) {
@@ -355,20 +355,23 @@ fn read_frame(t: &str) -> std::result::Result<Value, (Option<u64>, String)> {
     Err((frame_id(t), err.to_string()))
 }
 
-/// The `id` of a frame that is not readable JSON (everything else skipped unread), or the
-/// number after a leading `{"id":` as Chromium writes its answers.
+/// The `id` of a frame: the number after a leading `{"id":`, as Chromium writes its answers
+/// (nothing else read), or else the frame's `id` field (everything else skipped unread).
 fn frame_id(t: &str) -> Option<u64> {
     #[derive(serde::Deserialize)]
     struct Head {
         id: Option<u64>,
     }
-    if let Ok(Head { id: Some(id) }) = serde_json::from_str::<Head>(t) {
-        return Some(id);
-    }
-    let rest = t.trim_start().strip_prefix('{')?.trim_start().strip_prefix("\"id\"")?;
-    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
-    let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-    rest[..end].parse().ok()
+    let lead = || {
+        let rest = t.trim_start().strip_prefix('{')?.trim_start().strip_prefix("\"id\"")?;
+        let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+        let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        rest[..end].parse().ok()
+    };
+    lead().or_else(|| match serde_json::from_str::<Head>(t) {
+        Ok(Head { id }) => id,
+        Err(_) => None,
+    })
 }
 
 /// `t` with every `\uXXXX` escape of a lone surrogate (a high one not followed by a low one's

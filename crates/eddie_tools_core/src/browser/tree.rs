@@ -255,6 +255,14 @@ static READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1
 /// rows as serde reads them. The ids are then handed back to the page (one more evaluation,
 /// only when there are new elements).
 pub async fn walk(b: &Browser, tab: &Tab) -> Result<Walk> {
+    let read = READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let (w, context) = evaluate(b, tab, read).await?;
+    learn(b, tab, context, read, &w.learned).await?;
+    Ok(w)
+}
+
+/// The walker's evaluation as read `read` (see [`walk`]), and the isolated world's context.
+async fn evaluate(b: &Browser, tab: &Tab, read: u64) -> Result<(Walk, i64)> {
     let world = b
         .conn
         .call(
@@ -264,7 +272,6 @@ pub async fn walk(b: &Browser, tab: &Tab) -> Result<Walk> {
         )
         .await?;
     let context = world["executionContextId"].as_i64().unwrap_or_default();
-    let read = READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let method = "Runtime.evaluate";
     let answer = b
         .conn
@@ -289,19 +296,25 @@ pub async fn walk(b: &Browser, tab: &Tab) -> Result<Walk> {
         return Err(crate::error::ToolError::internal(format!("the page walker failed: {why}")));
     }
     let learned = run.result.and_then(|r| r.deep).and_then(|d| d.value).map(|l| l.0).unwrap_or_default();
-    if !learned.is_empty() {
-        let ids: Vec<Value> = learned.iter().map(|b| b.map_or(Value::Null, Value::from)).collect();
-        let learn =
-            format!("globalThis.__eddieLearn && globalThis.__eddieLearn({read}, {})", Value::Array(ids));
-        b.conn
-            .call(
-                Some(&tab.session),
-                method,
-                json!({"expression": learn, "contextId": context, "returnByValue": true}),
-            )
-            .await?;
+    Ok((Walk { answer, learned }, context))
+}
+
+/// Hand read `read`'s new elements' backend ids back to the page (nothing to do without new
+/// elements).
+async fn learn(b: &Browser, tab: &Tab, context: i64, read: u64, learned: &[Option<i64>]) -> Result<()> {
+    if learned.is_empty() {
+        return Ok(());
     }
-    Ok(Walk { answer, learned })
+    let ids: Vec<Value> = learned.iter().map(|b| b.map_or(Value::Null, Value::from)).collect();
+    let learn = format!("globalThis.__eddieLearn && globalThis.__eddieLearn({read}, {})", Value::Array(ids));
+    b.conn
+        .call(
+            Some(&tab.session),
+            "Runtime.evaluate",
+            json!({"expression": learn, "contextId": context, "returnByValue": true}),
+        )
+        .await?;
+    Ok(())
 }
 
 /// The walker's evaluation, read from its frame: the deep serialisation of its new elements
@@ -1316,6 +1329,52 @@ mod tests {
     }
 
     /// Pages the walker must read exactly as the accessibility tree does.
+    /// Two reads whose new elements differ, learned in the other order: each read's ids go to
+    /// its own elements (one list shared by the reads gave the first read's ids to the
+    /// second's elements).
+    async fn interleaved_reads_learn_their_own_elements(b: &Browser, t: &Tab) {
+        let add = |id: &str| {
+            json!({"expression": format!(
+                "{{ const e = document.createElement('button'); e.id = '{id}'; e.textContent = '{id}'; \
+                 document.body.prepend(e) }}"
+            )})
+        };
+        let (one, two) = (
+            READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        );
+        b.conn.call(Some(&t.session), "Runtime.evaluate", add("first-new")).await.unwrap();
+        let (w1, c1) = evaluate(b, t, one).await.unwrap();
+        b.conn.call(Some(&t.session), "Runtime.evaluate", add("second-new")).await.unwrap();
+        let (w2, c2) = evaluate(b, t, two).await.unwrap();
+        assert_eq!((w1.learned.len(), w2.learned.len()), (1, 2));
+        learn(b, t, c2, two, &w2.learned).await.unwrap();
+        learn(b, t, c1, one, &w1.learned).await.unwrap();
+        let (mut s_ax, mut s_walk) = (TabState::default(), TabState::default());
+        let ax = render(&fetch(b, t).await.unwrap(), &mut s_ax, 500_000);
+        let fast = fetch_fast(b, t).await.unwrap();
+        let walked = render(&fast, &mut s_walk, 500_000);
+        assert!(ax.text.contains("second-new"), "{}", ax.text);
+        assert_eq!(walked.text, ax.text);
+        assert_eq!(s_walk.refs, s_ax.refs);
+        // Reads whose learning never comes (dropped mid-way) leave at most 8 lists of elements
+        // in the page; warm reads leave none.
+        let mut context = c1;
+        for i in 0..12 {
+            b.conn.call(Some(&t.session), "Runtime.evaluate", add(&format!("dropped-{i}"))).await.unwrap();
+            context =
+                evaluate(b, t, READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)).await.unwrap().1;
+        }
+        let kept = json!({"expression": "globalThis.__eddiePending.size", "contextId": context, "returnByValue": true});
+        let kept = b.conn.call(Some(&t.session), "Runtime.evaluate", kept).await.unwrap();
+        assert_eq!(kept["result"]["value"], 8, "{kept}");
+        // A read that learns (the dropped reads' elements, still new to it) takes its own list away.
+        fetch_fast(b, t).await.unwrap();
+        let kept = json!({"expression": "globalThis.__eddiePending.size", "contextId": context, "returnByValue": true});
+        let kept = b.conn.call(Some(&t.session), "Runtime.evaluate", kept).await.unwrap();
+        assert_eq!(kept["result"]["value"], 7, "{kept}");
+    }
+
     fn fixtures() -> Vec<(&'static str, String)> {
         let form = r#"<!doctype html><html><head><title>Sign up</title></head><body>
 <h1>Create your account</h1>
@@ -1600,6 +1659,9 @@ document.getElementById('f').addEventListener('load', (e) => { e.target.contentD
                 let again = fetch_fast(&b, &t).await.unwrap();
                 assert_eq!(render(&again, &mut s_old, 500_000).text, a.text, "{page}");
                 assert_eq!(render(&old, &mut s_new, 500_000).text, a.text, "{page}");
+                if page == fixtures()[0].0 {
+                    interleaved_reads_learn_their_own_elements(&b, &t).await;
+                }
             }
             crate::browser::session::close_current().await;
             server.abort();

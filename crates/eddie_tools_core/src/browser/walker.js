@@ -16,7 +16,6 @@
   const els = []
   const known = (globalThis.__eddieKnown ||= new WeakMap())
   const pending = (globalThis.__eddiePending ||= new Map())
-  pending.set(read, els)
   globalThis.__eddieLearn ||= (n, ids) => {
     const mine = pending.get(n) || []
     ids.forEach((id, i) => { if (mine[i] && typeof id === 'number') known.set(mine[i], id) })
@@ -39,7 +38,8 @@
   }
   const active = deepActive()
   // Every string of a row leaves the page through one sanitiser (push): a lone surrogate (text,
-  // an attribute, a URL a script made) becomes U+FFFD, as JSON text with one is not UTF-8.
+  // an attribute, a URL a script made) becomes U+FFFD (JSON.stringify would write it as a
+  // lone `\ud800` escape, which serde_json refuses).
   const wf = (s) => (typeof s !== 'string' || s.isWellFormed() ? s : s.toWellFormed())
   const push = (parent, role, name, value, props, el) => {
     let at = null
@@ -252,5 +252,11 @@
   }
   push(-1, 'RootWebArea', document.title, '', { focusable: true })
   if (document.body) visit(document.body, 0, true)
+  // Kept for __eddieLearn only when there are new elements, and at most the 8 newest reads'
+  // (a read whose learning never came, e.g. dropped mid-way, is let go, not kept for ever).
+  if (els.length) {
+    pending.set(read, els)
+    while (pending.size > 8) pending.delete(pending.keys().next().value)
+  }
   return [JSON.stringify(rows), ...els]
 })()

@@ -182,9 +182,11 @@ impl Md {
 
     /// Text: whitespace collapsed, Markdown's characters escaped.
     fn text(&mut self, s: &str) {
-        // Each character and an escape for about one in eight (the rest, if any, as `String`
-        // grows).
-        self.room(s.len() + s.len() / 8 + 1);
+        // Each character once whitespace runs are one byte, and an escape for about one in
+        // eight (the rest, if any, as `String` grows): a text node of 5 MB of spaces reserves
+        // about one byte, not 5.6 MB.
+        let n = collapsed_len(s);
+        self.room(n + n / 8 + 1);
         let mut prev: char = self.out.chars().next_back().unwrap_or(' ');
         let mut chars = s.char_indices().peekable();
         while let Some((i, c)) = chars.next() {
@@ -353,6 +355,18 @@ fn fence(s: &str, min: usize) -> String {
     "`".repeat((longest + 1).max(min))
 }
 
+/// The length of `s` with each run of ASCII whitespace counted as one byte.
+fn collapsed_len(s: &str) -> usize {
+    let mut n = 0;
+    let mut space = false;
+    for &b in s.as_bytes() {
+        let ws = b.is_ascii_whitespace();
+        n += usize::from(!ws || !space);
+        space = ws;
+    }
+    n
+}
+
 /// About the length of the Markdown of `v`, so its text is reserved once rather than grown by
 /// doubling while the tree is held (up to half of a doubled `String` is empty): the text
 /// written, each run of whitespace as one byte, and the links' and images' URLs (resolved:
@@ -362,12 +376,7 @@ fn estimate(v: &View) -> usize {
     let mut n = 0;
     let mut count = |id: Id| {
         if t.node(id).is_text() {
-            let mut space = false;
-            for &b in t.text(id).as_bytes() {
-                let ws = b.is_ascii_whitespace();
-                n += usize::from(!ws || !space);
-                space = ws;
-            }
+            n += collapsed_len(t.text(id));
         } else {
             for name in [local_name!("href"), local_name!("src")] {
                 if let Some(u) = t.attr(id, &name) {
@@ -892,5 +901,24 @@ mod tests {
         let mut s = String::from("> a =>\n>\n> c\n>\n>\n> d");
         super::tidy(&mut s);
         assert_eq!(s, "> a =>\n>\n> c\n>\n> d");
+    }
+
+    /// A text node of 5 MB of whitespace is written as one space: the text reserved for it is
+    /// what it collapses to, not its length.
+    #[test]
+    fn a_run_of_whitespace_reserves_what_it_collapses_to() {
+        use super::Tree;
+        let html = format!("<p>a{}b</p>", " ".repeat(5 << 20));
+        let tree = Tree::parse(tendril::StrTendril::from_slice(&html));
+        let body = [tree.body()];
+        let md = super::markdown(&super::View {
+            tree: &tree,
+            roots: &body,
+            skip: &|_| false,
+            base: None,
+            demote_h1: false,
+        });
+        assert_eq!(md.trim(), "a b");
+        assert!(md.capacity() < 1024, "{} bytes reserved for {:?}", md.capacity(), md);
     }
 }

@@ -339,7 +339,8 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
         let mut rb = client.request(req.method.clone(), vetted.url.clone());
         // The connection is never used again (the client keeps no pool): asking the server to
         // close it lets hyper free its buffers once the body ends, instead of reading ahead for
-        // a next response into a buffer of its own while the body's last piece is still held.
+        // a next response into a buffer of its own while the body's last piece is still held
+        // (HTTP/1.1; hyper leaves the header out of HTTP/2 requests, which need no such hint).
         rb = rb.header(reqwest::header::CONNECTION, "close");
         if req.decompress {
             rb = rb.header(reqwest::header::ACCEPT_ENCODING, decode::ACCEPT);
