@@ -31,6 +31,7 @@ pub mod ssh;
 #[cfg(target_os = "linux")]
 mod status_scan;
 pub mod transport;
+mod xdiff;
 
 use std::path::Path;
 
