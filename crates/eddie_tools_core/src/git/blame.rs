@@ -122,6 +122,10 @@ struct Blame<'r> {
     /// Blob diffs computed so far by this thread (the workers start after [`PREFETCH_AFTER`] and
     /// [`PREFETCH_AFTER_TIME`]).
     diffs: usize,
+    /// How many worker threads to start.
+    workers: usize,
+    /// How many commits' parents came from the scout.
+    from_scout: usize,
     prefetch: Option<Prefetch>,
     /// When the blame began (the workers start only on a blame that has run a while).
     began: std::time::Instant,
@@ -130,15 +134,33 @@ struct Blame<'r> {
 
 /// Blame lines `range` (0-based, end exclusive) of `path` as of `head`, or of `worktree` (the
 /// file's current content) on top of `head` when given. `Ok(None)` when `head` has no such file.
+/// `cancelled` is asked before each commit: once it says yes, the blame stops (its workers
+/// joined) with an error that [`is_cancelled`] recognises.
 pub fn blame(
     repo: &Repository,
     head: &git2::Commit<'_>,
     path: &str,
     worktree: Option<&[u8]>,
     range: std::ops::Range<usize>,
+    cancelled: &dyn Fn() -> bool,
 ) -> Result<Option<Vec<Span>>, git2::Error> {
+    let workers = super::cores().saturating_sub(1).min(3);
+    blame_with(repo, head, path, worktree, range, cancelled, workers).map(|(spans, _)| spans)
+}
+
+/// [`blame`] with at most `workers` worker threads, and how many commits' parents the main
+/// thread took from the scout.
+fn blame_with(
+    repo: &Repository,
+    head: &git2::Commit<'_>,
+    path: &str,
+    worktree: Option<&[u8]>,
+    range: std::ops::Range<usize>,
+    cancelled: &dyn Fn() -> bool,
+    workers: usize,
+) -> Result<(Option<Vec<Span>>, usize), git2::Error> {
     let Some(found) = lookup(repo, head.tree_id(), path, &[])? else {
-        return Ok(None);
+        return Ok((None, 0));
     };
     let mut merging = Vec::new();
     if worktree.is_some() {
@@ -160,13 +182,15 @@ pub fn blame(
         seq: 0,
         done: Vec::new(),
         diffs: 0,
+        workers,
+        from_scout: 0,
         prefetch: None,
         began: std::time::Instant::now(),
         blobs: Blobs::default(),
     };
     let first = Entry { lno: range.start, n: range.len(), s_lno: range.start };
     if range.is_empty() {
-        return Ok(Some(Vec::new()));
+        return Ok((Some(Vec::new()), 0));
     }
     match worktree {
         Some(text) => {
@@ -180,13 +204,24 @@ pub fn blame(
         }
     }
     while let Some((time, _, at)) = b.queue.pop() {
+        if cancelled() {
+            return Err(git2::Error::new(git2::ErrorCode::User, git2::ErrorClass::None, CANCELLED));
+        }
         b.step(at, time, head)?;
     }
     // Every line is assigned: stop the workers now (on an error, dropping `b` stops them).
     drop(b.prefetch.take());
     let mut spans = b.done;
     spans.sort_by_key(|s| s.start);
-    Ok(Some(coalesce(spans)))
+    Ok((Some(coalesce(spans)), b.from_scout))
+}
+
+/// The message of the error a cancelled blame ends with.
+const CANCELLED: &str = "blame: cancelled";
+
+/// Whether `e` is the error of a blame that stopped because it was cancelled.
+pub fn is_cancelled(e: &git2::Error) -> bool {
+    e.code() == git2::ErrorCode::User && e.message() == CANCELLED
 }
 
 impl<'r> Blame<'r> {
@@ -237,6 +272,7 @@ impl<'r> Blame<'r> {
             self.prefetch = Prefetch::start(
                 self.repo,
                 self.odb,
+                self.workers,
                 Start { commit: id, path: path.clone(), chain: chain.clone(), blob, time },
             );
         }
@@ -247,7 +283,10 @@ impl<'r> Blame<'r> {
                 resolve(self.repo, self.odb, &parents, None, &path, &chain, blob)?
             }
             Some(id) => match self.prefetch.as_ref().and_then(|p| p.shared.resolved(id, &path, time)) {
-                Some(r) => r,
+                Some(r) => {
+                    self.from_scout += 1;
+                    r
+                }
                 None => {
                     let parents: Vec<git2::Commit<'_>> = self.repo.find_commit(id)?.parents().collect();
                     resolve(self.repo, self.odb, &parents, Some(id), &path, &chain, blob)?
@@ -595,9 +634,9 @@ struct Prefetch {
 }
 
 impl Prefetch {
-    /// Start a worker per spare core (at most 3; none on one core): the first is the scout.
-    fn start(repo: &Repository, odb: Option<Odb>, start: Start) -> Option<Prefetch> {
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).saturating_sub(1).min(3);
+    /// Start `workers` threads (the caller gives one per spare core, at most 3): the first is
+    /// the scout.
+    fn start(repo: &Repository, odb: Option<Odb>, workers: usize, start: Start) -> Option<Prefetch> {
         if workers == 0 {
             return None;
         }
@@ -1023,4 +1062,199 @@ fn coalesce(spans: Vec<Span>) -> Vec<Span> {
         out.push(s);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// The tests that start worker threads run one at a time (they count this process's
+    /// `eddie-blame` threads; no other test of this binary starts one).
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn serial() -> MutexGuard<'static, ()> {
+        SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// This process's threads named `eddie-blame`.
+    fn workers_running() -> usize {
+        let tasks = std::fs::read_dir("/proc/self/task").unwrap();
+        tasks
+            .filter_map(|t| std::fs::read_to_string(t.unwrap().path().join("comm")).ok())
+            .filter(|name| name.trim() == "eddie-blame")
+            .count()
+    }
+
+    /// A tree holding `text` at `path` (nested folders made) and a `README` beside it.
+    fn tree(repo: &Repository, path: &str, text: &str) -> Oid {
+        let mut id = repo.blob(text.as_bytes()).unwrap();
+        let mut mode = 0o100_644;
+        let parts: Vec<&str> = path.split('/').collect();
+        for (i, name) in parts.iter().enumerate().rev() {
+            let mut tb = repo.treebuilder(None).unwrap();
+            tb.insert(name, id, mode).unwrap();
+            if i == 0 {
+                tb.insert("README", repo.blob(b"read me\n").unwrap(), 0o100_644).unwrap();
+            }
+            id = tb.write().unwrap();
+            mode = 0o040_000;
+        }
+        id
+    }
+
+    fn commit(repo: &Repository, parents: &[Oid], path: &str, lines: &[String], time: i64) -> Oid {
+        let sig = git2::Signature::new("Ada", "ada@example.com", &git2::Time::new(time, 0)).unwrap();
+        let tree = repo.find_tree(tree(repo, path, &(lines.join("\n") + "\n"))).unwrap();
+        let parents: Vec<git2::Commit<'_>> = parents.iter().map(|p| repo.find_commit(*p).unwrap()).collect();
+        let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
+        repo.commit(None, &sig, &sig, &format!("at {time}"), &tree, &parents).unwrap()
+    }
+
+    /// A history of about 260 commits of one 300-line file: pseudo-random edits, a side line
+    /// merged back every 20 commits (both lines adding one same line; the merge edits too), an
+    /// exact rename and a rename with an edit,
+    /// and runs of commits in the same second. The same ids in every repository it is built in.
+    /// The head and the file's last path.
+    fn history(dir: &Path) -> (Repository, Oid, &'static str) {
+        let repo = Repository::init(dir).unwrap();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rnd = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let mut lines: Vec<String> = (0..300).map(|i| format!("fn f{i}() {{ {i} }}")).collect();
+        let mut path = "src/old/lib.rs";
+        let mut head = commit(&repo, &[], path, &lines, 1_700_000_000);
+        for i in 1..240 {
+            // Same-second runs: commits 40..=80 share one date.
+            let time = if (40..=80).contains(&i) { 1_700_000_040 } else { 1_700_000_000 + i as i64 };
+            if i == 100 || i == 170 {
+                path = if i == 100 { "src/new/lib2.rs" } else { "top.rs" };
+                if i == 170 {
+                    lines.insert(0, "// moved".to_owned());
+                }
+                head = commit(&repo, &[head], path, &lines, time);
+                continue;
+            }
+            let before = lines.clone();
+            for _ in 0..1 + rnd(3) {
+                let at = rnd(lines.len());
+                match rnd(3) {
+                    0 => lines[at] = format!("fn changed{i}_{at}() {{}}"),
+                    1 => lines.insert(at, format!("// added {i}")),
+                    _ if lines.len() > 50 => drop(lines.remove(at)),
+                    _ => lines.push(format!("// end {i}")),
+                }
+            }
+            if i % 20 == 0 {
+                // Both lines of history add the same line: the merge's first parent takes it.
+                let twin = format!("// twin {i}");
+                let mut side = before;
+                side.insert(10, twin.clone());
+                side[0] = format!("// side {i}");
+                let s = commit(&repo, &[head], path, &side, time);
+                lines.insert(10, twin);
+                let m = commit(&repo, &[head], path, &lines, time);
+                lines[0] = format!("// side {i}");
+                lines[5] = format!("// merged {i}");
+                head = commit(&repo, &[m, s], path, &lines, time);
+            } else {
+                head = commit(&repo, &[head], path, &lines, time);
+            }
+        }
+        (repo, head, path)
+    }
+
+    /// The lines of `path` at `head`.
+    fn lines_at(repo: &Repository, head: &git2::Commit<'_>, path: &str) -> usize {
+        let found = lookup(repo, head.tree_id(), path, &[]).unwrap().unwrap();
+        line_count(repo.find_blob(found.blob).unwrap().content())
+    }
+
+    /// Blame of the whole file at `head` in a fresh copy of the history (nothing memoised for
+    /// it), with `workers` threads: the spans and how many commits came from the scout.
+    fn blame_in_fresh(workers: usize, worktree: Option<&[u8]>) -> (Vec<Span>, usize) {
+        let t = tempfile::tempdir().unwrap();
+        let (repo, head, path) = history(t.path());
+        let head = repo.find_commit(head).unwrap();
+        let n = worktree.map_or_else(|| lines_at(&repo, &head, path), line_count);
+        let (spans, from_scout) = blame_with(&repo, &head, path, worktree, 0..n, &|| false, workers).unwrap();
+        (spans.unwrap(), from_scout)
+    }
+
+    /// The scout walks the history once and the main thread takes each commit's parents from
+    /// it (renames, merges and same-second commits included, where its order and the main
+    /// thread's differ): the answer is the one the main thread finds alone, for every number
+    /// of workers, and no worker is left running.
+    #[test]
+    fn the_scout_hands_its_walk_over_and_the_answer_does_not_change() {
+        let _serial = serial();
+        let (alone, none) = blame_in_fresh(0, None);
+        assert_eq!(none, 0);
+        assert!(alone.iter().any(|s| s.path == "src/old/lib.rs"), "the blame crosses both renames");
+        for workers in 1..=3 {
+            let (spans, from_scout) = blame_in_fresh(workers, None);
+            assert_eq!(spans, alone, "{workers} workers");
+            assert!(from_scout > 50, "{workers} workers: {from_scout} commits from the scout");
+            assert_eq!(workers_running(), 0);
+        }
+        // The working tree's text on top (the origin without a commit).
+        let text = (0..310).map(|i| format!("fn f{i}() {{ {i} }}\n")).collect::<String>();
+        let (alone, _) = blame_in_fresh(0, Some(text.as_bytes()));
+        assert!(alone.iter().any(|s| s.commit.is_none()));
+        assert_eq!(blame_in_fresh(2, Some(text.as_bytes())).0, alone);
+    }
+
+    /// An abort while the workers run: the blame stops with the cancelled error, and by the time
+    /// it returns every worker has been joined.
+    #[test]
+    fn an_abort_with_workers_running_stops_the_blame_and_joins_them() {
+        let _serial = serial();
+        let t = tempfile::tempdir().unwrap();
+        let (repo, head, path) = history(t.path());
+        let head = repo.find_commit(head).unwrap();
+        let seen = std::cell::Cell::new(false);
+        let cancelled = || {
+            seen.set(seen.get() || workers_running() > 0);
+            seen.get()
+        };
+        let n = lines_at(&repo, &head, path);
+        let e = blame_with(&repo, &head, path, None, 0..n, &cancelled, 2).map(|_| ()).unwrap_err();
+        assert!(seen.get(), "the workers were running");
+        assert!(is_cancelled(&e), "{e}");
+        assert_eq!(workers_running(), 0);
+    }
+
+    /// Four blames of one repository at once, each with its workers (one memo, one object
+    /// database): each answers as the main thread alone does.
+    #[test]
+    fn concurrent_blames_of_one_repository_answer_alike() {
+        let _serial = serial();
+        let (alone, _) = blame_in_fresh(0, None);
+        let t = tempfile::tempdir().unwrap();
+        let (_, head, path) = history(t.path());
+        let answers: Vec<(Vec<Span>, usize)> = std::thread::scope(|s| {
+            let calls: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        let repo = Repository::open(t.path()).unwrap();
+                        let head = repo.find_commit(head).unwrap();
+                        let n = lines_at(&repo, &head, path);
+                        let (spans, from_scout) =
+                            blame_with(&repo, &head, path, None, 0..n, &|| false, 2).unwrap();
+                        (spans.unwrap(), from_scout)
+                    })
+                })
+                .collect();
+            calls.into_iter().map(|c| c.join().unwrap()).collect()
+        });
+        for (spans, _) in &answers {
+            assert_eq!(spans, &alone);
+        }
+        assert_eq!(workers_running(), 0);
+    }
 }

@@ -178,7 +178,7 @@ fn files_of(
             }
         }
     };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = super::cores();
     let helpers_max = cores.min(MAX_THREADS).saturating_sub(1);
     let git_dir = repo.path().to_path_buf();
     let workdir = repo.workdir().map(std::path::Path::to_path_buf);
@@ -373,12 +373,15 @@ fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<Value> {
                 s
             }
         };
+        // The author's date is the commit's "date" too: written once.
+        let author = common::person(&c.author());
+        let date = author["date"].clone();
         let entry = json!({
             "id": oid.to_string(),
             "shortId": short,
-            "author": common::person(&c.author()),
+            "author": author,
             "committer": common::person(&c.committer()),
-            "date": common::iso(c.author().when()),
+            "date": date,
             "subject": subject,
             "body": body,
             "parents": c.parent_ids().map(|p| p.to_string()).collect::<Vec<_>>(),
