@@ -324,13 +324,24 @@ fn iso_fast(t: git2::Time) -> Option<String> {
     Some(out)
 }
 
+/// A signature as data: `{name, email, date}`.
+#[derive(serde::Serialize)]
+pub struct Person {
+    /// The name (invalid UTF-8 replaced).
+    pub name: String,
+    /// The email (invalid UTF-8 replaced).
+    pub email: String,
+    /// The date, ISO 8601 with the signature's offset.
+    pub date: String,
+}
+
 /// A signature as data.
-pub fn person(s: &git2::Signature<'_>) -> Value {
-    json!({
-        "name": String::from_utf8_lossy(s.name_bytes()),
-        "email": String::from_utf8_lossy(s.email_bytes()),
-        "date": iso(s.when()),
-    })
+pub fn person(s: &git2::Signature<'_>) -> Person {
+    Person {
+        name: String::from_utf8_lossy(s.name_bytes()).into_owned(),
+        email: String::from_utf8_lossy(s.email_bytes()).into_owned(),
+        date: iso(s.when()),
+    }
 }
 
 /// The protection pattern that matches `branch`: `git config eddie.protectedBranch`
