@@ -294,7 +294,8 @@ struct Log {
 /// commit, which cost a small log a quarter of its time), and rendered.
 fn log(dir: &std::path::Path, ctx: &Ctx, p: Plan) -> Result<ToolOutput> {
     let data = log_data(dir, ctx, p)?;
-    let text = serde_json::to_string(&data).map_err(|e| ToolError::internal(format!("serialise result: {e}")))?;
+    let text =
+        serde_json::to_string(&data).map_err(|e| ToolError::internal(format!("serialise result: {e}")))?;
     Ok(ToolOutput::from_json_text(render(&data), text))
 }
 
@@ -452,7 +453,8 @@ fn render(d: &Log) -> String {
     }
     for c in &d.commits {
         // Writing to a String cannot fail.
-        let _ = writeln!(out, "{} {} {} <{}> {}", c.short_id, c.date, c.author.name, c.author.email, c.subject);
+        let _ =
+            writeln!(out, "{} {} {} <{}> {}", c.short_id, c.date, c.author.name, c.author.email, c.subject);
         for f in c.files.iter().flatten() {
             let count = |v: &Value| v.as_u64().map_or_else(|| "-".to_owned(), |n| n.to_string());
             let (a, dl) = (count(&f["additions"]), count(&f["deletions"]));
@@ -464,7 +466,10 @@ fn render(d: &Log) -> String {
         }
     }
     if d.truncated {
-        out.push_str(&format!("[{} commits shown; more match: raise maxCount or use skip]\n", d.commits.len()));
+        out.push_str(&format!(
+            "[{} commits shown; more match: raise maxCount or use skip]\n",
+            d.commits.len()
+        ));
     }
     out
 }

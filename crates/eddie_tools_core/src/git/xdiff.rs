@@ -178,7 +178,8 @@ fn trim_common_tail<'a>(old: &'a [u8], new: &'a [u8]) -> (&'a [u8], &'a [u8]) {
     let smaller = old.len().min(new.len());
     let mut trimmed = 0;
     while BLOCK + trimmed <= smaller
-        && old[old.len() - trimmed - BLOCK..old.len() - trimmed] == new[new.len() - trimmed - BLOCK..new.len() - trimmed]
+        && old[old.len() - trimmed - BLOCK..old.len() - trimmed]
+            == new[new.len() - trimmed - BLOCK..new.len() - trimmed]
     {
         trimmed += BLOCK;
     }
