@@ -17,7 +17,7 @@
 //! diff and 2 ms on) worker threads, each with its own `Repository` (one kept from an earlier
 //! call when there is one, see `handles.rs`), work ahead of the main thread: one of them (the
 //! scout) walks the history once, as if every parent took lines, and hands over how each commit's
-//! parents hold the file ([`Resolved`]) and the blob pairs to diff, in its order; the others (and
+//! parents hold the file (`Resolved`) and the blob pairs to diff, in its order; the others (and
 //! the scout, once it is far enough ahead) diff those pairs. The main thread takes a commit's
 //! parents from the scout when it has them (else finds them itself) and a diff when a worker has
 //! it (waits when one is computing it, computes it itself otherwise), so the answer is the same
