@@ -12,13 +12,17 @@
 //! tree entries are compared by id along the path, so a commit that did not touch the path costs
 //! one tree read (none when the root trees are equal); only changed blobs are read and diffed.
 //!
-//! The diff of a commit's blob against its parent's does not depend on which lines are still
-//! being followed, so on a long history (from the 8th diff and 2 ms on) worker threads,
-//! each with its own `Repository` (one kept from an earlier call when there is one, see
-//! `handles.rs`), walk the same history ahead of the main thread and compute
-//! those diffs; the main thread takes a diff when a worker has it (waits when one is computing
-//! it, computes it itself otherwise), so the answer is the same with or without them. The
-//! workers stop and are joined as soon as the blame ends, however it ends.
+//! Neither the diff of a commit's blob against its parent's nor where the parents keep the
+//! file depends on which lines are still being followed, so on a long history (from the 8th
+//! diff and 2 ms on) worker threads, each with its own `Repository` (one kept from an earlier
+//! call when there is one, see `handles.rs`), work ahead of the main thread: one of them (the
+//! scout) walks the history once, as if every parent took lines, and hands over how each commit's
+//! parents hold the file (`Resolved`) and the blob pairs to diff, in its order; the others (and
+//! the scout, once it is far enough ahead) diff those pairs. The main thread takes a commit's
+//! parents from the scout when it has them (else finds them itself) and a diff when a worker has
+//! it (waits when one is computing it, computes it itself otherwise), so the answer is the same
+//! with or without them. The history is walked once, not once per thread. The workers stop and
+//! are joined as soon as the blame ends, however it ends.
 //!
 //! The hunks of a diff of two stored blobs are kept between calls (`MEMO`, keyed by the
 //! object database and the two ids; see `memo.rs`), and so are the renames between two trees
@@ -27,7 +31,7 @@
 //! workers start only when it has diffs of its own to compute.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use git2::{ObjectType, Oid, Repository};
@@ -93,6 +97,7 @@ struct Origin {
 }
 
 /// Where a parent keeps the file: its path, the trees along it, its blob.
+#[derive(Clone)]
 struct Found {
     path: String,
     chain: Vec<Oid>,
@@ -117,22 +122,45 @@ struct Blame<'r> {
     /// Blob diffs computed so far by this thread (the workers start after [`PREFETCH_AFTER`] and
     /// [`PREFETCH_AFTER_TIME`]).
     diffs: usize,
+    /// How many worker threads to start.
+    workers: usize,
+    /// How many commits' parents came from the scout.
+    from_scout: usize,
     prefetch: Option<Prefetch>,
     /// When the blame began (the workers start only on a blame that has run a while).
     began: std::time::Instant,
+    blobs: Blobs<'r>,
 }
 
 /// Blame lines `range` (0-based, end exclusive) of `path` as of `head`, or of `worktree` (the
 /// file's current content) on top of `head` when given. `Ok(None)` when `head` has no such file.
+/// `cancelled` is asked before each commit: once it says yes, the blame stops (its workers
+/// joined) with an error that [`is_cancelled`] recognises.
 pub fn blame(
     repo: &Repository,
     head: &git2::Commit<'_>,
     path: &str,
     worktree: Option<&[u8]>,
     range: std::ops::Range<usize>,
+    cancelled: &dyn Fn() -> bool,
 ) -> Result<Option<Vec<Span>>, git2::Error> {
+    let workers = super::cores().saturating_sub(1).min(3);
+    blame_with(repo, head, path, worktree, range, cancelled, workers).map(|(spans, _)| spans)
+}
+
+/// [`blame`] with at most `workers` worker threads, and how many commits' parents the main
+/// thread took from the scout.
+fn blame_with(
+    repo: &Repository,
+    head: &git2::Commit<'_>,
+    path: &str,
+    worktree: Option<&[u8]>,
+    range: std::ops::Range<usize>,
+    cancelled: &dyn Fn() -> bool,
+    workers: usize,
+) -> Result<(Option<Vec<Span>>, usize), git2::Error> {
     let Some(found) = lookup(repo, head.tree_id(), path, &[])? else {
-        return Ok(None);
+        return Ok((None, 0));
     };
     let mut merging = Vec::new();
     if worktree.is_some() {
@@ -154,12 +182,15 @@ pub fn blame(
         seq: 0,
         done: Vec::new(),
         diffs: 0,
+        workers,
+        from_scout: 0,
         prefetch: None,
         began: std::time::Instant::now(),
+        blobs: Blobs::default(),
     };
     let first = Entry { lno: range.start, n: range.len(), s_lno: range.start };
     if range.is_empty() {
-        return Ok(Some(Vec::new()));
+        return Ok((Some(Vec::new()), 0));
     }
     match worktree {
         Some(text) => {
@@ -172,17 +203,28 @@ pub fn blame(
             b.give(o, vec![first], head.time().seconds());
         }
     }
-    while let Some((_, _, at)) = b.queue.pop() {
-        b.step(at, head)?;
+    while let Some((time, _, at)) = b.queue.pop() {
+        if cancelled() {
+            return Err(git2::Error::new(git2::ErrorCode::User, git2::ErrorClass::None, CANCELLED));
+        }
+        b.step(at, time, head)?;
     }
     // Every line is assigned: stop the workers now (on an error, dropping `b` stops them).
     drop(b.prefetch.take());
     let mut spans = b.done;
     spans.sort_by_key(|s| s.start);
-    Ok(Some(coalesce(spans)))
+    Ok((Some(coalesce(spans)), b.from_scout))
 }
 
-impl Blame<'_> {
+/// The message of the error a cancelled blame ends with.
+const CANCELLED: &str = "blame: cancelled";
+
+/// Whether `e` is the error of a blame that stopped because it was cancelled.
+pub fn is_cancelled(e: &git2::Error) -> bool {
+    e.code() == git2::ErrorCode::User && e.message() == CANCELLED
+}
+
+impl<'r> Blame<'r> {
     fn origin(&mut self, commit: Option<Oid>, path: String, chain: Vec<Oid>, blob: Oid) -> usize {
         let key = (commit, path);
         if let Some(&at) = self.index.get(&key) {
@@ -212,8 +254,9 @@ impl Blame<'_> {
         }
     }
 
-    /// Pass the lines of origin `at` to its parents; keep the rest as its own.
-    fn step(&mut self, at: usize, head: &git2::Commit<'_>) -> Result<(), git2::Error> {
+    /// Pass the lines of origin `at` (queued at commit date `time`) to its parents; keep the
+    /// rest as its own.
+    fn step(&mut self, at: usize, time: i64, head: &git2::Commit<'_>) -> Result<(), git2::Error> {
         let Some(o) = self.origins.get_mut(at) else { return Ok(()) };
         o.queued = false;
         let mut entries = std::mem::take(&mut o.entries);
@@ -229,59 +272,57 @@ impl Blame<'_> {
             self.prefetch = Prefetch::start(
                 self.repo,
                 self.odb,
-                Start { commit: id, path: path.clone(), chain: chain.clone(), blob },
+                self.workers,
+                Start { commit: id, path: path.clone(), chain: chain.clone(), blob, time },
             );
         }
-        let parents: Vec<git2::Commit<'_>> = match commit {
-            None => std::iter::once(head.clone()).chain(self.merging.iter().cloned()).collect(),
-            Some(id) => self.repo.find_commit(id)?.parents().collect(),
+        let resolved = match commit {
+            None => {
+                let parents: Vec<git2::Commit<'_>> =
+                    std::iter::once(head.clone()).chain(self.merging.iter().cloned()).collect();
+                resolve(self.repo, self.odb, &parents, None, &path, &chain, blob)?
+            }
+            Some(id) => match self.prefetch.as_ref().and_then(|p| p.shared.resolved(id, &path, time)) {
+                Some(r) => {
+                    self.from_scout += 1;
+                    r
+                }
+                None => {
+                    let parents: Vec<git2::Commit<'_>> = self.repo.find_commit(id)?.parents().collect();
+                    resolve(self.repo, self.odb, &parents, Some(id), &path, &chain, blob)?
+                }
+            },
         };
-        let mut found: Vec<Option<Found>> = Vec::with_capacity(parents.len());
-        for p in &parents {
-            let mut f = lookup(self.repo, p.tree_id(), &path, &chain)?;
-            if f.is_none()
-                && let Some(id) = commit
-            {
-                f = renamed_from(self.repo, self.odb, p, id, &path)?;
+        if resolved.same {
+            if let Some((p, ptime, Some(f))) = resolved.parents.into_iter().last() {
+                let to = self.origin(Some(p), f.path, f.chain, f.blob);
+                self.give(to, entries, ptime);
             }
-            if let Some(f) = f.take_if(|f| f.blob == blob) {
-                let to = self.origin(Some(p.id()), f.path, f.chain, f.blob);
-                self.give(to, entries, p.time().seconds());
-                return Ok(());
-            }
-            found.push(f);
+            return Ok(());
         }
-        let mut seen = Vec::with_capacity(found.len());
-        for (p, f) in parents.iter().zip(found) {
+        let mut seen = Vec::with_capacity(resolved.parents.len());
+        for (p, ptime, f) in resolved.parents {
             // A parent with the same blob as an earlier one has nothing more to take.
             let Some(f) = f.filter(|f| !seen.contains(&f.blob)) else { continue };
             seen.push(f.blob);
             if entries.is_empty() {
                 break;
             }
-            let to = self.origin(Some(p.id()), f.path, f.chain, f.blob);
+            let to = self.origin(Some(p), f.path, f.chain, f.blob);
             let (passed, kept) = if commit.is_some() {
                 let d = self.blob_diff(f.blob, blob)?;
                 split(&d.hunks, d.after_len, entries)
             } else {
                 // The working tree's text against its parent's blob (the only origin without a
                 // commit).
-                let mut opts = diff_options();
                 let after =
                     self.worktree.ok_or_else(|| git2::Error::from_str("blame: no working tree text"))?;
                 let before = self.repo.find_blob(f.blob)?;
-                let patch = git2::Patch::from_buffers(
-                    before.content(),
-                    no_path(),
-                    after,
-                    no_path(),
-                    Some(&mut opts),
-                )?;
-                split(&hunks(&patch)?, line_count(after), entries)
+                split(&text_hunks(before.content(), after)?, line_count(after), entries)
             };
             entries = kept;
             if !passed.is_empty() {
-                self.give(to, passed, p.time().seconds());
+                self.give(to, passed, ptime);
             }
         }
         for e in entries {
@@ -313,8 +354,45 @@ impl Blame<'_> {
             return Ok(d);
         }
         self.diffs += 1;
-        computed(self.repo, self.odb, old, new)
+        computed(self.repo, self.odb, old, new, &mut self.blobs)
     }
+}
+
+/// How a commit's parents hold its file: each parent in order (its id, its commit date, where
+/// it keeps the file, when it does), up to the first that has the same blob (then `same`).
+/// A function of the commit, the path and the blob only, so the scout's serves the main thread.
+#[derive(Clone)]
+struct Resolved {
+    parents: Vec<(Oid, i64, Option<Found>)>,
+    same: bool,
+}
+
+/// Where `parents` (of `commit`; `None`: the working tree) keep `path`, which the commit has as
+/// `blob` under the trees `chain`: by the path, else (for a commit) among the parent's renames.
+fn resolve(
+    repo: &Repository,
+    odb: Option<Odb>,
+    parents: &[git2::Commit<'_>],
+    commit: Option<Oid>,
+    path: &str,
+    chain: &[Oid],
+    blob: Oid,
+) -> Result<Resolved, git2::Error> {
+    let mut out = Vec::with_capacity(parents.len());
+    for p in parents {
+        let mut f = lookup(repo, p.tree_id(), path, chain)?;
+        if f.is_none()
+            && let Some(id) = commit
+        {
+            f = renamed_from(repo, odb, p, id, path)?;
+        }
+        let same = f.as_ref().is_some_and(|f| f.blob == blob);
+        out.push((p.id(), p.time().seconds(), f));
+        if same {
+            return Ok(Resolved { parents: out, same: true });
+        }
+    }
+    Ok(Resolved { parents: out, same: false })
 }
 
 /// The file `path` of commit `id` as a rename of a file of `parent` (a whole-file rename, as
@@ -394,6 +472,12 @@ const PREFETCH_AFTER: usize = 8;
 const PREFETCH_AFTER_TIME: std::time::Duration = std::time::Duration::from_millis(2);
 /// Diffs the workers may hold that the main thread has not taken yet.
 const PREFETCH_AHEAD: usize = 64;
+/// The scout's commits that may wait for the main thread (each holds its parents' paths and
+/// tree ids: about 250 bytes, so at most about 1 MiB): further ahead, the scout diffs or
+/// waits.
+const SCOUT_LEAD: usize = 4096;
+/// A blob larger than this is not kept for the thread's next diff.
+const KEEP_BLOB: usize = 8 << 20;
 
 /// One diff's hunks and the length of its new side, in lines.
 pub(super) struct BlobDiff {
@@ -411,13 +495,41 @@ pub(super) struct Hunk {
     new_lines: u32,
 }
 
+/// The last two blobs a thread read for its diffs: a version of the file is the new side of
+/// one diff and the old side of the next (libgit2 keeps no blob in its object cache).
+#[derive(Default)]
+struct Blobs<'r> {
+    kept: VecDeque<git2::Blob<'r>>,
+}
+
+impl<'r> Blobs<'r> {
+    fn get(&mut self, repo: &'r Repository, id: Oid) -> Result<git2::Blob<'r>, git2::Error> {
+        if let Some(b) = self.kept.iter().find(|b| b.id() == id) {
+            return Ok(b.clone());
+        }
+        let b = repo.find_blob(id)?;
+        if b.size() <= KEEP_BLOB {
+            if self.kept.len() >= 2 {
+                self.kept.pop_front();
+            }
+            self.kept.push_back(b.clone());
+        }
+        Ok(b)
+    }
+}
+
 /// Diff stored blob `new` against stored blob `old` (the memoised diff when there is one; a
-/// diff computed here is memoised). Both sides are stored blobs: libgit2 diffs them without
-/// hashing or copying them.
-fn blob_diff(repo: &Repository, odb: Option<Odb>, old: Oid, new: Oid) -> Result<Arc<BlobDiff>, git2::Error> {
+/// diff computed here is memoised).
+fn blob_diff<'r>(
+    repo: &'r Repository,
+    odb: Option<Odb>,
+    old: Oid,
+    new: Oid,
+    blobs: &mut Blobs<'r>,
+) -> Result<Arc<BlobDiff>, git2::Error> {
     match memoised(repo, odb, old, new) {
         Some(d) => Ok(d),
-        None => computed(repo, odb, old, new),
+        None => computed(repo, odb, old, new, blobs),
     }
 }
 
@@ -427,14 +539,68 @@ fn memoised(repo: &Repository, odb: Option<Odb>, old: Oid, new: Oid) -> Option<A
 }
 
 /// The diff of `old` against `new` computed, and memoised.
-fn computed(repo: &Repository, odb: Option<Odb>, old: Oid, new: Oid) -> Result<Arc<BlobDiff>, git2::Error> {
-    let (a, b) = (repo.find_blob(old)?, repo.find_blob(new)?);
-    let patch = git2::Patch::from_blobs(&a, no_path(), &b, no_path(), Some(&mut diff_options()))?;
-    let d = Arc::new(BlobDiff { hunks: hunks(&patch)?, after_len: line_count(b.content()) });
+fn computed<'r>(
+    repo: &'r Repository,
+    odb: Option<Odb>,
+    old: Oid,
+    new: Oid,
+    blobs: &mut Blobs<'r>,
+) -> Result<Arc<BlobDiff>, git2::Error> {
+    let (a, b) = (blobs.get(repo, old)?, blobs.get(repo, new)?);
+    let hunks = match xdiff_hunks(a.content(), b.content()) {
+        Some(h) => h?,
+        None => {
+            let patch = git2::Patch::from_blobs(&a, no_path(), &b, no_path(), Some(&mut diff_options()))?;
+            hunks(&patch)?
+        }
+    };
+    let d = Arc::new(BlobDiff { hunks, after_len: line_count(b.content()) });
     if let Some(odb) = odb {
         MEMO.put((odb, old, new), Arc::clone(&d));
     }
     Ok(d)
+}
+
+/// libgit2's diff of two texts with [`diff_options`], as hunks.
+fn text_hunks(old: &[u8], new: &[u8]) -> Result<Vec<Hunk>, git2::Error> {
+    if let Some(h) = xdiff_hunks(old, new) {
+        return h;
+    }
+    let patch = git2::Patch::from_buffers(old, no_path(), new, no_path(), Some(&mut diff_options()))?;
+    hunks(&patch)
+}
+
+/// The hunks libgit2's patch of `old` and `new` with [`diff_options`] has, straight from its
+/// xdiff (the hunk ranges git blame asks xdiff for, with no patch lines built); `None` when
+/// libgit2's own patch must make them: an empty side, a side libgit2 would not diff as text
+/// whole (over `MAX_XDIFF`), or a libgit2 whose xdiff this build does not know.
+fn xdiff_hunks(old: &[u8], new: &[u8]) -> Option<Result<Vec<Hunk>, git2::Error>> {
+    /// libgit2's `DIFF_MAX_FILESIZE`: above it, its patch does not diff the sides.
+    const MAX_XDIFF: usize = 0x2000_0000;
+    if old.is_empty() || new.is_empty() || old.len() > MAX_XDIFF || new.len() > MAX_XDIFF {
+        return None;
+    }
+    if !super::xdiff::xdiff_layout_known() {
+        return None;
+    }
+    let Some(raw) = super::xdiff::hunks(old, new, super::xdiff::INDENT_HEURISTIC) else {
+        return Some(Err(git2::Error::from_str("blame: xdiff failed (out of memory?)")));
+    };
+    // A patch's header: a 1-based start, or for an empty range the line before it.
+    let header = |start: usize, n: usize| u32::try_from(if n == 0 { start } else { start + 1 }).ok();
+    let count = |n: usize| u32::try_from(n).ok();
+    let out: Option<Vec<Hunk>> = raw
+        .into_iter()
+        .map(|[s1, n1, s2, n2]| {
+            Some(Hunk {
+                old_start: header(s1, n1)?,
+                old_lines: count(n1)?,
+                new_start: header(s2, n2)?,
+                new_lines: count(n2)?,
+            })
+        })
+        .collect();
+    Some(out.ok_or_else(|| git2::Error::from_str("blame: a file has too many lines")))
 }
 
 fn hunks(patch: &git2::Patch<'_>) -> Result<Vec<Hunk>, git2::Error> {
@@ -451,13 +617,14 @@ fn hunks(patch: &git2::Patch<'_>) -> Result<Vec<Hunk>, git2::Error> {
     Ok(out)
 }
 
-/// Where the workers start: the origin the main thread is at.
+/// Where the workers start: the origin the main thread is at (queued at commit date `time`).
 #[derive(Clone)]
 struct Start {
     commit: Oid,
     path: String,
     chain: Vec<Oid>,
     blob: Oid,
+    time: i64,
 }
 
 /// The worker threads; dropping it stops and joins them.
@@ -467,38 +634,50 @@ struct Prefetch {
 }
 
 impl Prefetch {
-    /// Start a worker per spare core (at most 3; none on one core).
-    fn start(repo: &Repository, odb: Option<Odb>, start: Start) -> Option<Prefetch> {
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).saturating_sub(1).min(3);
+    /// Start `workers` threads (the caller gives one per spare core, at most 3): the first is
+    /// the scout.
+    fn start(repo: &Repository, odb: Option<Odb>, workers: usize, start: Start) -> Option<Prefetch> {
         if workers == 0 {
             return None;
         }
-        let shared = Arc::new(Shared { state: Mutex::new(State::default()), cond: Condvar::new() });
+        let shared = Arc::new(Shared { state: Mutex::new(State::new()), cond: Condvar::new() });
         let dir = repo.path().to_path_buf();
         let workdir = repo.workdir().map(std::path::Path::to_path_buf);
         let mut threads = Vec::with_capacity(workers);
-        for w in 0..workers {
-            let (shared, dir, start) = (Arc::clone(&shared), dir.clone(), start.clone());
-            let workdir = workdir.clone();
-            // Worker `w` computes every `workers + 1`th diff of the walk, from the `w + 1`th:
-            // the main thread computes the others meanwhile instead of waiting for one worker.
-            let stripe = (w + 1, workers + 1);
+        let mut start = Some(start);
+        for _ in 0..workers {
+            let (mine, dir, workdir) = (Arc::clone(&shared), dir.clone(), workdir.clone());
+            // The first thread walks: `start` is taken once.
+            let scout = start.take();
             let spawned = std::thread::Builder::new().name("eddie-blame".into()).spawn(move || {
-                // A worker that fails only stops helping: the main thread computes the rest.
+                // Whatever happens (no repository, an error, a panic), the walk is over when
+                // the scout ends, so that no thread waits for its pairs.
+                let _walked = scout.is_some().then(|| Walked(&mine));
+                // A worker that fails only stops helping: the main thread does the rest.
                 // A handle kept from an earlier call has the history's objects parsed already.
+                let work = |repo: &Repository| {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match scout {
+                        Some(start) => walk(repo, odb, start, &mine),
+                        None => {
+                            diff_pairs(repo, odb, &mine);
+                            Ok(())
+                        }
+                    }));
+                };
                 match workdir.map(|w| super::handles::lend(&w)) {
-                    Some(Ok(repo)) => {
-                        let _ = walk_ahead(&repo, odb, start, stripe, &shared);
-                    }
+                    Some(Ok(repo)) => work(&repo),
                     _ => {
                         if let Ok(repo) = Repository::open(&dir) {
-                            let _ = walk_ahead(&repo, odb, start, stripe, &shared);
+                            work(&repo);
                         }
                     }
                 }
             });
-            if let Ok(t) = spawned {
-                threads.push(t);
+            match spawned {
+                Ok(t) => threads.push(t),
+                // No scout: the walk is over before it began.
+                Err(_) if start.is_none() && threads.is_empty() => shared.lock().walked = true,
+                Err(_) => {}
             }
         }
         Some(Prefetch { shared, threads })
@@ -511,9 +690,19 @@ impl Drop for Prefetch {
         self.shared.cond.notify_all();
         for t in self.threads.drain(..) {
             // A worker publishes every diff it claims, even one that panicked (see
-            // `Shared::compute`): the main thread never waits for one that is gone.
+            // `Shared::finish`): the main thread never waits for one that is gone.
             let _ = t.join();
         }
+    }
+}
+
+/// Marks the scout's walk over when dropped.
+struct Walked<'a>(&'a Shared);
+
+impl Drop for Walked<'_> {
+    fn drop(&mut self) {
+        self.0.lock().walked = true;
+        self.0.cond.notify_all();
     }
 }
 
@@ -522,18 +711,76 @@ struct Shared {
     cond: Condvar,
 }
 
-#[derive(Default)]
 struct State {
     stop: bool,
+    /// The commit date of the origin the main thread is at: the scout's commits of later dates
+    /// have been passed (the main thread walks by date) and are dropped when room is needed.
+    now: i64,
+    /// The scout's commits, until the main thread takes them: (commit, path) → (commit date, how
+    /// its parents hold the file).
+    resolved: HashMap<(Oid, String), (i64, Resolved)>,
+    /// Blob pairs the scout found, in its order, to be diffed.
+    pending: VecDeque<(Oid, Oid)>,
+    /// The scout's walk is over (done, failed or never started): no more pairs come.
+    walked: bool,
     /// Diffs a thread computes or has computed (by old blob, new blob).
     claimed: HashSet<(Oid, Oid)>,
     /// Diffs the workers computed, until the main thread takes them (`None`: it failed).
     done: HashMap<(Oid, Oid), Option<Arc<BlobDiff>>>,
 }
 
+impl State {
+    fn new() -> Self {
+        Self {
+            stop: false,
+            now: i64::MAX,
+            resolved: HashMap::new(),
+            pending: VecDeque::new(),
+            walked: false,
+            claimed: HashSet::new(),
+            done: HashMap::new(),
+        }
+    }
+
+    /// The first pending pair no thread has claimed (the last, `last`), claimed, while there is
+    /// room for its diff.
+    fn claim_pending(&mut self, last: bool) -> Option<(Oid, Oid)> {
+        if self.done.len() >= PREFETCH_AHEAD {
+            return None;
+        }
+        while let Some(key) = if last { self.pending.pop_back() } else { self.pending.pop_front() } {
+            if self.claimed.insert(key) {
+                return Some(key);
+            }
+        }
+        None
+    }
+
+    /// How many of the scout's commits wait for the main thread (those it has passed dropped
+    /// when they are many).
+    fn lead(&mut self) -> usize {
+        if self.resolved.len() >= SCOUT_LEAD {
+            let now = self.now;
+            self.resolved.retain(|_, (time, _)| *time <= now);
+        }
+        self.resolved.len()
+    }
+}
+
+/// What the scout does next.
+enum Job {
+    Walk,
+    Diff((Oid, Oid)),
+    Stop,
+}
+
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn wait<'a>(&self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        self.cond.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The main thread's side: a worker's diff (waiting while one computes it), or `None` when
@@ -549,92 +796,149 @@ impl Shared {
             if st.claimed.insert(key) {
                 return None;
             }
-            st = self.cond.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
+            st = self.wait(st);
         }
     }
 
-    /// A worker's side: compute the diff unless a thread has claimed it. `false`: stop.
-    fn compute(&self, repo: &Repository, odb: Option<Odb>, old: Oid, new: Oid) -> bool {
-        let key = (old, new);
-        {
-            let mut st = self.lock();
-            while !st.stop && st.done.len() >= PREFETCH_AHEAD {
-                st = self.cond.wait(st).unwrap_or_else(std::sync::PoisonError::into_inner);
-            }
-            if st.stop {
-                return false;
-            }
-            if !st.claimed.insert(key) {
-                return true;
-            }
-        }
-        // Published whatever happens, so that the main thread never waits for it in vain.
-        let d = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| blob_diff(repo, odb, old, new)));
+    /// The main thread's side: how the parents of `commit` hold `path`, when the scout has it.
+    /// The main thread is now at commit date `time`.
+    fn resolved(&self, commit: Oid, path: &str, time: i64) -> Option<Resolved> {
         let mut st = self.lock();
-        st.done.insert(key, d.ok().and_then(Result::ok));
+        st.now = time;
+        let r = st.resolved.remove(&(commit, path.to_owned())).map(|(_, r)| r);
+        if r.is_some() {
+            self.cond.notify_all();
+        }
+        r
+    }
+
+    /// A worker's side: publish the diff of a claimed pair (`None`: it failed or panicked).
+    fn finish(&self, key: (Oid, Oid), d: Option<Arc<BlobDiff>>) -> bool {
+        let mut st = self.lock();
+        st.done.insert(key, d);
         self.cond.notify_all();
         !st.stop
     }
+
+    /// The scout's side: publish how the parents of a commit hold the file, and the pairs to
+    /// diff that it brings.
+    fn publish(&self, key: (Oid, String), time: i64, r: &Resolved, pairs: Vec<(Oid, Oid)>) {
+        let mut st = self.lock();
+        st.resolved.insert(key, (time, r.clone()));
+        st.pending.extend(pairs);
+        self.cond.notify_all();
+    }
+
+    /// The scout's side: walk on (the walk costs little beside the diffs, and the main thread
+    /// then finds every commit's parents ready); once the walk is over (or [`SCOUT_LEAD`] ahead),
+    /// diff pending pairs from the last one, which the main thread (taking them from the first
+    /// one) will need last; wait when there is nothing to do.
+    fn next_job(&self, walk_left: bool) -> Job {
+        let mut st = self.lock();
+        loop {
+            if st.stop {
+                return Job::Stop;
+            }
+            if walk_left && st.lead() < SCOUT_LEAD {
+                return Job::Walk;
+            }
+            if let Some(key) = st.claim_pending(true) {
+                return Job::Diff(key);
+            }
+            if !walk_left && st.pending.is_empty() {
+                return Job::Stop;
+            }
+            st = self.wait(st);
+        }
+    }
+
+    /// A diffing worker's side: the next pending pair, claimed; `None`: stop.
+    fn next_pair(&self) -> Option<(Oid, Oid)> {
+        let mut st = self.lock();
+        loop {
+            if st.stop {
+                return None;
+            }
+            if let Some(key) = st.claim_pending(false) {
+                return Some(key);
+            }
+            if st.walked && st.pending.is_empty() {
+                return None;
+            }
+            st = self.wait(st);
+        }
+    }
 }
 
-/// A worker: walk the history of the file from `start` as the main thread does, as if every
-/// parent took lines, and compute its stripe of the diffs the main thread will ask for.
-fn walk_ahead(
-    repo: &Repository,
+/// Diff a claimed pair and publish it, whatever happens (so that the main thread never waits
+/// for it in vain). `false`: stop.
+fn diff_claimed<'r>(
+    repo: &'r Repository,
     odb: Option<Odb>,
-    start: Start,
-    (first, every): (usize, usize),
+    (old, new): (Oid, Oid),
     shared: &Shared,
-) -> Result<(), git2::Error> {
+    blobs: &mut Blobs<'r>,
+) -> bool {
+    let d = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| blob_diff(repo, odb, old, new, blobs)));
+    shared.finish((old, new), d.ok().and_then(Result::ok))
+}
+
+/// A diffing worker: diff the scout's pairs, in its order, until there are none.
+fn diff_pairs(repo: &Repository, odb: Option<Odb>, shared: &Shared) {
+    let mut blobs = Blobs::default();
+    while let Some(key) = shared.next_pair() {
+        if !diff_claimed(repo, odb, key, shared, &mut blobs) {
+            return;
+        }
+    }
+}
+
+/// The scout: walk the history of the file from `start` as the main thread does, as if every
+/// parent took lines, publishing how each commit's parents hold the file and the blob pairs to
+/// diff; diff pairs itself once far enough ahead.
+fn walk(repo: &Repository, odb: Option<Odb>, start: Start, shared: &Shared) -> Result<(), git2::Error> {
+    let mut blobs = Blobs::default();
     let mut origins = vec![start];
-    let mut count = 0usize;
     let mut seen: HashSet<(Oid, String)> = HashSet::new();
     let mut queue: BinaryHeap<(i64, Reverse<usize>)> = BinaryHeap::new();
     queue.push((i64::MAX, Reverse(0)));
-    while let Some((_, Reverse(at))) = queue.pop() {
+    loop {
+        match shared.next_job(!queue.is_empty()) {
+            Job::Stop => return Ok(()),
+            Job::Diff(key) => {
+                if !diff_claimed(repo, odb, key, shared, &mut blobs) {
+                    return Ok(());
+                }
+                continue;
+            }
+            Job::Walk => {}
+        }
+        let Some((_, Reverse(at))) = queue.pop() else { continue };
         let Some(o) = origins.get(at).cloned() else { continue };
         let parents: Vec<git2::Commit<'_>> = repo.find_commit(o.commit)?.parents().collect();
-        let mut found = Vec::with_capacity(parents.len());
-        let mut same = None;
-        for p in &parents {
-            let mut f = lookup(repo, p.tree_id(), &o.path, &o.chain)?;
-            if f.is_none() {
-                f = renamed_from(repo, odb, p, o.commit, &o.path)?;
-            }
-            if let Some(f) = f.take_if(|f| f.blob == o.blob) {
-                same = Some((p, f));
-                break;
-            }
-            found.push(f);
-        }
-        let mut next = Vec::new();
-        match same {
-            Some((p, f)) => next.push((p, f)),
-            None => {
-                let mut blobs = Vec::with_capacity(found.len());
-                for (p, f) in parents.iter().zip(found) {
-                    let Some(f) = f.filter(|f| !blobs.contains(&f.blob)) else { continue };
-                    blobs.push(f.blob);
-                    let mine = count % every == first;
-                    count += 1;
-                    if mine && !shared.compute(repo, odb, f.blob, o.blob) {
-                        return Ok(());
-                    }
-                    next.push((p, f));
-                }
+        let r = resolve(repo, odb, &parents, Some(o.commit), &o.path, &o.chain, o.blob)?;
+        let mut next = Vec::with_capacity(r.parents.len());
+        let mut pairs = Vec::with_capacity(r.parents.len());
+        if r.same {
+            next.extend(r.parents.last().cloned());
+        } else {
+            let mut blobs_seen = Vec::with_capacity(r.parents.len());
+            for p in &r.parents {
+                let Some(f) = p.2.as_ref().filter(|f| !blobs_seen.contains(&f.blob)) else { continue };
+                blobs_seen.push(f.blob);
+                pairs.push((f.blob, o.blob));
+                next.push(p.clone());
             }
         }
-        if shared.lock().stop {
-            return Ok(());
-        }
-        for (p, f) in next {
-            if seen.insert((p.id(), f.path.clone())) {
-                queue.push((p.time().seconds(), Reverse(origins.len())));
-                origins.push(Start { commit: p.id(), path: f.path, chain: f.chain, blob: f.blob });
+        shared.publish((o.commit, o.path), o.time, &r, pairs);
+        for (p, time, f) in next {
+            let Some(f) = f else { continue };
+            if seen.insert((p, f.path.clone())) {
+                queue.push((time, Reverse(origins.len())));
+                origins.push(Start { commit: p, path: f.path, chain: f.chain, blob: f.blob, time });
             }
         }
     }
-    Ok(())
 }
 
 /// The blob at `path` under the root tree `root`, with the ids of the trees along the path.
@@ -758,4 +1062,201 @@ fn coalesce(spans: Vec<Span>) -> Vec<Span> {
         out.push(s);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// The tests that start worker threads run one at a time (they count this process's
+    /// `eddie-blame` threads; no other test of this binary starts one).
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn serial() -> MutexGuard<'static, ()> {
+        SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// This process's threads named `eddie-blame`.
+    fn workers_running() -> usize {
+        let tasks = std::fs::read_dir("/proc/self/task").unwrap();
+        tasks
+            .filter_map(|t| std::fs::read_to_string(t.unwrap().path().join("comm")).ok())
+            .filter(|name| name.trim() == "eddie-blame")
+            .count()
+    }
+
+    /// A tree holding `text` at `path` (nested folders made) and a `README` beside it.
+    fn tree(repo: &Repository, path: &str, text: &str) -> Oid {
+        let mut id = repo.blob(text.as_bytes()).unwrap();
+        let mut mode = 0o100_644;
+        let parts: Vec<&str> = path.split('/').collect();
+        for (i, name) in parts.iter().enumerate().rev() {
+            let mut tb = repo.treebuilder(None).unwrap();
+            tb.insert(name, id, mode).unwrap();
+            if i == 0 {
+                tb.insert("README", repo.blob(b"read me\n").unwrap(), 0o100_644).unwrap();
+            }
+            id = tb.write().unwrap();
+            mode = 0o040_000;
+        }
+        id
+    }
+
+    fn commit(repo: &Repository, parents: &[Oid], path: &str, lines: &[String], time: i64) -> Oid {
+        let sig = git2::Signature::new("Ada", "ada@example.com", &git2::Time::new(time, 0)).unwrap();
+        let tree = repo.find_tree(tree(repo, path, &(lines.join("\n") + "\n"))).unwrap();
+        let parents: Vec<git2::Commit<'_>> = parents.iter().map(|p| repo.find_commit(*p).unwrap()).collect();
+        let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
+        repo.commit(None, &sig, &sig, &format!("at {time}"), &tree, &parents).unwrap()
+    }
+
+    /// A history of about 260 commits of one 300-line file: pseudo-random edits, a side line
+    /// merged back every 20 commits (both lines adding one same line; the merge edits too), an
+    /// exact rename and a rename with an edit,
+    /// and runs of commits in the same second. The same ids in every repository it is built in.
+    /// The head and the file's last path.
+    fn history(dir: &Path) -> (Repository, Oid, &'static str) {
+        let repo = Repository::init(dir).unwrap();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rnd = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let mut lines: Vec<String> = (0..300).map(|i| format!("fn f{i}() {{ {i} }}")).collect();
+        let mut path = "src/old/lib.rs";
+        let mut head = commit(&repo, &[], path, &lines, 1_700_000_000);
+        for i in 1..240 {
+            // Same-second runs: commits 40..=80 share one date.
+            let time = if (40..=80).contains(&i) { 1_700_000_040 } else { 1_700_000_000 + i as i64 };
+            if i == 100 || i == 170 {
+                path = if i == 100 { "src/new/lib2.rs" } else { "top.rs" };
+                if i == 170 {
+                    lines.insert(0, "// moved".to_owned());
+                }
+                head = commit(&repo, &[head], path, &lines, time);
+                continue;
+            }
+            let before = lines.clone();
+            for _ in 0..1 + rnd(3) {
+                let at = rnd(lines.len());
+                match rnd(3) {
+                    0 => lines[at] = format!("fn changed{i}_{at}() {{}}"),
+                    1 => lines.insert(at, format!("// added {i}")),
+                    _ if lines.len() > 50 => drop(lines.remove(at)),
+                    _ => lines.push(format!("// end {i}")),
+                }
+            }
+            if i % 20 == 0 {
+                // Both lines of history add the same line: the merge's first parent takes it.
+                let twin = format!("// twin {i}");
+                let mut side = before;
+                side.insert(10, twin.clone());
+                side[0] = format!("// side {i}");
+                let s = commit(&repo, &[head], path, &side, time);
+                lines.insert(10, twin);
+                let m = commit(&repo, &[head], path, &lines, time);
+                lines[0] = format!("// side {i}");
+                lines[5] = format!("// merged {i}");
+                head = commit(&repo, &[m, s], path, &lines, time);
+            } else {
+                head = commit(&repo, &[head], path, &lines, time);
+            }
+        }
+        (repo, head, path)
+    }
+
+    /// The lines of `path` at `head`.
+    fn lines_at(repo: &Repository, head: &git2::Commit<'_>, path: &str) -> usize {
+        let found = lookup(repo, head.tree_id(), path, &[]).unwrap().unwrap();
+        line_count(repo.find_blob(found.blob).unwrap().content())
+    }
+
+    /// Blame of the whole file at `head` in a fresh copy of the history (nothing memoised for
+    /// it), with `workers` threads: the spans and how many commits came from the scout.
+    fn blame_in_fresh(workers: usize, worktree: Option<&[u8]>) -> (Vec<Span>, usize) {
+        let t = tempfile::tempdir().unwrap();
+        let (repo, head, path) = history(t.path());
+        let head = repo.find_commit(head).unwrap();
+        let n = worktree.map_or_else(|| lines_at(&repo, &head, path), line_count);
+        let (spans, from_scout) = blame_with(&repo, &head, path, worktree, 0..n, &|| false, workers).unwrap();
+        (spans.unwrap(), from_scout)
+    }
+
+    /// The scout walks the history once and the main thread takes each commit's parents from
+    /// it (renames, merges and same-second commits included, where its order and the main
+    /// thread's differ): the answer is the one the main thread finds alone, for every number
+    /// of workers, and no worker is left running.
+    #[test]
+    fn the_scout_hands_its_walk_over_and_the_answer_does_not_change() {
+        let _serial = serial();
+        let (alone, none) = blame_in_fresh(0, None);
+        assert_eq!(none, 0);
+        assert!(alone.iter().any(|s| s.path == "src/old/lib.rs"), "the blame crosses both renames");
+        for workers in 1..=3 {
+            let (spans, from_scout) = blame_in_fresh(workers, None);
+            assert_eq!(spans, alone, "{workers} workers");
+            // About 220 of the 260 commits here; a scout starved of the cores by a loaded
+            // machine hands over fewer.
+            assert!(from_scout > 0, "{workers} workers: no commit from the scout");
+            assert_eq!(workers_running(), 0);
+        }
+        // The working tree's text on top (the origin without a commit).
+        let text = (0..310).map(|i| format!("fn f{i}() {{ {i} }}\n")).collect::<String>();
+        let (alone, _) = blame_in_fresh(0, Some(text.as_bytes()));
+        assert!(alone.iter().any(|s| s.commit.is_none()));
+        assert_eq!(blame_in_fresh(2, Some(text.as_bytes())).0, alone);
+    }
+
+    /// An abort while the workers run: the blame stops with the cancelled error, and by the time
+    /// it returns every worker has been joined.
+    #[test]
+    fn an_abort_with_workers_running_stops_the_blame_and_joins_them() {
+        let _serial = serial();
+        let t = tempfile::tempdir().unwrap();
+        let (repo, head, path) = history(t.path());
+        let head = repo.find_commit(head).unwrap();
+        let seen = std::cell::Cell::new(false);
+        let cancelled = || {
+            seen.set(seen.get() || workers_running() > 0);
+            seen.get()
+        };
+        let n = lines_at(&repo, &head, path);
+        let e = blame_with(&repo, &head, path, None, 0..n, &cancelled, 2).map(|_| ()).unwrap_err();
+        assert!(seen.get(), "the workers were running");
+        assert!(is_cancelled(&e), "{e}");
+        assert_eq!(workers_running(), 0);
+    }
+
+    /// Four blames of one repository at once, each with its workers (one memo, one object
+    /// database): each answers as the main thread alone does.
+    #[test]
+    fn concurrent_blames_of_one_repository_answer_alike() {
+        let _serial = serial();
+        let (alone, _) = blame_in_fresh(0, None);
+        let t = tempfile::tempdir().unwrap();
+        let (_, head, path) = history(t.path());
+        let answers: Vec<(Vec<Span>, usize)> = std::thread::scope(|s| {
+            let calls: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        let repo = Repository::open(t.path()).unwrap();
+                        let head = repo.find_commit(head).unwrap();
+                        let n = lines_at(&repo, &head, path);
+                        let (spans, from_scout) =
+                            blame_with(&repo, &head, path, None, 0..n, &|| false, 2).unwrap();
+                        (spans.unwrap(), from_scout)
+                    })
+                })
+                .collect();
+            calls.into_iter().map(|c| c.join().unwrap()).collect()
+        });
+        for (spans, _) in &answers {
+            assert_eq!(spans, &alone);
+        }
+        assert_eq!(workers_running(), 0);
+    }
 }

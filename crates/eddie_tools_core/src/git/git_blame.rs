@@ -101,8 +101,10 @@ fn blame(
     }
     let worktree = if rev.is_none() { Some(text.as_slice()) } else { None };
     let range = if total == 0 { 0..0 } else { start - 1..end };
-    let spans =
-        super::blame::blame(&repo, &head, &spec, worktree, range).map_err(fail)?.ok_or_else(|| {
+    let cancelled = || ctx.cancel.is_cancelled();
+    let spans = super::blame::blame(&repo, &head, &spec, worktree, range, &cancelled)
+        .map_err(|e| if super::blame::is_cancelled(&e) { ToolError::cancelled() } else { fail(e) })?
+        .ok_or_else(|| {
             ToolError::new(ErrorCode::NotFound, format!("{file} is not a file at {}", rev.unwrap_or("HEAD")))
         })?;
     let mut who: std::collections::HashMap<git2::Oid, (String, String, String, String)> =

@@ -30,13 +30,13 @@
 //! looked up on every call and applied to what the memo gives.
 
 use std::collections::HashMap;
-use std::os::raw::{c_char, c_int, c_long, c_ulong, c_void};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::boundary::Scope;
 use super::memo::{Memo, Odb, Weigh};
+use super::xdiff::{line_counts, lines, xdiff_layout_known};
 use crate::error::{ErrorCode, Result, ToolError};
 
 /// Counts kept between calls: (object database, old blob, new blob) → the pair's counts, and
@@ -104,135 +104,6 @@ const MODE_TREE: i32 = 0o040000;
 const MODE_BLOB: i32 = 0o100644;
 const MODE_EXEC: i32 = 0o100755;
 const MODE_LINK: i32 = 0o120000;
-
-// libgit2's xdiff (vendored by `libgit2-sys` with `git2`'s `vendored-libgit2`, the copy
-// libgit2's diff calls): the types of `deps/xdiff/xdiff.h` that `xdl_diff` takes.
-
-/// `mmfile_t`: one side's bytes.
-#[repr(C)]
-struct MmFile {
-    ptr: *const c_char,
-    size: c_long,
-}
-
-/// `xpparam_t`: the diff's flags (0: Myers, no whitespace options, as libgit2's default).
-#[repr(C)]
-struct XpParam {
-    flags: c_ulong,
-    ignore_regex: *mut c_void,
-    ignore_regex_nr: usize,
-    anchors: *mut *mut c_char,
-    anchors_nr: usize,
-}
-
-/// `xdemitcb_t`: the emit callbacks (unused when `hunk_func` is set).
-#[repr(C)]
-struct XdEmitCb {
-    priv_: *mut c_void,
-    out_hunk: *mut c_void,
-    out_line: *mut c_void,
-}
-
-type HunkFunc = unsafe extern "C" fn(c_long, c_long, c_long, c_long, *mut c_void) -> c_int;
-
-/// `xdemitconf_t`: with `hunk_func` set, `xdl_diff` hands over each hunk's line ranges and
-/// emits nothing.
-#[repr(C)]
-struct XdEmitConf {
-    ctxlen: c_long,
-    interhunkctxlen: c_long,
-    flags: c_ulong,
-    find_func: *mut c_void,
-    find_func_priv: *mut c_void,
-    hunk_func: Option<HunkFunc>,
-}
-
-unsafe extern "C" {
-    fn xdl_diff(
-        mf1: *mut MmFile,
-        mf2: *mut MmFile,
-        xpp: *const XpParam,
-        xecfg: *const XdEmitConf,
-        ecb: *mut XdEmitCb,
-    ) -> c_int;
-}
-
-/// Adds a hunk's line counts (old, new) to the `(deleted, added)` pair behind `data`.
-unsafe extern "C" fn add_hunk(_: c_long, old: c_long, _: c_long, new: c_long, data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the `&mut (usize, usize)` that `line_counts` passed as `priv_` and
-    // keeps alive for the whole `xdl_diff` call; nothing else refers to it meanwhile.
-    let counts = unsafe { &mut *data.cast::<(usize, usize)>() };
-    counts.0 += usize::try_from(old).unwrap_or(0);
-    counts.1 += usize::try_from(new).unwrap_or(0);
-    0
-}
-
-/// (deleted, added) lines between `old` and `new`, as libgit2's diff counts them with no
-/// context lines: with no context a hunk holds only changed lines (two changes with a common
-/// line between them are two hunks), so its ranges are the counts. libgit2 must be set up
-/// (its allocator): a [`Counter`] has a repository, so it is.
-fn line_counts(old: &[u8], new: &[u8]) -> Result<(usize, usize)> {
-    if old.is_empty() || new.is_empty() {
-        // Every line of the other side changed (and xdiff refuses an empty buffer).
-        return Ok((lines(old), lines(new)));
-    }
-    let too_big = || ToolError::internal("log: a file is too large to diff");
-    let mut a =
-        MmFile { ptr: old.as_ptr().cast(), size: c_long::try_from(old.len()).map_err(|_| too_big())? };
-    let mut b =
-        MmFile { ptr: new.as_ptr().cast(), size: c_long::try_from(new.len()).map_err(|_| too_big())? };
-    let xpp = XpParam {
-        flags: 0,
-        ignore_regex: std::ptr::null_mut(),
-        ignore_regex_nr: 0,
-        anchors: std::ptr::null_mut(),
-        anchors_nr: 0,
-    };
-    let conf = XdEmitConf {
-        ctxlen: 0,
-        interhunkctxlen: 0,
-        flags: 0,
-        find_func: std::ptr::null_mut(),
-        find_func_priv: std::ptr::null_mut(),
-        hunk_func: Some(add_hunk),
-    };
-    let mut counts: (usize, usize) = (0, 0);
-    let mut cb = XdEmitCb {
-        priv_: std::ptr::from_mut(&mut counts).cast(),
-        out_hunk: std::ptr::null_mut(),
-        out_line: std::ptr::null_mut(),
-    };
-    // SAFETY: the structs match `deps/xdiff/xdiff.h` of the vendored libgit2 field for field
-    // (`#[repr(C)]`, C's `long`/`unsigned long`); both buffers are live slices of the given
-    // length that xdiff only reads (it hashes and compares their lines); `priv_` points at
-    // `counts`, which outlives the call, and `add_hunk` is the only code that uses it; with
-    // `hunk_func` set xdiff calls neither `out_hunk` nor `out_line`, and with no
-    // `XDL_EMIT_FUNCNAMES` flag it never calls `find_func`.
-    let rc = unsafe { xdl_diff(&mut a, &mut b, &xpp, &conf, &mut cb) };
-    if rc < 0 {
-        return Err(ToolError::internal("log: xdiff failed (out of memory?)"));
-    }
-    Ok(counts)
-}
-
-/// The libgit2 release whose `deps/xdiff/xdiff.h` the structs above copy (libgit2-sys
-/// 0.18.8+1.9.7). xdiff is libgit2's internal, not its API: under any other release (a bumped
-/// libgit2-sys) every commit goes to libgit2's own diff until the structs are checked again.
-const XDIFF_FROM: (u32, u32) = (1, 9);
-
-/// Whether the linked libgit2 is the release the xdiff structs were copied from.
-fn xdiff_layout_known() -> bool {
-    static KNOWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *KNOWN.get_or_init(|| {
-        let (major, minor, _) = git2::Version::get().libgit2_version();
-        (major, minor) == XDIFF_FROM
-    })
-}
-
-/// Lines in `text` as xdiff counts them (a last line without a newline is a line).
-fn lines(text: &[u8]) -> usize {
-    memchr::memchr_iter(b'\n', text).count() + usize::from(text.last().is_some_and(|&c| c != b'\n'))
-}
 
 /// Whether libgit2 would call a blob binary with no `diff` attribute set.
 fn is_binary(content: &[u8]) -> bool {
