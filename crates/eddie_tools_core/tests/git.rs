@@ -841,6 +841,49 @@ async fn blame_of_a_generated_history_matches_git() {
     );
 }
 
+/// A history of a file made of runs of repeated lines (where a diff has many equally short
+/// answers and git's choice depends on how it calls xdiff: the common tail trimmed in 1 KiB
+/// blocks first): every line equals `git blame --line-porcelain`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blame_of_runs_of_repeated_lines_matches_git() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    git(d, &["init", "-q", "-b", "main"]);
+    let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15);
+    // Runs of one line 10 to 60 long: a line inserted into or deleted from a run can be
+    // placed anywhere in it, and where the run crosses the trimmed tail's edge matters.
+    let alphabet = ["        x += 1;", "        y -= 1;", "    }", ""];
+    let mut lines: Vec<String> = Vec::new();
+    while lines.len() < 500 {
+        let l = alphabet[rnd(alphabet.len())];
+        lines.extend(std::iter::repeat_n(l.to_owned(), 10 + rnd(50)));
+    }
+    let save = |lines: &[String]| write(d, "r.txt", &(lines.join("\n") + "\n"));
+    for i in 0..80 {
+        if i > 0 {
+            for _ in 0..1 + rnd(4) {
+                let len = lines.len();
+                let at = rnd(len);
+                match rnd(3) {
+                    0 if len > 100 => {
+                        lines.remove(at);
+                    }
+                    1 => lines.insert(at, lines[at].clone()),
+                    _ => lines.insert(at, alphabet[rnd(alphabet.len())].to_owned()),
+                }
+            }
+        }
+        save(&lines);
+        git(d, &["add", "-A"]);
+        git(d, &["commit", "-q", "--allow-empty", "-m", &format!("c{i}")]);
+    }
+    let got = call(d, "git_blame", json!({"file": "r.txt", "revision": "HEAD"})).await.unwrap();
+    assert_eq!(
+        blamed_lines(&got),
+        line_porcelain(&git(d, &["blame", "--line-porcelain", "HEAD", "--", "r.txt"]))
+    );
+}
+
 /// The names of this process's threads called `eddie-blame` (git_blame's workers).
 fn blame_workers() -> usize {
     let tasks = std::fs::read_dir("/proc/self/task").unwrap();
