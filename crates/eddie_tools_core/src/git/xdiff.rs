@@ -85,6 +85,9 @@ unsafe extern "C" fn push_hunk(s1: c_long, n1: c_long, s2: c_long, n2: c_long, d
 /// # Safety
 /// `data` must be what `func` expects, alive and used by nothing else during the call.
 unsafe fn run(old: &[u8], new: &[u8], flags: c_ulong, func: HunkFunc, data: *mut c_void) -> Option<()> {
+    // xdiff allocates with libgit2's allocator, set up by libgit2's init (once per process;
+    // every caller has opened a repository already, which did it, but this does not rely on it).
+    libgit2_sys::init();
     let mut a = MmFile { ptr: old.as_ptr().cast(), size: c_long::try_from(old.len()).ok()? };
     let mut b = MmFile { ptr: new.as_ptr().cast(), size: c_long::try_from(new.len()).ok()? };
     let xpp = XpParam {
@@ -115,9 +118,11 @@ unsafe fn run(old: &[u8], new: &[u8], flags: c_ulong, func: HunkFunc, data: *mut
 
 /// (deleted, added) lines between `old` and `new`, as libgit2's diff counts them with no
 /// context lines: with no context a hunk holds only changed lines (two changes with a common
-/// line between them are two hunks), so its ranges are the counts. libgit2 must be set up
-/// (its allocator): `log_numstat`'s `Counter` has a repository, so it is.
+/// line between them are two hunks), so its ranges are the counts.
 pub(super) fn line_counts(old: &[u8], new: &[u8]) -> Result<(usize, usize)> {
+    if c_long::try_from(old.len().max(new.len())).is_err() {
+        return Err(ToolError::internal("log: a file is too large to diff"));
+    }
     if old.is_empty() || new.is_empty() {
         // Every line of the other side changed (and xdiff refuses an empty buffer).
         return Ok((lines(old), lines(new)));
@@ -136,7 +141,7 @@ pub(super) const INDENT_HEURISTIC: c_ulong = 1 << 23;
 /// `flags`, and the common tail of the two texts left out first, as git's `xdi_diff` leaves it
 /// out ([`trim_common_tail`]). Each hunk is (old start, old lines, new start, new lines); starts
 /// are 0-based, and an empty range names the line it comes before. Both sides must not be
-/// empty; `None` when xdiff failed. libgit2 must be set up (a repository opened).
+/// empty; `None` when xdiff failed.
 pub(super) fn hunks(old: &[u8], new: &[u8], flags: c_ulong) -> Option<Vec<[usize; 4]>> {
     if old.is_empty() || new.is_empty() {
         return None;
