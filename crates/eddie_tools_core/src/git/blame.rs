@@ -752,11 +752,11 @@ impl State {
         }
     }
 
-    /// The first pending pair no thread has claimed, claimed, while there is room for its diff
-    /// (the first: the one the main thread needs soonest). Diffs for commits the main thread has passed (it walks by date) are
+    /// The first pending pair no thread has claimed (the last, `last`), claimed, while there is
+    /// room for its diff. Diffs for commits the main thread has passed (it walks by date) are
     /// let go when room is needed: it skipped them (no lines left for that parent, or a side
     /// branch that got none), and should it want one after all, the memo has it.
-    fn claim_pending(&mut self) -> Option<(Oid, Oid)> {
+    fn claim_pending(&mut self, last: bool) -> Option<(Oid, Oid)> {
         if self.done.len() + self.in_flight.len() >= PREFETCH_AHEAD {
             let now = self.now;
             self.done.retain(|_, (time, _)| *time <= now);
@@ -764,7 +764,7 @@ impl State {
                 return None;
             }
         }
-        while let Some((key, time)) = self.pending.pop_front() {
+        while let Some((key, time)) = if last { self.pending.pop_back() } else { self.pending.pop_front() } {
             if self.claimed.insert(key) {
                 self.in_flight.insert(key, time);
                 return Some(key);
@@ -856,9 +856,8 @@ impl Shared {
 
     /// The scout's side: walk on (the walk costs little beside the diffs, and the main thread
     /// then finds every commit's parents ready); once the walk is over (or [`SCOUT_LEAD`] ahead),
-    /// diff pending pairs from the first, as the other workers do; wait when there is nothing to
-    /// do. (Diffs of the last pairs waited until the main thread reached the far end, holding
-    /// places of the [`PREFETCH_AHEAD`]: after 64 of them no thread could diff ahead.)
+    /// diff pending pairs from the last one, which the main thread (taking them from the first
+    /// one) will need last; wait when there is nothing to do.
     fn next_job(&self, walk_left: bool) -> Job {
         let mut st = self.lock();
         loop {
@@ -868,7 +867,7 @@ impl Shared {
             if walk_left && st.lead() < SCOUT_LEAD {
                 return Job::Walk;
             }
-            if let Some(key) = st.claim_pending() {
+            if let Some(key) = st.claim_pending(true) {
                 return Job::Diff(key);
             }
             if !walk_left && st.pending.is_empty() {
@@ -885,7 +884,7 @@ impl Shared {
             if st.stop {
                 return None;
             }
-            if let Some(key) = st.claim_pending() {
+            if let Some(key) = st.claim_pending(false) {
                 return Some(key);
             }
             if st.walked && st.pending.is_empty() {
