@@ -104,34 +104,35 @@ pub fn object_json_with_raw(fields: &serde_json::Map<String, Value>, key: &str, 
 ///
 /// Outside strings JSON text is ASCII, so only characters inside strings are escaped.
 pub fn ascii_json(json: &str) -> Option<String> {
-    if json.is_ascii() {
-        return None;
-    }
-    // Escape bytes less the UTF-8 bytes, by the length of each character's encoding.
-    let extra: usize = json
-        .bytes()
-        .map(|b| match b {
-            0xc0..=0xdf => 4,
-            0xe0..=0xef => 3,
-            0xf0..=0xff => 8,
-            _ => 0,
+    let bytes = json.as_bytes();
+    // The ASCII runs are skipped by `ascii_valid_up_to` (word at a time): only the other
+    // characters are looked at, one by one.
+    let non_ascii = || {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            at += encoding_rs::Encoding::ascii_valid_up_to(bytes.get(at..)?);
+            let c = json.get(at..)?.chars().next()?;
+            let found = (at, c);
+            at += c.len_utf8();
+            Some(found)
         })
-        .sum();
-    if extra > json.len() / 8 {
+    };
+    // Escape bytes less the UTF-8 bytes, by the length of each character's encoding.
+    let extra: usize = non_ascii().map(|(_, c)| if c.len_utf8() == 4 { 8 } else { 6 - c.len_utf8() }).sum();
+    if extra == 0 || extra > json.len() / 8 {
         return None;
     }
     let mut out = String::with_capacity(json.len() + extra);
-    let mut rest = json;
-    while let Some(at) = rest.bytes().position(|b| !b.is_ascii()) {
-        out.push_str(&rest[..at]);
-        let c = rest[at..].chars().next()?;
+    let mut from = 0;
+    for (at, c) in non_ascii() {
+        out.push_str(&json[from..at]);
         let mut units = [0u16; 2];
         for u in c.encode_utf16(&mut units) {
             let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{u:04x}"));
         }
-        rest = &rest[at + c.len_utf8()..];
+        from = at + c.len_utf8();
     }
-    out.push_str(rest);
+    out.push_str(&json[from..]);
     Some(out)
 }
 
@@ -153,6 +154,13 @@ mod tests {
         assert_eq!(serde_json::from_str::<Value>(&ascii).unwrap(), v);
         assert!(ascii.contains("\\ud83d\\ude00") && ascii.contains("caf\\u00e9"), "{ascii}");
         assert_eq!(ascii_json("{\"a\":\"plain\"}"), None);
+        // Non-ASCII first and last, and runs of ASCII longer than a word between them.
+        let run = "0123456789abcdef".repeat(8);
+        assert_eq!(ascii_json(&format!("\"é{run}😀\"")), Some(format!("\"\\u00e9{run}\\ud83d\\ude00\"")));
+        assert_eq!(
+            ascii_json(&format!("[\"{}€\"]", "a".repeat(100))),
+            Some(format!("[\"{}\\u20ac\"]", "a".repeat(100)))
+        );
         // Mostly non-ASCII text stays UTF-8 (its escapes would be much longer).
         assert_eq!(ascii_json(&serde_json::to_string(&"日本語のテキスト".repeat(10)).unwrap()), None);
     }
