@@ -219,7 +219,7 @@ fn indexed(ws: &Workspace, key: &index::Key, q: &Query, cancel: &AtomicBool) -> 
         Some(re) => {
             let Some(pre) = &re.prefilter else { return Ok(None) };
             let flags = index::plan::Flags::default();
-            let (sel, _) = index::select(key, pre.as_str(), flags, index::NOT_UTF8, &keep);
+            let (sel, _) = index::select(key, pre.as_str(), flags, index::NOT_UTF8, Some(&keep));
             let Some(sel) = sel else { return Ok(None) };
             let files: Vec<(std::path::PathBuf, String)> =
                 sel.search.into_iter().map(|rel| (key.path_of(&rel), rel)).collect();

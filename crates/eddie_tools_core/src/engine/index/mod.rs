@@ -944,8 +944,9 @@ pub struct Selection {
     pub ignored: crate::engine::walk::Parts,
 }
 
-/// The files of `key`'s root that may match `pattern`, among those `keep` accepts; `None`
-/// (search by scanning) when there is no index yet or the pattern has no trigram.
+/// The files of `key`'s root that may match `pattern`, among those `keep` accepts (every
+/// file when `keep` is `None`: no path of a file ruled out is then looked at); `None` (search
+/// by scanning) when there is no index yet or the pattern has no trigram.
 ///
 /// Files whose flags intersect `verify` are always selected.
 pub fn select(
@@ -953,7 +954,7 @@ pub fn select(
     pattern: &str,
     flags: plan::Flags,
     verify: u8,
-    keep: &dyn Fn(&str) -> bool,
+    keep: Option<&dyn Fn(&str) -> bool>,
 ) -> (Option<Selection>, Report) {
     if mode() == Mode::Off {
         return (None, Report { state: "off", ..Default::default() });
@@ -968,7 +969,7 @@ pub fn select(
     let Some(cands) = post.eval(&q) else { return (None, rep) };
     let mut sel = Selection { ignored: live.walked.counts(), ..Default::default() };
     for ((rel, _), id) in live.walked.files.iter().zip(&live.ids) {
-        if !keep(rel) {
+        if keep.is_some_and(|keep| !keep(rel)) {
             continue;
         }
         match id {

@@ -515,8 +515,9 @@ pub fn search(ctx_target: &Target, q: &Query, stop: &Stop) -> Result<Found> {
     };
     let root_rel = ctx_target.root.rel.as_str();
     let keep = |rel: &str| includes.matches(below_root(rel, root_rel));
+    let keep: Option<&dyn Fn(&str) -> bool> = if includes.is_empty() { None } else { Some(&keep) };
     let flags = index::plan::Flags { literal: q.literal, case_insensitive: q.case_insensitive };
-    let (selection, report) = index::select(&key, &q.pattern, flags, 0, &keep);
+    let (selection, report) = index::select(&key, &q.pattern, flags, 0, keep);
     let mut found = match selection {
         Some(sel) => verify(&key, sel, q, stop, &includes),
         None => scan(ctx_target, q, stop, &includes)?,
