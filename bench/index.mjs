@@ -16,9 +16,10 @@
 // the row checks that no rebuild happened), repeat globs; then the index's build time, time
 // to ready (from the second search, which asks for the build, to the first search the index
 // answers; and `data.index.readyMs`), size and the process's resident memory growth per GB of
-// indexed text.
+// indexed text. Beside the repeat rows whose matches are in many files, the floor: what reading
+// those files and parsing the result's data costs at least (`floor` below).
 import { spawnSync } from 'node:child_process'
-import { readFileSync, writeFileSync, appendFileSync } from 'node:fs'
+import { readFileSync, writeFileSync, appendFileSync, existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -142,6 +143,32 @@ async function repeat(id, pattern, rgArgs, before) {
   // Per-file updates, not a rebuild: the build's own numbers are still the first build's.
   const rebuilt = ix.buildMs !== built.buildMs || ix.readyMs !== built.readyMs
   row(id, nt, dt, 'rg', grepSet(result.data), rgSet(stdout), ix, before ? { updatedFiles: ix.updatedFiles, rebuilt } : {})
+  if (!before) floor(id, result, median(dt))
+}
+
+// The least a search that reads the files holding a match can cost, beside the row: those
+// files read on every core, each byte looked at once (examples/read_floor.rs, built with
+// `cargo build --release --example read_floor -p eddie_tools_core`; READ_FLOOR=<path> runs
+// another build), plus V8's JSON.parse of the result's data (what crossing into JS costs at
+// least). Only the rows whose matches are in many files.
+const READ_FLOOR = process.env.READ_FLOOR || ['release', 'debug'].map((p) => join(here, '..', 'target', p, 'examples', 'read_floor')).find((p) => existsSync(p))
+const floors = []
+function floor(id, result, rgMs) {
+  const files = result.data.matches.map((f) => f.path)
+  if (!READ_FLOOR || files.length < 100) return
+  const r = spawnSync(READ_FLOOR, [corpus, String(runs * 3)], { input: files.join('\n') })
+  if (r.status !== 0) return console.error(`read_floor failed: ${r.stderr}`)
+  const read = JSON.parse(r.stdout.toString())
+  const json = JSON.stringify(result.data)
+  const ps = []
+  for (let i = 0; i < runs * 3; i++) {
+    const t0 = performance.now()
+    JSON.parse(json)
+    ps.push(performance.now() - t0)
+  }
+  const total = read.ms.median + median(ps)
+  floors.push({ id, files: files.length, mb: read.bytes / 1e6, readMs: read.ms.median, parseMs: median(ps), total, ratio: total / rgMs })
+  console.error(JSON.stringify(floors.at(-1)))
 }
 
 await repeat('repeat literal TODO', LIT, [LIT, 'src'])
@@ -194,6 +221,9 @@ console.log(`| --- | ---: | --- | ---: | ---: | ---: | --- | --- |`)
 for (const r of rows) {
   const upd = r.updatedFiles === undefined ? '' : `; ${r.updatedFiles} files updated one by one, ${r.rebuilt ? 'REBUILT' : 'no rebuild'}`
   console.log(`| ${r.id} | ${r.native_ms} | ${r.ref} | ${r.ref_ms} | ${r.ratio}× | ${r.hits} | ${r.same ? 'yes' : 'NO'} | ${r.used ? 'yes' : 'no'} (${r.state}${upd}) |`)
+}
+for (const f of floors) {
+  console.log(`\nFloor of "${f.id}": reading the ${f.files} files that hold a match (${f.mb.toFixed(1)} MB, every core) ${f.readMs.toFixed(1)} ms + JSON.parse of the data ${f.parseMs.toFixed(1)} ms = ${f.total.toFixed(1)} ms, ${f.ratio.toFixed(3)}× rg: no search that reads these files can do better here.`)
 }
 const gb = built.textBytes / 1e9
 console.log(`\nIndex of src/: ${built.files} files, ${(built.textBytes / 1e6).toFixed(1)} MB of text indexed, built in ${built.buildMs} ms (${(built.buildMs / 1000 / gb).toFixed(1)} s per GB); ` +
