@@ -79,9 +79,9 @@ pub struct Hop {
 enum Inner {
     /// Through a proxy, or with a user and password in the URL.
     Reqwest(reqwest::Response),
-    /// Straight to the server, on our own connection (its task is aborted when the response
-    /// is dropped).
-    Direct { body: hyper::body::Incoming, _conn: direct::Conn },
+    /// Straight to the server, on our own connection (driven as the body is read, dropped with
+    /// the response).
+    Direct { body: hyper::body::Incoming, conn: direct::Conn },
 }
 
 impl Inner {
@@ -89,9 +89,13 @@ impl Inner {
     async fn chunk(&mut self, url: &Url) -> Result<Option<bytes::Bytes>> {
         match self {
             Self::Reqwest(r) => r.chunk().await.map_err(|e| map_error(&e, url)),
-            Self::Direct { body, .. } => loop {
-                use http_body_util::BodyExt;
-                match body.frame().await {
+            Self::Direct { body, conn } => loop {
+                let frame = std::future::poll_fn(|cx| {
+                    conn.drive(cx);
+                    hyper::body::Body::poll_frame(std::pin::Pin::new(&mut *body), cx)
+                })
+                .await;
+                match frame {
                     None => return Ok(None),
                     Some(Err(e)) => return Err(direct::map_error(&e, url)),
                     // Trailers are not part of the body.
@@ -421,12 +425,7 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
                 req.connect_timeout,
             ))
             .await?;
-            (
-                sent.status,
-                sent.headers,
-                Some(sent.remote),
-                Inner::Direct { body: sent.body, _conn: sent.conn },
-            )
+            (sent.status, sent.headers, Some(sent.remote), Inner::Direct { body: sent.body, conn: sent.conn })
         } else {
             let client = client_for(&req, &vetted.url, &vetted.addrs, proxy)?;
             let mut rb = client.request(req.method.clone(), vetted.url.clone()).headers(headers);

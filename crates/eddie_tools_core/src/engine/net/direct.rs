@@ -7,8 +7,11 @@
 //! A response head larger than that buffer is asked for again with hyper's default, growing,
 //! buffer (bodiless requests only; a request with a body gets the default from the start).
 
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
+use std::task::Context;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -26,14 +29,30 @@ use crate::error::{ErrorCode, Result, ToolError};
 /// head must fit in it (else the request is made again with hyper's default buffer).
 pub const READ_BUF: usize = 8 << 10;
 
-/// The connection's task: aborted when the response (or the request being sent) is dropped,
-/// so an abandoned call (cancelled, timed out) leaves no connection behind.
-#[derive(Debug)]
-pub struct Conn(tokio::task::AbortHandle);
+/// The connection, driven by whoever awaits its response and body (no task of its own): it
+/// and its buffers go the moment the response is dropped (an abandoned call, cancelled or
+/// timed out, leaves nothing behind), never later on another thread.
+pub struct Conn {
+    io: Option<Pin<Box<dyn Future<Output = hyper::Result<()>> + Send>>>,
+    /// Kept so the connection serves the request to its end.
+    _sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+}
 
-impl Drop for Conn {
-    fn drop(&mut self) {
-        self.0.abort();
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.io.is_some() { "Conn(open)" } else { "Conn(done)" })
+    }
+}
+
+impl Conn {
+    /// Let the connection read and write what it can (its reads feed the body); its own end,
+    /// or error, reaches the body through hyper.
+    pub fn drive(&mut self, cx: &mut Context<'_>) {
+        if let Some(io) = self.io.as_mut()
+            && io.as_mut().poll(cx).is_ready()
+        {
+            self.io = None;
+        }
     }
 }
 
@@ -155,14 +174,15 @@ where
     if exact {
         b.read_buf_exact_size(Some(READ_BUF));
     }
-    let (mut sender, conn) = b.handshake::<_, Full<Bytes>>(io).await?;
-    let conn = Conn(
-        tokio::spawn(async move {
-            let _ = conn.await;
-        })
-        .abort_handle(),
-    );
-    let resp = sender.send_request(req).await?;
+    let (mut sender, io) = b.handshake::<_, Full<Bytes>>(io).await?;
+    let sending = sender.send_request(req);
+    let mut conn = Conn { io: Some(Box::pin(io)), _sender: sender };
+    let mut sending = std::pin::pin!(sending);
+    let resp = std::future::poll_fn(|cx| {
+        conn.drive(cx);
+        sending.as_mut().poll(cx)
+    })
+    .await?;
     Ok((resp, conn))
 }
 
