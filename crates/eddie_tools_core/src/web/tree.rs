@@ -669,7 +669,15 @@ impl TreeSink for Sink {
     type ElemName<'a> = Name;
 
     fn finish(self) -> Tree {
-        self.tree.into_inner()
+        let mut t = self.tree.into_inner();
+        // The tree is held through the readability pass and the Markdown: the room reserved
+        // ahead (a node per `<`, growth by a quarter) is given back, and the table of names
+        // only building reads goes.
+        t.nodes.shrink_to_fit();
+        t.attrs.shrink_to_fit();
+        t.arena.shrink_to_fit();
+        t.name_ids = Default::default();
+        t
     }
 
     fn parse_error(&self, _msg: Cow<'static, str>) {}
