@@ -2,7 +2,9 @@
 //! counted by the counting allocator of `examples/web_peak.rs` over whole calls on the bench's
 //! large page (1.35 MB) served from loopback, as served with its length and gzipped with none;
 //! and a gzipped plain text body with no length (nothing to extract: the body is the most the
-//! call holds), which is decoded into one buffer growing by a quarter. This binary holds this
+//! call holds), which is decoded into one buffer growing by a quarter; and a page of 38 KB,
+//! whose body phase (the connection's buffers beside the body) is at most 2.5 times it (hyper's
+//! read buffer of a fixed size, not doubling as reqwest's did). This binary holds this
 //! one test, so what else allocates during a call is the call's own runtime and the server's
 //! thread.
 #![cfg(feature = "web")]

@@ -5,7 +5,8 @@
 //! HTTP/1.1 only, and hyper's read buffer of a fixed size ([`READ_BUF`]), where reqwest's
 //! connection doubles it from 8 KiB as reads fill it (8 + 16 + 32 KiB beside a 30 KB body).
 //! A response head larger than that buffer is asked for again with hyper's default, growing,
-//! buffer (bodiless requests only; a request with a body gets the default from the start).
+//! buffer (`GET` and `HEAD` only, which are safe to repeat; other requests get the default
+//! from the start).
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -25,7 +26,7 @@ use url::Url;
 use super::client::{USER_AGENT, tls_config};
 use crate::error::{ErrorCode, Result, ToolError};
 
-/// hyper's read buffer for a bodiless request: each read asks for this much, and a response
+/// hyper's read buffer for a `GET` or `HEAD`: each read asks for this much, and a response
 /// head must fit in it (else the request is made again with hyper's default buffer).
 pub const READ_BUF: usize = 8 << 10;
 
@@ -153,8 +154,6 @@ fn own(headers: HeaderMap) -> HeaderMap {
             name = Some(k);
         }
         if let (Some(k), Ok(v)) = (&name, HeaderValue::from_bytes(v.as_bytes())) {
-            let mut v = v;
-            v.set_sensitive(false);
             out.append(k.clone(), v);
         }
     }
@@ -228,8 +227,9 @@ pub async fn send(
         *r.headers_mut() = head;
         Ok::<_, ToolError>(r)
     };
-    // A bodiless request gets the fixed buffer first; a head too large for it, the default.
-    let mut exact = body.is_empty();
+    // A GET or HEAD gets the fixed buffer first and, when the head is too large for it, is
+    // asked again with the default (both are safe to repeat); other requests, the default.
+    let mut exact = matches!(*method, reqwest::Method::GET | reqwest::Method::HEAD);
     loop {
         let started = tokio::time::Instant::now();
         let (tcp, remote) = connect(url, addrs, connect_timeout).await?;
