@@ -335,7 +335,7 @@ fn client_for(
 }
 
 /// The innermost cause's text.
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cur: &(dyn std::error::Error + 'static) = e;
     while let Some(next) = cur.source() {
         cur = next;

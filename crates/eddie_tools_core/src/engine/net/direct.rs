@@ -23,7 +23,7 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use tokio::net::TcpStream;
 use url::Url;
 
-use super::client::{USER_AGENT, tls_config};
+use super::client::{USER_AGENT, root_cause, tls_config};
 use crate::error::{ErrorCode, Result, ToolError};
 
 /// hyper's read buffer for a `GET` or `HEAD`: each read asks for this much, and a response
@@ -115,15 +115,6 @@ fn server_name(url: &Url) -> Result<rustls::pki_types::ServerName<'static>> {
         Some(url::Host::Ipv6(ip)) => Ok(ServerName::IpAddress(IpAddr::V6(ip).into())),
         None => Err(ToolError::new(ErrorCode::InvalidUrl, format!("{url} has no host"))),
     }
-}
-
-/// The innermost cause's text.
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut cur = e;
-    while let Some(next) = cur.source() {
-        cur = next;
-    }
-    cur.to_string()
 }
 
 /// A hyper error (sending, or reading the body) as a coded error.
