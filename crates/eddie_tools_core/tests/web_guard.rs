@@ -199,3 +199,138 @@ async fn a_refused_connection_is_network_and_a_dead_name_is_dns() {
     .unwrap_err();
     assert!(matches!(e.code(), ErrorCode::Dns | ErrorCode::Timeout), "{:?}", e.code());
 }
+
+/// Answers every lookup with `ip`, counting them.
+struct Fixed {
+    ip: IpAddr,
+    calls: AtomicUsize,
+}
+
+impl Resolver for Fixed {
+    fn lookup(&self, _host: String, port: u16) -> BoxFuture<std::io::Result<Vec<SocketAddr>>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let ip = self.ip;
+        Box::pin(async move { Ok(vec![SocketAddr::new(ip, port)]) })
+    }
+}
+
+/// One connection accepted on `listener`: what the client sent before it stopped (or before
+/// `within`), the server closing its side at once unless `keep` says how to answer.
+async fn one_exchange(listener: TcpListener, answer: Option<Vec<u8>>, within: Duration) -> Vec<u8> {
+    let Ok(Ok((mut sock, _))) = tokio::time::timeout(within, listener.accept()).await else {
+        return Vec::new();
+    };
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 4096];
+    // A TLS ClientHello arrives in one flight; an HTTP request ends its head with a blank line
+    // (and its body, when it has a length, is read too).
+    loop {
+        let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(300), sock.read(&mut buf)).await else {
+            break;
+        };
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).to_ascii_lowercase();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let len = text[..end]
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if got.len() >= end + 4 + len {
+                break;
+            }
+        }
+    }
+    if let Some(a) = answer {
+        let _ = sock.write_all(&a).await;
+    }
+    got
+}
+
+#[tokio::test]
+async fn https_goes_to_the_vetted_address_only_naming_the_url_host_and_offering_http1() {
+    // A name resolved (once, by the guard) to 127.0.0.2; a listener on 127.0.0.1 at the same
+    // port must get nothing. The server reads the ClientHello and hangs up: a TLS error.
+    let tls = TcpListener::bind("127.0.0.2:0").await.unwrap();
+    let port = tls.local_addr().unwrap().port();
+    let other = TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+    let hello = tokio::spawn(one_exchange(tls, None, Duration::from_secs(10)));
+    let stray = tokio::spawn(one_exchange(other, None, Duration::from_secs(2)));
+    let resolver = Arc::new(Fixed { ip: "127.0.0.2".parse().unwrap(), calls: AtomicUsize::new(0) });
+    let policy = NetworkPolicy { allow_hosts: vec!["127.0.0.2".into()], ..Default::default() };
+    let guard = Guard::with_resolver(&policy, resolver.clone());
+    let url = net::parse_url(&format!("https://pinned-name.test:{port}/")).unwrap();
+    let e = net::bounded(&ctx(), Duration::from_secs(10), "t", net::send(&ctx(), &guard, Request::get(url)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Tls, "{}", e.message());
+    let hello = hello.await.unwrap();
+    let has = |needle: &[u8]| hello.windows(needle.len()).any(|w| w == needle);
+    assert_eq!(hello.first(), Some(&0x16), "a TLS handshake record");
+    assert!(has(b"pinned-name.test"), "the URL's host is the SNI");
+    assert!(has(b"\x08http/1.1") && !has(b"\x02h2"), "ALPN offers HTTP/1.1 only");
+    assert!(stray.await.unwrap().is_empty(), "nothing reached the address the guard did not give");
+    assert_eq!(resolver.calls.load(Ordering::SeqCst), 1, "the name was resolved by the guard only");
+}
+
+#[tokio::test]
+async fn a_direct_request_says_its_host_and_one_user_agent_and_sends_its_body() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = tokio::spawn(one_exchange(listener, Some(ok("done").into_bytes()), Duration::from_secs(10)));
+    let policy = NetworkPolicy { allow_hosts: vec!["127.0.0.1".into()], ..Default::default() };
+    let mut req = Request::get(net::parse_url(&format!("http://127.0.0.1:{port}/p?q=1#frag")).unwrap());
+    req.method = reqwest::Method::POST;
+    req.body = Some(b"abc=1".to_vec());
+    req.headers.push(("User-Agent".into(), "git/2.0 (eddie-tools)".into()));
+    let mut resp = net::send(&ctx(), &Guard::new(&policy), req).await.unwrap();
+    assert_eq!(body(&mut resp).await, "done");
+    let seen = String::from_utf8(seen.await.unwrap()).unwrap();
+    let lower = seen.to_ascii_lowercase();
+    assert!(seen.starts_with("POST /p?q=1 HTTP/1.1\r\n"), "{seen}");
+    assert!(lower.contains(&format!("\r\nhost: 127.0.0.1:{port}\r\n")), "{seen}");
+    assert_eq!(lower.matches("\r\nuser-agent:").count(), 1, "{seen}");
+    assert!(seen.contains("git/2.0 (eddie-tools)"), "{seen}");
+    assert!(lower.contains("\r\ncontent-length: 5\r\n") && seen.ends_with("\r\n\r\nabc=1"), "{seen}");
+    assert!(lower.contains("\r\nconnection: close\r\n"), "{seen}");
+}
+
+#[tokio::test]
+async fn a_head_larger_than_the_read_buffer_is_asked_for_again_and_read_whole() {
+    let big = "v".repeat(20 << 10);
+    let answer =
+        format!("HTTP/1.1 200 OK\r\nx-big: {big}\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+    let (a, hits) = serve("127.0.0.1", 0, 4, move |_| answer.clone()).await;
+    let policy = NetworkPolicy { allow_hosts: vec!["127.0.0.1".into()], ..Default::default() };
+    let url = net::parse_url(&format!("http://127.0.0.1:{}/", a.port())).unwrap();
+    let mut resp = net::send(&ctx(), &Guard::new(&policy), Request::get(url)).await.unwrap();
+    assert_eq!(body(&mut resp).await, "ok");
+    assert_eq!(resp.header("x-big").map(|v| v.len()), Some(20 << 10));
+    assert_eq!(hits.load(Ordering::SeqCst), 2, "asked again with hyper's growing buffer");
+}
+
+#[tokio::test]
+async fn a_response_dropped_before_its_body_ends_closes_its_connection() {
+    // The server announces a megabyte, sends ten bytes and waits: the client drops the
+    // response, and its connection must close (no task left reading).
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let Ok((mut sock, _)) = listener.accept().await else { return };
+        let mut buf = vec![0u8; 8192];
+        let _ = sock.read(&mut buf).await;
+        let _ = sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 1000000\r\n\r\n0123456789").await;
+        let closed = tokio::time::timeout(Duration::from_secs(10), sock.read(&mut buf)).await;
+        let _ = tx.send(matches!(closed, Ok(Ok(0)) | Ok(Err(_))));
+    });
+    let policy = NetworkPolicy { allow_hosts: vec!["127.0.0.1".into()], ..Default::default() };
+    let url = net::parse_url(&format!("http://127.0.0.1:{port}/")).unwrap();
+    let mut resp = net::send(&ctx(), &Guard::new(&policy), Request::get(url)).await.unwrap();
+    assert_eq!(resp.chunk().await.unwrap().as_deref(), Some(&b"0123456789"[..]));
+    drop(resp);
+    assert!(rx.await.unwrap(), "the connection was closed once the response was dropped");
+}

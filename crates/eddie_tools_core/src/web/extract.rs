@@ -559,7 +559,7 @@ mod tests {
 
     #[test]
     fn a_ten_megabyte_page_is_held_in_a_tree_of_less_than_its_size_and_a_half() {
-        assert_eq!(size_of::<super::super::tree::Node>(), 24);
+        assert_eq!(size_of::<super::super::tree::Node>(), 20);
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/fixtures/web");
         let page = std::fs::read_to_string(dir.join("path.html")).unwrap();
         let (head, rest) = page.split_at(page.find("<body").unwrap());

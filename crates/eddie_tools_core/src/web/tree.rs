@@ -1,5 +1,5 @@
 //! A compact HTML tree for the extractor: html5ever's tree builder writes into our own
-//! [`TreeSink`], which keeps nodes as 32-byte structs in one `Vec` linked by `u32` indexes,
+//! [`TreeSink`], which keeps nodes as 20-byte structs in one `Vec` linked by `u32` indexes,
 //! element names as atoms, only the attributes the extractor reads, and text as ranges of the
 //! page itself (the tokenizer's text shares the page's buffer) or, for text the parser made
 //! (entities, joined runs), of one text arena. Comments, processing instructions and doctypes
@@ -34,12 +34,12 @@ const COUNT_SHIFT: u32 = 24;
 const COUNT_MASK: u32 = 0xf;
 const NAME_MASK: u32 = (1 << COUNT_SHIFT) - 1;
 
-/// One node as stored: 24 bytes.
+/// One node as stored: 20 bytes (its last child is known while the tree is built only:
+/// [`Tree::lasts`]).
 #[derive(Debug, Clone)]
 pub struct Node {
     parent: Id,
     first: Id,
-    last: Id,
     next: Id,
     /// Element: its first attribute in [`Tree::attrs`]; text: where it starts.
     a: u32,
@@ -56,8 +56,6 @@ pub struct NodeRef {
     pub parent: Id,
     /// The first child.
     pub first: Id,
-    /// The last child.
-    pub last: Id,
     kind: u32,
 }
 
@@ -75,7 +73,7 @@ impl NodeRef {
 
 impl Node {
     fn new(kind: u32, a: u32, len: u32) -> Self {
-        Node { parent: NONE, first: NONE, last: NONE, next: NONE, a, b: (kind << KIND_SHIFT) | len }
+        Node { parent: NONE, first: NONE, next: NONE, a, b: (kind << KIND_SHIFT) | len }
     }
 
     fn kind(&self) -> u32 {
@@ -124,6 +122,9 @@ const KEPT: [LocalName; 10] = [
 pub struct Tree {
     /// Every node; 0 is the document.
     pub nodes: Vec<Node>,
+    /// Each node's last child, while the tree is built (appending is then one step); gone
+    /// once it is, when only walks from the first child read it.
+    lasts: Vec<Id>,
     attrs: Vec<Attr>,
     /// Text the parser made that is not a slice of the page.
     arena: String,
@@ -253,13 +254,17 @@ impl Tree {
     /// Parse `page` (html5ever's tree builder, as browsers build the tree).
     pub fn parse(page: StrTendril) -> Tree {
         // One node per tag at most, plus the text between tags: a first size that rarely grows,
-        // and at most 1.5 times the page (24-byte nodes), whatever a page of `<` says.
+        // and at most 1.5 times the page (20-byte nodes and, while building, a 4-byte last child
+        // each), whatever a page of `<` says.
         let tags = memchr::memchr_iter(b'<', page.as_bytes()).count();
         let mut nodes = Vec::with_capacity(tags.min(page.len() / 16) + 8);
         nodes.push(Node::new(KIND_OTHER, 0, 0));
         nodes.push(Node::new(KIND_OTHER, 0, 0));
+        let mut lasts = Vec::with_capacity(nodes.capacity());
+        lasts.extend([NONE, NONE]);
         let tree = Tree {
             nodes,
+            lasts,
             attrs: Vec::new(),
             arena: String::new(),
             page: page.clone(),
@@ -290,7 +295,6 @@ impl Tree {
             name: self.names.get(name).cloned().unwrap_or_default(),
             parent: n.parent,
             first: n.first,
-            last: n.last,
             kind,
         }
     }
@@ -435,6 +439,8 @@ impl Tree {
         let id = self.nodes.len() as Id;
         grow(&mut self.nodes, 1);
         self.nodes.push(node);
+        grow(&mut self.lasts, 1);
+        self.lasts.push(NONE);
         id
     }
 
@@ -491,7 +497,7 @@ impl Tree {
             return false;
         }
         let p = self.node(parent);
-        let after_block = match p.last {
+        let after_block = match self.lasts[parent as usize] {
             NONE => is_block(&p.name),
             last => self.node(last).is_element() && is_block(&self.node(last).name),
         };
@@ -546,8 +552,8 @@ impl Tree {
         } else {
             self.nodes[prev as usize].next = next;
         }
-        if self.nodes[parent as usize].last == id {
-            self.nodes[parent as usize].last = prev;
+        if self.lasts[parent as usize] == id {
+            self.lasts[parent as usize] = prev;
         }
         let n = &mut self.nodes[id as usize];
         n.parent = NONE;
@@ -556,13 +562,13 @@ impl Tree {
 
     fn append_child(&mut self, parent: Id, child: Id) {
         self.detach(child);
-        let last = self.nodes[parent as usize].last;
+        let last = self.lasts[parent as usize];
         if last == NONE {
             self.nodes[parent as usize].first = child;
         } else {
             self.nodes[last as usize].next = child;
         }
-        self.nodes[parent as usize].last = child;
+        self.lasts[parent as usize] = child;
         self.nodes[child as usize].parent = parent;
     }
 
@@ -571,7 +577,7 @@ impl Tree {
             NodeOrText::AppendNode(DETACHED) => {}
             NodeOrText::AppendNode(id) => self.append_child(parent, id),
             NodeOrText::AppendText(t) => {
-                let last = self.nodes[parent as usize].last;
+                let last = self.lasts[parent as usize];
                 let extended =
                     last != NONE && self.nodes[last as usize].is_text() && self.extend_text(last, &t);
                 if !extended && !self.idle_space(parent, &t) {
@@ -669,7 +675,16 @@ impl TreeSink for Sink {
     type ElemName<'a> = Name;
 
     fn finish(self) -> Tree {
-        self.tree.into_inner()
+        let mut t = self.tree.into_inner();
+        // The tree is held through the readability pass and the Markdown: the room reserved
+        // ahead (a node per `<`, growth by a quarter) is given back, and what only building
+        // reads (the table of names, each node's last child) goes.
+        t.nodes.shrink_to_fit();
+        t.attrs.shrink_to_fit();
+        t.arena.shrink_to_fit();
+        t.name_ids = Default::default();
+        t.lasts = Vec::new();
+        t
     }
 
     fn parse_error(&self, _msg: Cow<'static, str>) {}

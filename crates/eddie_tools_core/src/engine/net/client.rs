@@ -1,5 +1,7 @@
-//! The HTTP client behind the guard: one `reqwest` client per hop whose only name resolution
-//! is the addresses the guard checked (so the connection goes where the check said), redirects
+//! The HTTP client behind the guard: each hop goes to the addresses the guard checked and to
+//! nothing else (so the connection goes where the check said): straight to the server on
+//! hyper's own HTTP/1 connection (`direct`), or through a proxy (or with a user and password in
+//! the URL) on one `reqwest` client per hop whose only name resolution is those addresses; redirects
 //! followed by hand (each hop vetted again), bodies read with a streaming byte cap, connect
 //! and total timeouts, and the call's abort. TLS is rustls on the `ring` provider with the
 //! platform's roots. Proxies (`HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`, `NO_PROXY`, from
@@ -13,6 +15,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use url::Url;
 
 use super::decode::{self, DecodeError, Decoder, Plan};
+use super::direct;
 use super::guard::Guard;
 use crate::context::Ctx;
 use crate::error::{ErrorCode, Result, ToolError};
@@ -71,6 +74,49 @@ pub struct Hop {
     pub status: u16,
 }
 
+/// A response's body, still to be read.
+#[derive(Debug)]
+enum Inner {
+    /// Through a proxy, or with a user and password in the URL.
+    Reqwest(reqwest::Response),
+    /// Straight to the server, on our own connection (driven as the body is read, dropped with
+    /// the response).
+    Direct { body: hyper::body::Incoming, conn: direct::Conn },
+}
+
+impl Inner {
+    /// The next piece of the body as served.
+    async fn chunk(&mut self, url: &Url) -> Result<Option<bytes::Bytes>> {
+        match self {
+            Self::Reqwest(r) => r.chunk().await.map_err(|e| map_error(&e, url)),
+            Self::Direct { body, conn } => loop {
+                let frame = std::future::poll_fn(|cx| {
+                    conn.drive(cx);
+                    hyper::body::Body::poll_frame(std::pin::Pin::new(&mut *body), cx)
+                })
+                .await;
+                match frame {
+                    None => return Ok(None),
+                    Some(Err(e)) => return Err(direct::map_error(&e, url)),
+                    // Trailers are not part of the body.
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(data) if !data.is_empty() => return Ok(Some(data)),
+                        _ => {}
+                    },
+                }
+            },
+        }
+    }
+
+    /// The body's length, when the response gives it.
+    fn content_length(&self) -> Option<u64> {
+        match self {
+            Self::Reqwest(r) => r.content_length(),
+            Self::Direct { body, .. } => hyper::body::Body::size_hint(body).exact(),
+        }
+    }
+}
+
 /// A response whose headers have arrived.
 #[derive(Debug)]
 pub struct Response {
@@ -88,7 +134,7 @@ pub struct Response {
     pub remote: Option<SocketAddr>,
     /// When the request started.
     pub started: Instant,
-    inner: reqwest::Response,
+    inner: Inner,
     /// The decoded-size limit set by [`Response::body_capped`].
     limit: Option<usize>,
     /// The decoder of the body's codings (`decompress`), `None` for the body as served.
@@ -123,7 +169,7 @@ impl Response {
             if self.ended {
                 return Ok(None);
             }
-            let raw = self.inner.chunk().await.map_err(|e| map_error(&e, &self.url))?;
+            let raw = self.inner.chunk(&self.url).await?;
             let Some(decoder) = self.decoder.as_mut() else { return Ok(raw) };
             let out = match raw {
                 Some(piece) => decoder.push(&piece),
@@ -211,7 +257,9 @@ pub fn too_large(url: &Url, cap: usize, announced: Option<u64>) -> ToolError {
     )
 }
 
-fn tls_config() -> Result<rustls::ClientConfig> {
+/// The TLS configuration of every hop (ALPN: HTTP/2, then HTTP/1.1; the direct hops offer
+/// HTTP/1.1 only).
+pub(super) fn tls_config() -> Result<rustls::ClientConfig> {
     static CONFIG: OnceLock<std::result::Result<rustls::ClientConfig, String>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {
@@ -261,7 +309,12 @@ fn proxy_for(ctx: &Ctx, url: &Url) -> Option<reqwest::Proxy> {
     Some(p.no_proxy(no_proxy.and_then(|n| reqwest::NoProxy::from_string(&n))))
 }
 
-fn client_for(ctx: &Ctx, req: &Request, url: &Url, addrs: &[SocketAddr]) -> Result<reqwest::Client> {
+fn client_for(
+    req: &Request,
+    url: &Url,
+    addrs: &[SocketAddr],
+    proxy: Option<reqwest::Proxy>,
+) -> Result<reqwest::Client> {
     let mut b = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(req.connect_timeout)
@@ -270,7 +323,7 @@ fn client_for(ctx: &Ctx, req: &Request, url: &Url, addrs: &[SocketAddr]) -> Resu
         // Codings are undone here, every layer and within the cap (`decode`), not by reqwest,
         // which undoes one layer only: reqwest is built without its decompression features.
         .pool_max_idle_per_host(0);
-    match proxy_for(ctx, url) {
+    match proxy {
         // The proxy's own name is the host's configuration, resolved normally.
         Some(p) => b = b.proxy(p),
         None => b = b.no_proxy().dns_resolver(Arc::new(NoResolve)),
@@ -282,7 +335,7 @@ fn client_for(ctx: &Ctx, req: &Request, url: &Url, addrs: &[SocketAddr]) -> Resu
 }
 
 /// The innermost cause's text.
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cur: &(dyn std::error::Error + 'static) = e;
     while let Some(next) = cur.source() {
         cur = next;
@@ -335,18 +388,8 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
     let mut chain = Vec::new();
     loop {
         let vetted = guard.vet(&req.url).await?;
-        let client = client_for(ctx, &req, &vetted.url, &vetted.addrs)?;
-        let mut rb = client.request(req.method.clone(), vetted.url.clone());
-        // The connection is never used again (the client keeps no pool): asking the server to
-        // close it lets hyper free its buffers once the body ends, instead of reading ahead for
-        // a next response into a buffer of its own while the body's last piece is still held
-        // (HTTP/1.1; hyper leaves the header out of HTTP/2 requests, which need no such hint).
-        rb = rb.header(reqwest::header::CONNECTION, "close");
-        if req.decompress {
-            rb = rb.header(reqwest::header::ACCEPT_ENCODING, decode::ACCEPT);
-        }
+        let mut headers = HeaderMap::new();
         if same_origin(&first, &req.url) {
-            let mut headers = HeaderMap::new();
             for (k, v) in &req.headers {
                 let (Ok(k), Ok(v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str()))
                 else {
@@ -354,15 +397,46 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
                 };
                 headers.append(k, v);
             }
-            rb = rb.headers(headers);
         }
-        if let Some(body) = &req.body {
-            rb = rb.body(body.clone());
+        // The connection is never used again (no client keeps a pool): asking the server to
+        // close it lets hyper free its buffers once the body ends, instead of reading ahead for
+        // a next response into a buffer of its own while the body's last piece is still held
+        // (HTTP/1.1; hyper leaves the header out of HTTP/2 requests, which need no such hint).
+        // The request's own headers win.
+        headers.entry(reqwest::header::CONNECTION).or_insert(HeaderValue::from_static("close"));
+        if req.decompress {
+            headers
+                .entry(reqwest::header::ACCEPT_ENCODING)
+                .or_insert(HeaderValue::from_static(decode::ACCEPT));
         }
-        let resp = rb.send().await.map_err(|e| map_error(&e, &req.url))?;
-        let status = resp.status().as_u16();
+        let proxy = proxy_for(ctx, &vetted.url);
+        // Straight to the server on our own connection, unless a proxy carries the hop or the
+        // URL holds a user and password (which reqwest sends as basic authentication).
+        let direct = proxy.is_none() && vetted.url.username().is_empty() && vetted.url.password().is_none();
+        let (status, resp_headers, remote, inner) = if direct {
+            // Boxed: the connection's futures (TLS among them) take room only while the head
+            // is awaited, not in the caller's future for the whole call.
+            let sent = Box::pin(direct::send(
+                &vetted.url,
+                &vetted.addrs,
+                &req.method,
+                &headers,
+                req.body.as_deref(),
+                req.connect_timeout,
+            ))
+            .await?;
+            (sent.status, sent.headers, Some(sent.remote), Inner::Direct { body: sent.body, conn: sent.conn })
+        } else {
+            let client = client_for(&req, &vetted.url, &vetted.addrs, proxy)?;
+            let mut rb = client.request(req.method.clone(), vetted.url.clone()).headers(headers);
+            if let Some(body) = &req.body {
+                rb = rb.body(body.clone());
+            }
+            let resp = rb.send().await.map_err(|e| map_error(&e, &req.url))?;
+            (resp.status().as_u16(), resp.headers().clone(), resp.remote_addr(), Inner::Reqwest(resp))
+        };
         let location =
-            resp.headers().get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            resp_headers.get(reqwest::header::LOCATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let redirect = matches!(status, 301 | 302 | 303 | 307 | 308) && req.follow;
         if let (true, Some(loc)) = (redirect, location) {
             let next = req.url.join(&loc).map_err(|e| {
@@ -372,16 +446,15 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
                 )
             })?;
             if !req.follow_cross_host && !same_host(&req.url, &next) {
-                let remote = resp.remote_addr();
                 return Ok(Response {
                     url: req.url.clone(),
                     status,
-                    headers: resp.headers().clone(),
+                    headers: resp_headers,
                     chain,
                     unfollowed: Some(next.to_string()),
                     remote,
                     started,
-                    inner: resp,
+                    inner,
                     limit: None,
                     decoder: None,
                     too_deep: None,
@@ -402,8 +475,7 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
             req.url = next;
             continue;
         }
-        let remote = resp.remote_addr();
-        let (decoder, too_deep) = match (req.decompress, decode::plan(resp.headers())) {
+        let (decoder, too_deep) = match (req.decompress, decode::plan(&resp_headers)) {
             (true, Plan::Decode(codings)) => (Some(Decoder::new(&codings, decode::DEFAULT_LIMIT)), None),
             (true, Plan::TooDeep(n)) => (None, Some(n)),
             _ => (None, None),
@@ -411,12 +483,12 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
         return Ok(Response {
             url: req.url.clone(),
             status,
-            headers: resp.headers().clone(),
+            headers: resp_headers,
             chain,
             unfollowed: None,
             remote,
             started,
-            inner: resp,
+            inner,
             limit: None,
             decoder,
             too_deep,

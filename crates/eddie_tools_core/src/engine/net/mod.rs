@@ -5,6 +5,7 @@
 
 pub mod client;
 pub mod decode;
+mod direct;
 pub mod guard;
 #[cfg(feature = "browser")]
 pub mod proxy;
