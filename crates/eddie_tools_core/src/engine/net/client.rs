@@ -343,21 +343,43 @@ pub(super) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cur.to_string()
 }
 
+/// `TLS` when TLS failed somewhere in `e`'s chain: a rustls error, found also inside the
+/// `io::Error`s that carry one (tokio-rustls wraps it so, and `io::Error::source` skips the
+/// wrapped error itself), or a cause that says so (a certificate, a handshake, a missing
+/// `close_notify`).
+pub(super) fn tls_error(e: &(dyn std::error::Error + 'static), url: &Url) -> Option<ToolError> {
+    fn rustls_in(e: &(dyn std::error::Error + 'static)) -> bool {
+        let mut src = Some(e);
+        while let Some(s) = src {
+            if s.downcast_ref::<rustls::Error>().is_some() {
+                return true;
+            }
+            if let Some(inner) = s.downcast_ref::<std::io::Error>().and_then(std::io::Error::get_ref)
+                && rustls_in(inner)
+            {
+                return true;
+            }
+            src = s.source();
+        }
+        false
+    }
+    let cause = root_cause(e);
+    let lower = cause.to_ascii_lowercase();
+    (rustls_in(e) || lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake"))
+        .then(|| tls_failed(url.host_str().unwrap_or("the host"), &cause))
+}
+
+/// `TLS` with `host`, and why.
+pub(super) fn tls_failed(host: &str, cause: &dyn std::fmt::Display) -> ToolError {
+    ToolError::new(ErrorCode::Tls, format!("TLS with {host} failed: {cause}"))
+}
+
 /// A reqwest error as a coded error a model can act on.
 pub fn map_error(e: &reqwest::Error, url: &Url) -> ToolError {
     let host = url.host_str().unwrap_or("the host");
     let cause = root_cause(e);
-    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    let mut tls = false;
-    while let Some(s) = src {
-        if s.downcast_ref::<rustls::Error>().is_some() {
-            tls = true;
-        }
-        src = s.source();
-    }
-    let lower = cause.to_ascii_lowercase();
-    if tls || lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
-        return ToolError::new(ErrorCode::Tls, format!("TLS with {host} failed: {cause}"));
+    if let Some(tls) = tls_error(e, url) {
+        return tls;
     }
     if e.is_timeout() {
         return ToolError::new(ErrorCode::Timeout, format!("{url} timed out: {cause}"));
@@ -514,5 +536,31 @@ pub async fn bounded<T>(
                 timeout.as_secs_f64()
             ),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tls_error_carried_in_an_io_error_reads_as_tls() {
+        let url = Url::parse("https://example.test/").unwrap();
+        // As tokio-rustls carries one: `io::Error::source` gives the rustls error's own source
+        // (none), so only `get_ref` finds it.
+        let alert = std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::AlertReceived(rustls::AlertDescription::DecryptError),
+        );
+        let err = tls_error(&alert, &url).expect("a TLS error");
+        assert_eq!(err.code(), ErrorCode::Tls);
+        assert!(err.message().starts_with("TLS with example.test failed: "), "{err:?}");
+        let outer = std::io::Error::other(alert);
+        assert_eq!(tls_error(&outer, &url).map(|e| e.code()), Some(ErrorCode::Tls));
+        let plain = std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "end of file before message length reached",
+        );
+        assert!(tls_error(&plain, &url).is_none());
     }
 }

@@ -23,7 +23,7 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use tokio::net::TcpStream;
 use url::Url;
 
-use super::client::{USER_AGENT, root_cause, tls_config};
+use super::client::{USER_AGENT, root_cause, tls_config, tls_error, tls_failed};
 use crate::error::{ErrorCode, Result, ToolError};
 
 /// hyper's read buffer for a `GET` or `HEAD`: each read asks for this much, and a response
@@ -78,30 +78,58 @@ fn tls_http1() -> Result<Arc<rustls::ClientConfig>> {
     Ok(Arc::clone(CONFIG.get_or_init(|| Arc::new(config))))
 }
 
-/// Connect to the first of `addrs` that answers, each given its share of `timeout`.
-async fn connect(url: &Url, addrs: &[SocketAddr], timeout: Duration) -> Result<(TcpStream, SocketAddr)> {
+/// How long an attempt to connect has alone before the next address is tried beside it
+/// (happy eyeballs, as hyper's connector does it: an address that drops packets, a broken IPv6
+/// route say, does not hold the others up).
+const NEXT_ADDRESS_AFTER: Duration = Duration::from_millis(250);
+
+/// Connect to the first of `addrs` that answers within `timeout`: each address is tried in
+/// turn, the next one as soon as the last attempt failed or has waited
+/// [`NEXT_ADDRESS_AFTER`], the earlier attempts still running; the others are dropped when one
+/// connects.
+pub(super) async fn connect(
+    url: &Url,
+    addrs: &[SocketAddr],
+    timeout: Duration,
+) -> Result<(TcpStream, SocketAddr)> {
     let host = url.host_str().unwrap_or("the host");
-    let each = timeout / u32::try_from(addrs.len().max(1)).unwrap_or(u32::MAX);
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut rest = addrs.iter().copied();
+    // Dropped (every attempt still running aborted) when this function returns.
+    let mut attempts = tokio::task::JoinSet::new();
     let mut last = None;
-    for &addr in addrs {
-        match tokio::time::timeout(each, TcpStream::connect(addr)).await {
-            Ok(Ok(s)) => {
+    loop {
+        if let Some(addr) = rest.next() {
+            attempts.spawn(async move { (addr, TcpStream::connect(addr).await) });
+        }
+        if attempts.is_empty() {
+            break;
+        }
+        let until = match rest.len() {
+            0 => deadline,
+            _ => deadline.min(tokio::time::Instant::now() + NEXT_ADDRESS_AFTER),
+        };
+        match tokio::time::timeout_at(until, attempts.join_next()).await {
+            Ok(Some(Ok((addr, Ok(s))))) => {
                 let _ = s.set_nodelay(true);
                 return Ok((s, addr));
             }
-            Ok(Err(e)) => last = Some(e.to_string()),
-            Err(_) => last = None,
+            Ok(Some(Ok((_, Err(e))))) => last = Some(e.to_string()),
+            Ok(Some(Err(e))) => last = Some(e.to_string()),
+            Ok(None) => {}
+            Err(_) if tokio::time::Instant::now() >= deadline => {
+                return Err(ToolError::new(
+                    ErrorCode::Timeout,
+                    format!("{url} timed out: no connection within {} s", timeout.as_secs_f64()),
+                ));
+            }
+            // This attempt had its time alone: the next address is tried beside it.
+            Err(_) => {}
         }
     }
     Err(match last {
         Some(cause) => ToolError::new(ErrorCode::Network, format!("cannot connect to {host}: {cause}")),
-        None if addrs.is_empty() => {
-            ToolError::new(ErrorCode::Network, format!("cannot connect to {host}: no address"))
-        }
-        None => ToolError::new(
-            ErrorCode::Timeout,
-            format!("{url} timed out: no connection within {} s", timeout.as_secs_f64()),
-        ),
+        None => ToolError::new(ErrorCode::Network, format!("cannot connect to {host}: no address")),
     })
 }
 
@@ -109,8 +137,7 @@ async fn connect(url: &Url, addrs: &[SocketAddr], timeout: Duration) -> Result<(
 fn server_name(url: &Url) -> Result<rustls::pki_types::ServerName<'static>> {
     use rustls::pki_types::ServerName;
     match url.host() {
-        Some(url::Host::Domain(d)) => ServerName::try_from(d.to_owned())
-            .map_err(|e| ToolError::new(ErrorCode::Tls, format!("TLS with {d} failed: {e}"))),
+        Some(url::Host::Domain(d)) => ServerName::try_from(d.to_owned()).map_err(|e| tls_failed(d, &e)),
         Some(url::Host::Ipv4(ip)) => Ok(ServerName::IpAddress(IpAddr::V4(ip).into())),
         Some(url::Host::Ipv6(ip)) => Ok(ServerName::IpAddress(IpAddr::V6(ip).into())),
         None => Err(ToolError::new(ErrorCode::InvalidUrl, format!("{url} has no host"))),
@@ -119,17 +146,20 @@ fn server_name(url: &Url) -> Result<rustls::pki_types::ServerName<'static>> {
 
 /// A hyper error (sending, or reading the body) as a coded error.
 pub fn map_error(e: &hyper::Error, url: &Url) -> ToolError {
-    let cause = root_cause(e);
-    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(s) = src {
-        if s.downcast_ref::<rustls::Error>().is_some() {
-            let host = url.host_str().unwrap_or("the host");
-            return ToolError::new(ErrorCode::Tls, format!("TLS with {host} failed: {cause}"));
-        }
-        src = s.source();
+    if let Some(tls) = tls_error(e, url) {
+        return tls;
     }
+    let cause = root_cause(e);
     if e.is_timeout() {
         return ToolError::new(ErrorCode::Timeout, format!("{url} timed out: {cause}"));
+    }
+    if e.is_parse_too_large() {
+        return ToolError::new(
+            ErrorCode::Network,
+            format!(
+                "{url}: the response's header section is too large to read (more than 100 header fields, or larger than about 400 KiB); the server must send fewer or smaller headers"
+            ),
+        );
     }
     ToolError::new(ErrorCode::Network, format!("{url}: {cause}"))
 }
@@ -231,12 +261,7 @@ pub async fn send(
             let host = url.host_str().unwrap_or("the host");
             let stream = match tokio::time::timeout(left, tls.connect(name, tcp)).await {
                 Ok(Ok(s)) => s,
-                Ok(Err(e)) => {
-                    return Err(ToolError::new(
-                        ErrorCode::Tls,
-                        format!("TLS with {host} failed: {}", root_cause(&e)),
-                    ));
-                }
+                Ok(Err(e)) => return Err(tls_failed(host, &root_cause(&e))),
                 Err(_) => {
                     return Err(ToolError::new(
                         ErrorCode::Timeout,
@@ -260,5 +285,49 @@ pub async fn send(
             Err(e) if exact && e.is_parse_too_large() => exact = false,
             Err(e) => return Err(map_error(&e, url)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listener whose accept queue is full: the kernel drops further connection requests
+    /// (SYNs), so a connect to it waits without an answer, as to an address that drops packets.
+    async fn silent() -> (tokio::net::TcpListener, Vec<TcpStream>, SocketAddr) {
+        let sock = tokio::net::TcpSocket::new_v4().unwrap();
+        sock.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let listener = sock.listen(1).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut queued = Vec::new();
+        for _ in 0..8 {
+            if let Ok(Ok(s)) =
+                tokio::time::timeout(Duration::from_millis(200), TcpStream::connect(addr)).await
+            {
+                queued.push(s);
+            }
+        }
+        (listener, queued, addr)
+    }
+
+    #[tokio::test]
+    async fn an_address_that_never_answers_does_not_hold_up_the_next() {
+        let (_silent, _queued, quiet) = silent().await;
+        let good = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let good_addr = good.local_addr().unwrap();
+        let url = Url::parse("http://example.test/").unwrap();
+        let started = std::time::Instant::now();
+        // Before, each address had its share of the connect timeout, one after the other: the
+        // silent one held the good one up for 10 s.
+        let (_, addr) = connect(&url, &[quiet, good_addr], Duration::from_secs(20)).await.unwrap();
+        assert_eq!(addr, good_addr);
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        // Only silent addresses: `TIMEOUT` at the connect timeout; refused ones: `NETWORK`.
+        let err = connect(&url, &[quiet], Duration::from_millis(600)).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Timeout, "{err:?}");
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let err = connect(&url, &[closed, closed], Duration::from_secs(5)).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Network, "{err:?}");
+        assert!(err.message().contains("cannot connect to example.test"), "{err:?}");
     }
 }
