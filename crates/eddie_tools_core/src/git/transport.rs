@@ -402,6 +402,8 @@ impl Stream {
             let mut req = Request::get(self.url.clone());
             req.decompress = false;
             req.follow_cross_host = false;
+            // Packs are streamed to their parser: hyper's growing buffer, fewer reads.
+            req.small_reads = false;
             req.headers.push(("User-Agent".into(), "git/2.0 (eddie-tools)".into()));
             if let Some(service) = self.post {
                 req.method = reqwest::Method::POST;

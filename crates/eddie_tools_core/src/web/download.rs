@@ -100,6 +100,8 @@ pub async fn run(a: Args, ctx: &Ctx) -> Result<ToolOutput> {
     let done = net::bounded(ctx, timeout, &format!("downloading {url}"), async {
         let mut req = Request::get(url.clone());
         req.decompress = false;
+        // Streamed to the file: hyper's growing buffer, fewer reads.
+        req.small_reads = false;
         let mut resp = net::send(ctx, &guard, req).await?;
         if !(200..300).contains(&resp.status) {
             let body = resp.body_capped(4096).await.unwrap_or_default();

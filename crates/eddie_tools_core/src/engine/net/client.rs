@@ -47,6 +47,11 @@ pub struct Request {
     pub decompress: bool,
     /// Connect timeout.
     pub connect_timeout: Duration,
+    /// A `GET` or `HEAD` with no proxy reads through a fixed 8 KiB buffer
+    /// (`direct::READ_BUF`): the least memory beside a body kept whole (the default). Off for
+    /// bodies streamed elsewhere (downloads, git's packs), which then read through hyper's
+    /// growing buffer, in fewer and larger reads.
+    pub small_reads: bool,
 }
 
 impl Request {
@@ -61,6 +66,7 @@ impl Request {
             follow_cross_host: true,
             decompress: true,
             connect_timeout: Duration::from_secs(10),
+            small_reads: true,
         }
     }
 }
@@ -445,6 +451,7 @@ pub async fn send(ctx: &Ctx, guard: &Guard, mut req: Request) -> Result<Response
                 &headers,
                 req.body.as_deref(),
                 req.connect_timeout,
+                req.small_reads,
             ))
             .await?;
             (sent.status, sent.headers, Some(sent.remote), Inner::Direct { body: sent.body, conn: sent.conn })

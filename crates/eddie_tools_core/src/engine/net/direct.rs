@@ -216,6 +216,7 @@ pub async fn send(
     headers: &HeaderMap,
     body: Option<&[u8]>,
     connect_timeout: Duration,
+    small_reads: bool,
 ) -> Result<Sent> {
     let mut head = HeaderMap::with_capacity(headers.len() + 3);
     let host = match url.port() {
@@ -248,9 +249,10 @@ pub async fn send(
         *r.headers_mut() = head;
         Ok::<_, ToolError>(r)
     };
-    // A GET or HEAD gets the fixed buffer first and, when the head is too large for it, is
-    // asked again with the default (both are safe to repeat); other requests, the default.
-    let mut exact = matches!(*method, reqwest::Method::GET | reqwest::Method::HEAD);
+    // A GET or HEAD gets the fixed buffer first (unless its body is streamed elsewhere) and,
+    // when the head is too large for it, is asked again with the default (both are safe to
+    // repeat); other requests, the default.
+    let mut exact = small_reads && matches!(*method, reqwest::Method::GET | reqwest::Method::HEAD);
     loop {
         let started = tokio::time::Instant::now();
         let (tcp, remote) = connect(url, addrs, connect_timeout).await?;
