@@ -84,27 +84,32 @@ async fn body(resp: &mut net::Response) -> String {
 
 #[tokio::test]
 async fn rebinding_cannot_switch_the_connection_from_the_checked_address() {
-    // Two servers on one port: 127.0.0.2 (allowed) says "pinned", 127.0.0.1 (not allowed) "rebound".
-    let (a, pinned_hits) = serve("127.0.0.2", 0, 4, |_| ok("pinned")).await;
-    let (_, rebound_hits) = serve("127.0.0.1", a.port(), 4, |_| ok("rebound")).await;
-    let resolver = Arc::new(Rebinding {
-        first: "127.0.0.2".parse().unwrap(),
-        then: "127.0.0.1".parse().unwrap(),
-        calls: AtomicUsize::new(0),
-    });
-    let policy = NetworkPolicy { allow_hosts: vec!["127.0.0.2".into()], ..Default::default() };
-    let guard = Guard::with_resolver(&policy, resolver.clone());
-    let url = net::parse_url(&format!("http://rebind.test:{}/x", a.port())).unwrap();
-    let mut resp = net::send(&ctx(), &guard, Request::get(url.clone())).await.unwrap();
-    assert_eq!(body(&mut resp).await, "pinned");
-    assert_eq!(resp.remote.map(|r| r.ip()), Some("127.0.0.2".parse().unwrap()));
-    assert_eq!(resolver.calls.load(Ordering::SeqCst), 1, "resolved once: the check and the connection");
-    assert_eq!(rebound_hits.load(Ordering::SeqCst), 0);
-    assert_eq!(pinned_hits.load(Ordering::SeqCst), 1);
-    // The second request resolves again, gets 127.0.0.1, and the guard refuses it.
-    let e = net::send(&ctx(), &guard, Request::get(url)).await.unwrap_err();
-    assert_eq!(e.code(), ErrorCode::BlockedAddress, "{}", e.message());
-    assert_eq!(rebound_hits.load(Ordering::SeqCst), 0);
+    // Straight to the server (our own connection), and with a user in the URL (reqwest's
+    // client, which sends it as basic authentication): both connect where the check said.
+    for userinfo in ["", "u:p@"] {
+        // Two servers on one port: 127.0.0.2 (allowed) says "pinned", 127.0.0.1 (not allowed)
+        // "rebound".
+        let (a, pinned_hits) = serve("127.0.0.2", 0, 4, |_| ok("pinned")).await;
+        let (_, rebound_hits) = serve("127.0.0.1", a.port(), 4, |_| ok("rebound")).await;
+        let resolver = Arc::new(Rebinding {
+            first: "127.0.0.2".parse().unwrap(),
+            then: "127.0.0.1".parse().unwrap(),
+            calls: AtomicUsize::new(0),
+        });
+        let policy = NetworkPolicy { allow_hosts: vec!["127.0.0.2".into()], ..Default::default() };
+        let guard = Guard::with_resolver(&policy, resolver.clone());
+        let url = net::parse_url(&format!("http://{userinfo}rebind.test:{}/x", a.port())).unwrap();
+        let mut resp = net::send(&ctx(), &guard, Request::get(url.clone())).await.unwrap();
+        assert_eq!(body(&mut resp).await, "pinned", "{userinfo}");
+        assert_eq!(resp.remote.map(|r| r.ip()), Some("127.0.0.2".parse().unwrap()), "{userinfo}");
+        assert_eq!(resolver.calls.load(Ordering::SeqCst), 1, "resolved once: the check and the connection");
+        assert_eq!(rebound_hits.load(Ordering::SeqCst), 0, "{userinfo}");
+        assert_eq!(pinned_hits.load(Ordering::SeqCst), 1, "{userinfo}");
+        // The second request resolves again, gets 127.0.0.1, and the guard refuses it.
+        let e = net::send(&ctx(), &guard, Request::get(url)).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::BlockedAddress, "{}", e.message());
+        assert_eq!(rebound_hits.load(Ordering::SeqCst), 0, "{userinfo}");
+    }
 }
 
 #[tokio::test]
