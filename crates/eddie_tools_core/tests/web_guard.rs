@@ -339,3 +339,76 @@ async fn a_response_dropped_before_its_body_ends_closes_its_connection() {
     drop(resp);
     assert!(rx.await.unwrap(), "the connection was closed once the response was dropped");
 }
+
+/// A server that answers one request with a head announcing a megabyte and ten bytes of it,
+/// then waits: whether the client closed the connection within `within` of the answer.
+async fn stalled_body(listener: TcpListener, within: Duration) -> bool {
+    let Ok((mut sock, _)) = listener.accept().await else { return false };
+    let mut buf = vec![0u8; 8192];
+    let _ = sock.read(&mut buf).await;
+    let _ = sock.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 1000000\r\n\r\n0123456789").await;
+    let closed = tokio::time::timeout(within, sock.read(&mut buf)).await;
+    matches!(closed, Ok(Ok(0)) | Ok(Err(_)))
+}
+
+#[tokio::test]
+async fn a_body_read_past_its_timeout_or_cancelled_closes_its_connection() {
+    let policy = NetworkPolicy { allow_hosts: vec!["127.0.0.1".into()], ..Default::default() };
+    for cancel in [false, true] {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(stalled_body(listener, Duration::from_secs(10)));
+        let ctx = ctx();
+        if cancel {
+            let c = ctx.cancel.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                c.cancel();
+            });
+        }
+        let url = net::parse_url(&format!("http://127.0.0.1:{port}/")).unwrap();
+        let guard = Guard::new(&policy);
+        let read = async {
+            let mut resp = net::send(&ctx, &guard, Request::get(url)).await?;
+            resp.body_capped(2 << 20).await
+        };
+        let timeout = if cancel { Duration::from_secs(30) } else { Duration::from_millis(500) };
+        let e = net::bounded(&ctx, timeout, "t", read).await.unwrap_err();
+        let want = if cancel { ErrorCode::Cancelled } else { ErrorCode::Timeout };
+        assert_eq!(e.code(), want, "{}", e.message());
+        assert!(server.await.unwrap(), "the connection was closed when the call ended (cancel: {cancel})");
+    }
+}
+
+#[tokio::test]
+async fn smuggled_lengths_and_a_second_response_are_never_read_as_the_body() {
+    let policy = NetworkPolicy { allow_hosts: vec!["127.0.0.1".into()], ..Default::default() };
+    let fetch = |answer: &'static str| {
+        let policy = policy.clone();
+        async move {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let port = listener.local_addr().unwrap().port();
+            tokio::spawn(one_exchange(listener, Some(answer.as_bytes().to_vec()), Duration::from_secs(10)));
+            let url = net::parse_url(&format!("http://127.0.0.1:{port}/")).unwrap();
+            let read = async {
+                let mut resp = net::send(&ctx(), &Guard::new(&policy), Request::get(url)).await?;
+                resp.body_capped(1 << 20).await
+            };
+            net::bounded(&ctx(), Duration::from_secs(10), "t", read).await
+        }
+    };
+    // Two lengths that disagree: refused, not guessed.
+    let e = fetch("HTTP/1.1 200 OK\r\ncontent-length: 3\r\ncontent-length: 40\r\n\r\nabc").await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Network, "{}", e.message());
+    // Chunked beside a length, and a second response after the first: the chunks are the body,
+    // and nothing after them is read as part of it.
+    let body = fetch(
+        "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-length: 200\r\n\r\n3\r\nabc\r\n0\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nevil",
+    )
+    .await
+    .unwrap();
+    assert_eq!(body, b"abc");
+    // A body that ends before its length: an error, not a short body.
+    let e = fetch("HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nshort").await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Network, "{}", e.message());
+}
