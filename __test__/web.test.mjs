@@ -520,6 +520,29 @@ test('extraction quality: main text present, navigation and boilerplate gone, on
   assert.deepEqual(failures, [])
 })
 
+// The exact output on the same 14 pages, in every format: content and data hashed (the server's
+// origin written as http://fixture) against __test__/fixtures/web-golden.json. A change to the
+// extractor, the tree or the Markdown that alters any byte fails here; when it is meant,
+// `EDDIE_UPDATE_GOLDEN=1 node --test __test__/web.test.mjs` writes the new hashes (say why in
+// the commit).
+test('extraction is byte-stable: 14 pages x 4 formats hash as recorded', async () => {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'web')
+  const goldenPath = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'web-golden.json')
+  const s = await serve(Object.fromEntries(QUALITY.map(([f]) => [`/${f}`, send('text/html', readFileSync(join(dir, f)))])))
+  const ws = workspace()
+  const got = {}
+  for (const [f] of QUALITY) {
+    for (const format of ['markdown', 'text', 'html', 'raw']) {
+      const r = await tools.webFetch({ url: `${s.base}/${f}`, maxChars: 10 ** 7, noCache: true, format }, open(ws))
+      const text = `${r.content}\0${JSON.stringify(r.data)}`.split(s.base).join('http://fixture')
+      got[`${f} ${format}`] = `${createHash('sha256').update(text).digest('hex').slice(0, 24)} ${r.content.length}`
+    }
+  }
+  if (process.env.EDDIE_UPDATE_GOLDEN === '1') writeFileSync(goldenPath, `${JSON.stringify(got, null, 1)}\n`)
+  assert.equal(Object.keys(got).length, 56)
+  assert.deepEqual(got, JSON.parse(readFileSync(goldenPath, 'utf8')))
+})
+
 test('proxies: HTTP_PROXY from ctx.env carries the request, the target is vetted first, NO_PROXY goes direct', async () => {
   const target = await serve({ '/p': send('text/plain', 'direct') }, '127.0.0.2')
   const seen = []
