@@ -115,10 +115,8 @@ impl Op {
         {
             return Ok((url.username().to_owned(), p.to_owned(), "the remote URL".into()));
         }
-        let host = match url.port() {
-            Some(p) => format!("{}:{p}", url.host_str().unwrap_or_default()),
-            None => url.host_str().unwrap_or_default().to_owned(),
-        };
+        // The host and, when it is not the scheme's default, the port (IPv6 in brackets).
+        let host = url[url::Position::BeforeHost..url::Position::AfterPort].to_owned();
         if let Some(ask) = self.ctx.git_credentials.clone() {
             tried.push("ctx.gitCredentials".to_owned());
             let mut shown = url.clone();

@@ -219,10 +219,8 @@ pub async fn send(
     small_reads: bool,
 ) -> Result<Sent> {
     let mut head = HeaderMap::with_capacity(headers.len() + 3);
-    let host = match url.port() {
-        Some(p) => format!("{}:{p}", url.host_str().unwrap_or_default()),
-        None => url.host_str().unwrap_or_default().to_owned(),
-    };
+    // The host and, when it is not the scheme's default, the port (IPv6 in brackets).
+    let host = url[url::Position::BeforeHost..url::Position::AfterPort].to_owned();
     head.insert(
         header::HOST,
         HeaderValue::try_from(host)
