@@ -21,7 +21,7 @@ use crate::call::args::lenient::{Cap, Flag, Offset, StringOrList};
 use crate::code::args;
 use crate::code::paging::Page;
 use crate::context::Ctx;
-use crate::engine::search::{self, Collect, FileHits, Found, Line, Matching};
+use crate::engine::search::{self, Collect, Found, Line, Matching};
 use crate::engine::walk::Stop;
 use crate::error::{Result, ToolError};
 use crate::output::{ToolOutput, object_json_with_raw};
@@ -266,20 +266,12 @@ impl Query {
         q.include_dependencies = Flag::get(a.include_dependencies);
         q.definitions = sort_by == SortBy::Relevance;
         let default_max = if tunacode { TUNACODE_MAX_RESULTS } else { DEFAULT_MAX_RESULTS };
-        let max_results = Cap::or(a.max_results, default_max);
-        let offset = Offset::or(a.offset, 0);
-        // The first page of this package's content mode is rendered by the workers, file by
-        // file, while the search goes on (a later page's files before it are never shown).
-        if mode == Mode::Content && !tunacode && offset == 0 {
-            q.render = Some(prerender);
-            q.render_within = max_results;
-        }
         Ok(Self {
             search: q,
             path: a.path.or(a.directory).unwrap_or_else(|| ".".to_owned()),
             mode,
-            max_results,
-            offset,
+            max_results: Cap::or(a.max_results, default_max),
+            offset: Offset::or(a.offset, 0),
             timeout: Duration::from_millis(Offset::or(a.timeout_ms, DEFAULT_TIMEOUT_MS) as u64),
             sort_by,
             tunacode,
@@ -485,34 +477,51 @@ fn page_of_lines(q: &Query, found: &mut Found, offset: usize) -> Result<Shown> {
             break;
         }
         let budget = q.max_results - page_lines;
+        let (bl, kept, cut) = blocks(&f.lines, budget);
+        let file_truncated = cut || f.capped || kept < f.matches;
+        shown.truncated |= file_truncated;
+        page_lines += kept.max(1);
+        shown.end += 1;
+        if q.tunacode {
+            tunacode_blocks(q, &f.path, &bl, &mut shown.tuna);
+        }
+        let text = &mut shown.text;
+        text.push_str(&f.path);
+        text.push('\n');
+        for (i, b) in bl.iter().enumerate() {
+            if i > 0 {
+                text.push_str("  --\n");
+            }
+            for l in b {
+                // Written in place: no string per line.
+                let sep = if l.is_match { ':' } else { '-' };
+                let more = if l.cut { " […]" } else { "" };
+                let _ = writeln!(text, "  {}{sep} {}{more}", l.number, l.text);
+            }
+        }
+        if file_truncated {
+            text.push_str(&format!(
+                "  … {} of {} matching lines shown; search this file alone for the rest\n",
+                kept, f.matches
+            ));
+        }
+        let entry = FileJson {
+            path: &f.path,
+            match_count: f.matches,
+            truncated: file_truncated,
+            blocks: bl
+                .iter()
+                .map(|b| BlockJson {
+                    start_line: b.first().map_or(0, |l| l.number),
+                    lines: b.iter().map(|l| LineJson::new(l)).collect(),
+                })
+                .collect(),
+        };
         if json.len() > 1 {
             json.push(b',');
         }
-        let matching = f.lines.iter().filter(|l| l.is_match).count();
-        let kept = match f.rendered.take() {
-            // Rendered where it was searched, with no budget: the same as here when the budget
-            // is above its matching lines (`blocks` then never reaches it).
-            Some(r) if !q.tunacode && matching < budget => {
-                let kept = matching;
-                shown.truncated |= f.capped || kept < f.matches;
-                shown.text.push_str(&r.text);
-                json.extend_from_slice(&r.json);
-                kept
-            }
-            _ => {
-                let (bl, kept, cut) = blocks(&f.lines, budget);
-                let file_truncated = cut || f.capped || kept < f.matches;
-                shown.truncated |= file_truncated;
-                if q.tunacode {
-                    tunacode_blocks(q, &f.path, &bl, &mut shown.tuna);
-                }
-                file_text(f, &bl, kept, file_truncated, &mut shown.text);
-                file_json(f, &bl, file_truncated, &mut json)?;
-                kept
-            }
-        };
-        page_lines += kept.max(1);
-        shown.end += 1;
+        serde_json::to_writer(&mut json, &entry)
+            .map_err(|e| ToolError::internal(format!("serialise result: {e}")))?;
         // Shown: free its lines now, so the text and the JSON do not add up to a third copy.
         f.lines = Vec::new();
     }
@@ -520,58 +529,6 @@ fn page_of_lines(q: &Query, found: &mut Found, offset: usize) -> Result<Shown> {
     shown.entries_json =
         Some(String::from_utf8(json).map_err(|e| ToolError::internal(format!("serialise result: {e}")))?);
     Ok(shown)
-}
-
-/// A file's hits rendered with no budget (all its kept lines), by the worker that searched it
-/// ([`search::Query::render`]); `None` when it cannot be serialised (rendered again on the page,
-/// which reports the error).
-fn prerender(f: &FileHits) -> Option<search::Rendered> {
-    let (bl, kept, _) = blocks(&f.lines, usize::MAX);
-    let mut out = search::Rendered::default();
-    file_text(f, &bl, kept, f.capped || kept < f.matches, &mut out.text);
-    file_json(f, &bl, f.capped || kept < f.matches, &mut out.json).ok()?;
-    Some(out)
-}
-
-/// A file's part of the page's text: its path, its blocks, and the note when lines were left
-/// out.
-fn file_text(f: &FileHits, bl: &[Vec<&Line>], kept: usize, truncated: bool, text: &mut String) {
-    text.push_str(&f.path);
-    text.push('\n');
-    for (i, b) in bl.iter().enumerate() {
-        if i > 0 {
-            text.push_str("  --\n");
-        }
-        for l in b {
-            // Written in place: no string per line.
-            let sep = if l.is_match { ':' } else { '-' };
-            let more = if l.cut { " […]" } else { "" };
-            let _ = writeln!(text, "  {}{sep} {}{more}", l.number, l.text);
-        }
-    }
-    if truncated {
-        text.push_str(&format!(
-            "  … {} of {} matching lines shown; search this file alone for the rest\n",
-            kept, f.matches
-        ));
-    }
-}
-
-/// A file's entry in the page's JSON.
-fn file_json(f: &FileHits, bl: &[Vec<&Line>], truncated: bool, json: &mut Vec<u8>) -> Result<()> {
-    let entry = FileJson {
-        path: &f.path,
-        match_count: f.matches,
-        truncated,
-        blocks: bl
-            .iter()
-            .map(|b| BlockJson {
-                start_line: b.first().map_or(0, |l| l.number),
-                lines: b.iter().map(|l| LineJson::new(l)).collect(),
-            })
-            .collect(),
-    };
-    serde_json::to_writer(json, &entry).map_err(|e| ToolError::internal(format!("serialise result: {e}")))
 }
 
 /// The first line: what matched, what is shown, and the notes after `notes_at` (paging,
@@ -869,64 +826,6 @@ mod tests {
             tree["matches"] = oracle;
             assert_eq!(text, serde_json::to_string(&tree).unwrap(), "{args}");
         }
-    }
-
-    #[test]
-    fn files_rendered_by_the_workers_read_as_when_rendered_on_the_page() {
-        let t = ws(&[
-            ("a.txt", "hit\nx\nhit\nhit\ny\n\nz\nhit\nafter\n"),
-            ("b/c.txt", "1\nhit […]\n3\n"),
-            ("d.txt", "hit hit\nno\nhit\n"),
-            ("e.txt", &format!("{}\n", "hit é ".repeat(200))),
-        ]);
-        let ctx = Ctx::new(t.path().to_str().unwrap()).unwrap();
-        let target = args::target(&ctx, None).unwrap();
-        let stop = || Stop::new(Arc::new(AtomicBool::new(false)), None);
-        for args in [
-            json!({"pattern": "hit"}),
-            json!({"pattern": "hit", "context": 1}),
-            json!({"pattern": "hit", "context": 1, "maxResults": 4}),
-            json!({"pattern": "hit", "maxResults": 3}),
-            json!({"pattern": "hit", "maxResults": 5, "after": 2}),
-            json!({"pattern": "hit", "maxPerFile": 2, "context": 2}),
-            json!({"pattern": "hit", "maxLineLength": 9, "sortBy": "relevance"}),
-        ] {
-            let mut q = query(args.clone()).unwrap();
-            assert!(q.search.render.is_some(), "{args}");
-            // Every file rendered ahead, also those the page cuts.
-            q.search.render_within = usize::MAX;
-            let found = find(&target, &q, &stop()).unwrap();
-            assert!(found.files.iter().all(|f| f.rendered.is_some()), "{args}");
-            let mut plain_q = query(args.clone()).unwrap();
-            plain_q.search.render = None;
-            let plain = find(&target, &plain_q, &stop()).unwrap();
-            assert!(plain.files.iter().all(|f| f.rendered.is_none()), "{args}");
-            let (a, b) = (render(&q, found).unwrap(), render(&plain_q, plain).unwrap());
-            assert_eq!(a.content, b.content, "{args}");
-            // The same data but for the index's state (the second search of a root starts a
-            // build).
-            let data = |out: &ToolOutput| {
-                let mut v = out.data_value().unwrap();
-                v["index"] = Value::Null;
-                v
-            };
-            assert_eq!(data(&a), data(&b), "{args}");
-        }
-        // A small page of a large result: only about the page's lines are rendered ahead (each
-        // worker may render one file past it).
-        let many: Vec<(String, String)> =
-            (0..60).map(|i| (format!("m/{i:02}.txt"), "hit\n".to_owned())).collect();
-        let t = ws(&many.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect::<Vec<_>>());
-        let ctx = Ctx::new(t.path().to_str().unwrap()).unwrap();
-        let target = args::target(&ctx, None).unwrap();
-        let q = query(json!({"pattern": "hit", "maxResults": 5})).unwrap();
-        let found = find(&target, &q, &stop()).unwrap();
-        assert_eq!(found.files.len(), 60);
-        let ahead = found.files.iter().filter(|f| f.rendered.is_some()).count();
-        assert!((1..=5 + crate::engine::walk::threads()).contains(&ahead), "{ahead} rendered ahead");
-        // Neither a later page nor TunaCode's text is rendered ahead.
-        assert!(query(json!({"pattern": "hit", "offset": 1})).unwrap().search.render.is_none());
-        assert!(query(json!({"pattern": "hit", "directory": "."})).unwrap().search.render.is_none());
     }
 
     #[tokio::test]

@@ -79,13 +79,6 @@ pub struct Query {
     pub first_match: Option<Duration>,
     /// Look whether a matching line defines what matched ([`FileHits::definition`]).
     pub definitions: bool,
-    /// The caller's rendering of a file's hits, made by the worker that searched the file (on
-    /// every core, while the others are searched) into [`FileHits::rendered`]; only while at
-    /// most [`Query::render_within`] lines are kept over the whole search, so that a large
-    /// result rendered in a small page costs little more than that page (default: none).
-    pub render: Option<fn(&FileHits) -> Option<Rendered>>,
-    /// See [`Query::render`].
-    pub render_within: usize,
     matcher: RegexMatcher,
 }
 
@@ -121,8 +114,6 @@ impl Query {
             include_dependencies: None,
             first_match: None,
             definitions: false,
-            render: None,
-            render_within: 0,
             matcher,
         })
     }
@@ -171,17 +162,6 @@ pub struct FileHits {
     /// A matching line looks like the definition of what matched (`fn NAME`, `class NAME`, ...);
     /// looked for only when sorting by relevance.
     pub definition: bool,
-    /// The caller's rendering of these hits ([`Query::render`]).
-    pub rendered: Option<Rendered>,
-}
-
-/// A file's hits as the caller renders them ([`Query::render`]): its text and its JSON.
-#[derive(Debug, Clone, Default)]
-pub struct Rendered {
-    /// The file's part of the result's text.
-    pub text: String,
-    /// The file's entry in the result's data, as JSON text.
-    pub json: Vec<u8>,
 }
 
 /// What a search found.
@@ -286,7 +266,6 @@ impl<'q> Collector<'q> {
             lines: Vec::new(),
             capped: false,
             definition: false,
-            rendered: None,
         };
         Self { q, stop, stored, file, last_line: 0, binary: false }
     }
@@ -471,13 +450,7 @@ impl<'q> Worker<'q> {
         }
         if sink.file.matches > 0 {
             self.first.found.store(true, Ordering::Relaxed);
-            let mut file = sink.file;
-            if let Some(render) = self.q.render
-                && self.stored.load(Ordering::Relaxed) <= self.q.render_within
-            {
-                file.rendered = render(&file);
-            }
-            self.hits.push(file);
+            self.hits.push(sink.file);
         }
     }
 }
